@@ -1,0 +1,174 @@
+//! `toolctl.json`: the catalog's configuration.
+//!
+//! It holds what the catalog (kept in git) shares with everyone who uses it: the hosts HTTP
+//! tools may call, the built-in bundle's enabled flags, the reap grace period. Secrets never
+//! live here. Like every other file it is kept as a raw document so a rewrite (enabling a
+//! built-in) changes only the one flag.
+
+use super::error::{Error, Result};
+use super::model::{self, SCHEMA_VERSION};
+use super::rules::HostPolicy;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// The file name that marks a catalog's root.
+pub const CONFIG_FILE: &str = "toolctl.json";
+
+/// How long a soft-deleted bundle is kept before `reap` removes it, unless configured.
+pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(48 * 3600);
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigView {
+    #[serde(default)]
+    allowed_hosts: Vec<String>,
+    #[serde(default)]
+    builtin: BuiltinView,
+    #[serde(default)]
+    reap: ReapView,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BuiltinView {
+    is_enabled: Option<bool>,
+    #[serde(default)]
+    tools: BTreeMap<String, FlagView>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FlagView {
+    is_enabled: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReapView {
+    grace_period: Option<String>,
+}
+
+/// The catalog configuration, read and checked.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The document as stored (an empty object when there is no file yet).
+    pub doc: Value,
+    pub hosts: HostPolicy,
+    pub allowed_hosts: Vec<String>,
+    pub grace_period: Duration,
+    builtin_enabled: Option<bool>,
+    builtin_tools: BTreeMap<String, bool>,
+}
+
+impl Config {
+    /// The document `init` writes.
+    pub fn initial_doc() -> Value {
+        json!({
+            "schemaVersion": SCHEMA_VERSION,
+            "allowedHosts": [],
+            "builtin": { "isEnabled": true, "tools": { "exec": { "isEnabled": false } } },
+            "reap": { "gracePeriod": "48h" }
+        })
+    }
+
+    /// Read `toolctl.json` in `root`; a catalog without one has the defaults.
+    pub fn load(root: &Path) -> Result<Self> {
+        let path = root.join(CONFIG_FILE);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Self::from_doc(model::parse_doc(&text, &path)?, &path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Self::from_doc(Value::Object(Default::default()), &path)
+            }
+            Err(e) => Err(Error::io("cannot read", path, e)),
+        }
+    }
+
+    fn from_doc(doc: Value, path: &Path) -> Result<Self> {
+        let source = path.display().to_string();
+        let view: ConfigView = model::typed(&doc, &source)?;
+        let hosts =
+            HostPolicy::new(view.allowed_hosts.iter().map(String::as_str)).map_err(|m| {
+                Error::invalid(
+                    &source,
+                    vec![super::error::Violation::new("/allowedHosts", m)],
+                )
+            })?;
+        let grace_period = match &view.reap.grace_period {
+            None => DEFAULT_GRACE_PERIOD,
+            Some(text) => crate::time::parse_duration(text).map_err(|m| {
+                Error::invalid(
+                    &source,
+                    vec![super::error::Violation::new("/reap/gracePeriod", m)],
+                )
+            })?,
+        };
+        Ok(Self {
+            doc,
+            hosts,
+            allowed_hosts: view.allowed_hosts,
+            grace_period,
+            builtin_enabled: view.builtin.is_enabled,
+            builtin_tools: view
+                .builtin
+                .tools
+                .into_iter()
+                .map(|(k, v)| (k, v.is_enabled))
+                .collect(),
+        })
+    }
+
+    /// Whether the built-in bundle is enabled (it is unless turned off).
+    pub fn builtin_bundle_enabled(&self) -> bool {
+        self.builtin_enabled.unwrap_or(true)
+    }
+
+    /// The enabled flag of built-in tool `slug`, when the configuration sets one.
+    pub fn builtin_tool_enabled(&self, slug: &str) -> Option<bool> {
+        self.builtin_tools.get(slug).copied()
+    }
+
+    /// The document with the built-in bundle's (`slug: None`) or a built-in tool's flag set.
+    pub fn with_builtin_flag(&self, slug: Option<&str>, enabled: bool) -> Value {
+        let mut doc = self.doc.clone();
+        let root = object_at(&mut doc, &[]);
+        if !root.contains_key("schemaVersion") {
+            root.insert("schemaVersion".into(), SCHEMA_VERSION.into());
+        }
+        match slug {
+            None => {
+                object_at(&mut doc, &["builtin"]).insert("isEnabled".into(), enabled.into());
+            }
+            Some(slug) => {
+                object_at(&mut doc, &["builtin", "tools", slug])
+                    .insert("isEnabled".into(), enabled.into());
+            }
+        }
+        doc
+    }
+}
+
+/// The object at `path` inside `doc`, created (or replacing a non-object) as needed.
+fn object_at<'a>(doc: &'a mut Value, path: &[&str]) -> &'a mut serde_json::Map<String, Value> {
+    let mut node = doc;
+    for key in path {
+        if !node.is_object() {
+            *node = Value::Object(Default::default());
+        }
+        node = match node {
+            Value::Object(map) => map
+                .entry((*key).to_owned())
+                .or_insert_with(|| Value::Object(Default::default())),
+            _ => unreachable!("made an object above"),
+        };
+    }
+    if !node.is_object() {
+        *node = Value::Object(Default::default());
+    }
+    match node {
+        Value::Object(map) => map,
+        _ => unreachable!("made an object above"),
+    }
+}

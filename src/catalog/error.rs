@@ -1,0 +1,189 @@
+//! What can go wrong in the catalog, with enough context (file, JSON pointer, candidates, hint)
+//! for the CLI to tell a user exactly what to fix.
+
+use crate::error_code::ErrorCode;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// One broken rule in a document: where (`pointer`, RFC 6901) and what.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Violation {
+    pub pointer: String,
+    pub message: String,
+}
+
+impl Violation {
+    pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            pointer: pointer.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.pointer.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.pointer, self.message)
+        }
+    }
+}
+
+/// Errors of catalog operations.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{what} '{name}' not found")]
+    NotFound {
+        what: &'static str,
+        name: String,
+        hint: Option<String>,
+    },
+    #[error("'{name}' is ambiguous: it matches {} {what}s", candidates.len())]
+    Ambiguous {
+        what: &'static str,
+        name: String,
+        candidates: Vec<String>,
+        hint: String,
+    },
+    #[error("{message}")]
+    Conflict {
+        message: String,
+        details: Value,
+        hint: Option<String>,
+    },
+    #[error("{message}")]
+    Forbidden {
+        message: String,
+        hint: Option<String>,
+    },
+    #[error("{}", invalid_message(.source_name, .violations))]
+    Invalid {
+        /// The file or argument the document came from (`-` for stdin).
+        source_name: String,
+        violations: Vec<Violation>,
+    },
+    #[error("{path}: {message}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("the catalog lock {path} was not had within {waited:?}")]
+    LockTimeout { path: PathBuf, waited: Duration },
+    #[error("{action} {path}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{message}")]
+    Config {
+        message: String,
+        hint: Option<String>,
+    },
+}
+
+fn invalid_message(source_name: &str, violations: &[Violation]) -> String {
+    match violations {
+        [one] => format!("{source_name}: {one}"),
+        many => format!("{source_name}: {} problems", many.len()),
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub fn invalid(source_name: impl Into<String>, violations: Vec<Violation>) -> Self {
+        Self::Invalid {
+            source_name: source_name.into(),
+            violations,
+        }
+    }
+
+    pub fn forbidden(message: impl Into<String>, hint: impl Into<Option<String>>) -> Self {
+        Self::Forbidden {
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+
+    /// The stable code this error is reported under.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::NotFound { .. } => ErrorCode::NotFound,
+            Self::Ambiguous { .. } | Self::Invalid { .. } | Self::Parse { .. } => {
+                ErrorCode::ValidationError
+            }
+            Self::Config { .. } => ErrorCode::ValidationError,
+            Self::Conflict { .. } => ErrorCode::Conflict,
+            Self::Forbidden { .. } => ErrorCode::Forbidden,
+            Self::LockTimeout { .. } => ErrorCode::LockTimeout,
+            Self::Io { .. } => ErrorCode::Internal,
+        }
+    }
+
+    /// Machine-readable details for the JSON error document.
+    pub fn details(&self) -> Value {
+        match self {
+            Self::NotFound { what, name, .. } => json!({ "kind": what, "name": name }),
+            Self::Ambiguous {
+                what,
+                name,
+                candidates,
+                ..
+            } => json!({ "kind": what, "name": name, "candidates": candidates }),
+            Self::Conflict { details, .. } => details.clone(),
+            Self::Invalid {
+                source_name,
+                violations,
+            } => json!({ "file": source_name, "problems": violations }),
+            Self::Parse {
+                path, line, column, ..
+            } => json!({ "file": path, "line": line, "column": column }),
+            Self::LockTimeout { path, waited } => {
+                json!({ "lock": path, "waitedMs": waited.as_millis() as u64 })
+            }
+            Self::Io { path, source, .. } => {
+                json!({ "path": path, "cause": source.to_string() })
+            }
+            Self::Forbidden { .. } | Self::Config { .. } => json!({}),
+        }
+    }
+
+    /// What the user can do about it, when there is something to say.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::NotFound { hint, .. }
+            | Self::Conflict { hint, .. }
+            | Self::Forbidden { hint, .. }
+            | Self::Config { hint, .. } => hint.clone(),
+            Self::Ambiguous { hint, .. } => Some(hint.clone()),
+            Self::LockTimeout { .. } => Some(
+                "another toolctl is writing to this catalog; retry, or raise --lock-timeout"
+                    .to_owned(),
+            ),
+            Self::Invalid { .. } | Self::Parse { .. } | Self::Io { .. } => None,
+        }
+    }
+
+    /// Every individual problem, for a multi-line report.
+    pub fn violations(&self) -> &[Violation] {
+        match self {
+            Self::Invalid { violations, .. } => violations,
+            _ => &[],
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! The catalog's advisory write lock: every write to a catalog happens while holding it.
+//!
+//! One exclusive lock per catalog (`.toolctl/lock`) serialises writers across processes, so a
+//! check-then-write such as "no tool has this <slug, version> yet, so create it" is atomic and
+//! `<slug, version>` uniqueness holds globally. Writes are short (milliseconds), so a single
+//! lock costs nothing in practice and cannot deadlock. Readers take no lock: every file is
+//! replaced by an atomic rename, so a reader sees the old file or the new one, never half.
+//!
+//! This is the only module that calls std's file-lock methods (clippy's `disallowed-methods`
+//! enforces it). The lock is released when the [`LockGuard`] is dropped, or by the OS when the
+//! process dies, so a crashed writer never leaves the catalog locked.
+
+#![allow(clippy::disallowed_methods)]
+
+use super::error::{Error, Result};
+use std::fs::{File, OpenOptions, TryLockError};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Proof that the catalog write lock is held.
+#[derive(Debug)]
+pub struct LockGuard {
+    file: File,
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        // Closing the file releases the lock too; unlocking first makes it prompt.
+        let _ = self.file.unlock();
+    }
+}
+
+/// Take the exclusive lock on `path` (created if missing), waiting at most `timeout`.
+pub fn acquire(path: &Path, timeout: Duration) -> Result<LockGuard> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io("cannot create", parent, e))?;
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io("cannot open lock file", path, e))?;
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(LockGuard { file }),
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(e)) => return Err(Error::io("cannot lock", path, e)),
+        }
+        let waited = started.elapsed();
+        if waited >= timeout {
+            return Err(Error::LockTimeout {
+                path: PathBuf::from(path),
+                waited,
+            });
+        }
+        std::thread::sleep(pause.min(timeout - waited));
+        pause = (pause * 2).min(Duration::from_millis(25));
+    }
+}

@@ -1,0 +1,673 @@
+//! The catalog: bundles and tools stored as plain JSON files in a folder people keep in git.
+//!
+//! ```text
+//! <catalog>/toolctl.json
+//! <catalog>/bundles/<bundleID>/bundle.json
+//! <catalog>/bundles/<bundleID>/tools/<slug>/<version>/tool.json
+//! <catalog>/.toolctl/            derived state (lock, later the index), safe to delete
+//! ```
+//!
+//! The files are the truth and are read as they are on disk every time, so hand edits and
+//! `git pull` need no extra step. A file that cannot be read or breaks the rules is reported
+//! as a [`Problem`] with its path while the rest of the catalog keeps working.
+
+pub mod builtin;
+pub mod config;
+pub mod error;
+pub mod lock;
+pub mod model;
+pub mod page;
+mod reap;
+mod resolve;
+pub mod rules;
+pub mod store;
+mod write;
+
+pub use config::{CONFIG_FILE, Config};
+pub use error::{Error, Result, Violation};
+pub use reap::{ReapOutcome, ReapReport};
+pub use resolve::{Pick, ToolRef};
+pub use write::{BundleInput, InitReport, Toggle};
+
+use model::{Bundle, Tool};
+use serde::Serialize;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use uuid::Uuid;
+
+/// The folder of derived state inside a catalog.
+pub const STATE_DIR: &str = ".toolctl";
+const BUNDLES_DIR: &str = "bundles";
+const TOOLS_DIR: &str = "tools";
+const BUNDLE_FILE: &str = "bundle.json";
+const TOOL_FILE: &str = "tool.json";
+
+/// Default time to wait for the write lock.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A file the catalog could not use, and why. Reported, never fatal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+/// Items read from disk plus the problems met on the way.
+#[derive(Debug)]
+pub struct Scan<T> {
+    pub items: Vec<T>,
+    pub problems: Vec<Problem>,
+}
+
+/// A bundle as found in the catalog.
+#[derive(Debug, Clone)]
+pub struct BundleEntry {
+    pub bundle: Bundle,
+    pub doc: Value,
+    /// The bundle's folder; `None` for the built-in bundle.
+    pub dir: Option<PathBuf>,
+    /// The effective enabled flag (for the built-in bundle, from `toolctl.json`).
+    pub is_enabled: bool,
+}
+
+impl BundleEntry {
+    pub fn is_builtin(&self) -> bool {
+        self.dir.is_none()
+    }
+
+    pub fn is_deleted(&self) -> bool {
+        self.bundle.soft_deleted_at.is_some()
+    }
+
+    /// `bundle.json`'s path; `None` for the built-in bundle.
+    pub fn file(&self) -> Option<PathBuf> {
+        self.dir.as_ref().map(|d| d.join(BUNDLE_FILE))
+    }
+}
+
+/// A tool as found in the catalog, with the state of its bundle.
+#[derive(Debug, Clone)]
+pub struct ToolEntry {
+    pub tool: Tool,
+    pub doc: Value,
+    /// `tool.json`'s path; `None` for built-in tools.
+    pub path: Option<PathBuf>,
+    pub bundle_slug: String,
+    pub bundle_enabled: bool,
+    pub bundle_deleted: bool,
+    /// The tool's own effective enabled flag (built-ins: from `toolctl.json`).
+    pub is_enabled: bool,
+    /// Why this binary cannot use the tool, if it cannot.
+    pub unavailable: Option<String>,
+}
+
+impl ToolEntry {
+    /// `bundle/slug@version`.
+    pub fn reference(&self) -> String {
+        format!(
+            "{}/{}@{}",
+            self.bundle_slug, self.tool.slug, self.tool.version
+        )
+    }
+
+    pub fn is_builtin(&self) -> bool {
+        self.path.is_none()
+    }
+
+    /// Enabled itself and in an enabled, live bundle.
+    pub fn is_effectively_enabled(&self) -> bool {
+        self.is_enabled && self.bundle_enabled && !self.bundle_deleted
+    }
+
+    /// One word (or a reason) for tables: `enabled`, `disabled`, `bundle disabled`,
+    /// `bundle deleted`, `unavailable: …`.
+    pub fn status(&self) -> String {
+        if self.bundle_deleted {
+            "bundle deleted".to_owned()
+        } else if !self.bundle_enabled {
+            "bundle disabled".to_owned()
+        } else if !self.is_enabled {
+            "disabled".to_owned()
+        } else if let Some(reason) = &self.unavailable {
+            format!("unavailable: {reason}")
+        } else {
+            "enabled".to_owned()
+        }
+    }
+
+    /// The sort key of tool lists.
+    fn sort_key(&self) -> Vec<String> {
+        vec![
+            self.bundle_slug.clone(),
+            self.tool.slug.clone(),
+            self.tool.version.clone(),
+        ]
+    }
+}
+
+/// Filters of `tool list`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ToolFilter {
+    /// Bundles by slug or ID; any of them (empty: all).
+    pub bundles: Vec<String>,
+    /// Tags the tool must all have.
+    pub tags: Vec<String>,
+    /// Also disabled tools and tools of disabled bundles.
+    pub include_disabled: bool,
+    /// Also tools of soft-deleted bundles.
+    pub include_deleted: bool,
+}
+
+/// Filters of `bundle list`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BundleFilter {
+    pub bundles: Vec<String>,
+    pub include_disabled: bool,
+    pub include_deleted: bool,
+}
+
+/// One page of a list.
+#[derive(Debug)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next_page_token: Option<String>,
+    pub problems: Vec<Problem>,
+}
+
+/// Where the catalog is, found the way SPEC §1 says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// `--catalog DIR` or `$TOOLCTL_CATALOG`.
+    Explicit(PathBuf),
+    /// The nearest ancestor of the working folder holding `toolctl.json`.
+    Ancestor(PathBuf),
+    /// `$XDG_DATA_HOME/toolctl`, or `~/.local/share/toolctl`.
+    UserDefault(PathBuf),
+}
+
+impl Location {
+    pub fn path(&self) -> &Path {
+        match self {
+            Self::Explicit(p) | Self::Ancestor(p) | Self::UserDefault(p) => p,
+        }
+    }
+}
+
+/// Find the catalog: the explicit folder if given, else the nearest ancestor of `cwd` holding
+/// `toolctl.json`, else the user's default (`$XDG_DATA_HOME/toolctl` or
+/// `$HOME/.local/share/toolctl`). `env` reads environment variables.
+pub fn locate(
+    explicit: Option<&Path>,
+    cwd: &Path,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Location> {
+    if let Some(dir) = explicit {
+        return Ok(Location::Explicit(absolute(cwd, dir)));
+    }
+    if let Some(found) = cwd.ancestors().find(|d| d.join(CONFIG_FILE).is_file()) {
+        return Ok(Location::Ancestor(found.to_owned()));
+    }
+    let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
+    if let Some(data) = non_empty("XDG_DATA_HOME") {
+        return Ok(Location::UserDefault(PathBuf::from(data).join("toolctl")));
+    }
+    match non_empty("HOME") {
+        Some(home) => Ok(Location::UserDefault(
+            PathBuf::from(home).join(".local/share/toolctl"),
+        )),
+        None => Err(Error::Config {
+            message: "no catalog: no toolctl.json above the working folder, and neither XDG_DATA_HOME nor HOME is set".to_owned(),
+            hint: Some("pass --catalog DIR or set TOOLCTL_CATALOG".to_owned()),
+        }),
+    }
+}
+
+fn absolute(cwd: &Path, dir: &Path) -> PathBuf {
+    if dir.is_absolute() {
+        dir.to_owned()
+    } else {
+        cwd.join(dir)
+    }
+}
+
+/// An open catalog.
+#[derive(Debug)]
+pub struct Catalog {
+    root: PathBuf,
+    config: Config,
+    lock_timeout: Duration,
+}
+
+impl Catalog {
+    /// Open the catalog in `root`. A folder that does not exist yet is an empty catalog; it is
+    /// created on the first write.
+    pub fn open(root: impl Into<PathBuf>) -> Result<Self> {
+        let root = root.into();
+        let config = Config::load(&root)?;
+        Ok(Self {
+            root,
+            config,
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+        })
+    }
+
+    /// How long writes wait for the catalog lock.
+    pub fn with_lock_timeout(mut self, timeout: Duration) -> Self {
+        self.lock_timeout = timeout;
+        self
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Whether the catalog exists on disk (has its `toolctl.json`).
+    pub fn exists(&self) -> bool {
+        self.root.join(CONFIG_FILE).is_file()
+    }
+
+    fn bundles_dir(&self) -> PathBuf {
+        self.root.join(BUNDLES_DIR)
+    }
+
+    fn lock_path(&self) -> PathBuf {
+        self.root.join(STATE_DIR).join("lock")
+    }
+
+    /// The built-in bundle with its flags from `toolctl.json`.
+    fn builtin_bundle(&self) -> BundleEntry {
+        let b = builtin::bundle();
+        BundleEntry {
+            bundle: b.view.clone(),
+            doc: b.doc.clone(),
+            dir: None,
+            is_enabled: self.config.builtin_bundle_enabled(),
+        }
+    }
+
+    /// Every bundle: the built-in one first, then the folders under `bundles/` in slug order.
+    /// Soft-deleted bundles are included; callers filter.
+    pub fn bundles(&self) -> Result<Scan<BundleEntry>> {
+        let mut items = vec![self.builtin_bundle()];
+        let mut problems = Vec::new();
+        let dir = self.bundles_dir();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Scan { items, problems });
+            }
+            Err(e) => return Err(Error::io("cannot read", dir, e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("cannot read", &dir, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || !entry.path().is_dir() {
+                continue;
+            }
+            match self.load_bundle(&entry.path(), &name) {
+                Ok(Some(bundle)) => items.push(bundle),
+                Ok(None) => {}
+                Err(problem) => problems.push(problem),
+            }
+        }
+        items[1..].sort_by(|a, b| a.bundle.slug.cmp(&b.bundle.slug));
+        Ok(Scan { items, problems })
+    }
+
+    /// Read `bundles/<name>/bundle.json`. An empty folder (left by a crash before the first
+    /// write) is skipped silently.
+    fn load_bundle(&self, dir: &Path, name: &str) -> Result<Option<BundleEntry>, Problem> {
+        let path = dir.join(BUNDLE_FILE);
+        let problem = |message: String| Problem {
+            path: path.clone(),
+            message,
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let empty = std::fs::read_dir(dir)
+                    .map(|mut d| d.next().is_none())
+                    .unwrap_or(false);
+                return if empty {
+                    Ok(None)
+                } else {
+                    Err(problem("the bundle folder has no bundle.json".to_owned()))
+                };
+            }
+            Err(e) => return Err(problem(format!("cannot read: {e}"))),
+        };
+        let doc = model::parse_doc(&text, &path).map_err(|e| problem(e.to_string()))?;
+        let bundle: Bundle =
+            model::typed(&doc, &path.display().to_string()).map_err(|e| problem(e.to_string()))?;
+        if bundle.bundle_id.to_string() != name {
+            return Err(problem(format!(
+                "bundleID {} does not match its folder name '{name}'",
+                bundle.bundle_id
+            )));
+        }
+        if let Err(message) = rules::check_name(rules::NameKind::Slug, &bundle.slug) {
+            return Err(problem(message));
+        }
+        if bundle.slug == builtin::SLUG || bundle.is_built_in {
+            return Err(problem(
+                "a bundle on disk cannot be the built-in bundle (slug 'builtin' or isBuiltIn: true)"
+                    .to_owned(),
+            ));
+        }
+        Ok(Some(BundleEntry {
+            is_enabled: bundle.is_enabled,
+            bundle,
+            doc,
+            dir: Some(dir.to_owned()),
+        }))
+    }
+
+    /// The built-in tools with their flags from `toolctl.json`.
+    fn builtin_tools(&self, bundle: &BundleEntry) -> Vec<ToolEntry> {
+        builtin::tools()
+            .iter()
+            .map(|t| ToolEntry {
+                is_enabled: self
+                    .config
+                    .builtin_tool_enabled(&t.view.slug)
+                    .unwrap_or(t.view.is_enabled),
+                unavailable: t.view.unavailable_reason(&self.config.hosts),
+                tool: t.view.clone(),
+                doc: t.doc.clone(),
+                path: None,
+                bundle_slug: bundle.bundle.slug.clone(),
+                bundle_enabled: bundle.is_enabled,
+                bundle_deleted: false,
+            })
+            .collect()
+    }
+
+    /// The slugs of a bundle's tools (folder names), sorted.
+    fn tool_slugs(&self, bundle: &BundleEntry) -> Vec<String> {
+        if bundle.is_builtin() {
+            return builtin::tools()
+                .iter()
+                .map(|t| t.view.slug.clone())
+                .collect();
+        }
+        let Some(dir) = &bundle.dir else {
+            return Vec::new();
+        };
+        let mut slugs = list_dir_names(&dir.join(TOOLS_DIR));
+        slugs.sort();
+        slugs
+    }
+
+    /// Every version of one tool slug in a bundle, sorted by version.
+    fn tool_versions(
+        &self,
+        bundle: &BundleEntry,
+        slug: &str,
+        problems: &mut Vec<Problem>,
+    ) -> Vec<ToolEntry> {
+        let Some(dir) = &bundle.dir else {
+            return self
+                .builtin_tools(bundle)
+                .into_iter()
+                .filter(|t| t.tool.slug == slug)
+                .collect();
+        };
+        let slug_dir = dir.join(TOOLS_DIR).join(slug);
+        let mut versions = list_dir_names(&slug_dir);
+        versions.sort();
+        versions
+            .into_iter()
+            .filter_map(|version| {
+                match self.load_tool(
+                    bundle,
+                    slug,
+                    &version,
+                    &slug_dir.join(&version).join(TOOL_FILE),
+                ) {
+                    Ok(tool) => tool,
+                    Err(problem) => {
+                        problems.push(problem);
+                        None
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// Every tool of a bundle, sorted by slug then version.
+    pub fn bundle_tools(
+        &self,
+        bundle: &BundleEntry,
+        problems: &mut Vec<Problem>,
+    ) -> Vec<ToolEntry> {
+        if bundle.is_builtin() {
+            let mut tools = self.builtin_tools(bundle);
+            tools.sort_by_key(ToolEntry::sort_key);
+            return tools;
+        }
+        self.tool_slugs(bundle)
+            .iter()
+            .flat_map(|slug| self.tool_versions(bundle, slug, problems))
+            .collect()
+    }
+
+    /// Read one `tool.json`. A version folder without one (left by a crash before the first
+    /// write) is skipped silently.
+    fn load_tool(
+        &self,
+        bundle: &BundleEntry,
+        slug: &str,
+        version: &str,
+        path: &Path,
+    ) -> Result<Option<ToolEntry>, Problem> {
+        let problem = |message: String| Problem {
+            path: path.to_owned(),
+            message,
+        };
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(problem(format!("cannot read: {e}"))),
+        };
+        let doc = model::parse_doc(&text, path).map_err(|e| problem(e.to_string()))?;
+        let tool: Tool =
+            model::typed(&doc, &path.display().to_string()).map_err(|e| problem(e.to_string()))?;
+        let mismatch = if tool.bundle_id != bundle.bundle.bundle_id {
+            Some(format!(
+                "bundleID {} does not match its bundle folder {}",
+                tool.bundle_id, bundle.bundle.bundle_id
+            ))
+        } else if tool.slug != slug {
+            Some(format!(
+                "slug '{}' does not match its folder '{slug}'",
+                tool.slug
+            ))
+        } else if tool.version != version {
+            Some(format!(
+                "version '{}' does not match its folder '{version}'",
+                tool.version
+            ))
+        } else if tool.is_built_in {
+            Some("isBuiltIn: true is reserved for tools compiled into toolctl".to_owned())
+        } else {
+            None
+        };
+        if let Some(message) = mismatch {
+            return Err(problem(message));
+        }
+        for (kind, name) in [
+            (rules::NameKind::Slug, slug),
+            (rules::NameKind::Version, version),
+        ] {
+            if let Err(message) = rules::check_name(kind, name) {
+                return Err(problem(message));
+            }
+        }
+        let unavailable = match tool.check(&doc).first() {
+            Some(violation) => Some(violation.to_string()),
+            None => tool.unavailable_reason(&self.config.hosts),
+        };
+        Ok(Some(ToolEntry {
+            is_enabled: tool.is_enabled,
+            tool,
+            doc,
+            path: Some(path.to_owned()),
+            bundle_slug: bundle.bundle.slug.clone(),
+            bundle_enabled: bundle.is_enabled,
+            bundle_deleted: bundle.is_deleted(),
+            unavailable,
+        }))
+    }
+
+    /// Every tool of every bundle (soft-deleted bundles included), in list order.
+    pub fn all_tools(&self) -> Result<Scan<ToolEntry>> {
+        let Scan {
+            items: bundles,
+            mut problems,
+        } = self.bundles()?;
+        let mut items = Vec::new();
+        for bundle in &bundles {
+            items.extend(self.bundle_tools(bundle, &mut problems));
+        }
+        items.sort_by_key(ToolEntry::sort_key);
+        Ok(Scan { items, problems })
+    }
+
+    /// One page of `tool list`.
+    pub fn list_tools(
+        &self,
+        filter: &ToolFilter,
+        size: usize,
+        token: Option<&str>,
+    ) -> Result<Page<ToolEntry>> {
+        let size = page::check_size(size)?;
+        let fingerprint = page::fingerprint(filter);
+        let after = token.map(|t| page::decode(t, &fingerprint)).transpose()?;
+        let Scan {
+            items: bundles,
+            mut problems,
+        } = self.bundles()?;
+        let wanted = self.select_bundles(&bundles, &filter.bundles)?;
+        let mut tools = Vec::new();
+        for bundle in bundles.iter().filter(|b| {
+            wanted
+                .as_ref()
+                .is_none_or(|w| w.contains(&b.bundle.bundle_id))
+        }) {
+            if bundle.is_deleted() && !filter.include_deleted {
+                continue;
+            }
+            tools.extend(
+                self.bundle_tools(bundle, &mut problems)
+                    .into_iter()
+                    .filter(|t| filter.include_disabled || (t.is_enabled && t.bundle_enabled))
+                    .filter(|t| filter.tags.iter().all(|tag| t.tool.tags.contains(tag))),
+            );
+        }
+        tools.sort_by_key(ToolEntry::sort_key);
+        let (items, next_page_token) = page::paginate(
+            tools,
+            ToolEntry::sort_key,
+            size,
+            after.as_deref(),
+            &fingerprint,
+        );
+        Ok(Page {
+            items,
+            next_page_token,
+            problems,
+        })
+    }
+
+    /// One page of `bundle list`, with each bundle's number of tools.
+    pub fn list_bundles(
+        &self,
+        filter: &BundleFilter,
+        size: usize,
+        token: Option<&str>,
+    ) -> Result<Page<(BundleEntry, usize)>> {
+        let size = page::check_size(size)?;
+        let fingerprint = page::fingerprint(filter);
+        let after = token.map(|t| page::decode(t, &fingerprint)).transpose()?;
+        let Scan {
+            items: bundles,
+            problems,
+        } = self.bundles()?;
+        let wanted = self.select_bundles(&bundles, &filter.bundles)?;
+        let mut rows: Vec<(BundleEntry, usize)> = bundles
+            .into_iter()
+            .filter(|b| {
+                wanted
+                    .as_ref()
+                    .is_none_or(|w| w.contains(&b.bundle.bundle_id))
+            })
+            .filter(|b| filter.include_deleted || !b.is_deleted())
+            .filter(|b| filter.include_disabled || b.is_enabled)
+            .map(|b| {
+                let count = self.count_tools(&b);
+                (b, count)
+            })
+            .collect();
+        let key = |row: &(BundleEntry, usize)| vec![row.0.bundle.slug.clone()];
+        rows.sort_by_key(key);
+        let (items, next_page_token) =
+            page::paginate(rows, key, size, after.as_deref(), &fingerprint);
+        Ok(Page {
+            items,
+            next_page_token,
+            problems,
+        })
+    }
+
+    /// How many tool versions a bundle holds (counted from folders, without reading files).
+    fn count_tools(&self, bundle: &BundleEntry) -> usize {
+        match &bundle.dir {
+            None => builtin::tools().len(),
+            Some(dir) => self
+                .tool_slugs(bundle)
+                .iter()
+                .map(|slug| {
+                    let slug_dir = dir.join(TOOLS_DIR).join(slug);
+                    list_dir_names(&slug_dir)
+                        .iter()
+                        .filter(|v| slug_dir.join(v).join(TOOL_FILE).is_file())
+                        .count()
+                })
+                .sum(),
+        }
+    }
+
+    /// The IDs of the bundles named (by slug or ID); `None` when no bundle is named.
+    fn select_bundles(
+        &self,
+        bundles: &[BundleEntry],
+        names: &[String],
+    ) -> Result<Option<Vec<Uuid>>> {
+        if names.is_empty() {
+            return Ok(None);
+        }
+        names
+            .iter()
+            .map(|name| resolve::match_bundle(bundles, name).map(|b| b.bundle.bundle_id))
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+}
+
+/// Names of the visible sub-folders of `dir` (none if it does not exist).
+fn list_dir_names(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with('.'))
+        .collect()
+}

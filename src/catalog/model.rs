@@ -1,0 +1,429 @@
+//! `bundle.json` and `tool.json`: typed views over the raw documents.
+//!
+//! A file is kept as the raw JSON document it was read from (`serde_json` with
+//! `preserve_order`), and every write edits that document. So unknown fields, the key order of
+//! `argSchema`/`outputSchema` and everything else a user wrote survive any rewrite by
+//! construction. The typed structs below are read-only views used to check and use a file;
+//! they ignore fields they do not know.
+
+use super::error::{Error, Result, Violation};
+use super::rules::{self, HostPolicy, NameKind};
+use jiff::Timestamp;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+/// The `schemaVersion` toolctl writes.
+pub const SCHEMA_VERSION: &str = "1";
+
+/// A raw JSON object as read from (and written to) a file.
+pub type Doc = Map<String, Value>;
+
+fn yes() -> bool {
+    true
+}
+
+/// `bundle.json`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bundle {
+    #[serde(rename = "bundleID")]
+    pub bundle_id: Uuid,
+    pub slug: String,
+    #[serde(default)]
+    pub display_name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "yes")]
+    pub is_enabled: bool,
+    #[serde(default)]
+    pub is_built_in: bool,
+    pub created_at: Timestamp,
+    pub modified_at: Timestamp,
+    #[serde(default)]
+    pub soft_deleted_at: Option<Timestamp>,
+}
+
+/// How a tool runs. `go` is the original spec's name for `native` and means the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolType {
+    Native,
+    Go,
+    Http,
+}
+
+impl ToolType {
+    pub fn is_native(self) -> bool {
+        matches!(self, Self::Native | Self::Go)
+    }
+
+    /// The name shown to users: `go` tools are native tools.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Native | Self::Go => "native",
+            Self::Http => "http",
+        }
+    }
+}
+
+/// What a tool without an `argSchema` may do (only with `allowNoSchema: true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NoSchemaMode {
+    ReadOnly,
+    HumanApproval,
+    Full,
+}
+
+/// MCP-style behaviour hints.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    pub read_only_hint: Option<bool>,
+    pub destructive_hint: Option<bool>,
+    pub idempotent_hint: Option<bool>,
+    pub open_world_hint: Option<bool>,
+}
+
+/// `tool.json`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    #[serde(rename = "toolID")]
+    pub tool_id: Uuid,
+    #[serde(rename = "bundleID")]
+    pub bundle_id: Uuid,
+    pub slug: String,
+    pub version: String,
+    #[serde(default)]
+    pub display_name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(rename = "type")]
+    pub kind: ToolType,
+    #[serde(default = "yes")]
+    pub is_enabled: bool,
+    #[serde(default)]
+    pub is_built_in: bool,
+    #[serde(default)]
+    pub arg_schema: Option<Value>,
+    #[serde(default)]
+    pub output_schema: Option<Value>,
+    #[serde(rename = "impl", default)]
+    pub implementation: Option<Value>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub safe: Option<bool>,
+    #[serde(default)]
+    pub annotations: Option<Annotations>,
+    #[serde(default)]
+    pub strict: Option<bool>,
+    #[serde(default)]
+    pub allow_no_schema: bool,
+    #[serde(default)]
+    pub no_schema_mode: Option<NoSchemaMode>,
+    #[serde(default)]
+    pub max_response_bytes: Option<u64>,
+    #[serde(default)]
+    pub max_retries: Option<u32>,
+    #[serde(default)]
+    pub max_calls_per_minute: Option<u32>,
+    pub created_at: Timestamp,
+    pub modified_at: Timestamp,
+}
+
+/// `impl` of a native tool.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NativeImpl {
+    pub func: Option<String>,
+    pub go_func: Option<String>,
+}
+
+/// `impl` of an HTTP tool.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpImpl {
+    #[serde(default = "default_method")]
+    pub method: String,
+    pub url_template: String,
+    #[serde(default)]
+    pub headers: Map<String, Value>,
+    #[serde(default)]
+    pub body_template: Option<Value>,
+    #[serde(default)]
+    pub success_codes: Option<Vec<u16>>,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    #[serde(default)]
+    pub response_encoding: Option<ResponseEncoding>,
+    #[serde(default)]
+    pub extract_expr: Option<String>,
+    #[serde(default)]
+    pub error_mode: Option<ErrorMode>,
+}
+
+fn default_method() -> String {
+    "GET".to_owned()
+}
+
+/// The HTTP methods an HTTP tool may use.
+pub const HTTP_METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResponseEncoding {
+    Json,
+    Text,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorMode {
+    Fail,
+    Empty,
+}
+
+/// Turn a serde path (`impl.method`, `tags[0]`) into a JSON pointer (`/impl/method`, `/tags/0`).
+fn pointer_of(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut pointer = String::new();
+    for segment in path.iter() {
+        pointer.push('/');
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&index.to_string()),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            }
+            Segment::Unknown => pointer.push('?'),
+        }
+    }
+    pointer
+}
+
+/// Read the typed view `T` of a document; a field of the wrong type or a missing required field
+/// is reported with its JSON pointer.
+pub fn typed<T: DeserializeOwned>(doc: &Value, source_name: &str) -> Result<T> {
+    serde_path_to_error::deserialize(doc).map_err(|e| {
+        let pointer = pointer_of(e.path());
+        let message = e.into_inner().to_string();
+        // A missing field is reported by its parent; name the field itself.
+        let (pointer, message) = match message.strip_prefix("missing field `") {
+            Some(rest) => {
+                let field = rest.split('`').next().unwrap_or_default();
+                (
+                    format!(
+                        "{}/{field}",
+                        pointer.trim_end_matches('/').trim_end_matches('?')
+                    ),
+                    format!("required field '{field}' is missing"),
+                )
+            }
+            None => (pointer, message),
+        };
+        Error::invalid(source_name, vec![Violation::new(pointer, message)])
+    })
+}
+
+/// Parse JSON text into a document that must be an object; syntax errors carry line and column.
+pub fn parse_doc(text: &str, path: &std::path::Path) -> Result<Value> {
+    let value: Value = serde_json::from_str(text).map_err(|e| Error::Parse {
+        path: path.to_owned(),
+        line: e.line(),
+        column: e.column(),
+        message: format!("line {} column {}: {e}", e.line(), e.column()),
+    })?;
+    if !value.is_object() {
+        return Err(Error::invalid(
+            path.display().to_string(),
+            vec![Violation::new("", "the document must be a JSON object")],
+        ));
+    }
+    Ok(value)
+}
+
+impl Tool {
+    /// The native function this tool names (`impl.func`, or `impl.goFunc`).
+    pub fn native_func(&self) -> Option<String> {
+        let native: NativeImpl = serde_json::from_value(self.implementation.clone()?).ok()?;
+        native.func.or(native.go_func)
+    }
+
+    /// The HTTP implementation block, if this is an HTTP tool with a readable one.
+    pub fn http_impl(&self) -> Option<HttpImpl> {
+        serde_json::from_value(self.implementation.clone()?).ok()
+    }
+
+    /// The rules a tool must meet whatever the catalog's configuration: names, timestamps,
+    /// schema presence and the shape of `impl`.
+    pub fn check(&self, doc: &Value) -> Vec<Violation> {
+        let mut out = Vec::new();
+        rules::check_name_at(NameKind::Slug, &self.slug, "/slug", &mut out);
+        rules::check_name_at(NameKind::Version, &self.version, "/version", &mut out);
+        if self.created_at > self.modified_at {
+            out.push(Violation::new(
+                "/modifiedAt",
+                format!(
+                    "modifiedAt {} is before createdAt {}",
+                    self.modified_at, self.created_at
+                ),
+            ));
+        }
+        for (field, schema) in [
+            ("argSchema", &self.arg_schema),
+            ("outputSchema", &self.output_schema),
+        ] {
+            if let Some(schema) = schema
+                && !(schema.is_object() || schema.is_boolean())
+            {
+                out.push(Violation::new(
+                    format!("/{field}"),
+                    format!("{field} must be a JSON Schema (an object or a boolean)"),
+                ));
+            }
+        }
+        if self.arg_schema.is_none() {
+            if !self.allow_no_schema {
+                out.push(Violation::new(
+                    "/argSchema",
+                    "argSchema is missing; give the tool a JSON Schema for its arguments, or set allowNoSchema: true with a noSchemaMode",
+                ));
+            } else if self.no_schema_mode.is_none() {
+                out.push(Violation::new(
+                    "/noSchemaMode",
+                    "allowNoSchema needs a noSchemaMode: read-only, human-approval or full",
+                ));
+            }
+        }
+        for (i, tag) in self.tags.iter().enumerate() {
+            if tag.trim().is_empty() {
+                out.push(Violation::new(
+                    format!("/tags/{i}"),
+                    "a tag must not be empty",
+                ));
+            }
+        }
+        match self.kind {
+            ToolType::Native | ToolType::Go => check_native_impl(doc, &mut out),
+            ToolType::Http => check_http_impl(doc, &mut out),
+        }
+        out
+    }
+
+    /// Why this tool cannot be used by this binary with this configuration, if it cannot.
+    pub fn unavailable_reason(&self, hosts: &HostPolicy) -> Option<String> {
+        if self.kind.is_native() {
+            return match self.native_func() {
+                None => Some("impl.func names no native function".to_owned()),
+                Some(func) if !crate::native::has(&func) => {
+                    Some(format!("native function '{func}' is not in this binary"))
+                }
+                Some(_) => None,
+            };
+        }
+        let Some(http) = self.http_impl() else {
+            return Some("impl is not a valid HTTP implementation".to_owned());
+        };
+        rules::check_url_template(&http.url_template, hosts).err()
+    }
+}
+
+fn check_native_impl(doc: &Value, out: &mut Vec<Violation>) {
+    let Some(imp) = doc.get("impl") else {
+        out.push(Violation::new(
+            "/impl",
+            "a native tool needs impl.func naming its function",
+        ));
+        return;
+    };
+    match serde_json::from_value::<NativeImpl>(imp.clone()) {
+        Ok(native)
+            if native
+                .func
+                .as_deref()
+                .or(native.go_func.as_deref())
+                .is_some_and(|f| !f.is_empty()) => {}
+        Ok(_) => out.push(Violation::new(
+            "/impl/func",
+            "a native tool needs impl.func naming its function",
+        )),
+        Err(e) => out.push(Violation::new("/impl", e.to_string())),
+    }
+}
+
+fn check_http_impl(doc: &Value, out: &mut Vec<Violation>) {
+    let Some(imp) = doc.get("impl") else {
+        out.push(Violation::new(
+            "/impl",
+            "an HTTP tool needs impl with urlTemplate",
+        ));
+        return;
+    };
+    let http: HttpImpl = match typed(imp, "") {
+        Ok(http) => http,
+        Err(e) => {
+            for v in e.violations() {
+                out.push(Violation::new(
+                    format!("/impl{}", v.pointer),
+                    v.message.clone(),
+                ));
+            }
+            return;
+        }
+    };
+    if !HTTP_METHODS.contains(&http.method.as_str()) {
+        out.push(Violation::new(
+            "/impl/method",
+            format!(
+                "method '{}' is not one of {}",
+                http.method,
+                HTTP_METHODS.join(", ")
+            ),
+        ));
+    }
+    let lower = http.url_template.to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        out.push(Violation::new(
+            "/impl/urlTemplate",
+            "urlTemplate must start with http:// or https://",
+        ));
+    }
+    for (name, value) in &http.headers {
+        match value.as_str() {
+            None => out.push(Violation::new(
+                format!(
+                    "/impl/headers/{}",
+                    name.replace('~', "~0").replace('/', "~1")
+                ),
+                "a header value must be a string",
+            )),
+            Some(v) if v.contains(['\r', '\n']) => out.push(Violation::new(
+                format!(
+                    "/impl/headers/{}",
+                    name.replace('~', "~0").replace('/', "~1")
+                ),
+                "a header value must not contain CR or LF",
+            )),
+            Some(_) => {}
+        }
+    }
+    if let Some(codes) = &http.success_codes {
+        for (i, code) in codes.iter().enumerate() {
+            if !(100..=599).contains(code) {
+                out.push(Violation::new(
+                    format!("/impl/successCodes/{i}"),
+                    format!("{code} is not an HTTP status code"),
+                ));
+            }
+        }
+    }
+    if http.timeout_ms == Some(0) {
+        out.push(Violation::new(
+            "/impl/timeoutMs",
+            "timeoutMs must be more than 0",
+        ));
+    }
+}

@@ -1,0 +1,234 @@
+//! The naming rules of the catalog (slugs and versions) and the HTTP destination rules.
+//!
+//! Slugs name folders and appear in references (`bundle/slug@version`), so the rules are
+//! strict: Unicode letters (general category L*), decimal digits (Nd) and the ASCII dash, at
+//! most 64 characters, case-sensitive. A version may also hold dots, but is never `.`/`..`
+//! and never starts with a dot (a folder starting with a dot is hidden, and toolctl's own
+//! temporary files start with one). Combining marks are not letters: write names in NFC
+//! (`météo` with a precomposed `é`).
+
+use super::error::Violation;
+use unicode_properties::{GeneralCategory, GeneralCategoryGroup, UnicodeGeneralCategory};
+
+/// The longest slug or version, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// Which kind of name is checked; the version also allows dots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameKind {
+    Slug,
+    Version,
+}
+
+impl NameKind {
+    fn noun(self) -> &'static str {
+        match self {
+            Self::Slug => "slug",
+            Self::Version => "version",
+        }
+    }
+}
+
+/// Check a slug or version, returning a sentence that says what is wrong and where.
+pub fn check_name(kind: NameKind, name: &str) -> Result<(), String> {
+    let noun = kind.noun();
+    if name.is_empty() {
+        return Err(format!("the {noun} is empty"));
+    }
+    let count = name.chars().count();
+    if count > MAX_NAME_CHARS {
+        return Err(format!(
+            "the {noun} is {count} characters long; at most {MAX_NAME_CHARS} are allowed"
+        ));
+    }
+    if kind == NameKind::Version && name.starts_with('.') {
+        return Err(format!(
+            "the {noun} '{name}' starts with '.'; it must start with a letter, digit or '-'"
+        ));
+    }
+    for (position, c) in name.chars().enumerate() {
+        let allowed = c == '-'
+            || c.general_category_group() == GeneralCategoryGroup::Letter
+            || c.general_category() == GeneralCategory::DecimalNumber
+            || (kind == NameKind::Version && c == '.');
+        if !allowed {
+            let what = describe_char(c);
+            let allowed_set = match kind {
+                NameKind::Slug => "letters, digits and '-'",
+                NameKind::Version => "letters, digits, '-' and '.'",
+            };
+            return Err(format!(
+                "the {noun} '{}' has {what} at character {}; a {noun} holds only {allowed_set}",
+                name.escape_debug(),
+                position + 1
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn describe_char(c: char) -> String {
+    match c {
+        '_' => "an underscore".to_owned(),
+        '/' | '\\' => format!("a slash ('{c}')"),
+        '.' => "a dot".to_owned(),
+        c if c.is_whitespace() => format!("whitespace (U+{:04X})", c as u32),
+        c if c.is_control() => format!("a control character (U+{:04X})", c as u32),
+        c => format!("'{c}' (U+{:04X})", c as u32),
+    }
+}
+
+/// Add a violation at `pointer` when `name` breaks the rules for `kind`.
+pub fn check_name_at(kind: NameKind, name: &str, pointer: &str, out: &mut Vec<Violation>) {
+    if let Err(message) = check_name(kind, name) {
+        out.push(Violation::new(pointer, message));
+    }
+}
+
+/// The hosts HTTP tools may call, from `toolctl.json`'s `allowedHosts`.
+///
+/// An entry is a host name or IP (`api.example.com`, `127.0.0.1`, `[::1]`), optionally with a
+/// port (`127.0.0.1:8080`, which then must match too), or a wildcard `*.example.com` that
+/// matches any subdomain of `example.com` but not `example.com` itself. Host names compare
+/// case-insensitively. There is no entry that allows everything.
+#[derive(Debug, Clone, Default)]
+pub struct HostPolicy {
+    entries: Vec<HostEntry>,
+}
+
+#[derive(Debug, Clone)]
+struct HostEntry {
+    host: String,
+    wildcard: bool,
+    port: Option<u16>,
+}
+
+impl HostPolicy {
+    /// Build the policy; an entry that is not a host is returned as an error message.
+    pub fn new<'a>(entries: impl IntoIterator<Item = &'a str>) -> Result<Self, String> {
+        let entries = entries
+            .into_iter()
+            .map(parse_host_entry)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { entries })
+    }
+
+    /// Whether a URL's destination is allowed.
+    pub fn allows(&self, url: &url::Url) -> bool {
+        let Some(host) = url.host_str() else {
+            return false;
+        };
+        let host = host.to_ascii_lowercase();
+        let port = url.port_or_known_default();
+        self.entries.iter().any(|entry| {
+            let host_ok = if entry.wildcard {
+                host.len() > entry.host.len() + 1
+                    && host.ends_with(&entry.host)
+                    && host.as_bytes()[host.len() - entry.host.len() - 1] == b'.'
+            } else {
+                host == entry.host
+            };
+            host_ok && entry.port.is_none_or(|p| Some(p) == port)
+        })
+    }
+}
+
+fn parse_host_entry(entry: &str) -> Result<HostEntry, String> {
+    let trimmed = entry.trim();
+    let (wildcard, rest) = match trimmed.strip_prefix("*.") {
+        Some(rest) => (true, rest),
+        None => (false, trimmed),
+    };
+    // Let the URL parser split host and port so IPv6 and IDNA work the same as for requests.
+    let url = url::Url::parse(&format!("http://{rest}/"))
+        .map_err(|e| format!("allowedHosts entry '{entry}' is not a host: {e}"))?;
+    let host = url
+        .host_str()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| format!("allowedHosts entry '{entry}' is not a host"))?;
+    if url.path() != "/" || !url.username().is_empty() || url.query().is_some() {
+        return Err(format!(
+            "allowedHosts entry '{entry}' must be a bare host, optionally with :port"
+        ));
+    }
+    Ok(HostEntry {
+        host: host.to_ascii_lowercase(),
+        wildcard,
+        port: url.port(),
+    })
+}
+
+/// Check an HTTP tool's `urlTemplate`: http(s) only, a literal host (no `${…}` before the
+/// path, so no argument can ever choose where a request goes), and that host allowed.
+/// Returns the parsed URL with placeholders replaced by their names.
+pub fn check_url_template(template: &str, hosts: &HostPolicy) -> Result<url::Url, String> {
+    let lower = template.to_ascii_lowercase();
+    let after_scheme = if lower.starts_with("https://") {
+        8
+    } else if lower.starts_with("http://") {
+        7
+    } else {
+        return Err(format!(
+            "urlTemplate '{template}' must start with http:// or https://"
+        ));
+    };
+    let authority_end = template[after_scheme..]
+        .find(['/', '?', '#'])
+        .map_or(template.len(), |i| after_scheme + i);
+    if template[..authority_end].contains("${") {
+        return Err(format!(
+            "urlTemplate '{template}' has a ${{…}} placeholder in its host; the host must be literal"
+        ));
+    }
+    let url = url::Url::parse(&template[..authority_end])
+        .map_err(|e| format!("urlTemplate '{template}' is not a URL: {e}"))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!(
+            "urlTemplate '{template}' carries user info before the host; put credentials in headers"
+        ));
+    }
+    if !hosts.allows(&url) {
+        let host = url.host_str().unwrap_or_default();
+        return Err(format!(
+            "host '{host}' of urlTemplate is not in allowedHosts of toolctl.json"
+        ));
+    }
+    Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_policy_matches_exact_wildcard_and_port() {
+        let policy = HostPolicy::new(["api.example.com", "*.corp.test", "127.0.0.1:8080"]).unwrap();
+        let allows = |u: &str| policy.allows(&url::Url::parse(u).unwrap());
+        assert!(allows("https://API.example.com/x"));
+        assert!(!allows("https://example.com/x"));
+        assert!(allows("https://a.corp.test/"));
+        assert!(!allows("https://corp.test/"));
+        assert!(!allows("https://evilcorp.test/"));
+        assert!(allows("http://127.0.0.1:8080/"));
+        assert!(!allows("http://127.0.0.1:8081/"));
+        assert!(!allows("http://api.example.com@evil.test/"));
+    }
+
+    #[test]
+    fn url_template_host_must_be_literal_and_allowed() {
+        let policy = HostPolicy::new(["api.example.com"]).unwrap();
+        assert!(check_url_template("https://api.example.com/v1?q=${city}", &policy).is_ok());
+        assert!(check_url_template("ftp://api.example.com/", &policy).is_err());
+        assert!(
+            check_url_template("https://${host}/v1", &policy)
+                .unwrap_err()
+                .contains("literal")
+        );
+        assert!(
+            check_url_template("https://evil.test/", &policy)
+                .unwrap_err()
+                .contains("allowedHosts")
+        );
+        assert!(check_url_template("https://api.example.com@evil.test/", &policy).is_err());
+    }
+}

@@ -1,0 +1,101 @@
+//! Durable file operations: every catalog file is written here, atomically.
+//!
+//! A write goes to a temporary file in the target's folder, is flushed to disk, renamed over
+//! the target and the folder is flushed, so after a crash or `kill -9` at any moment each file
+//! is whole: old or new, never half. Folders created on the way are flushed into their parents
+//! so a new file is never lost with its folder. Temporary files start with `.` and are never
+//! read as catalog files; a writer killed mid-write can leave one behind, nothing worse.
+
+use super::error::{Error, Result};
+use serde_json::Value;
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+
+/// Flush a folder's entries (new names, renames, removals) to disk.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io("cannot flush folder", dir, e))
+}
+
+/// Create `dir` and any missing parents, flushing each new entry into its parent.
+pub fn ensure_dir(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent() {
+        ensure_dir(parent)?;
+    }
+    match std::fs::create_dir(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => return Ok(()),
+        Err(e) => return Err(Error::io("cannot create folder", dir, e)),
+    }
+    match dir.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => sync_dir(parent),
+        _ => Ok(()),
+    }
+}
+
+/// Replace `path` with `bytes` atomically (temp file, fsync, rename, fsync of the folder).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    ensure_dir(dir)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".toolctl-tmp-");
+    // tempfile makes private (0600) files; catalog files are shared through git like any
+    // other source file, so create them as an editor would: 0666 less the umask.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut temp = builder
+        .tempfile_in(dir)
+        .map_err(|e| Error::io("cannot create a temporary file in", dir, e))?;
+    temp.write_all(bytes)
+        .and_then(|()| temp.as_file().sync_all())
+        .map_err(|e| Error::io("cannot write", temp.path().to_owned(), e))?;
+    temp.persist(path)
+        .map_err(|e| Error::io("cannot replace", path, e.error))?;
+    sync_dir(dir)
+}
+
+/// The bytes toolctl writes for a JSON document: pretty, two-space indent, final newline.
+pub fn to_pretty_json(doc: &Value) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(doc).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Write a JSON document atomically.
+pub fn write_json(path: &Path, doc: &Value) -> Result<()> {
+    write_atomic(path, &to_pretty_json(doc))
+}
+
+/// Remove a file and flush its folder; a file already gone is fine.
+pub fn remove_file(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("cannot remove", path, e)),
+    }
+    match path.parent() {
+        Some(parent) => sync_dir(parent),
+        None => Ok(()),
+    }
+}
+
+/// Remove `dir` if it is an empty folder; anything else is left alone.
+pub fn remove_dir_if_empty(dir: &Path) -> Result<bool> {
+    match std::fs::remove_dir(dir) {
+        Ok(()) => {
+            if let Some(parent) = dir.parent() {
+                sync_dir(parent)?;
+            }
+            Ok(true)
+        }
+        Err(_) => Ok(false),
+    }
+}

@@ -1,0 +1,653 @@
+//! Every change to a catalog: init, put, enable/disable, delete, restore.
+//!
+//! Each operation takes the catalog write lock, then reads what it checks, so a check and the
+//! write that depends on it are one atomic step across processes. Files are written through
+//! [`store`](super::store) (atomic rename), and only the raw document is edited, so nothing a
+//! user wrote is dropped. `modifiedAt` moves on structural changes only, never on
+//! enable/disable.
+
+use super::config::{CONFIG_FILE, Config};
+use super::error::{Error, Result, Violation};
+use super::lock::{self, LockGuard};
+use super::model::{self, Bundle, SCHEMA_VERSION, Tool};
+use super::rules::{self, NameKind};
+use super::{
+    BUNDLE_FILE, BUNDLES_DIR, BundleEntry, Catalog, Pick, STATE_DIR, TOOL_FILE, TOOLS_DIR,
+    ToolEntry, builtin, store,
+};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use uuid::Uuid;
+
+/// What `init` did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct InitReport {
+    pub root: PathBuf,
+    /// `false` when the folder already was a catalog (nothing was overwritten).
+    pub created: bool,
+}
+
+/// Whether a toggle changed anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Toggle {
+    Changed,
+    Unchanged,
+}
+
+/// The input of `bundle put`.
+#[derive(Debug, Clone)]
+pub enum BundleInput {
+    /// A whole `bundle.json` document: creates, or replaces the bundle with its `bundleID`.
+    Document { doc: Value, source_name: String },
+    /// Fields from flags: creates, or (with `id`) replaces these fields of an existing bundle,
+    /// keeping its other fields.
+    Fields {
+        id: Option<Uuid>,
+        slug: String,
+        display_name: Option<String>,
+        description: Option<String>,
+        enabled: bool,
+    },
+}
+
+const GITIGNORE: &str =
+    "# Derived state of the toolctl catalog: safe to delete, never committed.\n*\n";
+
+fn new_id() -> Uuid {
+    Uuid::now_v7()
+}
+
+fn timestamp(t: jiff::Timestamp) -> Value {
+    Value::String(t.to_string())
+}
+
+fn uuid_v7(value: &Value, pointer: &str, source_name: &str) -> Result<Uuid> {
+    let bad = |message: String| Error::invalid(source_name, vec![Violation::new(pointer, message)]);
+    let text = value
+        .as_str()
+        .ok_or_else(|| bad("must be a UUID string".to_owned()))?;
+    let id = Uuid::try_parse(text).map_err(|e| bad(format!("'{text}' is not a UUID: {e}")))?;
+    if id.get_version_num() != 7 {
+        return Err(bad(format!(
+            "'{text}' is a version {} UUID; IDs are UUIDv7 (leave the field out to have one made)",
+            id.get_version_num()
+        )));
+    }
+    Ok(id)
+}
+
+/// Write `toolctl.json` and `.toolctl/.gitignore` into `root` if they are missing.
+fn ensure_catalog_files(root: &Path) -> Result<bool> {
+    let config = root.join(CONFIG_FILE);
+    let created = !config.is_file();
+    if created {
+        store::write_json(&config, &Config::initial_doc())?;
+    }
+    let ignore = root.join(STATE_DIR).join(".gitignore");
+    if !ignore.is_file() {
+        store::write_atomic(&ignore, GITIGNORE.as_bytes())?;
+    }
+    Ok(created)
+}
+
+impl Catalog {
+    /// Make `root` a catalog (`toolctl.json`, `.toolctl/.gitignore`, `bundles/`). An existing
+    /// catalog is left as it is.
+    pub fn init(root: &Path) -> Result<InitReport> {
+        store::ensure_dir(root)?;
+        let created = ensure_catalog_files(root)?;
+        store::ensure_dir(&root.join(BUNDLES_DIR))?;
+        Ok(InitReport {
+            root: root.to_owned(),
+            created,
+        })
+    }
+
+    /// Take the write lock, creating the catalog first if this is its first write.
+    fn begin_write(&self) -> Result<LockGuard> {
+        store::ensure_dir(&self.root)?;
+        let guard = lock::acquire(&self.lock_path(), self.lock_timeout)?;
+        ensure_catalog_files(&self.root)?;
+        Ok(guard)
+    }
+
+    /// Create a tool from a `tool.json` document. `bundle` (slug or ID) says where, else the
+    /// document's `bundleID`. `toolID`, `bundleID`, `createdAt` and `modifiedAt` are filled in
+    /// when absent. An existing `<slug, version>` in the bundle is a conflict and stays as it
+    /// was, byte for byte.
+    pub fn put_tool(
+        &self,
+        mut doc: Value,
+        source_name: &str,
+        bundle: Option<&str>,
+    ) -> Result<ToolEntry> {
+        let _guard = self.begin_write()?;
+        let Some(fields) = doc.as_object_mut() else {
+            return Err(Error::invalid(
+                source_name,
+                vec![Violation::new("", "a tool must be a JSON object")],
+            ));
+        };
+        if fields.get("isBuiltIn").and_then(Value::as_bool) == Some(true) {
+            return Err(Error::invalid(
+                source_name,
+                vec![Violation::new(
+                    "/isBuiltIn",
+                    "isBuiltIn: true is reserved for tools compiled into toolctl",
+                )],
+            ));
+        }
+        let target = self.bundle_for_put(fields.get("bundleID"), source_name, bundle)?;
+        if target.is_builtin() {
+            return Err(Error::forbidden(
+                "the built-in bundle is read-only: tools cannot be added to it",
+                Some(
+                    "put the tool into a bundle of your own (`toolctl bundle put --slug NAME`)"
+                        .to_owned(),
+                ),
+            ));
+        }
+        check_bundle_writable(&target, "add a tool to")?;
+        let given_id = match fields.get("toolID") {
+            Some(id) => Some(uuid_v7(id, "/toolID", source_name)?),
+            None => None,
+        };
+        let now = crate::time::now();
+        fields
+            .entry("schemaVersion")
+            .or_insert_with(|| SCHEMA_VERSION.into());
+        fields
+            .entry("toolID")
+            .or_insert_with(|| new_id().to_string().into());
+        fields.insert(
+            "bundleID".into(),
+            target.bundle.bundle_id.to_string().into(),
+        );
+        let created = fields.get("createdAt").cloned();
+        fields.entry("createdAt").or_insert_with(|| timestamp(now));
+        fields
+            .entry("modifiedAt")
+            .or_insert_with(|| created.unwrap_or_else(|| timestamp(now)));
+
+        let tool: Tool = model::typed(&doc, source_name)?;
+        let mut violations = tool.check(&doc);
+        if let Err(message) = tool_destination_rules(&tool, self) {
+            violations.push(message);
+        }
+        if !violations.is_empty() {
+            return Err(Error::invalid(source_name, violations));
+        }
+        let dir = self.tool_dir(&target, &tool.slug, &tool.version);
+        let path = dir.join(TOOL_FILE);
+        if path.is_file() {
+            let existing = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|text| serde_json::from_str::<Value>(&text).ok());
+            return Err(Error::Conflict {
+                message: format!(
+                    "tool {}/{}@{} already exists",
+                    target.bundle.slug, tool.slug, tool.version
+                ),
+                details: json!({
+                    "path": path,
+                    "toolID": existing.as_ref().and_then(|d| d.get("toolID")).cloned(),
+                }),
+                hint: Some(
+                    "a version never changes once written: put it under a new version".to_owned(),
+                ),
+            });
+        }
+        if let Some(id) = given_id
+            && let Some(other) = self.find_tool_by_id(id, &mut Vec::new())?
+        {
+            return Err(Error::Conflict {
+                message: format!("toolID {id} is already used by {}", other.reference()),
+                details: json!({ "toolID": id, "usedBy": other.reference() }),
+                hint: Some("leave toolID out of the file to have a new one made".to_owned()),
+            });
+        }
+        store::write_json(&path, &doc)?;
+        Ok(ToolEntry {
+            is_enabled: tool.is_enabled,
+            unavailable: tool.unavailable_reason(&self.config().hosts),
+            tool,
+            doc,
+            path: Some(path),
+            bundle_slug: target.bundle.slug.clone(),
+            bundle_enabled: target.is_enabled,
+            bundle_deleted: false,
+        })
+    }
+
+    fn tool_dir(&self, bundle: &BundleEntry, slug: &str, version: &str) -> PathBuf {
+        let base = bundle
+            .dir
+            .clone()
+            .unwrap_or_else(|| self.bundles_dir().join(bundle.bundle.bundle_id.to_string()));
+        base.join(TOOLS_DIR).join(slug).join(version)
+    }
+
+    /// The bundle a new tool goes into: from the flag, else the document's `bundleID`; both
+    /// given must agree.
+    fn bundle_for_put(
+        &self,
+        doc_id: Option<&Value>,
+        source_name: &str,
+        flag: Option<&str>,
+    ) -> Result<BundleEntry> {
+        let doc_id = doc_id
+            .map(|v| {
+                v.as_str()
+                    .and_then(|s| Uuid::try_parse(s).ok())
+                    .ok_or_else(|| {
+                        Error::invalid(
+                            source_name,
+                            vec![Violation::new("/bundleID", "bundleID must be a UUID")],
+                        )
+                    })
+            })
+            .transpose()?;
+        match (flag, doc_id) {
+            (Some(name), doc_id) => {
+                let bundle = self.find_bundle(name)?;
+                if let Some(id) = doc_id
+                    && id != bundle.bundle.bundle_id
+                {
+                    return Err(Error::invalid(
+                        source_name,
+                        vec![Violation::new(
+                            "/bundleID",
+                            format!(
+                                "bundleID {id} is not the bundle given by --bundle {name} ({})",
+                                bundle.bundle.bundle_id
+                            ),
+                        )],
+                    ));
+                }
+                Ok(bundle)
+            }
+            (None, Some(id)) => self.find_bundle(&id.to_string()),
+            (None, None) => Err(Error::invalid(
+                source_name,
+                vec![Violation::new(
+                    "/bundleID",
+                    "no bundle given: pass --bundle BUNDLE or set bundleID in the file",
+                )],
+            )),
+        }
+    }
+
+    /// Enable or disable a tool (built-ins: in `toolctl.json`). Only `isEnabled` changes.
+    pub fn set_tool_enabled(&self, reference: &str, enabled: bool) -> Result<(ToolEntry, Toggle)> {
+        let _guard = self.begin_write()?;
+        let (mut entry, _) = self.resolve_tool(reference, Pick::Exact)?;
+        if entry.bundle_deleted {
+            return Err(Error::forbidden(
+                format!(
+                    "bundle '{}' is deleted; its tools cannot change",
+                    entry.bundle_slug
+                ),
+                Some(format!(
+                    "restore it first: toolctl bundle restore {}",
+                    entry.bundle_slug
+                )),
+            ));
+        }
+        if !entry.bundle_enabled {
+            return Err(Error::forbidden(
+                format!(
+                    "bundle '{}' is disabled; its tools cannot change",
+                    entry.bundle_slug
+                ),
+                Some(format!(
+                    "enable it first: toolctl bundle enable {}",
+                    entry.bundle_slug
+                )),
+            ));
+        }
+        if entry.is_enabled == enabled {
+            return Ok((entry, Toggle::Unchanged));
+        }
+        match &entry.path {
+            None => {
+                let config = Config::load(&self.root)?;
+                let doc = config.with_builtin_flag(Some(&entry.tool.slug), enabled);
+                store::write_json(&self.root.join(CONFIG_FILE), &doc)?;
+            }
+            Some(path) => {
+                let mut doc = read_doc(path)?;
+                if let Some(fields) = doc.as_object_mut() {
+                    fields.insert("isEnabled".into(), enabled.into());
+                }
+                store::write_json(path, &doc)?;
+                entry.doc = doc;
+            }
+        }
+        entry.is_enabled = enabled;
+        entry.tool.is_enabled = enabled;
+        Ok((entry, Toggle::Changed))
+    }
+
+    /// Remove a tool version for good (its file and empty folders). Built-ins cannot be
+    /// removed. Tools of disabled or deleted bundles can, so such bundles can be emptied.
+    pub fn delete_tool(&self, reference: &str) -> Result<ToolEntry> {
+        let _guard = self.begin_write()?;
+        let (entry, _) = self.resolve_tool(reference, Pick::Exact)?;
+        let Some(path) = &entry.path else {
+            return Err(Error::forbidden(
+                format!("{} is built in and cannot be deleted", entry.reference()),
+                Some(format!(
+                    "disable it instead: toolctl tool disable {}",
+                    entry.reference()
+                )),
+            ));
+        };
+        store::remove_file(path)?;
+        if let Some(version_dir) = path.parent()
+            && store::remove_dir_if_empty(version_dir)?
+            && let Some(slug_dir) = version_dir.parent()
+        {
+            store::remove_dir_if_empty(slug_dir)?;
+        }
+        Ok(entry)
+    }
+
+    /// Create or replace a bundle. Returns it and whether it was created.
+    pub fn put_bundle(&self, input: BundleInput) -> Result<(BundleEntry, bool)> {
+        let _guard = self.begin_write()?;
+        let bundles = self.bundles()?.items;
+        let (mut doc, source_name, merge) = match input {
+            BundleInput::Document { doc, source_name } => (doc, source_name, false),
+            BundleInput::Fields {
+                id,
+                slug,
+                display_name,
+                description,
+                enabled,
+            } => {
+                let mut doc = json!({ "slug": slug, "isEnabled": enabled });
+                if let Some(id) = id {
+                    doc["bundleID"] = id.to_string().into();
+                }
+                if let Some(name) = display_name {
+                    doc["displayName"] = name.into();
+                }
+                if let Some(text) = description {
+                    doc["description"] = text.into();
+                }
+                (doc, "command line".to_owned(), true)
+            }
+        };
+        let Some(fields) = doc.as_object_mut() else {
+            return Err(Error::invalid(
+                &source_name,
+                vec![Violation::new("", "a bundle must be a JSON object")],
+            ));
+        };
+        if fields.get("isBuiltIn").and_then(Value::as_bool) == Some(true) {
+            return Err(Error::invalid(
+                &source_name,
+                vec![Violation::new(
+                    "/isBuiltIn",
+                    "isBuiltIn: true is reserved for the bundle compiled into toolctl",
+                )],
+            ));
+        }
+        let id = match fields.get("bundleID") {
+            Some(value) => uuid_v7(value, "/bundleID", &source_name)?,
+            None => new_id(),
+        };
+        if id == builtin::bundle_id() {
+            return Err(Error::forbidden("the built-in bundle is read-only", None));
+        }
+        let slug = match fields.get("slug").and_then(Value::as_str) {
+            Some(slug) => slug.to_owned(),
+            None => {
+                return Err(Error::invalid(
+                    &source_name,
+                    vec![Violation::new(
+                        "/slug",
+                        "required field 'slug' is missing or not a string",
+                    )],
+                ));
+            }
+        };
+        let mut violations = Vec::new();
+        rules::check_name_at(NameKind::Slug, &slug, "/slug", &mut violations);
+        if !violations.is_empty() {
+            return Err(Error::invalid(&source_name, violations));
+        }
+        if let Some(other) = bundles
+            .iter()
+            .find(|b| b.bundle.slug == slug && b.bundle.bundle_id != id)
+        {
+            let hint = if other.is_builtin() {
+                "the slug 'builtin' belongs to the built-in bundle; choose another".to_owned()
+            } else if other.is_deleted() {
+                format!(
+                    "bundle {} holding this slug is deleted; restore it (`toolctl bundle restore {}`) or reap it first",
+                    other.bundle.bundle_id, other.bundle.bundle_id
+                )
+            } else {
+                format!(
+                    "to replace that bundle, pass --id {}",
+                    other.bundle.bundle_id
+                )
+            };
+            return Err(Error::Conflict {
+                message: format!(
+                    "bundle slug '{slug}' is already used by bundle {}",
+                    other.bundle.bundle_id
+                ),
+                details: json!({ "slug": slug, "bundleID": other.bundle.bundle_id }),
+                hint: Some(hint),
+            });
+        }
+        let existing = bundles.iter().find(|b| b.bundle.bundle_id == id);
+        if let Some(existing) = existing
+            && existing.is_deleted()
+        {
+            return Err(Error::forbidden(
+                format!(
+                    "bundle '{}' is deleted and cannot be replaced",
+                    existing.bundle.slug
+                ),
+                Some(format!("restore it first: toolctl bundle restore {id}")),
+            ));
+        }
+        let now = crate::time::now();
+        let mut doc = match (existing, merge) {
+            (Some(existing), true) => {
+                let mut merged = existing.doc.clone();
+                if let (Some(target), Some(source)) = (merged.as_object_mut(), doc.as_object()) {
+                    for (key, value) in source {
+                        target.insert(key.clone(), value.clone());
+                    }
+                }
+                merged
+            }
+            _ => doc,
+        };
+        let fields = doc
+            .as_object_mut()
+            .ok_or_else(|| Error::invalid(&source_name, vec![]))?;
+        fields
+            .entry("schemaVersion")
+            .or_insert_with(|| SCHEMA_VERSION.into());
+        fields.insert("bundleID".into(), id.to_string().into());
+        fields
+            .entry("displayName")
+            .or_insert_with(|| slug.clone().into());
+        fields.entry("description").or_insert_with(|| "".into());
+        fields.entry("isEnabled").or_insert(true.into());
+        fields.insert("isBuiltIn".into(), false.into());
+        match existing {
+            Some(existing) => {
+                fields.insert("createdAt".into(), timestamp(existing.bundle.created_at));
+                let structural = ["slug", "displayName", "description"]
+                    .iter()
+                    .any(|k| fields.get(*k) != existing.doc.get(*k));
+                let modified = if structural {
+                    now
+                } else {
+                    existing.bundle.modified_at
+                };
+                fields.insert("modifiedAt".into(), timestamp(modified));
+                fields.remove("softDeletedAt");
+            }
+            None => {
+                let created = fields.get("createdAt").cloned();
+                fields.entry("createdAt").or_insert_with(|| timestamp(now));
+                fields
+                    .entry("modifiedAt")
+                    .or_insert_with(|| created.unwrap_or_else(|| timestamp(now)));
+            }
+        }
+        let bundle: Bundle = model::typed(&doc, &source_name)?;
+        if bundle.created_at > bundle.modified_at {
+            return Err(Error::invalid(
+                &source_name,
+                vec![Violation::new(
+                    "/modifiedAt",
+                    "modifiedAt is before createdAt",
+                )],
+            ));
+        }
+        let dir = existing
+            .and_then(|e| e.dir.clone())
+            .unwrap_or_else(|| self.bundles_dir().join(id.to_string()));
+        store::write_json(&dir.join(BUNDLE_FILE), &doc)?;
+        let entry = BundleEntry {
+            is_enabled: bundle.is_enabled,
+            bundle,
+            doc,
+            dir: Some(dir),
+        };
+        Ok((entry, existing.is_none()))
+    }
+
+    /// Enable or disable a bundle (the built-in one: in `toolctl.json`).
+    pub fn set_bundle_enabled(&self, name: &str, enabled: bool) -> Result<(BundleEntry, Toggle)> {
+        let _guard = self.begin_write()?;
+        let mut entry = self.find_bundle(name)?;
+        if entry.is_deleted() {
+            return Err(Error::forbidden(
+                format!("bundle '{}' is deleted", entry.bundle.slug),
+                Some(format!(
+                    "restore it first: toolctl bundle restore {}",
+                    entry.bundle.bundle_id
+                )),
+            ));
+        }
+        if entry.is_enabled == enabled {
+            return Ok((entry, Toggle::Unchanged));
+        }
+        match entry.file() {
+            None => {
+                let config = Config::load(&self.root)?;
+                store::write_json(
+                    &self.root.join(CONFIG_FILE),
+                    &config.with_builtin_flag(None, enabled),
+                )?;
+            }
+            Some(path) => {
+                let mut doc = read_doc(&path)?;
+                if let Some(fields) = doc.as_object_mut() {
+                    fields.insert("isEnabled".into(), enabled.into());
+                }
+                store::write_json(&path, &doc)?;
+                entry.doc = doc;
+            }
+        }
+        entry.is_enabled = enabled;
+        entry.bundle.is_enabled = enabled;
+        Ok((entry, Toggle::Changed))
+    }
+
+    /// Soft-delete a bundle: mark `softDeletedAt`; `reap` removes it later once empty.
+    /// Deleting a deleted bundle keeps the first timestamp (the grace period does not restart).
+    pub fn delete_bundle(&self, name: &str) -> Result<(BundleEntry, Toggle)> {
+        self.mark_deleted(name, true)
+    }
+
+    /// Undo a soft delete.
+    pub fn restore_bundle(&self, name: &str) -> Result<(BundleEntry, Toggle)> {
+        self.mark_deleted(name, false)
+    }
+
+    fn mark_deleted(&self, name: &str, deleted: bool) -> Result<(BundleEntry, Toggle)> {
+        let _guard = self.begin_write()?;
+        let mut entry = self.find_bundle(name)?;
+        let Some(path) = entry.file() else {
+            return Err(Error::forbidden(
+                "the built-in bundle cannot be deleted",
+                Some("disable it instead: toolctl bundle disable builtin".to_owned()),
+            ));
+        };
+        if entry.is_deleted() == deleted {
+            return Ok((entry, Toggle::Unchanged));
+        }
+        let mut doc = read_doc(&path)?;
+        let when = crate::time::now();
+        if let Some(fields) = doc.as_object_mut() {
+            if deleted {
+                fields.insert("softDeletedAt".into(), timestamp(when));
+            } else {
+                fields.remove("softDeletedAt");
+            }
+        }
+        store::write_json(&path, &doc)?;
+        entry.bundle.soft_deleted_at = deleted.then_some(when);
+        entry.doc = doc;
+        Ok((entry, Toggle::Changed))
+    }
+
+    pub(super) fn lock_for_write(&self) -> Result<LockGuard> {
+        self.begin_write()
+    }
+}
+
+/// A bundle that new or changed tools may not go into: disabled or soft-deleted.
+fn check_bundle_writable(bundle: &BundleEntry, action: &str) -> Result<()> {
+    if bundle.is_deleted() {
+        return Err(Error::forbidden(
+            format!(
+                "bundle '{}' is deleted: cannot {action} it",
+                bundle.bundle.slug
+            ),
+            Some(format!(
+                "restore it first: toolctl bundle restore {}",
+                bundle.bundle.slug
+            )),
+        ));
+    }
+    if !bundle.is_enabled {
+        return Err(Error::forbidden(
+            format!(
+                "bundle '{}' is disabled: cannot {action} it",
+                bundle.bundle.slug
+            ),
+            Some(format!(
+                "enable it first: toolctl bundle enable {}",
+                bundle.bundle.slug
+            )),
+        ));
+    }
+    Ok(())
+}
+
+/// Rules that depend on the catalog: an HTTP tool's host must be allowed.
+fn tool_destination_rules(tool: &Tool, catalog: &Catalog) -> Result<(), Violation> {
+    if let Some(http) = tool.http_impl()
+        && let Err(message) = rules::check_url_template(&http.url_template, &catalog.config().hosts)
+    {
+        return Err(Violation::new("/impl/urlTemplate", message));
+    }
+    Ok(())
+}
+
+/// Read a document for rewriting; it must parse (a broken file is never overwritten blindly).
+fn read_doc(path: &Path) -> Result<Value> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io("cannot read", path, e))?;
+    model::parse_doc(&text, path)
+}

@@ -1,0 +1,250 @@
+//! `toolctl bundle …`: create, inspect, toggle, soft-delete, restore and reap bundles.
+
+use super::{PageArgs, next_page_note, read_document};
+use crate::catalog::{BundleFilter, BundleInput, Toggle};
+use crate::cli::Ctx;
+use crate::cli::error::CliError;
+use crate::cli::output::{self, Human, Output};
+use crate::cli::view::{BundleView, clip};
+use clap::{Args, Subcommand};
+use serde_json::json;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// Manage bundles: named groups of tools with one on/off switch
+#[derive(Debug, Subcommand)]
+pub enum BundleCommand {
+    Put(PutArgs),
+    Get(BundleArg),
+    List(ListArgs),
+    Enable(BundleArg),
+    Disable(BundleArg),
+    Delete(BundleArg),
+    Restore(BundleArg),
+    Reap(ReapArgs),
+}
+
+/// Create a bundle, or replace one (with --id, or a file holding its bundleID)
+///
+/// From flags, a replace changes only the given fields of the bundle. From a file (or - for
+/// stdin), the file replaces the whole bundle.json. A slug already used by another bundle is a
+/// conflict (exit 5).
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["slug", "file"])))]
+pub struct PutArgs {
+    /// The bundle's slug (letters, digits and '-')
+    #[arg(long)]
+    pub slug: Option<String>,
+    /// The bundle's ID (a UUIDv7); made when creating without it
+    #[arg(long, value_name = "UUID", conflicts_with = "file")]
+    pub id: Option<Uuid>,
+    /// A human-readable name
+    #[arg(long, value_name = "NAME", conflicts_with = "file")]
+    pub display_name: Option<String>,
+    /// What the bundle's tools are for
+    #[arg(long, value_name = "TEXT", conflicts_with = "file")]
+    pub description: Option<String>,
+    /// Create (or set) the bundle disabled
+    #[arg(long, conflicts_with = "file")]
+    pub disabled: bool,
+    /// Read the whole bundle.json from FILE (- for stdin)
+    #[arg(long, value_name = "FILE", conflicts_with = "slug")]
+    pub file: Option<String>,
+}
+
+/// A bundle by slug or ID
+#[derive(Debug, Args)]
+pub struct BundleArg {
+    /// The bundle's slug or bundleID
+    pub bundle: String,
+}
+
+/// List bundles in slug order
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only this bundle, by slug or ID (can be repeated)
+    #[arg(long, value_name = "BUNDLE")]
+    pub bundle: Vec<String>,
+    /// Also list disabled bundles
+    #[arg(long)]
+    pub include_disabled: bool,
+    /// Also list soft-deleted bundles
+    #[arg(long)]
+    pub include_deleted: bool,
+    #[command(flatten)]
+    pub page: PageArgs,
+}
+
+/// Remove soft-deleted bundles whose grace period is over and that hold no tools
+///
+/// Bundles that still hold tools are reported and kept. Prints nothing when there is nothing
+/// to do. Safe to run from cron, and twice at once.
+#[derive(Debug, Args)]
+pub struct ReapArgs {
+    /// Reap bundles deleted longer ago than this (default: reap.gracePeriod of toolctl.json, 48h)
+    #[arg(long, value_name = "DURATION", value_parser = crate::time::parse_duration)]
+    pub older_than: Option<Duration>,
+    /// Say what would be reaped without removing anything
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub fn run(ctx: &Ctx, command: &BundleCommand) -> Result<Output, CliError> {
+    match command {
+        BundleCommand::Put(args) => put(ctx, args),
+        BundleCommand::Get(args) => get(ctx, args),
+        BundleCommand::List(args) => list(ctx, args),
+        BundleCommand::Enable(args) => {
+            toggle(ctx, args, "enabled", |c, b| c.set_bundle_enabled(b, true))
+        }
+        BundleCommand::Disable(args) => {
+            toggle(ctx, args, "disabled", |c, b| c.set_bundle_enabled(b, false))
+        }
+        BundleCommand::Delete(args) => toggle(ctx, args, "deleted", |c, b| c.delete_bundle(b)),
+        BundleCommand::Restore(args) => toggle(ctx, args, "restored", |c, b| c.restore_bundle(b)),
+        BundleCommand::Reap(args) => reap(ctx, args),
+    }
+}
+
+fn put(ctx: &Ctx, args: &PutArgs) -> Result<Output, CliError> {
+    let input = match (&args.file, &args.slug) {
+        (Some(file), _) => {
+            let (doc, source_name) = read_document(file)?;
+            BundleInput::Document { doc, source_name }
+        }
+        (None, Some(slug)) => BundleInput::Fields {
+            id: args.id,
+            slug: slug.clone(),
+            display_name: args.display_name.clone(),
+            description: args.description.clone(),
+            enabled: !args.disabled,
+        },
+        (None, None) => return Err(CliError::invalid("give --slug or --file")),
+    };
+    let catalog = ctx.catalog_for_write()?;
+    let (entry, created) = catalog.put_bundle(input)?;
+    let verb = if created { "Created" } else { "Replaced" };
+    let line = format!(
+        "{verb} bundle {} ({})",
+        entry.bundle.slug, entry.bundle.bundle_id
+    );
+    let mut json = serde_json::to_value(BundleView::new(&entry, None)).unwrap_or_default();
+    json["created"] = created.into();
+    Ok(Output::new(json, Human::Status(line)))
+}
+
+fn get(ctx: &Ctx, args: &BundleArg) -> Result<Output, CliError> {
+    let catalog = ctx.catalog()?;
+    let entry = catalog.find_bundle(&args.bundle)?;
+    let mut problems = Vec::new();
+    let tools = catalog.bundle_tools(&entry, &mut problems);
+    ctx.warn_problems(&problems);
+    let view = BundleView::new(&entry, Some(tools.len()));
+    let mut table = output::table(["FIELD", "VALUE"]);
+    table.add_row(["slug", &view.slug]);
+    table.add_row(["bundleID", &view.bundle_id]);
+    table.add_row(["displayName", &view.display_name]);
+    table.add_row(["description", &view.description]);
+    table.add_row(["status", BundleView::status(&entry)]);
+    table.add_row(["tools", &tools.len().to_string()]);
+    table.add_row(["createdAt", &view.created_at]);
+    table.add_row(["modifiedAt", &view.modified_at]);
+    if let Some(at) = &view.soft_deleted_at {
+        table.add_row(["softDeletedAt", at]);
+    }
+    let location = view
+        .path
+        .as_ref()
+        .map_or_else(|| "(built in)".to_owned(), |p| p.display().to_string());
+    table.add_row(["path", &location]);
+    let mut json = serde_json::to_value(&view).unwrap_or_default();
+    json["document"] = entry.doc.clone();
+    Ok(Output::new(json, Human::Text(table.trim_fmt())))
+}
+
+fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
+    let catalog = ctx.catalog()?;
+    let filter = BundleFilter {
+        bundles: args.bundle.clone(),
+        include_disabled: args.include_disabled,
+        include_deleted: args.include_deleted,
+    };
+    let page = catalog.list_bundles(
+        &filter,
+        args.page.page_size,
+        args.page.page_token.as_deref(),
+    )?;
+    ctx.warn_problems(&page.problems);
+    let mut table = output::table(["SLUG", "ID", "TOOLS", "STATUS", "DESCRIPTION"]);
+    for (entry, count) in &page.items {
+        table.add_row([
+            entry.bundle.slug.clone(),
+            entry.bundle.bundle_id.to_string(),
+            count.to_string(),
+            BundleView::status(entry).to_owned(),
+            clip(&entry.bundle.description, 60),
+        ]);
+    }
+    let items: Vec<BundleView> = page
+        .items
+        .iter()
+        .map(|(entry, count)| BundleView::new(entry, Some(*count)))
+        .collect();
+    let json = json!({
+        "items": items,
+        "nextPageToken": page.next_page_token,
+        "problems": page.problems,
+    });
+    let mut text = table.trim_fmt();
+    text.push_str(&next_page_note(page.next_page_token.as_ref()));
+    Ok(Output::new(json, Human::Text(text)))
+}
+
+fn toggle(
+    ctx: &Ctx,
+    args: &BundleArg,
+    done: &str,
+    action: impl Fn(
+        &crate::catalog::Catalog,
+        &str,
+    ) -> crate::catalog::Result<(crate::catalog::BundleEntry, Toggle)>,
+) -> Result<Output, CliError> {
+    let catalog = ctx.catalog_for_write()?;
+    let (entry, toggle) = action(&catalog, &args.bundle)?;
+    let line = match toggle {
+        Toggle::Changed => format!("Bundle {} {done}", entry.bundle.slug),
+        Toggle::Unchanged => format!(
+            "Bundle {} was already {done}; nothing changed",
+            entry.bundle.slug
+        ),
+    };
+    let mut json = serde_json::to_value(BundleView::new(&entry, None)).unwrap_or_default();
+    json["changed"] = (toggle == Toggle::Changed).into();
+    Ok(Output::new(json, Human::Status(line)))
+}
+
+fn reap(ctx: &Ctx, args: &ReapArgs) -> Result<Output, CliError> {
+    let catalog = ctx.catalog()?;
+    let mut progress = ctx.ui.progress(0, "reaping");
+    let report = catalog.reap(args.older_than, args.dry_run, |done, total| {
+        progress.update(done, total)
+    })?;
+    drop(progress);
+    let verb = if args.dry_run { "would reap" } else { "reaped" };
+    let mut lines = Vec::new();
+    for b in &report.reaped {
+        lines.push(format!(
+            "{verb} bundle {} ({}), deleted at {}",
+            b.slug, b.bundle_id, b.soft_deleted_at
+        ));
+    }
+    for b in &report.kept {
+        let reason = b.kept_because.as_deref().unwrap_or_default();
+        lines.push(format!(
+            "kept bundle {} ({}), deleted at {}: {reason}",
+            b.slug, b.bundle_id, b.soft_deleted_at
+        ));
+    }
+    let json = serde_json::to_value(&report).unwrap_or_default();
+    Ok(Output::new(json, Human::Text(lines.join("\n"))))
+}

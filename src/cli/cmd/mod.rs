@@ -1,0 +1,72 @@
+//! The subcommands: one file each, and the one place they are dispatched.
+
+pub mod bundle;
+pub mod completions;
+pub mod init;
+pub mod tool;
+
+use super::Ctx;
+use super::error::CliError;
+use super::output::Output;
+use crate::catalog::{Error, model, page};
+use clap::{Args, Subcommand};
+use serde_json::Value;
+use std::io::Read;
+use std::path::Path;
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Init(init::InitArgs),
+    #[command(subcommand)]
+    Bundle(bundle::BundleCommand),
+    #[command(subcommand)]
+    Tool(tool::ToolCommand),
+    Completions(completions::CompletionsArgs),
+}
+
+/// Run one command.
+pub fn run(ctx: &Ctx, command: &Command) -> Result<Output, CliError> {
+    match command {
+        Command::Init(args) => init::run(ctx, args),
+        Command::Bundle(command) => bundle::run(ctx, command),
+        Command::Tool(command) => tool::run(ctx, command),
+        Command::Completions(args) => completions::run(args),
+    }
+}
+
+/// Paging flags of list commands.
+#[derive(Debug, Clone, Args)]
+pub struct PageArgs {
+    /// Show at most N items (1 to 1000)
+    #[arg(long, value_name = "N", default_value_t = page::DEFAULT_PAGE_SIZE)]
+    pub page_size: usize,
+    /// Continue after the page that printed this token (nextPageToken)
+    #[arg(long, value_name = "TOKEN")]
+    pub page_token: Option<String>,
+}
+
+/// Read a JSON document from a file, or from stdin when `path` is `-`. Returns it with the
+/// name to report problems under.
+pub fn read_document(path: &str) -> Result<(Value, String), CliError> {
+    let (text, name) = if path == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| CliError::invalid(format!("cannot read standard input: {e}")))?;
+        (text, "<stdin>".to_owned())
+    } else {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::from(Error::io("cannot read", path, e)))?;
+        (text, path.to_owned())
+    };
+    let doc = model::parse_doc(&text, Path::new(&name))?;
+    Ok((doc, name))
+}
+
+/// The "next page" hint printed under a table.
+fn next_page_note(token: Option<&String>) -> String {
+    match token {
+        Some(token) => format!("\nmore: --page-token {token}"),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,198 @@
+//! `toolctl tool …`: create, inspect, toggle and remove tools.
+
+use super::{PageArgs, next_page_note, read_document};
+use crate::catalog::{Pick, Toggle, ToolEntry, ToolFilter};
+use crate::cli::Ctx;
+use crate::cli::error::CliError;
+use crate::cli::output::{self, Human, Output};
+use crate::cli::view::{ToolView, clip};
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+/// Manage tools: create, show, list, enable, disable, delete
+#[derive(Debug, Subcommand)]
+pub enum ToolCommand {
+    Put(PutArgs),
+    Get(ToolArg),
+    List(ListArgs),
+    Enable(ToolArg),
+    Disable(ToolArg),
+    Delete(ToolArg),
+}
+
+/// Create a tool from a tool.json file (or - for stdin)
+///
+/// toolID, bundleID, createdAt and modifiedAt are filled in when absent. A version never
+/// changes once written: putting an existing <slug, version> is a conflict (exit 5) and leaves
+/// the stored file as it was.
+#[derive(Debug, Args)]
+pub struct PutArgs {
+    /// The bundle to put the tool into, by slug or ID (default: the file's bundleID)
+    #[arg(long, value_name = "BUNDLE")]
+    pub bundle: Option<String>,
+    /// The tool.json to read; - reads standard input
+    #[arg(value_name = "FILE|-")]
+    pub file: String,
+}
+
+/// A tool: [bundle/]slug[@version] or a toolID
+#[derive(Debug, Args)]
+pub struct ToolArg {
+    /// [bundle/]slug[@version] or a toolID
+    #[arg(value_name = "TOOL")]
+    pub tool: String,
+}
+
+/// List tools in bundle, slug and version order
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only tools of this bundle, by slug or ID (can be repeated)
+    #[arg(long, value_name = "BUNDLE")]
+    pub bundle: Vec<String>,
+    /// Only tools with this tag (can be repeated: all must match)
+    #[arg(long, value_name = "TAG")]
+    pub tag: Vec<String>,
+    /// Also list disabled tools and tools of disabled bundles
+    #[arg(long)]
+    pub include_disabled: bool,
+    /// Also list tools of soft-deleted bundles
+    #[arg(long)]
+    pub include_deleted: bool,
+    #[command(flatten)]
+    pub page: PageArgs,
+}
+
+pub fn run(ctx: &Ctx, command: &ToolCommand) -> Result<Output, CliError> {
+    match command {
+        ToolCommand::Put(args) => put(ctx, args),
+        ToolCommand::Get(args) => get(ctx, args),
+        ToolCommand::List(args) => list(ctx, args),
+        ToolCommand::Enable(args) => toggle(ctx, args, true),
+        ToolCommand::Disable(args) => toggle(ctx, args, false),
+        ToolCommand::Delete(args) => delete(ctx, args),
+    }
+}
+
+fn put(ctx: &Ctx, args: &PutArgs) -> Result<Output, CliError> {
+    let (doc, source_name) = read_document(&args.file)?;
+    let catalog = ctx.catalog_for_write()?;
+    let entry = catalog.put_tool(doc, &source_name, args.bundle.as_deref())?;
+    if let Some(reason) = &entry.unavailable {
+        ctx.ui
+            .warn(&format!("{} is unavailable: {reason}", entry.reference()));
+    }
+    let line = format!(
+        "Created tool {} ({})",
+        entry.reference(),
+        entry.tool.tool_id
+    );
+    Ok(Output::new(
+        ToolView::with_document(&entry),
+        Human::Status(line),
+    ))
+}
+
+fn get(ctx: &Ctx, args: &ToolArg) -> Result<Output, CliError> {
+    let catalog = ctx.catalog()?;
+    let (entry, problems) = catalog.resolve_tool(&args.tool, Pick::Default)?;
+    ctx.warn_problems(&problems);
+    Ok(Output::new(
+        ToolView::with_document(&entry),
+        Human::Text(describe(&entry)),
+    ))
+}
+
+/// The human form of `tool get`.
+fn describe(entry: &ToolEntry) -> String {
+    let view = ToolView::new(entry);
+    let mut table = output::table(["FIELD", "VALUE"]);
+    table.add_row(["ref", &view.reference]);
+    table.add_row(["toolID", &view.tool_id]);
+    table.add_row(["displayName", &view.display_name]);
+    table.add_row(["description", &view.description]);
+    table.add_row(["type", view.kind]);
+    table.add_row(["status", &view.status]);
+    table.add_row(["tags", &view.tags.join(", ")]);
+    table.add_row(["createdAt", &view.created_at]);
+    table.add_row(["modifiedAt", &view.modified_at]);
+    let location = view
+        .path
+        .as_ref()
+        .map_or_else(|| "(built in)".to_owned(), |p| p.display().to_string());
+    table.add_row(["path", &location]);
+    let mut text = table.trim_fmt();
+    for (label, key) in [
+        ("argSchema", "argSchema"),
+        ("outputSchema", "outputSchema"),
+        ("impl", "impl"),
+    ] {
+        if let Some(value) = entry.doc.get(key) {
+            let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
+            text.push_str(&format!("\n\n{label}:\n{pretty}"));
+        }
+    }
+    text
+}
+
+fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
+    let catalog = ctx.catalog()?;
+    let filter = ToolFilter {
+        bundles: args.bundle.clone(),
+        tags: args.tag.clone(),
+        include_disabled: args.include_disabled,
+        include_deleted: args.include_deleted,
+    };
+    let page = catalog.list_tools(
+        &filter,
+        args.page.page_size,
+        args.page.page_token.as_deref(),
+    )?;
+    ctx.warn_problems(&page.problems);
+    let mut table = output::table(["TOOL", "TYPE", "STATUS", "DESCRIPTION"]);
+    for entry in &page.items {
+        table.add_row([
+            entry.reference(),
+            entry.tool.kind.label().to_owned(),
+            entry.status(),
+            clip(&entry.tool.description, 60),
+        ]);
+    }
+    let items: Vec<ToolView> = page.items.iter().map(ToolView::new).collect();
+    let json = json!({
+        "items": items,
+        "nextPageToken": page.next_page_token,
+        "problems": page.problems,
+    });
+    let mut text = table.trim_fmt();
+    text.push_str(&next_page_note(page.next_page_token.as_ref()));
+    Ok(Output::new(json, Human::Text(text)))
+}
+
+fn toggle(ctx: &Ctx, args: &ToolArg, enabled: bool) -> Result<Output, CliError> {
+    let catalog = ctx.catalog_for_write()?;
+    let (entry, toggle) = catalog.set_tool_enabled(&args.tool, enabled)?;
+    let state = if enabled { "enabled" } else { "disabled" };
+    let line = match toggle {
+        Toggle::Changed => format!("Tool {} {state}", entry.reference()),
+        Toggle::Unchanged => format!(
+            "Tool {} was already {state}; nothing changed",
+            entry.reference()
+        ),
+    };
+    let mut json = serde_json::to_value(ToolView::new(&entry)).unwrap_or_default();
+    json["changed"] = (toggle == Toggle::Changed).into();
+    Ok(Output::new(json, Human::Status(line)))
+}
+
+fn delete(ctx: &Ctx, args: &ToolArg) -> Result<Output, CliError> {
+    let catalog = ctx.catalog_for_write()?;
+    let entry = catalog.delete_tool(&args.tool)?;
+    let line = format!(
+        "Deleted tool {} ({})",
+        entry.reference(),
+        entry.tool.tool_id
+    );
+    let mut json = serde_json::to_value(ToolView::new(&entry)).unwrap_or_default();
+    json["deleted"] = true.into();
+    Ok(Output::new(json, Human::Status(line)))
+}

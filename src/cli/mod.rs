@@ -1,0 +1,172 @@
+//! The `toolctl` command line: argument parsing, the context commands run in, and `main`.
+//!
+//! Each subcommand lives in its own file under `cmd/`; they call the library and return an
+//! [`Output`](output::Output) that [`output`] prints.
+
+pub mod cmd;
+pub mod error;
+pub mod output;
+pub mod view;
+
+use crate::catalog::{self, Catalog, Location};
+use crate::error_code::{ErrorCode, exit};
+use clap::{Args, Parser};
+use error::CliError;
+use output::Ui;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Manage the tools your LLM agents use: a catalog of plain JSON files you keep in git.
+///
+/// The catalog is --catalog DIR, else $TOOLCTL_CATALOG, else the nearest folder above the
+/// working folder holding toolctl.json, else $XDG_DATA_HOME/toolctl (~/.local/share/toolctl).
+/// The built-in tools (builtin/readfile, builtin/file-search, builtin/now, builtin/exec) are
+/// always there.
+#[derive(Debug, Parser)]
+#[command(name = "toolctl", version, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: cmd::Command,
+}
+
+/// Flags every command takes.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Use the catalog in DIR
+    #[arg(long, global = true, env = "TOOLCTL_CATALOG", value_name = "DIR")]
+    pub catalog: Option<PathBuf>,
+    /// Print one JSON document on stdout, errors included
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Print no status lines or warnings on stderr
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// Never show progress bars
+    #[arg(long, global = true)]
+    pub no_progress: bool,
+    /// Wait at most this long for the catalog's write lock (e.g. 500ms, 10s)
+    #[arg(long, global = true, value_name = "DURATION", default_value = "10s", value_parser = crate::time::parse_duration)]
+    pub lock_timeout: Duration,
+}
+
+/// What a command runs with.
+#[derive(Debug)]
+pub struct Ctx {
+    pub global: GlobalArgs,
+    pub ui: Ui,
+    pub cwd: PathBuf,
+}
+
+impl Ctx {
+    /// Where the catalog is.
+    pub fn location(&self) -> Result<Location, CliError> {
+        Ok(catalog::locate(
+            self.global.catalog.as_deref(),
+            &self.cwd,
+            |name| std::env::var(name).ok(),
+        )?)
+    }
+
+    /// Open the catalog (it need not exist yet: it is created on the first write).
+    pub fn catalog(&self) -> Result<Catalog, CliError> {
+        let location = self.location()?;
+        Ok(Catalog::open(location.path())?.with_lock_timeout(self.global.lock_timeout))
+    }
+
+    /// Open the catalog for a write, telling the user when this write creates it.
+    pub fn catalog_for_write(&self) -> Result<Catalog, CliError> {
+        let catalog = self.catalog()?;
+        if !catalog.exists() {
+            self.ui.status(&format!(
+                "Creating a new catalog in {}",
+                catalog.root().display()
+            ));
+        }
+        Ok(catalog)
+    }
+
+    /// Report files the catalog could not use, as warnings.
+    pub fn warn_problems(&self, problems: &[catalog::Problem]) {
+        for problem in problems {
+            self.ui.warn(&format!(
+                "skipped {}: {}",
+                problem.path.display(),
+                problem.message
+            ));
+        }
+    }
+}
+
+/// Parse the command line, run the command, print its output or error, and say how to exit.
+pub fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let wants_json = args.iter().any(|a| a == "--json");
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => return ExitCode::from(report_parse_error(&e, wants_json)),
+    };
+    let ui = Ui {
+        json: cli.global.json,
+        quiet: cli.global.quiet,
+        no_progress: cli.global.no_progress,
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            let error = CliError::new(
+                ErrorCode::Internal,
+                format!("cannot read the working folder: {e}"),
+            );
+            error.report(&ui);
+            return ExitCode::from(error.exit_code());
+        }
+    };
+    let ctx = Ctx {
+        global: cli.global,
+        ui,
+        cwd,
+    };
+    let result = cmd::run(&ctx, &cli.command).and_then(|output| Ok(ctx.ui.emit(&output)?));
+    match result {
+        Ok(()) => ExitCode::from(exit::SUCCESS),
+        Err(error) => {
+            error.report(&ctx.ui);
+            ExitCode::from(error.exit_code())
+        }
+    }
+}
+
+/// Print a clap error (or help/version) and return the exit code.
+fn report_parse_error(e: &clap::Error, json: bool) -> u8 {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            exit::USAGE
+        } else {
+            exit::SUCCESS
+        };
+    }
+    if json {
+        let mut error = CliError::invalid(e.kind().to_string())
+            .with_details(serde_json::json!({ "usage": e.render().to_string() }));
+        error.usage = true;
+        let ui = Ui {
+            json: true,
+            quiet: false,
+            no_progress: true,
+        };
+        error.report(&ui);
+    } else {
+        let _ = e.print();
+    }
+    exit::USAGE
+}

@@ -1,0 +1,177 @@
+//! The one output layer: commands return an [`Output`] and this module prints it.
+//!
+//! Data goes to stdout: a table or text by default, one JSON document with `--json`. Status
+//! lines and warnings go to stderr and `--quiet` mutes them. Progress bars appear only on a
+//! terminal, never with `--json` or `--no-progress`, and only for work that lasts more than a
+//! second. A closed stdout (`toolctl tool list | head`) ends output quietly, not with a panic.
+
+use anstyle::{AnsiColor, Style};
+use comfy_table::{ContentArrangement, Table, presets};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::Value;
+use std::io::{self, IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+/// What a command prints.
+#[derive(Debug)]
+pub struct Output {
+    /// The document printed with `--json`.
+    pub json: Value,
+    /// What a person sees otherwise.
+    pub human: Human,
+}
+
+/// The human form of an output.
+#[derive(Debug)]
+pub enum Human {
+    /// Text on stdout (tables are rendered to text by [`table`]'s `trim_fmt`).
+    Text(String),
+    /// A status line on stderr (for changes: the data is in the JSON form).
+    Status(String),
+    /// Nothing.
+    Nothing,
+}
+
+impl Output {
+    pub fn new(json: Value, human: Human) -> Self {
+        Self { json, human }
+    }
+}
+
+/// A table in toolctl's house style: no borders, a header, wrapped to the terminal's width
+/// when stdout is one.
+pub fn table<I, S>(header: I) -> Table
+where
+    I: IntoIterator<Item = S>,
+    S: Into<comfy_table::Cell>,
+{
+    let mut table = Table::new();
+    table.load_style(presets::NOTHING).set_header(header);
+    for column in table.column_iter_mut() {
+        column.set_padding((0, 2));
+    }
+    if io::stdout().is_terminal() {
+        table.set_content_arrangement(ContentArrangement::Dynamic);
+    }
+    table
+}
+
+/// How output is shown, from the global flags.
+#[derive(Debug, Clone)]
+pub struct Ui {
+    pub json: bool,
+    pub quiet: bool,
+    pub no_progress: bool,
+}
+
+const ERROR: Style = AnsiColor::Red.on_default().bold();
+const WARNING: Style = AnsiColor::Yellow.on_default().bold();
+const HINT: Style = AnsiColor::Cyan.on_default().bold();
+
+impl Ui {
+    /// Print a command's output. A closed stdout is not an error.
+    pub fn emit(&self, output: &Output) -> io::Result<()> {
+        let text = if self.json {
+            let mut text = serde_json::to_string_pretty(&output.json).unwrap_or_default();
+            text.push('\n');
+            text
+        } else {
+            match &output.human {
+                Human::Text(text) if text.is_empty() => String::new(),
+                Human::Text(text) if text.ends_with('\n') => text.clone(),
+                Human::Text(text) => format!("{text}\n"),
+                Human::Status(line) => {
+                    self.status(line);
+                    String::new()
+                }
+                Human::Nothing => String::new(),
+            }
+        };
+        write_stdout(text.as_bytes())
+    }
+
+    /// A status line on stderr, unless `--quiet`.
+    pub fn status(&self, line: &str) {
+        if !self.quiet {
+            write_stderr(&format!("{line}\n"));
+        }
+    }
+
+    /// A warning on stderr, unless `--quiet`.
+    pub fn warn(&self, message: &str) {
+        if !self.quiet {
+            write_stderr(&format!("{WARNING}warning:{WARNING:#} {message}\n"));
+        }
+    }
+
+    /// An error report on stderr (never muted).
+    pub fn error(&self, message: &str, causes: &[String], hints: &[String]) {
+        let mut text = format!("{ERROR}error:{ERROR:#} {message}\n");
+        for cause in causes {
+            text.push_str(&format!("caused by: {cause}\n"));
+        }
+        for hint in hints {
+            text.push_str(&format!("{HINT}hint:{HINT:#} {hint}\n"));
+        }
+        write_stderr(&text);
+    }
+
+    /// A progress bar for `len` steps that appears only on a terminal, and only once the work
+    /// has lasted a second.
+    pub fn progress(&self, len: u64, message: &'static str) -> Progress {
+        let enabled = !self.json && !self.no_progress && io::stderr().is_terminal();
+        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
+        if let Ok(style) = ProgressStyle::with_template("{msg} {wide_bar} {pos}/{len} ({eta})") {
+            bar.set_style(style);
+        }
+        bar.set_message(message);
+        Progress {
+            bar,
+            enabled,
+            started: Instant::now(),
+            shown: false,
+        }
+    }
+}
+
+/// A progress bar that shows itself after a second of work (see [`Ui::progress`]).
+#[derive(Debug)]
+pub struct Progress {
+    bar: ProgressBar,
+    enabled: bool,
+    started: Instant,
+    shown: bool,
+}
+
+impl Progress {
+    /// Record that `done` of `total` steps are done.
+    pub fn update(&mut self, done: usize, total: usize) {
+        self.bar.set_length(total as u64);
+        self.bar.set_position(done as u64);
+        if self.enabled && !self.shown && self.started.elapsed() >= Duration::from_secs(1) {
+            self.shown = true;
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// Write to stdout; a closed pipe ends output silently.
+fn write_stdout(bytes: &[u8]) -> io::Result<()> {
+    let mut out = anstream::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Write to stderr; there is nowhere to report a failure to write to stderr.
+fn write_stderr(text: &str) {
+    let mut err = anstream::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+}

@@ -1,0 +1,11 @@
+//! toolctl keeps a catalog of LLM tools as plain JSON files and does everything an agent builder
+//! needs with it: list, search, pick, export, attach and invoke.
+//!
+//! The library holds every operation; `cli` is a thin layer that parses arguments and prints
+//! what the operations return. Nothing outside `cli` prints or knows about terminals.
+
+pub mod catalog;
+pub mod cli;
+pub mod error_code;
+pub mod native;
+pub mod time;
