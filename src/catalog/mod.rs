@@ -23,6 +23,9 @@ pub mod rules;
 pub mod store;
 mod write;
 
+#[cfg(test)]
+mod tests;
+
 pub use config::{CONFIG_FILE, Config};
 pub use error::{Error, Result, Violation};
 pub use reap::{ReapOutcome, ReapReport};

@@ -201,6 +201,59 @@ mod tests {
     use super::*;
 
     #[test]
+    fn valid_slugs_and_versions() {
+        for slug in [
+            "weather",
+            "météo",
+            "天気",
+            "a-1",
+            "Weather",
+            "-",
+            "x".repeat(64).as_str(),
+        ] {
+            assert_eq!(check_name(NameKind::Slug, slug), Ok(()), "{slug}");
+        }
+        for version in ["v2", "v2.1", "2024.05.14", "β-3", "1..2"] {
+            assert_eq!(check_name(NameKind::Version, version), Ok(()), "{version}");
+        }
+    }
+
+    #[test]
+    fn invalid_slugs_and_versions_say_why() {
+        let long = "a".repeat(65);
+        let cases: &[(NameKind, &str, &str)] = &[
+            (NameKind::Slug, "a_b", "has an underscore at character 2"),
+            (
+                NameKind::Slug,
+                "a b",
+                "has whitespace (U+0020) at character 2",
+            ),
+            (NameKind::Slug, "a/b", "has a slash ('/') at character 2"),
+            (NameKind::Slug, "..", "has a dot at character 1"),
+            (NameKind::Slug, &long, "is 65 characters long; at most 64"),
+            (NameKind::Slug, "", "is empty"),
+            (NameKind::Slug, "a.b", "has a dot at character 2"),
+            (
+                NameKind::Slug,
+                "a\u{7}b",
+                "has a control character (U+0007)",
+            ),
+            (NameKind::Slug, "tool🔧", "'🔧' (U+1F527) at character 5"),
+            (NameKind::Slug, "a@b", "'@' (U+0040)"),
+            (NameKind::Slug, "me\u{301}teo", "(U+0301)"),
+            (NameKind::Version, "..", "starts with '.'"),
+            (NameKind::Version, ".hidden", "starts with '.'"),
+            (NameKind::Version, "v1/2", "has a slash"),
+            (NameKind::Version, "v 1", "has whitespace"),
+            (NameKind::Version, "", "is empty"),
+        ];
+        for (kind, name, expected) in cases {
+            let error = check_name(*kind, name).expect_err(name);
+            assert!(error.contains(expected), "{name:?}: {error}");
+        }
+    }
+
+    #[test]
     fn host_policy_matches_exact_wildcard_and_port() {
         let policy = HostPolicy::new(["api.example.com", "*.corp.test", "127.0.0.1:8080"]).unwrap();
         let allows = |u: &str| policy.allows(&url::Url::parse(u).unwrap());

@@ -153,21 +153,19 @@ impl Catalog {
             None => None,
         };
         let now = crate::time::now();
-        fields
-            .entry("schemaVersion")
-            .or_insert_with(|| SCHEMA_VERSION.into());
-        fields
-            .entry("toolID")
-            .or_insert_with(|| new_id().to_string().into());
-        fields.insert(
-            "bundleID".into(),
-            target.bundle.bundle_id.to_string().into(),
-        );
         let created = fields.get("createdAt").cloned();
-        fields.entry("createdAt").or_insert_with(|| timestamp(now));
-        fields
-            .entry("modifiedAt")
-            .or_insert_with(|| created.unwrap_or_else(|| timestamp(now)));
+        fill_fields(
+            fields,
+            [
+                ("schemaVersion", SCHEMA_VERSION.into()),
+                ("toolID", new_id().to_string().into()),
+                ("bundleID", target.bundle.bundle_id.to_string().into()),
+            ],
+            [
+                ("createdAt", timestamp(now)),
+                ("modifiedAt", created.unwrap_or_else(|| timestamp(now))),
+            ],
+        );
 
         let tool: Tool = model::typed(&doc, source_name)?;
         let mut violations = tool.check(&doc);
@@ -365,7 +363,7 @@ impl Catalog {
                 description,
                 enabled,
             } => {
-                let mut doc = json!({ "slug": slug, "isEnabled": enabled });
+                let mut doc = json!({ "slug": slug });
                 if let Some(id) = id {
                     doc["bundleID"] = id.to_string().into();
                 }
@@ -375,6 +373,7 @@ impl Catalog {
                 if let Some(text) = description {
                     doc["description"] = text.into();
                 }
+                doc["isEnabled"] = enabled.into();
                 (doc, "command line".to_owned(), true)
             }
         };
@@ -471,15 +470,18 @@ impl Catalog {
         let fields = doc
             .as_object_mut()
             .ok_or_else(|| Error::invalid(&source_name, vec![]))?;
-        fields
-            .entry("schemaVersion")
-            .or_insert_with(|| SCHEMA_VERSION.into());
-        fields.insert("bundleID".into(), id.to_string().into());
-        fields
-            .entry("displayName")
-            .or_insert_with(|| slug.clone().into());
-        fields.entry("description").or_insert_with(|| "".into());
-        fields.entry("isEnabled").or_insert(true.into());
+        fill_fields(
+            fields,
+            [
+                ("schemaVersion", SCHEMA_VERSION.into()),
+                ("bundleID", id.to_string().into()),
+                ("slug", slug.clone().into()),
+                ("displayName", slug.clone().into()),
+                ("description", "".into()),
+                ("isEnabled", true.into()),
+            ],
+            [],
+        );
         fields.insert("isBuiltIn".into(), false.into());
         match existing {
             Some(existing) => {
@@ -493,7 +495,7 @@ impl Catalog {
                     existing.bundle.modified_at
                 };
                 fields.insert("modifiedAt".into(), timestamp(modified));
-                fields.remove("softDeletedAt");
+                fields.shift_remove("softDeletedAt");
             }
             None => {
                 let created = fields.get("createdAt").cloned();
@@ -593,7 +595,7 @@ impl Catalog {
             if deleted {
                 fields.insert("softDeletedAt".into(), timestamp(when));
             } else {
-                fields.remove("softDeletedAt");
+                fields.shift_remove("softDeletedAt");
             }
         }
         store::write_json(&path, &doc)?;
@@ -604,6 +606,31 @@ impl Catalog {
 
     pub(super) fn lock_for_write(&self) -> Result<LockGuard> {
         self.begin_write()
+    }
+}
+
+/// Add the fields a document lacks: `head` ones near the top, each after the head fields before
+/// it (identity first, as people read files), `tail` ones at the end. Fields already present
+/// keep their value and place.
+fn fill_fields<const H: usize, const T: usize>(
+    fields: &mut serde_json::Map<String, Value>,
+    head: [(&str, Value); H],
+    tail: [(&str, Value); T],
+) {
+    let mut at = 0;
+    for (key, value) in head {
+        match fields.keys().position(|k| k == key) {
+            Some(index) => at = at.max(index + 1),
+            None => {
+                fields.shift_insert(at, key.to_owned(), value);
+                at += 1;
+            }
+        }
+    }
+    for (key, value) in tail {
+        if !fields.contains_key(key) {
+            fields.insert(key.to_owned(), value);
+        }
     }
 }
 

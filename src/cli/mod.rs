@@ -170,3 +170,14 @@ fn report_parse_error(e: &clap::Error, json: bool) -> u8 {
     }
     exit::USAGE
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn verify_app() {
+        Cli::command().debug_assert();
+    }
+}

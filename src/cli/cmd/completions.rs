@@ -30,3 +30,33 @@ pub fn run(args: &CompletionsArgs) -> Result<Output, CliError> {
         Human::Text(text),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// The scripts under `completions/` are what the binary generates. To refresh them after
+    /// changing the command line: `UPDATE_COMPLETIONS=1 cargo test completions`.
+    #[test]
+    fn committed_completions_match_the_binary() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("completions");
+        for (shell, file) in [
+            (Shell::Bash, "toolctl.bash"),
+            (Shell::Zsh, "_toolctl"),
+            (Shell::Fish, "toolctl.fish"),
+        ] {
+            let path = dir.join(file);
+            let generated = script(shell);
+            if std::env::var_os("UPDATE_COMPLETIONS").is_some() {
+                #[allow(clippy::disallowed_methods)]
+                std::fs::write(&path, &generated).unwrap();
+            }
+            let committed = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                committed == generated,
+                "completions/{file} is out of date: run `UPDATE_COMPLETIONS=1 cargo test completions`"
+            );
+        }
+    }
+}

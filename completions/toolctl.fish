@@ -1,0 +1,217 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_toolctl_global_optspecs
+    string join \n catalog= json q/quiet no-progress lock-timeout= h/help V/version
+end
+
+function __fish_toolctl_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_toolctl_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_toolctl_using_subcommand
+    set -l cmd (__fish_toolctl_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c toolctl -n "__fish_toolctl_needs_command" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_needs_command" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_needs_command" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_needs_command" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_needs_command" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_needs_command" -s V -l version -d 'Print version'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand init" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand init" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand init" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand init" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand init" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "put" -d 'Create a bundle, or replace one (with --id, or a file holding its bundleID)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "get" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "list" -d 'List bundles in slug order'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "enable" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "disable" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "delete" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "restore" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "reap" -d 'Remove soft-deleted bundles whose grace period is over and that hold no tools'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l slug -d 'The bundle\'s slug (letters, digits and \'-\')' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l id -d 'The bundle\'s ID (a UUIDv7); made when creating without it' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l display-name -d 'A human-readable name' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l description -d 'What the bundle\'s tools are for' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l file -d 'Read the whole bundle.json from FILE (- for stdin)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l disabled -d 'Create (or set) the bundle disabled'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from get" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from get" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from get" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from get" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l bundle -d 'Only this bundle, by slug or ID (can be repeated)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l page-size -d 'Show at most N items (1 to 1000)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l page-token -d 'Continue after the page that printed this token (nextPageToken)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l include-disabled -d 'Also list disabled bundles'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l include-deleted -d 'Also list soft-deleted bundles'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from enable" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from enable" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from enable" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from enable" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from enable" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from enable" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -l older-than -d 'Reap bundles deleted longer ago than this (default: reap.gracePeriod of toolctl.json, 48h)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -l dry-run -d 'Say what would be reaped without removing anything'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "put" -d 'Create a bundle, or replace one (with --id, or a file holding its bundleID)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "get" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "list" -d 'List bundles in slug order'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "enable" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "disable" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "delete" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "restore" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "reap" -d 'Remove soft-deleted bundles whose grace period is over and that hold no tools'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -f -a "put" -d 'Create a tool from a tool.json file (or - for stdin)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -f -a "get" -d 'A tool: [bundle/]slug[@version] or a toolID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -f -a "list" -d 'List tools in bundle, slug and version order'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -f -a "enable" -d 'A tool: [bundle/]slug[@version] or a toolID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -f -a "disable" -d 'A tool: [bundle/]slug[@version] or a toolID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -f -a "delete" -d 'A tool: [bundle/]slug[@version] or a toolID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -l bundle -d 'The bundle to put the tool into, by slug or ID (default: the file\'s bundleID)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from get" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from get" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from get" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from get" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l bundle -d 'Only tools of this bundle, by slug or ID (can be repeated)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l tag -d 'Only tools with this tag (can be repeated: all must match)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l page-size -d 'Show at most N items (1 to 1000)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l page-token -d 'Continue after the page that printed this token (nextPageToken)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l include-disabled -d 'Also list disabled tools and tools of disabled bundles'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l include-deleted -d 'Also list tools of soft-deleted bundles'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from enable" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from enable" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from enable" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from enable" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from enable" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from enable" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from disable" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from disable" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from disable" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from disable" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from disable" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from disable" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from delete" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from delete" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from delete" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from delete" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "put" -d 'Create a tool from a tool.json file (or - for stdin)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "get" -d 'A tool: [bundle/]slug[@version] or a toolID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "list" -d 'List tools in bundle, slug and version order'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "enable" -d 'A tool: [bundle/]slug[@version] or a toolID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "disable" -d 'A tool: [bundle/]slug[@version] or a toolID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "delete" -d 'A tool: [bundle/]slug[@version] or a toolID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool completions help" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool completions help" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool completions help" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool completions help" -f -a "completions" -d 'Print the completion script for a shell'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "put" -d 'Create a bundle, or replace one (with --id, or a file holding its bundleID)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "get" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "list" -d 'List bundles in slug order'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "enable" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "disable" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "delete" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "restore" -d 'A bundle by slug or ID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "reap" -d 'Remove soft-deleted bundles whose grace period is over and that hold no tools'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "put" -d 'Create a tool from a tool.json file (or - for stdin)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "get" -d 'A tool: [bundle/]slug[@version] or a toolID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "list" -d 'List tools in bundle, slug and version order'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "enable" -d 'A tool: [bundle/]slug[@version] or a toolID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "disable" -d 'A tool: [bundle/]slug[@version] or a toolID'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "delete" -d 'A tool: [bundle/]slug[@version] or a toolID'

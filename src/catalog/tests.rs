@@ -1,0 +1,216 @@
+//! Round trips through the real store: what a user writes is what a rewrite keeps.
+
+use super::*;
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+
+fn leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("JSON has no NaN or infinity", |f| f.is_finite())
+            .prop_map(Value::from),
+        "[a-zA-Z0-9 _\\-éü\"\\\\/\n]{0,12}".prop_map(Value::from),
+    ]
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    leaf().prop_recursive(3, 32, 5, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            prop::collection::vec(("[a-z$_]{1,8}", inner), 0..5)
+                .prop_map(|pairs| Value::Object(pairs.into_iter().collect())),
+        ]
+    })
+}
+
+/// A schema whose properties come in a random (not sorted) order, with `$defs` and nesting.
+fn schema() -> impl Strategy<Value = Value> {
+    prop::collection::vec(("[a-zA-Z_][a-zA-Z0-9_]{0,10}", value()), 1..8).prop_map(|props| {
+        let properties: Map<String, Value> = props.into_iter().collect();
+        json!({ "type": "object", "properties": properties, "$defs": { "z": { "enum": [3, 1, 2] }, "a": {} } })
+    })
+}
+
+fn order_sensitive(value: &Value) -> String {
+    serde_json::to_string(value).unwrap()
+}
+
+fn catalog_with_bundle() -> (tempfile::TempDir, Catalog) {
+    let dir = tempfile::tempdir().unwrap();
+    Catalog::init(dir.path()).unwrap();
+    let catalog = Catalog::open(dir.path()).unwrap();
+    let input = BundleInput::Fields {
+        id: None,
+        slug: "b".into(),
+        display_name: None,
+        description: None,
+        enabled: true,
+    };
+    catalog.put_bundle(input).unwrap();
+    (dir, catalog)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// parse → write → parse keeps unknown fields, their order, and the key order of schemas;
+    /// and enable/disable rewrites nothing but `isEnabled`.
+    #[test]
+    fn put_then_toggle_keeps_every_field_in_order(
+        arg_schema in schema(),
+        output_schema in schema(),
+        extras in prop::collection::vec(("x-[a-z]{1,6}", value()), 0..5),
+    ) {
+        let (_dir, catalog) = catalog_with_bundle();
+        let mut doc = Map::new();
+        doc.insert("slug".into(), "t".into());
+        for (key, value) in &extras {
+            doc.insert(key.clone(), value.clone());
+        }
+        doc.insert("version".into(), "v1".into());
+        doc.insert("type".into(), "native".into());
+        doc.insert("impl".into(), json!({ "func": "now" }));
+        doc.insert("argSchema".into(), arg_schema.clone());
+        doc.insert("outputSchema".into(), output_schema.clone());
+        let input = Value::Object(doc.clone());
+
+        catalog.put_tool(input, "generated", Some("b")).unwrap();
+        let (stored, problems) = catalog.resolve_tool("b/t@v1", Pick::Exact).unwrap();
+        prop_assert!(problems.is_empty());
+        // Every field given comes back, in the order given (filled fields aside).
+        let kept: Map<String, Value> = stored
+            .doc
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| doc.contains_key(k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        prop_assert_eq!(order_sensitive(&Value::Object(kept)), order_sensitive(&Value::Object(doc)));
+
+        let before = stored.doc.clone();
+        catalog.set_tool_enabled("b/t@v1", false).unwrap();
+        let (after, _) = catalog.resolve_tool("b/t@v1", Pick::Exact).unwrap();
+        prop_assert!(!after.is_enabled);
+        let mut after_doc = after.doc.clone();
+        after_doc.as_object_mut().unwrap().shift_remove("isEnabled");
+        prop_assert_eq!(order_sensitive(&after_doc), order_sensitive(&before));
+    }
+}
+
+#[test]
+fn put_fills_identity_and_time_fields() {
+    let (_dir, catalog) = catalog_with_bundle();
+    let doc = json!({ "slug": "t", "version": "v1", "type": "native", "impl": { "func": "now" },
+                      "argSchema": { "type": "object" } });
+    let entry = catalog.put_tool(doc, "inline", Some("b")).unwrap();
+    let keys: Vec<&str> = entry
+        .doc
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "schemaVersion",
+            "toolID",
+            "bundleID",
+            "slug",
+            "version",
+            "type",
+            "impl",
+            "argSchema",
+            "createdAt",
+            "modifiedAt"
+        ]
+    );
+    assert_eq!(entry.tool.tool_id.get_version_num(), 7);
+    assert_eq!(entry.tool.created_at, entry.tool.modified_at);
+}
+
+#[test]
+fn a_given_created_at_is_kept_and_becomes_modified_at() {
+    let (_dir, catalog) = catalog_with_bundle();
+    let doc = json!({ "slug": "t", "version": "v1", "type": "native", "impl": { "func": "now" },
+                      "argSchema": { "type": "object" }, "createdAt": "2024-05-14T13:44:00Z" });
+    let entry = catalog.put_tool(doc, "inline", Some("b")).unwrap();
+    assert_eq!(entry.doc["createdAt"], "2024-05-14T13:44:00Z");
+    assert_eq!(entry.doc["modifiedAt"], "2024-05-14T13:44:00Z");
+}
+
+#[test]
+fn created_after_modified_is_rejected() {
+    let (_dir, catalog) = catalog_with_bundle();
+    let doc = json!({ "slug": "t", "version": "v1", "type": "native", "impl": { "func": "now" },
+                      "argSchema": { "type": "object" },
+                      "createdAt": "2025-01-02T00:00:00Z", "modifiedAt": "2025-01-01T00:00:00Z" });
+    let error = catalog.put_tool(doc, "inline", Some("b")).unwrap_err();
+    assert_eq!(error.violations()[0].pointer, "/modifiedAt");
+}
+
+#[test]
+fn wrong_types_are_reported_with_their_pointer() {
+    let (_dir, catalog) = catalog_with_bundle();
+    let cases = [
+        (
+            json!({ "slug": "t", "version": "v1", "type": "native", "impl": { "func": "now" }, "argSchema": {}, "isEnabled": "yes" }),
+            "/isEnabled",
+        ),
+        (
+            json!({ "slug": "t", "version": "v1", "type": "native", "impl": { "func": "now" }, "argSchema": {}, "tags": ["a", 3] }),
+            "/tags/1",
+        ),
+        (
+            json!({ "slug": "t", "version": "v1", "type": "shell", "impl": {}, "argSchema": {} }),
+            "/type",
+        ),
+        (
+            json!({ "version": "v1", "type": "native", "impl": { "func": "now" }, "argSchema": {} }),
+            "/slug",
+        ),
+        (
+            json!({ "slug": "t", "version": "v1", "type": "native", "impl": { "func": "now" } }),
+            "/argSchema",
+        ),
+        (
+            json!({ "slug": "t", "version": "v1", "type": "native", "impl": { "func": "now" }, "allowNoSchema": true }),
+            "/noSchemaMode",
+        ),
+        (
+            json!({ "slug": "t", "version": "v1", "type": "http", "argSchema": {}, "impl": { "urlTemplate": "https://x.test/", "method": "FETCH" } }),
+            "/impl/method",
+        ),
+        (
+            json!({ "slug": "t", "version": "v1", "type": "http", "argSchema": {}, "impl": { "urlTemplate": "https://x.test/", "timeoutMs": "5" } }),
+            "/impl/timeoutMs",
+        ),
+        (
+            json!({ "slug": "t", "version": "v1", "type": "http", "argSchema": {}, "impl": { "urlTemplate": "https://x.test/", "headers": { "A": "b\r\nX: y" } } }),
+            "/impl/headers/A",
+        ),
+        (
+            json!({ "slug": "t", "version": "v1", "type": "native", "impl": { "func": "now" }, "argSchema": {}, "toolID": "5f8a4a8e-4b2b-4f8e-9d7a-2c1f1b2c3d4e" }),
+            "/toolID",
+        ),
+    ];
+    for (doc, pointer) in cases {
+        let error = catalog
+            .put_tool(doc.clone(), "inline", Some("b"))
+            .unwrap_err();
+        let pointers: Vec<&str> = error
+            .violations()
+            .iter()
+            .map(|v| v.pointer.as_str())
+            .collect();
+        assert!(
+            pointers.contains(&pointer),
+            "{doc}: expected {pointer}, got {error} {pointers:?}"
+        );
+    }
+}
