@@ -1,7 +1,8 @@
 //! `bundle reap`: remove soft-deleted bundles once their grace period is over, for cron.
 //!
 //! A bundle is removed only when it was soft-deleted longer ago than the grace period and its
-//! folder holds nothing but `bundle.json` and empty folders. A bundle that still holds tools
+//! folder holds nothing but `bundle.json`, empty folders and temporary files left by killed
+//! writers. A bundle that still holds tools
 //! (or any other file) is reported, never removed: nothing a user kept is lost. Removal first
 //! renames the folder to a hidden name (atomic; lists skip hidden folders) and then deletes
 //! it, so a crash half-way leaves no half-bundle visible; the next reap finishes the job.
@@ -134,6 +135,12 @@ fn count_files(root: &Path, dir: &Path, tools: &mut usize, others: &mut Vec<Stri
             count_files(root, &path, tools, others)?;
         } else if path.file_name().is_some_and(|n| n == "tool.json") {
             *tools += 1;
+        } else if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(store::TEMP_PREFIX)
+        {
+            // Left by a writer killed mid-write: garbage, removed with the folder.
         } else if path != root.join(BUNDLE_FILE) {
             others.push(
                 path.strip_prefix(root)

@@ -12,6 +12,10 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
+/// How temporary files start. Under the catalog lock, a file with this prefix is a leftover of
+/// a writer that was killed, never work in progress.
+pub const TEMP_PREFIX: &str = ".toolctl-tmp-";
+
 /// Flush a folder's entries (new names, renames, removals) to disk.
 pub fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)
@@ -46,7 +50,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .unwrap_or(Path::new("."));
     ensure_dir(dir)?;
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".toolctl-tmp-");
+    builder.prefix(TEMP_PREFIX);
     // tempfile makes private (0600) files; catalog files are shared through git like any
     // other source file, so create them as an editor would: 0666 less the umask.
     #[cfg(unix)]

@@ -214,3 +214,17 @@ fn wrong_types_are_reported_with_their_pointer() {
         );
     }
 }
+
+/// serde_json's default float parser is off by one ulp for some numbers; the
+/// `float_roundtrip` feature must stay on so a rewrite keeps numbers exactly.
+#[test]
+fn regression_floats_survive_a_rewrite_exactly() {
+    let (_dir, catalog) = catalog_with_bundle();
+    let doc = json!({ "slug": "t", "version": "v1", "type": "native", "impl": { "func": "now" },
+                      "argSchema": { "type": "number", "maximum": 0.18591161198575257 } });
+    catalog.put_tool(doc, "inline", Some("b")).unwrap();
+    catalog.set_tool_enabled("b/t", false).unwrap();
+    let (entry, _) = catalog.resolve_tool("b/t", Pick::Exact).unwrap();
+    let text = std::fs::read_to_string(entry.path.unwrap()).unwrap();
+    assert!(text.contains("0.18591161198575257"), "{text}");
+}

@@ -156,8 +156,15 @@ fn report_parse_error(e: &clap::Error, json: bool) -> u8 {
         };
     }
     if json {
-        let mut error = CliError::invalid(e.kind().to_string())
-            .with_details(serde_json::json!({ "usage": e.render().to_string() }));
+        let rendered = e.render().to_string();
+        // clap's first line is "error: <what is wrong>"; the rest is tips and usage.
+        let message = rendered
+            .lines()
+            .next()
+            .map(|line| line.trim_start_matches("error: ").to_owned())
+            .unwrap_or_else(|| e.kind().to_string());
+        let mut error =
+            CliError::invalid(message).with_details(serde_json::json!({ "usage": rendered }));
         error.usage = true;
         let ui = Ui {
             json: true,
