@@ -1,1 +1,30 @@
-fn main() {}
+//! The integration tests of toolctl: the real binary, run on a fresh temporary catalog per test.
+//!
+//! One test binary (`autotests = false`) keeps link time down on a 2-core machine; each area of
+//! the command line has its own module. [`common::TestEnv`] runs the binary with a cleared
+//! environment whose HOME and XDG folders live inside the test's temporary folder, so no test
+//! can touch (or be influenced by) the machine's own catalog.
+
+// Helpers outside `#[test]` functions unwrap too: a failed helper is a failed test. The tests
+// hold the catalog lock with std's `File::lock` and write hand-edited files with `fs::write`
+// on purpose, to play "another process" and "a person with an editor".
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
+mod common;
+mod test_builtin;
+mod test_bundle;
+mod test_crash;
+mod test_hand_edits;
+mod test_init;
+mod test_list;
+mod test_names;
+mod test_output;
+mod test_races;
+mod test_reap;
+mod test_tool;

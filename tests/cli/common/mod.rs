@@ -1,0 +1,614 @@
+//! The test environment every test runs in: a temporary folder holding a catalog, a HOME and
+//! XDG folders, and helpers that run the real `toolctl` binary inside it.
+//!
+//! The binary runs with a cleared environment (only PATH, HOME, XDG_DATA_HOME,
+//! XDG_CONFIG_HOME, COLUMNS and NO_COLOR are set), in a working folder that is not inside the
+//! catalog, so results never depend on the machine running the tests. The `--json` shapes are
+//! pinned by the `deny_unknown_fields` structs at the end of this file: a field added, renamed
+//! or dropped fails every test that reads one.
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// The toolctl binary cargo built for these tests.
+pub fn bin() -> &'static Path {
+    assert_cmd::cargo::cargo_bin!("toolctl")
+}
+
+/// A minimal valid native tool document.
+pub fn tool_doc(slug: &str, version: &str) -> Value {
+    json!({
+        "slug": slug,
+        "version": version,
+        "type": "native",
+        "impl": { "func": "now" },
+        "argSchema": { "type": "object", "properties": {} }
+    })
+}
+
+/// [`tool_doc`] with more fields set (or replaced).
+pub fn tool_doc_with(slug: &str, version: &str, extra: Value) -> Value {
+    let mut doc = tool_doc(slug, version);
+    let fields = doc.as_object_mut().unwrap();
+    for (key, value) in extra.as_object().expect("extra fields must be an object") {
+        fields.insert(key.clone(), value.clone());
+    }
+    doc
+}
+
+/// A fresh temporary world: a catalog folder, HOME, XDG folders and a working folder.
+#[derive(Debug)]
+pub struct TestEnv {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    catalog: PathBuf,
+    inputs: AtomicUsize,
+}
+
+impl TestEnv {
+    /// An environment with an initialised catalog (`toolctl init`).
+    pub fn new() -> Self {
+        let env = Self::uninit();
+        env.run(&["init"]).success();
+        env
+    }
+
+    /// An environment whose catalog folder does not exist yet.
+    pub fn uninit() -> Self {
+        let tmp = tempfile::Builder::new()
+            .prefix("toolctl-test-")
+            .tempdir()
+            .unwrap();
+        // Canonical, so paths toolctl prints compare equal to ours.
+        let root = tmp.path().canonicalize().unwrap();
+        for dir in ["home", "xdg-config", "work", "inputs"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        Self {
+            catalog: root.join("catalog"),
+            root,
+            _tmp: tmp,
+            inputs: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The catalog `run` passes with `--catalog`.
+    pub fn catalog(&self) -> &Path {
+        &self.catalog
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.root.join("home")
+    }
+
+    /// `$XDG_DATA_HOME` (not created: toolctl creates it on the first write).
+    pub fn xdg_data(&self) -> PathBuf {
+        self.root.join("xdg-data")
+    }
+
+    /// The working folder commands run in (outside the catalog).
+    pub fn work(&self) -> PathBuf {
+        self.root.join("work")
+    }
+
+    /// A toolctl command with the test environment but no `--catalog`.
+    pub fn bare_command(&self) -> Command {
+        let mut cmd = Command::new(bin());
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .env("XDG_DATA_HOME", self.xdg_data())
+            .env("XDG_CONFIG_HOME", self.root.join("xdg-config"))
+            .env("COLUMNS", "100")
+            .env("NO_COLOR", "1")
+            .current_dir(self.work())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// A toolctl command on this environment's catalog, with `args`.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = self.bare_command();
+        cmd.arg("--catalog").arg(&self.catalog).args(args);
+        cmd
+    }
+
+    /// Run `toolctl --catalog <catalog> ARGS`.
+    pub fn run(&self, args: &[&str]) -> Run {
+        Run::of(self.command(args), None)
+    }
+
+    /// Run with `stdin` on standard input.
+    pub fn run_stdin(&self, args: &[&str], stdin: &str) -> Run {
+        Run::of(self.command(args), Some(stdin))
+    }
+
+    /// Run with `--json` added; the command must succeed. Returns the parsed stdout.
+    #[track_caller]
+    pub fn json(&self, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        self.run(&all).success().json()
+    }
+
+    /// Run with `--json` and expect the error document with this exit code.
+    #[track_caller]
+    pub fn json_error(&self, args: &[&str], code: i32) -> ErrorDoc {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let run = self.run(&all);
+        run.failure(code);
+        assert_eq!(run.stderr, "", "--json errors go to stdout only");
+        let doc: ErrorDoc = run.parse();
+        assert!(!doc.ok);
+        doc
+    }
+
+    /// Create a bundle; returns its bundleID.
+    #[track_caller]
+    pub fn bundle(&self, slug: &str) -> String {
+        let put = self.json(&["bundle", "put", "--slug", slug]);
+        put["bundleID"].as_str().unwrap().to_owned()
+    }
+
+    /// Write a document to a fresh file under `inputs/` and return its path.
+    pub fn input(&self, doc: &Value) -> String {
+        let n = self.inputs.fetch_add(1, Ordering::Relaxed);
+        let path = self.root.join("inputs").join(format!("{n}.json"));
+        std::fs::write(&path, serde_json::to_vec_pretty(doc).unwrap()).unwrap();
+        path.to_str().unwrap().to_owned()
+    }
+
+    /// `tool put --bundle BUNDLE <file>`, whatever the outcome.
+    pub fn try_put_tool(&self, bundle: &str, doc: &Value) -> Run {
+        let file = self.input(doc);
+        self.run(&["--json", "tool", "put", "--bundle", bundle, &file])
+    }
+
+    /// `tool put` that must succeed; returns the printed document (view plus `document`).
+    #[track_caller]
+    pub fn put_tool(&self, bundle: &str, doc: &Value) -> Value {
+        self.try_put_tool(bundle, doc).success().json()
+    }
+
+    /// Where a tool's file lives.
+    pub fn tool_file(&self, bundle_id: &str, slug: &str, version: &str) -> PathBuf {
+        self.catalog
+            .join("bundles")
+            .join(bundle_id)
+            .join("tools")
+            .join(slug)
+            .join(version)
+            .join("tool.json")
+    }
+
+    /// A bundle's folder.
+    pub fn bundle_dir(&self, bundle_id: &str) -> PathBuf {
+        self.catalog.join("bundles").join(bundle_id)
+    }
+
+    /// `tool list --json EXTRA…`, pinned.
+    #[track_caller]
+    pub fn tool_list(&self, extra: &[&str]) -> ToolList {
+        let mut args = vec!["--json", "tool", "list"];
+        args.extend_from_slice(extra);
+        self.run(&args).success().parse()
+    }
+
+    /// The `ref`s of `tool list EXTRA…` (one page of up to 1000).
+    #[track_caller]
+    pub fn refs(&self, extra: &[&str]) -> Vec<String> {
+        let mut args = vec!["--page-size", "1000"];
+        args.extend_from_slice(extra);
+        let list = self.tool_list(&args);
+        assert_eq!(list.next_page_token, None);
+        list.items.into_iter().map(|t| t.reference).collect()
+    }
+
+    /// `bundle list --json EXTRA…`, pinned.
+    #[track_caller]
+    pub fn bundle_list(&self, extra: &[&str]) -> BundleList {
+        let mut args = vec!["--json", "bundle", "list"];
+        args.extend_from_slice(extra);
+        self.run(&args).success().parse()
+    }
+
+    /// Read and parse the catalog's `toolctl.json`.
+    pub fn config(&self) -> Value {
+        read_json(&self.catalog.join("toolctl.json"))
+    }
+
+    /// Change `toolctl.json` as a person would, with an editor.
+    pub fn edit_config(&self, edit: impl FnOnce(&mut Value)) {
+        let mut config = self.config();
+        edit(&mut config);
+        std::fs::write(
+            self.catalog.join("toolctl.json"),
+            serde_json::to_vec_pretty(&config).unwrap(),
+        )
+        .unwrap();
+    }
+
+    /// Replace the temporary folder's path with `[TMP]` and UUIDs with `[UUID]`.
+    pub fn normalize(&self, text: &str) -> String {
+        let text = text.replace(self.root.to_str().unwrap(), "[TMP]");
+        replace_uuids(&text)
+    }
+}
+
+/// Parse a JSON file.
+#[track_caller]
+pub fn read_json(path: &Path) -> Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Write a file, creating its folders.
+pub fn write_file(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Every file under `dir` whose name is `name`, recursively (hidden folders included).
+pub fn find_files(dir: &Path, name: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == name) {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Every file name under `dir` starting with `prefix`, recursively.
+pub fn find_prefixed(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+            {
+                found.push(path.clone());
+            }
+            if path.is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// Whether `text` is a version 7 UUID.
+#[track_caller]
+pub fn assert_uuid_v7(text: &str) {
+    let id = uuid::Uuid::try_parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+    assert_eq!(id.get_version_num(), 7, "{text} is not a UUIDv7");
+}
+
+/// Parse an RFC 3339 timestamp.
+#[track_caller]
+pub fn timestamp(text: &str) -> jiff::Timestamp {
+    text.parse()
+        .unwrap_or_else(|e| panic!("{text:?} is not RFC 3339: {e}"))
+}
+
+/// A document as compact text, keys in their stored order (serde_json's `Value` equality
+/// ignores key order, this does not).
+pub fn ordered(value: &Value) -> String {
+    serde_json::to_string(value).unwrap()
+}
+
+/// The keys of an object, in order.
+pub fn keys(value: &Value) -> Vec<String> {
+    value
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {value}"))
+        .keys()
+        .cloned()
+        .collect()
+}
+
+fn replace_uuids(text: &str) -> String {
+    const SHAPE: [usize; 5] = [8, 4, 4, 4, 12];
+    let bytes = text.as_bytes();
+    let is_uuid_at = |start: usize| {
+        let mut i = start;
+        for (n, len) in SHAPE.iter().enumerate() {
+            if n > 0 {
+                if bytes.get(i) != Some(&b'-') {
+                    return false;
+                }
+                i += 1;
+            }
+            for _ in 0..*len {
+                if !bytes
+                    .get(i)
+                    .is_some_and(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+                {
+                    return false;
+                }
+                i += 1;
+            }
+        }
+        true
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        if text.is_char_boundary(i) && is_uuid_at(i) {
+            out.push_str("[UUID]");
+            i += 36;
+        } else {
+            let c = text[i..].chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+/// The outcome of one toolctl run.
+#[derive(Debug)]
+pub struct Run {
+    /// The exit code; `None` when a signal ended the process.
+    pub status: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    command: String,
+}
+
+impl Run {
+    /// Run `cmd` to the end (killed after a minute, so a hung toolctl fails the test).
+    pub fn of(cmd: Command, stdin: Option<&str>) -> Self {
+        let command = format!(
+            "toolctl {}",
+            cmd.get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let mut cmd = assert_cmd::Command::from_std(cmd);
+        cmd.timeout(Duration::from_secs(60));
+        if let Some(stdin) = stdin {
+            cmd.write_stdin(stdin.as_bytes().to_vec());
+        }
+        Self::from_output(command, cmd.output().unwrap())
+    }
+
+    /// The outcome of a process the test spawned itself; `command` labels it in reports.
+    pub fn from_output(command: impl Into<String>, output: std::process::Output) -> Self {
+        Self {
+            status: output.status.code(),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+            command: command.into(),
+        }
+    }
+
+    /// The exit code (the process must have exited, not been killed).
+    #[track_caller]
+    pub fn code(&self) -> i32 {
+        self.status
+            .unwrap_or_else(|| panic!("{} was killed by a signal\n{self}", self.command))
+    }
+
+    /// Assert exit 0.
+    #[track_caller]
+    pub fn success(&self) -> &Self {
+        assert_eq!(self.status, Some(0), "expected success\n{self}");
+        self
+    }
+
+    /// Assert this exit code.
+    #[track_caller]
+    pub fn failure(&self, code: i32) -> &Self {
+        assert_eq!(self.status, Some(code), "expected exit {code}\n{self}");
+        self
+    }
+
+    /// Assert stderr holds `needle`.
+    #[track_caller]
+    pub fn stderr_has(&self, needle: &str) -> &Self {
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}\n{self}"
+        );
+        self
+    }
+
+    /// stdout parsed as JSON.
+    #[track_caller]
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON document: {e}\n{self}"))
+    }
+
+    /// stdout parsed into a pinned shape.
+    #[track_caller]
+    pub fn parse<T: DeserializeOwned>(&self) -> T {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout does not have the pinned shape: {e}\n{self}"))
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "$ {}\nexit: {:?}\n--- stdout\n{}--- stderr\n{}---",
+            self.command, self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Split a printed tool (`tool get`/`put`/`enable`… output) into its pinned view and the
+/// fields beside it (`document`, `changed`, `deleted`).
+#[track_caller]
+pub fn tool_view(mut value: Value, beside: &[&str]) -> (ToolItem, Value) {
+    let fields = value.as_object_mut().unwrap();
+    let mut extra = serde_json::Map::new();
+    for key in beside {
+        let v = fields
+            .shift_remove(*key)
+            .unwrap_or_else(|| panic!("no {key:?} in the output"));
+        extra.insert((*key).to_owned(), v);
+    }
+    let view = serde_json::from_value(value.clone())
+        .unwrap_or_else(|e| panic!("tool view does not have the pinned shape: {e}\n{value:#}"));
+    (view, Value::Object(extra))
+}
+
+/// Same as [`tool_view`] for a printed bundle.
+#[track_caller]
+pub fn bundle_view(mut value: Value, beside: &[&str]) -> (BundleItem, Value) {
+    let fields = value.as_object_mut().unwrap();
+    let mut extra = serde_json::Map::new();
+    for key in beside {
+        let v = fields
+            .shift_remove(*key)
+            .unwrap_or_else(|| panic!("no {key:?} in the output"));
+        extra.insert((*key).to_owned(), v);
+    }
+    let view = serde_json::from_value(value.clone())
+        .unwrap_or_else(|e| panic!("bundle view does not have the pinned shape: {e}\n{value:#}"));
+    (view, Value::Object(extra))
+}
+
+/// A tool as `tool list --json` prints it.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolItem {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    #[serde(rename = "toolID")]
+    pub tool_id: String,
+    #[serde(rename = "bundleID")]
+    pub bundle_id: String,
+    pub bundle: String,
+    pub slug: String,
+    pub version: String,
+    pub display_name: String,
+    pub description: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub tags: Vec<String>,
+    pub is_enabled: bool,
+    pub bundle_enabled: bool,
+    pub is_built_in: bool,
+    pub available: bool,
+    #[serde(default)]
+    pub unavailable_reason: Option<String>,
+    pub status: String,
+    pub created_at: String,
+    pub modified_at: String,
+    pub path: Option<PathBuf>,
+}
+
+/// A file a list could not use.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProblemItem {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+/// `tool list --json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolList {
+    pub items: Vec<ToolItem>,
+    pub next_page_token: Option<String>,
+    pub problems: Vec<ProblemItem>,
+}
+
+/// A bundle as `bundle list --json` prints it.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BundleItem {
+    #[serde(rename = "bundleID")]
+    pub bundle_id: String,
+    pub slug: String,
+    pub display_name: String,
+    pub description: String,
+    pub is_enabled: bool,
+    pub is_built_in: bool,
+    pub soft_deleted_at: Option<String>,
+    pub created_at: String,
+    pub modified_at: String,
+    #[serde(default)]
+    pub tool_count: Option<usize>,
+    pub path: Option<PathBuf>,
+}
+
+/// `bundle list --json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BundleList {
+    pub items: Vec<BundleItem>,
+    pub next_page_token: Option<String>,
+    pub problems: Vec<ProblemItem>,
+}
+
+/// `{"ok":false,"error":{…}}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorDoc {
+    pub ok: bool,
+    pub error: ErrorBody,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorBody {
+    pub code: String,
+    pub message: String,
+    pub details: Value,
+    #[serde(default)]
+    pub hint: Option<String>,
+}
+
+/// `bundle reap --json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReapReport {
+    pub dry_run: bool,
+    pub older_than_secs: u64,
+    pub reaped: Vec<ReapOutcome>,
+    pub kept: Vec<ReapOutcome>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReapOutcome {
+    #[serde(rename = "bundleID")]
+    pub bundle_id: String,
+    pub slug: String,
+    pub soft_deleted_at: String,
+    #[serde(default)]
+    pub kept_because: Option<String>,
+}

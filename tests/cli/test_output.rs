@@ -1,0 +1,284 @@
+//! The output contract (SPEC §2, STYLE "Command line and output"): data on stdout, status and
+//! warnings on stderr (muted by `--quiet`), one JSON document with `--json` (errors included),
+//! stable exit codes, no colour under NO_COLOR, and a closed pipe is a clean exit.
+
+use crate::common::{Run, TestEnv, ToolList, tool_doc, write_file};
+use serde_json::json;
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+
+/// A catalog with `n` tools written straight to disk (fast: no process per tool).
+fn big_catalog(n: usize) -> TestEnv {
+    let env = TestEnv::new();
+    let bundle_id = env.bundle("big");
+    for i in 0..n {
+        let slug = format!("tool-{i:04}");
+        let doc = json!({
+            "schemaVersion": "1",
+            "toolID": uuid::Uuid::now_v7().to_string(),
+            "bundleID": bundle_id,
+            "slug": slug,
+            "version": "v1",
+            "description": "A tool that exists to make the list long enough to fill a pipe.",
+            "type": "native",
+            "impl": { "func": "now" },
+            "argSchema": { "type": "object", "properties": {} },
+            "createdAt": "2025-01-01T00:00:00Z",
+            "modifiedAt": "2025-01-01T00:00:00Z"
+        });
+        write_file(
+            &env.tool_file(&bundle_id, &slug, "v1"),
+            &serde_json::to_string(&doc).unwrap(),
+        );
+    }
+    env
+}
+
+/// Run `args`, read one line of stdout, close the pipe, and return how the process ended.
+fn head_1(env: &TestEnv, args: &[&str]) -> Run {
+    let mut child = env
+        .command(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(!line.is_empty());
+    drop(stdout);
+    Run::from_output("toolctl … | head -1", child.wait_with_output().unwrap())
+}
+
+#[test]
+fn a_closed_pipe_is_a_clean_exit() {
+    let env = big_catalog(1000);
+    // Read to the end, the list is whole.
+    let list: ToolList = env.tool_list(&["--page-size", "1000", "--bundle", "big"]);
+    assert_eq!(list.items.len(), 1000);
+    assert_eq!(list.next_page_token, None);
+    // Both outputs are far larger than a pipe's buffer, so the writes after `head` is gone
+    // really fail with EPIPE.
+    for args in [
+        &["tool", "list", "--page-size", "1000"][..],
+        &["--json", "tool", "list", "--page-size", "1000"][..],
+    ] {
+        let run = head_1(&env, args);
+        assert_eq!(run.status, Some(0), "exit 0, not a panic or SIGPIPE\n{run}");
+        assert_eq!(run.stderr, "", "no panic message, no error\n{run}");
+    }
+
+    // The reader gone before the first byte is written.
+    let mut child = env
+        .command(&["tool", "get", "builtin/now"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let run = Run::from_output(
+        "toolctl tool get builtin/now >&-",
+        child.wait_with_output().unwrap(),
+    );
+    assert_eq!(run.status, Some(0), "{run}");
+    assert_eq!(run.stderr, "", "{run}");
+}
+
+#[test]
+fn json_error_document_shape() {
+    let env = TestEnv::new();
+    let run = env.run(&["--json", "tool", "get", "nope"]);
+    run.failure(4);
+    assert_eq!(run.stderr, "", "with --json the error is on stdout only");
+    // Exactly the documented shape, nothing more.
+    let doc: crate::common::ErrorDoc = run.parse();
+    assert!(!doc.ok);
+    assert_eq!(doc.error.code, "NOT_FOUND");
+    assert_eq!(doc.error.message, "tool 'nope' not found");
+    assert_eq!(doc.error.details, json!({ "kind": "tool", "name": "nope" }));
+    assert!(doc.error.hint.is_some());
+    assert_eq!(crate::common::keys(&run.json()), ["ok", "error"]);
+
+    // A validation error carries the file and the problems, with JSON pointers.
+    let input = env.input(&tool_doc("a_b", "v1"));
+    env.bundle("w");
+    let err = env.json_error(&["tool", "put", "--bundle", "w", &input], 3);
+    assert_eq!(err.error.code, "VALIDATION_ERROR");
+    assert_eq!(err.error.details["file"], input.as_str());
+    assert_eq!(err.error.details["problems"][0]["pointer"], "/slug");
+
+    // A syntax error in the input names line and column.
+    let bad = env.root().join("inputs/bad.json");
+    std::fs::write(&bad, "{\n  \"slug\": \"x\",\n  oops\n}\n").unwrap();
+    let err = env.json_error(&["tool", "put", "--bundle", "w", bad.to_str().unwrap()], 3);
+    assert_eq!(err.error.details["line"], 3);
+    assert!(err.error.details["column"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn human_errors_go_to_stderr_with_a_hint() {
+    let env = TestEnv::new();
+    let run = env.run(&["tool", "get", "nope"]);
+    run.failure(4);
+    assert_eq!(run.stdout, "");
+    insta::assert_snapshot!(run.stderr, @r"
+    error: tool 'nope' not found
+    hint: see the tools with `toolctl tool list --include-disabled`
+    ");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let env = TestEnv::new();
+    for args in [
+        &["tool", "frobnicate"][..],
+        &["tool", "get"][..],
+        &["tool", "list", "--page-size", "many"][..],
+        &["--no-such-flag", "tool", "list"][..],
+        &["bundle", "put"][..],
+        &["bundle", "put", "--slug", "x", "--file", "f.json"][..],
+    ] {
+        let run = env.run(args);
+        run.failure(2);
+        assert_eq!(run.stdout, "", "{run}");
+        run.stderr_has("error: ").stderr_has("--help");
+    }
+    // Under --json, a usage error is the JSON error document too, still exit 2.
+    let run = env.run(&["--json", "tool", "frobnicate"]);
+    run.failure(2);
+    let doc: crate::common::ErrorDoc = run.parse();
+    assert!(!doc.ok);
+    assert!(doc.error.message.contains("frobnicate"));
+    // Help and version are not errors.
+    let run = env.run(&["--help"]);
+    run.success();
+    assert!(run.stdout.contains("Usage:"));
+    let run = env.run(&["--version"]);
+    run.success();
+    assert_eq!(
+        run.stdout,
+        format!("toolctl {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn quiet_mutes_status_lines_but_not_errors_or_data() {
+    let env = TestEnv::new();
+    let run = env.run(&["bundle", "put", "--slug", "loud"]);
+    run.success().stderr_has("Created bundle loud");
+    let run = env.run(&["-q", "bundle", "put", "--slug", "hushed"]);
+    run.success();
+    assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));
+    let run = env.run(&[
+        "--quiet",
+        "tool",
+        "put",
+        "--bundle",
+        "hushed",
+        &env.input(&tool_doc("t", "v1")),
+    ]);
+    run.success();
+    assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));
+    let run = env.run(&["-q", "tool", "disable", "hushed/t"]);
+    run.success();
+    assert_eq!(run.stderr, "");
+
+    let run = env.run(&["-q", "tool", "list", "--include-disabled"]);
+    run.success();
+    assert!(run.stdout.contains("hushed/t@v1"));
+    assert_eq!(run.stderr, "");
+
+    let run = env.run(&["-q", "tool", "get", "nope"]);
+    run.failure(4).stderr_has("error: tool 'nope' not found");
+}
+
+#[test]
+fn every_command_prints_one_json_document() {
+    let env = TestEnv::new();
+    let input = env.input(&tool_doc("t", "v1"));
+    for args in [
+        &["init"][..],
+        &["bundle", "put", "--slug", "w"][..],
+        &["bundle", "get", "w"][..],
+        &["bundle", "list"][..],
+        &["bundle", "disable", "w"][..],
+        &["bundle", "enable", "w"][..],
+        &["tool", "put", "--bundle", "w", &input][..],
+        &["tool", "get", "w/t"][..],
+        &["tool", "list"][..],
+        &["tool", "disable", "w/t@v1"][..],
+        &["tool", "enable", "w/t@v1"][..],
+        &["tool", "delete", "w/t@v1"][..],
+        &["bundle", "delete", "w"][..],
+        &["bundle", "restore", "w"][..],
+        &["bundle", "reap"][..],
+    ] {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let run = env.run(&all);
+        run.success();
+        assert_eq!(
+            run.stderr, "",
+            "status lines stay off stderr in --json mode\n{run}"
+        );
+        assert!(run.json().is_object(), "{run}");
+    }
+}
+
+#[test]
+fn no_color_means_no_escape_codes() {
+    let env = TestEnv::new();
+    env.bundle("w");
+    let bundle_id = env.json(&["bundle", "get", "w"])["bundleID"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    write_file(&env.tool_file(&bundle_id, "broken", "v1"), "{");
+    for args in [
+        &["tool", "get", "nope"][..],
+        &["tool", "list"][..],
+        &["bundle", "put", "--slug", "w"][..],
+    ] {
+        let run = env.run(args);
+        assert!(!run.stdout.contains('\u{1b}'), "{run}");
+        assert!(!run.stderr.contains('\u{1b}'), "{run}");
+        assert!(!run.stderr.is_empty(), "{run}");
+    }
+}
+
+#[test]
+fn subcommand_summaries_say_what_each_does() {
+    // `tool --help` lists one line per subcommand; get, enable, disable and delete do
+    // different things and their summaries must say so (not all repeat the argument's doc).
+    let env = TestEnv::new();
+    for (group, subcommands) in [
+        ("tool", &["get", "enable", "disable", "delete"][..]),
+        (
+            "bundle",
+            &["get", "enable", "disable", "delete", "restore"][..],
+        ),
+    ] {
+        let run = env.run(&[group, "--help"]);
+        run.success();
+        let mut summaries: Vec<String> = subcommands
+            .iter()
+            .map(|sub| {
+                let line = run
+                    .stdout
+                    .lines()
+                    .find(|l| l.trim_start().starts_with(&format!("{sub} ")))
+                    .unwrap_or_else(|| panic!("no {sub} in {group} --help\n{run}"));
+                line.trim_start()[sub.len()..].trim().to_owned()
+            })
+            .collect();
+        let count = summaries.len();
+        summaries.sort();
+        summaries.dedup();
+        assert_eq!(
+            summaries.len(),
+            count,
+            "`{group} --help` gives several subcommands the same summary\n{}",
+            run.stdout
+        );
+    }
+}

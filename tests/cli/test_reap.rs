@@ -1,0 +1,222 @@
+//! `bundle reap` for cron: removes bundles soft-deleted longer ago than the grace period whose
+//! folders hold no tools, reports (keeps) the others, says nothing when there is nothing to
+//! do, and is safe to run twice at once.
+
+use crate::common::{ReapReport, Run, TestEnv, tool_doc};
+use std::process::Stdio;
+
+/// A catalog with a soft-deleted empty bundle, a soft-deleted bundle holding a tool and a
+/// live bundle. Returns (env, empty ID, full ID, live ID).
+fn setup() -> (TestEnv, String, String, String) {
+    let env = TestEnv::new();
+    let empty = env.bundle("empty");
+    let full = env.bundle("full");
+    let live = env.bundle("live");
+    env.put_tool("full", &tool_doc("t", "v1"));
+    env.run(&["bundle", "delete", "empty"]).success();
+    env.run(&["bundle", "delete", "full"]).success();
+    (env, empty, full, live)
+}
+
+#[test]
+fn reap_removes_only_empty_deleted_bundles() {
+    let (env, empty, full, live) = setup();
+    let run = env.run(&["bundle", "reap", "--older-than", "0s"]);
+    run.success();
+    assert_eq!(run.stderr, "");
+    let lines: Vec<_> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{run}");
+    assert!(
+        lines[0].starts_with(&format!("reaped bundle empty ({empty}), deleted at ")),
+        "{run}"
+    );
+    assert!(
+        lines[1].starts_with(&format!("kept bundle full ({full}), deleted at ")),
+        "{run}"
+    );
+    assert!(lines[1].ends_with("it still holds 1 tool"), "{run}");
+
+    assert!(
+        !env.bundle_dir(&empty).exists(),
+        "the empty bundle's folder is gone"
+    );
+    assert!(env.bundle_dir(&full).join("bundle.json").is_file());
+    assert!(env.bundle_dir(&live).join("bundle.json").is_file());
+    let slugs: Vec<_> = env
+        .bundle_list(&["--include-deleted"])
+        .items
+        .into_iter()
+        .map(|b| b.slug)
+        .collect();
+    assert_eq!(slugs, ["builtin", "full", "live"]);
+    // The reaped bundle's slug is free again.
+    env.run(&["bundle", "put", "--slug", "empty"]).success();
+
+    // Once emptied (deleting tools of a deleted bundle is allowed), it goes too.
+    env.run(&["tool", "delete", "full/t@v1"]).success();
+    let report: ReapReport = env
+        .run(&["--json", "bundle", "reap", "--older-than", "0s"])
+        .success()
+        .parse();
+    assert_eq!(report.reaped.len(), 1);
+    assert_eq!(report.reaped[0].bundle_id, full);
+    assert!(report.kept.is_empty());
+    assert!(!env.bundle_dir(&full).exists());
+}
+
+#[test]
+fn dry_run_removes_nothing() {
+    let (env, empty, full, _) = setup();
+    let run = env.run(&["bundle", "reap", "--older-than", "0s", "--dry-run"]);
+    run.success();
+    assert!(
+        run.stdout
+            .starts_with(&format!("would reap bundle empty ({empty})")),
+        "{run}"
+    );
+    assert!(
+        run.stdout.contains(&format!("kept bundle full ({full})")),
+        "{run}"
+    );
+    assert!(env.bundle_dir(&empty).join("bundle.json").is_file());
+    assert!(env.bundle_dir(&full).join("bundle.json").is_file());
+
+    let report: ReapReport = env
+        .run(&[
+            "--json",
+            "bundle",
+            "reap",
+            "--older-than",
+            "0s",
+            "--dry-run",
+        ])
+        .success()
+        .parse();
+    assert!(report.dry_run);
+    assert_eq!(report.reaped.len(), 1);
+    assert!(env.bundle_dir(&empty).exists());
+}
+
+#[test]
+fn json_summary() {
+    let (env, empty, full, _) = setup();
+    let report: ReapReport = env
+        .run(&["--json", "bundle", "reap", "--older-than", "0s"])
+        .success()
+        .parse();
+    assert!(!report.dry_run);
+    assert_eq!(report.older_than_secs, 0);
+    assert_eq!(report.reaped.len(), 1);
+    assert_eq!(report.reaped[0].bundle_id, empty);
+    assert_eq!(report.reaped[0].slug, "empty");
+    assert_eq!(report.reaped[0].kept_because, None);
+    crate::common::timestamp(&report.reaped[0].soft_deleted_at);
+    assert_eq!(report.kept.len(), 1);
+    assert_eq!(report.kept[0].bundle_id, full);
+    assert_eq!(
+        report.kept[0].kept_because.as_deref(),
+        Some("it still holds 1 tool")
+    );
+}
+
+#[test]
+fn nothing_to_do_prints_nothing() {
+    let env = TestEnv::new();
+    env.bundle("live");
+    let run = env.run(&["bundle", "reap", "--older-than", "0s"]);
+    run.success();
+    assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));
+    let run = env.run(&["bundle", "reap"]);
+    run.success();
+    assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));
+
+    let report: ReapReport = env.run(&["--json", "bundle", "reap"]).success().parse();
+    assert!(report.reaped.is_empty() && report.kept.is_empty());
+    assert_eq!(report.older_than_secs, 48 * 3600);
+
+    // No catalog at all: nothing to do, and none is created.
+    let bare = TestEnv::uninit();
+    let run = bare.run(&["bundle", "reap", "--older-than", "0s"]);
+    run.success();
+    assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));
+    assert!(!bare.catalog().exists());
+}
+
+#[test]
+fn the_grace_period_protects_recent_deletes() {
+    let env = TestEnv::new();
+    let id = env.bundle("recent");
+    env.run(&["bundle", "delete", "recent"]).success();
+
+    for args in [
+        &["bundle", "reap"][..],
+        &["bundle", "reap", "--older-than", "1h"][..],
+        &["bundle", "reap", "--older-than", "48h"][..],
+    ] {
+        let run = env.run(args);
+        run.success();
+        assert_eq!(run.stdout, "", "{run}");
+        assert!(env.bundle_dir(&id).join("bundle.json").is_file(), "{run}");
+    }
+
+    // The grace period comes from toolctl.json.
+    env.edit_config(|c| c["reap"]["gracePeriod"] = "0s".into());
+    let report: ReapReport = env.run(&["--json", "bundle", "reap"]).success().parse();
+    assert_eq!(report.older_than_secs, 0);
+    assert_eq!(report.reaped.len(), 1);
+    assert!(!env.bundle_dir(&id).exists());
+}
+
+#[test]
+fn bad_durations_are_rejected() {
+    let env = TestEnv::new();
+    env.run(&["bundle", "reap", "--older-than", "soon"])
+        .failure(2)
+        .stderr_has("soon");
+    env.run(&["bundle", "reap", "--older-than=-5s"])
+        .failure(2)
+        .stderr_has("negative");
+    env.edit_config(|c| c["reap"]["gracePeriod"] = "whenever".into());
+    env.run(&["bundle", "reap"])
+        .failure(3)
+        .stderr_has("gracePeriod");
+}
+
+#[test]
+fn two_reaps_at_once_both_succeed() {
+    let env = TestEnv::new();
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        let slug = format!("gone{i}");
+        ids.push(env.bundle(&slug));
+        env.run(&["bundle", "delete", &slug]).success();
+    }
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            env.command(&["--json", "bundle", "reap", "--older-than", "0s"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let runs: Vec<Run> = children
+        .into_iter()
+        .map(|c| Run::from_output("bundle reap (twice at once)", c.wait_with_output().unwrap()))
+        .collect();
+    let mut reaped = Vec::new();
+    for run in &runs {
+        run.success();
+        assert_eq!(run.stderr, "", "{run}");
+        let report: ReapReport = run.parse();
+        reaped.extend(report.reaped.into_iter().map(|r| r.bundle_id));
+    }
+    reaped.sort();
+    ids.sort();
+    assert_eq!(reaped, ids, "each bundle reaped exactly once");
+    for id in &ids {
+        assert!(!env.bundle_dir(id).exists());
+    }
+    let hidden = crate::common::find_prefixed(&env.catalog().join("bundles"), ".");
+    assert!(hidden.is_empty(), "{hidden:?}");
+}
