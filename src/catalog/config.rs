@@ -54,7 +54,7 @@ struct ReapView {
 /// The catalog configuration, read and checked.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The document as stored (an empty object when there is no file yet).
+    /// The document as stored (the initial document when there is no file yet).
     pub doc: Value,
     pub hosts: HostPolicy,
     pub allowed_hosts: Vec<String>,
@@ -79,8 +79,9 @@ impl Config {
         let path = root.join(CONFIG_FILE);
         match std::fs::read_to_string(&path) {
             Ok(text) => Self::from_doc(model::parse_doc(&text, &path)?, &path),
+            // No file yet: the defaults, as the file `init` would write.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                Self::from_doc(Value::Object(Default::default()), &path)
+                Self::from_doc(Self::initial_doc(), &path)
             }
             Err(e) => Err(Error::io("cannot read", path, e)),
         }

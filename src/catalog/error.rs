@@ -65,6 +65,12 @@ pub enum Error {
         source_name: String,
         violations: Vec<Violation>,
     },
+    #[error("{what} '{name}' cannot be read: {}", first_problem(problems))]
+    Unreadable {
+        what: &'static str,
+        name: String,
+        problems: Vec<super::Problem>,
+    },
     #[error("{path}: {message}")]
     Parse {
         path: PathBuf,
@@ -86,6 +92,13 @@ pub enum Error {
         message: String,
         hint: Option<String>,
     },
+}
+
+fn first_problem(problems: &[super::Problem]) -> String {
+    problems
+        .first()
+        .map(|p| format!("{}: {}", p.path.display(), p.message))
+        .unwrap_or_default()
 }
 
 fn invalid_message(source_name: &str, violations: &[Violation]) -> String {
@@ -124,9 +137,11 @@ impl Error {
     pub fn code(&self) -> ErrorCode {
         match self {
             Self::NotFound { .. } => ErrorCode::NotFound,
-            Self::Ambiguous { .. } | Self::Invalid { .. } | Self::Parse { .. } => {
-                ErrorCode::ValidationError
-            }
+            Self::Ambiguous { .. }
+            | Self::Invalid { .. }
+            | Self::Parse { .. }
+            | Self::Unreadable { .. } => ErrorCode::ValidationError,
+
             Self::Config { .. } => ErrorCode::ValidationError,
             Self::Conflict { .. } => ErrorCode::Conflict,
             Self::Forbidden { .. } => ErrorCode::Forbidden,
@@ -153,6 +168,11 @@ impl Error {
             Self::Parse {
                 path, line, column, ..
             } => json!({ "file": path, "line": line, "column": column }),
+            Self::Unreadable {
+                what,
+                name,
+                problems,
+            } => json!({ "kind": what, "name": name, "problems": problems }),
             Self::LockTimeout { path, waited } => {
                 json!({ "lock": path, "waitedMs": waited.as_millis() as u64 })
             }
@@ -175,7 +195,23 @@ impl Error {
                 "another toolctl is writing to this catalog; retry, or raise --lock-timeout"
                     .to_owned(),
             ),
+            Self::Unreadable { .. } => {
+                Some("fix the file (toolctl never rewrites a file it cannot read)".to_owned())
+            }
             Self::Invalid { .. } | Self::Parse { .. } | Self::Io { .. } => None,
+        }
+    }
+
+    /// What is wrong, without the file name (for reports that name the file already).
+    pub fn reason(&self) -> String {
+        match self {
+            Self::Parse { message, .. } => message.clone(),
+            Self::Invalid { violations, .. } => violations
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+            other => other.to_string(),
         }
     }
 

@@ -322,8 +322,8 @@ impl Catalog {
         Ok(Scan { items, problems })
     }
 
-    /// Read `bundles/<name>/bundle.json`. An empty folder (left by a crash before the first
-    /// write) is skipped silently.
+    /// Read `bundles/<name>/bundle.json`. A folder without one that is empty or holds only
+    /// hidden files (left by a crash before the first write) is skipped silently.
     fn load_bundle(&self, dir: &Path, name: &str) -> Result<Option<BundleEntry>, Problem> {
         let path = dir.join(BUNDLE_FILE);
         let problem = |message: String| Problem {
@@ -333,10 +333,14 @@ impl Catalog {
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let empty = std::fs::read_dir(dir)
-                    .map(|mut d| d.next().is_none())
-                    .unwrap_or(false);
-                return if empty {
+                // Empty, or holding only a temporary file: what a `bundle put` killed before
+                // its rename leaves. Not a bundle, and not a problem.
+                let only_hidden = std::fs::read_dir(dir).is_ok_and(|entries| {
+                    entries
+                        .flatten()
+                        .all(|e| e.file_name().to_string_lossy().starts_with('.'))
+                });
+                return if only_hidden {
                     Ok(None)
                 } else {
                     Err(problem("the bundle folder has no bundle.json".to_owned()))
@@ -344,9 +348,9 @@ impl Catalog {
             }
             Err(e) => return Err(problem(format!("cannot read: {e}"))),
         };
-        let doc = model::parse_doc(&text, &path).map_err(|e| problem(e.to_string()))?;
+        let doc = model::parse_doc(&text, &path).map_err(|e| problem(e.reason()))?;
         let bundle: Bundle =
-            model::typed(&doc, &path.display().to_string()).map_err(|e| problem(e.to_string()))?;
+            model::typed(&doc, &path.display().to_string()).map_err(|e| problem(e.reason()))?;
         if bundle.bundle_id.to_string() != name {
             return Err(problem(format!(
                 "bundleID {} does not match its folder name '{name}'",
@@ -477,9 +481,9 @@ impl Catalog {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(problem(format!("cannot read: {e}"))),
         };
-        let doc = model::parse_doc(&text, path).map_err(|e| problem(e.to_string()))?;
+        let doc = model::parse_doc(&text, path).map_err(|e| problem(e.reason()))?;
         let tool: Tool =
-            model::typed(&doc, &path.display().to_string()).map_err(|e| problem(e.to_string()))?;
+            model::typed(&doc, &path.display().to_string()).map_err(|e| problem(e.reason()))?;
         let mismatch = if tool.bundle_id != bundle.bundle.bundle_id {
             Some(format!(
                 "bundleID {} does not match its bundle folder {}",

@@ -234,7 +234,8 @@ pub fn parse_doc(text: &str, path: &std::path::Path) -> Result<Value> {
         path: path.to_owned(),
         line: e.line(),
         column: e.column(),
-        message: format!("line {} column {}: {e}", e.line(), e.column()),
+        // serde_json's message ends with "at line L column C".
+        message: e.to_string(),
     })?;
     if !value.is_object() {
         return Err(Error::invalid(

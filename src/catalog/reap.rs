@@ -51,61 +51,68 @@ impl Catalog {
     /// when `None`) whose folders are empty; report the others. `progress` is called with
     /// (done, total) as bundles are handled.
     pub fn reap(
-        &self,
+        &mut self,
         older_than: Option<Duration>,
         dry_run: bool,
         mut progress: impl FnMut(usize, usize),
     ) -> Result<ReapReport> {
-        let older_than = older_than.unwrap_or(self.config().grace_period);
-        let mut report = ReapReport {
-            dry_run,
-            older_than_secs: older_than.as_secs(),
-            ..ReapReport::default()
-        };
         if !self.exists() {
-            return Ok(report);
+            let older_than = older_than.unwrap_or(self.config().grace_period);
+            return Ok(ReapReport {
+                dry_run,
+                older_than_secs: older_than.as_secs(),
+                ..ReapReport::default()
+            });
         }
-        let _guard = self.lock_for_write()?;
-        finish_interrupted_reaps(&self.bundles_dir());
-        let now = jiff::Timestamp::now();
-        let due: Vec<BundleEntry> = self
-            .bundles()?
-            .items
-            .into_iter()
-            .filter(|b| {
-                b.bundle.soft_deleted_at.is_some_and(|at| {
-                    now.duration_since(at).as_secs_f64() >= older_than.as_secs_f64()
-                })
-            })
-            .collect();
-        for (done, bundle) in due.iter().enumerate() {
-            progress(done, due.len());
-            let Some(dir) = &bundle.dir else { continue };
-            let mut outcome = ReapOutcome {
-                bundle_id: bundle.bundle.bundle_id,
-                slug: bundle.bundle.slug.clone(),
-                soft_deleted_at: bundle
-                    .bundle
-                    .soft_deleted_at
-                    .map(|t| t.to_string())
-                    .unwrap_or_default(),
-                kept_because: None,
+        self.locked(|catalog| {
+            // The grace period is read under the lock, like everything a write depends on.
+            let older_than = older_than.unwrap_or(catalog.config().grace_period);
+            let mut report = ReapReport {
+                dry_run,
+                older_than_secs: older_than.as_secs(),
+                ..ReapReport::default()
             };
-            match why_not_empty(dir)? {
-                Some(reason) => {
-                    outcome.kept_because = Some(reason);
-                    report.kept.push(outcome);
-                }
-                None => {
-                    if !dry_run {
-                        remove_bundle_dir(dir, bundle.bundle.bundle_id)?;
+            finish_interrupted_reaps(&catalog.bundles_dir());
+            let now = jiff::Timestamp::now();
+            let due: Vec<BundleEntry> = catalog
+                .bundles()?
+                .items
+                .into_iter()
+                .filter(|b| {
+                    b.bundle.soft_deleted_at.is_some_and(|at| {
+                        now.duration_since(at).as_secs_f64() >= older_than.as_secs_f64()
+                    })
+                })
+                .collect();
+            for (done, bundle) in due.iter().enumerate() {
+                progress(done, due.len());
+                let Some(dir) = &bundle.dir else { continue };
+                let mut outcome = ReapOutcome {
+                    bundle_id: bundle.bundle.bundle_id,
+                    slug: bundle.bundle.slug.clone(),
+                    soft_deleted_at: bundle
+                        .bundle
+                        .soft_deleted_at
+                        .map(|t| t.to_string())
+                        .unwrap_or_default(),
+                    kept_because: None,
+                };
+                match why_not_empty(dir)? {
+                    Some(reason) => {
+                        outcome.kept_because = Some(reason);
+                        report.kept.push(outcome);
                     }
-                    report.reaped.push(outcome);
+                    None => {
+                        if !dry_run {
+                            remove_bundle_dir(dir, bundle.bundle.bundle_id)?;
+                        }
+                        report.reaped.push(outcome);
+                    }
                 }
             }
-        }
-        progress(due.len(), due.len());
-        Ok(report)
+            progress(due.len(), due.len());
+            Ok(report)
+        })
     }
 }
 

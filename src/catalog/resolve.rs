@@ -140,6 +140,12 @@ impl Catalog {
         candidates.sort_by_key(|t| (t.is_enabled, t.tool.created_at, t.tool.tool_id));
         match candidates.pop() {
             Some(found) => Ok((found, problems)),
+            // Not found, but a file where it would be could not be read: say so.
+            None if !problems.is_empty() => Err(Error::Unreadable {
+                what: "tool",
+                name: reference.to_owned(),
+                problems,
+            }),
             None => Err(Error::NotFound {
                 what: "tool",
                 name: reference.to_owned(),

@@ -42,7 +42,7 @@ fn order_sensitive(value: &Value) -> String {
 fn catalog_with_bundle() -> (tempfile::TempDir, Catalog) {
     let dir = tempfile::tempdir().unwrap();
     Catalog::init(dir.path()).unwrap();
-    let catalog = Catalog::open(dir.path()).unwrap();
+    let mut catalog = Catalog::open(dir.path()).unwrap();
     let input = BundleInput::Fields {
         id: None,
         slug: "b".into(),
@@ -65,7 +65,7 @@ proptest! {
         output_schema in schema(),
         extras in prop::collection::vec(("x-[a-z]{1,6}", value()), 0..5),
     ) {
-        let (_dir, catalog) = catalog_with_bundle();
+        let (_dir, mut catalog) = catalog_with_bundle();
         let mut doc = Map::new();
         doc.insert("slug".into(), "t".into());
         for (key, value) in &extras {
@@ -104,7 +104,7 @@ proptest! {
 
 #[test]
 fn put_fills_identity_and_time_fields() {
-    let (_dir, catalog) = catalog_with_bundle();
+    let (_dir, mut catalog) = catalog_with_bundle();
     let doc = json!({ "slug": "t", "version": "v1", "type": "native", "impl": { "func": "now" },
                       "argSchema": { "type": "object" } });
     let entry = catalog.put_tool(doc, "inline", Some("b")).unwrap();
@@ -136,7 +136,7 @@ fn put_fills_identity_and_time_fields() {
 
 #[test]
 fn a_given_created_at_is_kept_and_becomes_modified_at() {
-    let (_dir, catalog) = catalog_with_bundle();
+    let (_dir, mut catalog) = catalog_with_bundle();
     let doc = json!({ "slug": "t", "version": "v1", "type": "native", "impl": { "func": "now" },
                       "argSchema": { "type": "object" }, "createdAt": "2024-05-14T13:44:00Z" });
     let entry = catalog.put_tool(doc, "inline", Some("b")).unwrap();
@@ -146,7 +146,7 @@ fn a_given_created_at_is_kept_and_becomes_modified_at() {
 
 #[test]
 fn created_after_modified_is_rejected() {
-    let (_dir, catalog) = catalog_with_bundle();
+    let (_dir, mut catalog) = catalog_with_bundle();
     let doc = json!({ "slug": "t", "version": "v1", "type": "native", "impl": { "func": "now" },
                       "argSchema": { "type": "object" },
                       "createdAt": "2025-01-02T00:00:00Z", "modifiedAt": "2025-01-01T00:00:00Z" });
@@ -156,7 +156,7 @@ fn created_after_modified_is_rejected() {
 
 #[test]
 fn wrong_types_are_reported_with_their_pointer() {
-    let (_dir, catalog) = catalog_with_bundle();
+    let (_dir, mut catalog) = catalog_with_bundle();
     let cases = [
         (
             json!({ "slug": "t", "version": "v1", "type": "native", "impl": { "func": "now" }, "argSchema": {}, "isEnabled": "yes" }),
@@ -219,7 +219,7 @@ fn wrong_types_are_reported_with_their_pointer() {
 /// `float_roundtrip` feature must stay on so a rewrite keeps numbers exactly.
 #[test]
 fn regression_floats_survive_a_rewrite_exactly() {
-    let (_dir, catalog) = catalog_with_bundle();
+    let (_dir, mut catalog) = catalog_with_bundle();
     let doc = json!({ "slug": "t", "version": "v1", "type": "native", "impl": { "func": "now" },
                       "argSchema": { "type": "number", "maximum": 0.18591161198575257 } });
     catalog.put_tool(doc, "inline", Some("b")).unwrap();

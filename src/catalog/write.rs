@@ -8,7 +8,7 @@
 
 use super::config::{CONFIG_FILE, Config};
 use super::error::{Error, Result, Violation};
-use super::lock::{self, LockGuard};
+use super::lock;
 use super::model::{self, Bundle, SCHEMA_VERSION, Tool};
 use super::rules::{self, NameKind};
 use super::{
@@ -103,12 +103,27 @@ impl Catalog {
         })
     }
 
-    /// Take the write lock, creating the catalog first if this is its first write.
-    fn begin_write(&self) -> Result<LockGuard> {
+    /// Run `op` as one write: take the catalog lock, re-read `toolctl.json` under it (another
+    /// writer may have changed it while this one waited), run `op`, and make sure the
+    /// catalog's own files exist once something was written. A write that fails on a catalog
+    /// this call created leaves nothing behind.
+    fn write<T>(&mut self, op: impl FnOnce(&Self) -> Result<T>) -> Result<T> {
+        let existed = self.root.is_dir();
         store::ensure_dir(&self.root)?;
         let guard = lock::acquire(&self.lock_path(), self.lock_timeout)?;
-        ensure_catalog_files(&self.root)?;
-        Ok(guard)
+        let result = Config::load(&self.root).and_then(|config| {
+            self.config = config;
+            op(self)
+        });
+        match &result {
+            Ok(_) => {
+                ensure_catalog_files(&self.root)?;
+            }
+            Err(_) if !existed => remove_if_pristine(&self.root),
+            Err(_) => {}
+        }
+        drop(guard);
+        result
     }
 
     /// Create a tool from a `tool.json` document. `bundle` (slug or ID) says where, else the
@@ -116,12 +131,49 @@ impl Catalog {
     /// when absent. An existing `<slug, version>` in the bundle is a conflict and stays as it
     /// was, byte for byte.
     pub fn put_tool(
+        &mut self,
+        doc: Value,
+        source_name: &str,
+        bundle: Option<&str>,
+    ) -> Result<ToolEntry> {
+        self.write(|c| c.put_tool_locked(doc, source_name, bundle))
+    }
+
+    /// Enable or disable a tool (built-ins: in `toolctl.json`). Only `isEnabled` changes.
+    pub fn set_tool_enabled(
+        &mut self,
+        reference: &str,
+        enabled: bool,
+    ) -> Result<(ToolEntry, Toggle)> {
+        self.write(|c| c.set_tool_enabled_locked(reference, enabled))
+    }
+
+    /// Remove a tool version for good (its file and empty folders). Built-ins cannot be
+    /// removed. Tools of disabled or deleted bundles can, so such bundles can be emptied.
+    pub fn delete_tool(&mut self, reference: &str) -> Result<ToolEntry> {
+        self.write(|c| c.delete_tool_locked(reference))
+    }
+
+    /// Create or replace a bundle. Returns it and whether it was created.
+    pub fn put_bundle(&mut self, input: BundleInput) -> Result<(BundleEntry, bool)> {
+        self.write(|c| c.put_bundle_locked(input))
+    }
+
+    /// Enable or disable a bundle (the built-in one: in `toolctl.json`).
+    pub fn set_bundle_enabled(
+        &mut self,
+        name: &str,
+        enabled: bool,
+    ) -> Result<(BundleEntry, Toggle)> {
+        self.write(|c| c.set_bundle_enabled_locked(name, enabled))
+    }
+
+    fn put_tool_locked(
         &self,
         mut doc: Value,
         source_name: &str,
         bundle: Option<&str>,
     ) -> Result<ToolEntry> {
-        let _guard = self.begin_write()?;
         let Some(fields) = doc.as_object_mut() else {
             return Err(Error::invalid(
                 source_name,
@@ -275,9 +327,11 @@ impl Catalog {
         }
     }
 
-    /// Enable or disable a tool (built-ins: in `toolctl.json`). Only `isEnabled` changes.
-    pub fn set_tool_enabled(&self, reference: &str, enabled: bool) -> Result<(ToolEntry, Toggle)> {
-        let _guard = self.begin_write()?;
+    fn set_tool_enabled_locked(
+        &self,
+        reference: &str,
+        enabled: bool,
+    ) -> Result<(ToolEntry, Toggle)> {
         let (mut entry, _) = self.resolve_tool(reference, Pick::Exact)?;
         if entry.bundle_deleted {
             return Err(Error::forbidden(
@@ -308,8 +362,9 @@ impl Catalog {
         }
         match &entry.path {
             None => {
-                let config = Config::load(&self.root)?;
-                let doc = config.with_builtin_flag(Some(&entry.tool.slug), enabled);
+                let doc = self
+                    .config
+                    .with_builtin_flag(Some(&entry.tool.slug), enabled);
                 store::write_json(&self.root.join(CONFIG_FILE), &doc)?;
             }
             Some(path) => {
@@ -326,10 +381,7 @@ impl Catalog {
         Ok((entry, Toggle::Changed))
     }
 
-    /// Remove a tool version for good (its file and empty folders). Built-ins cannot be
-    /// removed. Tools of disabled or deleted bundles can, so such bundles can be emptied.
-    pub fn delete_tool(&self, reference: &str) -> Result<ToolEntry> {
-        let _guard = self.begin_write()?;
+    fn delete_tool_locked(&self, reference: &str) -> Result<ToolEntry> {
         let (entry, _) = self.resolve_tool(reference, Pick::Exact)?;
         let Some(path) = &entry.path else {
             return Err(Error::forbidden(
@@ -350,9 +402,7 @@ impl Catalog {
         Ok(entry)
     }
 
-    /// Create or replace a bundle. Returns it and whether it was created.
-    pub fn put_bundle(&self, input: BundleInput) -> Result<(BundleEntry, bool)> {
-        let _guard = self.begin_write()?;
+    fn put_bundle_locked(&self, input: BundleInput) -> Result<(BundleEntry, bool)> {
         let bundles = self.bundles()?.items;
         let (mut doc, source_name, merge) = match input {
             BundleInput::Document { doc, source_name } => (doc, source_name, false),
@@ -528,9 +578,11 @@ impl Catalog {
         Ok((entry, existing.is_none()))
     }
 
-    /// Enable or disable a bundle (the built-in one: in `toolctl.json`).
-    pub fn set_bundle_enabled(&self, name: &str, enabled: bool) -> Result<(BundleEntry, Toggle)> {
-        let _guard = self.begin_write()?;
+    fn set_bundle_enabled_locked(
+        &self,
+        name: &str,
+        enabled: bool,
+    ) -> Result<(BundleEntry, Toggle)> {
         let mut entry = self.find_bundle(name)?;
         if entry.is_deleted() {
             return Err(Error::forbidden(
@@ -546,10 +598,9 @@ impl Catalog {
         }
         match entry.file() {
             None => {
-                let config = Config::load(&self.root)?;
                 store::write_json(
                     &self.root.join(CONFIG_FILE),
-                    &config.with_builtin_flag(None, enabled),
+                    &self.config.with_builtin_flag(None, enabled),
                 )?;
             }
             Some(path) => {
@@ -568,17 +619,16 @@ impl Catalog {
 
     /// Soft-delete a bundle: mark `softDeletedAt`; `reap` removes it later once empty.
     /// Deleting a deleted bundle keeps the first timestamp (the grace period does not restart).
-    pub fn delete_bundle(&self, name: &str) -> Result<(BundleEntry, Toggle)> {
-        self.mark_deleted(name, true)
+    pub fn delete_bundle(&mut self, name: &str) -> Result<(BundleEntry, Toggle)> {
+        self.write(|c| c.mark_deleted(name, true))
     }
 
     /// Undo a soft delete.
-    pub fn restore_bundle(&self, name: &str) -> Result<(BundleEntry, Toggle)> {
-        self.mark_deleted(name, false)
+    pub fn restore_bundle(&mut self, name: &str) -> Result<(BundleEntry, Toggle)> {
+        self.write(|c| c.mark_deleted(name, false))
     }
 
     fn mark_deleted(&self, name: &str, deleted: bool) -> Result<(BundleEntry, Toggle)> {
-        let _guard = self.begin_write()?;
         let mut entry = self.find_bundle(name)?;
         let Some(path) = entry.file() else {
             return Err(Error::forbidden(
@@ -604,8 +654,27 @@ impl Catalog {
         Ok((entry, Toggle::Changed))
     }
 
-    pub(super) fn lock_for_write(&self) -> Result<LockGuard> {
-        self.begin_write()
+    /// Run `op` under the catalog lock (for operations defined in other modules).
+    pub(super) fn locked<T>(&mut self, op: impl FnOnce(&Self) -> Result<T>) -> Result<T> {
+        self.write(op)
+    }
+}
+
+/// Remove a catalog folder this process created for a write that then failed, if it still
+/// holds nothing but the lock (a refused command must not leave a catalog behind).
+fn remove_if_pristine(root: &Path) {
+    let names = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if names(root) == [STATE_DIR] && names(&root.join(STATE_DIR)) == ["lock"] {
+        let _ = std::fs::remove_dir_all(root);
     }
 }
 

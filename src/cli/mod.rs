@@ -76,16 +76,21 @@ impl Ctx {
         Ok(Catalog::open(location.path())?.with_lock_timeout(self.global.lock_timeout))
     }
 
-    /// Open the catalog for a write, telling the user when this write creates it.
-    pub fn catalog_for_write(&self) -> Result<Catalog, CliError> {
-        let catalog = self.catalog()?;
-        if !catalog.exists() {
+    /// Run a write on the catalog, telling the user when the write created the catalog.
+    pub fn write<T>(
+        &self,
+        op: impl FnOnce(&mut Catalog) -> catalog::Result<T>,
+    ) -> Result<T, CliError> {
+        let mut catalog = self.catalog()?;
+        let existed = catalog.exists();
+        let value = op(&mut catalog)?;
+        if !existed && catalog.exists() {
             self.ui.status(&format!(
-                "Creating a new catalog in {}",
+                "Created a new catalog in {}",
                 catalog.root().display()
             ));
         }
-        Ok(catalog)
+        Ok(value)
     }
 
     /// Report files the catalog could not use, as warnings.

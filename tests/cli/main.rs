@@ -26,5 +26,6 @@ mod test_list;
 mod test_names;
 mod test_output;
 mod test_races;
+mod test_readme;
 mod test_reap;
 mod test_tool;

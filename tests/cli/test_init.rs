@@ -153,7 +153,7 @@ fn xdg_default_is_created_on_first_write_not_on_read() {
     run.success();
     assert!(
         run.stderr
-            .contains(&format!("Creating a new catalog in {}", default.display())),
+            .contains(&format!("Created a new catalog in {}", default.display())),
         "{run}"
     );
     assert!(default.join("toolctl.json").is_file());
@@ -209,7 +209,7 @@ fn a_rejected_write_does_not_create_the_default_catalog() {
         cmd.args(args);
         let run = Run::of(cmd, None);
         assert_ne!(run.code(), 0, "{run}");
-        assert!(!run.stderr.contains("Creating a new catalog"), "{run}");
+        assert!(!run.stderr.contains("Created a new catalog"), "{run}");
         assert!(!default.exists(), "{run}");
     }
 }

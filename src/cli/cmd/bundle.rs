@@ -15,11 +15,16 @@ use uuid::Uuid;
 #[derive(Debug, Subcommand)]
 pub enum BundleCommand {
     Put(PutArgs),
+    /// Show a bundle: its fields, status, number of tools and where it is stored
     Get(BundleArg),
     List(ListArgs),
+    /// Enable a bundle and with it its enabled tools
     Enable(BundleArg),
+    /// Disable a bundle and with it all its tools
     Disable(BundleArg),
+    /// Soft-delete a bundle: it is hidden, and reaped once empty and past the grace period
     Delete(BundleArg),
+    /// Undo a soft delete
     Restore(BundleArg),
     Reap(ReapArgs),
 }
@@ -121,8 +126,7 @@ fn put(ctx: &Ctx, args: &PutArgs) -> Result<Output, CliError> {
         },
         (None, None) => return Err(CliError::invalid("give --slug or --file")),
     };
-    let catalog = ctx.catalog_for_write()?;
-    let (entry, created) = catalog.put_bundle(input)?;
+    let (entry, created) = ctx.write(|catalog| catalog.put_bundle(input))?;
     let verb = if created { "Created" } else { "Replaced" };
     let line = format!(
         "{verb} bundle {} ({})",
@@ -204,13 +208,12 @@ fn toggle(
     ctx: &Ctx,
     args: &BundleArg,
     done: &str,
-    action: impl Fn(
-        &crate::catalog::Catalog,
+    action: impl FnOnce(
+        &mut crate::catalog::Catalog,
         &str,
     ) -> crate::catalog::Result<(crate::catalog::BundleEntry, Toggle)>,
 ) -> Result<Output, CliError> {
-    let catalog = ctx.catalog_for_write()?;
-    let (entry, toggle) = action(&catalog, &args.bundle)?;
+    let (entry, toggle) = ctx.write(|catalog| action(catalog, &args.bundle))?;
     let line = match toggle {
         Toggle::Changed => format!("Bundle {} {done}", entry.bundle.slug),
         Toggle::Unchanged => format!(
@@ -224,7 +227,7 @@ fn toggle(
 }
 
 fn reap(ctx: &Ctx, args: &ReapArgs) -> Result<Output, CliError> {
-    let catalog = ctx.catalog()?;
+    let mut catalog = ctx.catalog()?;
     let mut progress = ctx.ui.progress(0, "reaping");
     let report = catalog.reap(args.older_than, args.dry_run, |done, total| {
         progress.update(done, total)

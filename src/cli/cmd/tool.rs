@@ -13,10 +13,14 @@ use serde_json::json;
 #[derive(Debug, Subcommand)]
 pub enum ToolCommand {
     Put(PutArgs),
+    /// Show a tool: its fields, status, schemas and where it is stored
     Get(ToolArg),
     List(ListArgs),
+    /// Enable a tool (only its isEnabled flag changes)
     Enable(ToolArg),
+    /// Disable a tool (only its isEnabled flag changes)
     Disable(ToolArg),
+    /// Delete a tool version for good (built-in tools cannot be deleted)
     Delete(ToolArg),
 }
 
@@ -75,8 +79,7 @@ pub fn run(ctx: &Ctx, command: &ToolCommand) -> Result<Output, CliError> {
 
 fn put(ctx: &Ctx, args: &PutArgs) -> Result<Output, CliError> {
     let (doc, source_name) = read_document(&args.file)?;
-    let catalog = ctx.catalog_for_write()?;
-    let entry = catalog.put_tool(doc, &source_name, args.bundle.as_deref())?;
+    let entry = ctx.write(|catalog| catalog.put_tool(doc, &source_name, args.bundle.as_deref()))?;
     if let Some(reason) = &entry.unavailable {
         ctx.ui
             .warn(&format!("{} is unavailable: {reason}", entry.reference()));
@@ -169,8 +172,7 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
 }
 
 fn toggle(ctx: &Ctx, args: &ToolArg, enabled: bool) -> Result<Output, CliError> {
-    let catalog = ctx.catalog_for_write()?;
-    let (entry, toggle) = catalog.set_tool_enabled(&args.tool, enabled)?;
+    let (entry, toggle) = ctx.write(|catalog| catalog.set_tool_enabled(&args.tool, enabled))?;
     let state = if enabled { "enabled" } else { "disabled" };
     let line = match toggle {
         Toggle::Changed => format!("Tool {} {state}", entry.reference()),
@@ -185,8 +187,7 @@ fn toggle(ctx: &Ctx, args: &ToolArg, enabled: bool) -> Result<Output, CliError> 
 }
 
 fn delete(ctx: &Ctx, args: &ToolArg) -> Result<Output, CliError> {
-    let catalog = ctx.catalog_for_write()?;
-    let entry = catalog.delete_tool(&args.tool)?;
+    let entry = ctx.write(|catalog| catalog.delete_tool(&args.tool))?;
     let line = format!(
         "Deleted tool {} ({})",
         entry.reference(),
