@@ -139,7 +139,12 @@ impl ToolEntry {
         }
     }
 
-    /// The sort key of tool lists.
+    /// The order of tool lists, without allocating.
+    fn order(&self) -> (&str, &str, &str) {
+        (&self.bundle_slug, &self.tool.slug, &self.tool.version)
+    }
+
+    /// The sort key of tool lists, as page tokens carry it.
     fn sort_key(&self) -> Vec<String> {
         vec![
             self.bundle_slug.clone(),
@@ -454,7 +459,7 @@ impl Catalog {
     ) -> Vec<ToolEntry> {
         if bundle.is_builtin() {
             let mut tools = self.builtin_tools(bundle);
-            tools.sort_by_key(ToolEntry::sort_key);
+            tools.sort_by(|a, b| a.order().cmp(&b.order()));
             return tools;
         }
         self.tool_slugs(bundle)
@@ -541,7 +546,7 @@ impl Catalog {
         for bundle in &bundles {
             items.extend(self.bundle_tools(bundle, &mut problems));
         }
-        items.sort_by_key(ToolEntry::sort_key);
+        items.sort_by(|a, b| a.order().cmp(&b.order()));
         Ok(Scan { items, problems })
     }
 
@@ -576,7 +581,7 @@ impl Catalog {
                     .filter(|t| filter.tags.iter().all(|tag| t.tool.tags.contains(tag))),
             );
         }
-        tools.sort_by_key(ToolEntry::sort_key);
+        tools.sort_by(|a, b| a.order().cmp(&b.order()));
         let (items, next_page_token) = page::paginate(
             tools,
             ToolEntry::sort_key,

@@ -156,7 +156,8 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
         table.add_row([
             entry.reference(),
             entry.tool.kind.label().to_owned(),
-            entry.status(),
+            // The whole reason is in `tool get` and in JSON; a table keeps to one screen.
+            clip(&entry.status(), 40),
             clip(&entry.tool.description, 60),
         ]);
     }
