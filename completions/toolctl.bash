@@ -25,8 +25,14 @@ _toolctl() {
             toolctl,help)
                 cmd="toolctl__subcmd__help"
                 ;;
+            toolctl,index)
+                cmd="toolctl__subcmd__index"
+                ;;
             toolctl,init)
                 cmd="toolctl__subcmd__init"
+                ;;
+            toolctl,search)
+                cmd="toolctl__subcmd__search"
                 ;;
             toolctl,tool)
                 cmd="toolctl__subcmd__tool"
@@ -94,8 +100,14 @@ _toolctl() {
             toolctl__subcmd__help,help)
                 cmd="toolctl__subcmd__help__subcmd__help"
                 ;;
+            toolctl__subcmd__help,index)
+                cmd="toolctl__subcmd__help__subcmd__index"
+                ;;
             toolctl__subcmd__help,init)
                 cmd="toolctl__subcmd__help__subcmd__init"
+                ;;
+            toolctl__subcmd__help,search)
+                cmd="toolctl__subcmd__help__subcmd__search"
                 ;;
             toolctl__subcmd__help,tool)
                 cmd="toolctl__subcmd__help__subcmd__tool"
@@ -124,6 +136,12 @@ _toolctl() {
             toolctl__subcmd__help__subcmd__bundle,restore)
                 cmd="toolctl__subcmd__help__subcmd__bundle__subcmd__restore"
                 ;;
+            toolctl__subcmd__help__subcmd__index,rebuild)
+                cmd="toolctl__subcmd__help__subcmd__index__subcmd__rebuild"
+                ;;
+            toolctl__subcmd__help__subcmd__index,status)
+                cmd="toolctl__subcmd__help__subcmd__index__subcmd__status"
+                ;;
             toolctl__subcmd__help__subcmd__tool,delete)
                 cmd="toolctl__subcmd__help__subcmd__tool__subcmd__delete"
                 ;;
@@ -141,6 +159,24 @@ _toolctl() {
                 ;;
             toolctl__subcmd__help__subcmd__tool,put)
                 cmd="toolctl__subcmd__help__subcmd__tool__subcmd__put"
+                ;;
+            toolctl__subcmd__index,help)
+                cmd="toolctl__subcmd__index__subcmd__help"
+                ;;
+            toolctl__subcmd__index,rebuild)
+                cmd="toolctl__subcmd__index__subcmd__rebuild"
+                ;;
+            toolctl__subcmd__index,status)
+                cmd="toolctl__subcmd__index__subcmd__status"
+                ;;
+            toolctl__subcmd__index__subcmd__help,help)
+                cmd="toolctl__subcmd__index__subcmd__help__subcmd__help"
+                ;;
+            toolctl__subcmd__index__subcmd__help,rebuild)
+                cmd="toolctl__subcmd__index__subcmd__help__subcmd__rebuild"
+                ;;
+            toolctl__subcmd__index__subcmd__help,status)
+                cmd="toolctl__subcmd__index__subcmd__help__subcmd__status"
                 ;;
             toolctl__subcmd__tool,delete)
                 cmd="toolctl__subcmd__tool__subcmd__delete"
@@ -191,7 +227,7 @@ _toolctl() {
 
     case "${cmd}" in
         toolctl)
-            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool completions help"
+            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search index completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -609,7 +645,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help)
-            opts="init bundle tool completions help"
+            opts="init bundle tool search index completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -776,7 +812,63 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__help__subcmd__index)
+            opts="status rebuild"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__index__subcmd__rebuild)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__index__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__help__subcmd__init)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__search)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -888,6 +980,128 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__index)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help status rebuild help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__index__subcmd__help)
+            opts="status rebuild help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__index__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__index__subcmd__help__subcmd__rebuild)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__index__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__index__subcmd__rebuild)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__index__subcmd__status)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__init)
             opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -895,6 +1109,44 @@ _toolctl() {
                 return 0
             fi
             case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__search)
+            opts="-q -h --bundle --tag --include-disabled --include-deleted --page-size --page-token --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --bundle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --page-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --page-token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

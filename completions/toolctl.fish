@@ -34,6 +34,8 @@ complete -c toolctl -n "__fish_toolctl_needs_command" -s V -l version -d 'Print 
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "search" -d 'Search tools by name, description, tags and arguments'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand init" -l catalog -d 'Use the catalog in DIR' -r -F
@@ -190,17 +192,55 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_su
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "disable" -d 'Disable a tool (only its isEnabled flag changes)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete a tool version for good (built-in tools cannot be deleted)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l bundle -d 'Only tools of this bundle, by slug or ID (can be repeated)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l tag -d 'Only tools with this tag (can be repeated: all must match)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l page-size -d 'Show at most N items (1 to 1000)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l page-token -d 'Continue after the page that printed this token (nextPageToken)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l include-disabled -d 'Also disabled and unavailable tools, and tools of disabled bundles'
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l include-deleted -d 'Also tools of soft-deleted bundles'
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -f -a "status" -d 'Bring the index up to date and show what it holds'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -f -a "rebuild" -d 'Delete the index and build it again from the files'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from help" -f -a "status" -d 'Bring the index up to date and show what it holds'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from help" -f -a "rebuild" -d 'Delete the index and build it again from the files'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool completions help" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool completions help" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool completions help" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool completions help" -f -a "completions" -d 'Print the completion script for a shell'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search index completions help" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search index completions help" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search index completions help" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search index completions help" -f -a "search" -d 'Search tools by name, description, tags and arguments'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search index completions help" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search index completions help" -f -a "completions" -d 'Print the completion script for a shell'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search index completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "put" -d 'Create a bundle, or replace one (with --id, or a file holding its bundleID)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "get" -d 'Show a bundle: its fields, status, number of tools and where it is stored'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "list" -d 'List bundles in slug order'
@@ -215,3 +255,5 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_su
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "enable" -d 'Enable a tool (only its isEnabled flag changes)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "disable" -d 'Disable a tool (only its isEnabled flag changes)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "delete" -d 'Delete a tool version for good (built-in tools cannot be deleted)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from index" -f -a "status" -d 'Bring the index up to date and show what it holds'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from index" -f -a "rebuild" -d 'Delete the index and build it again from the files'

@@ -7,5 +7,6 @@
 pub mod catalog;
 pub mod cli;
 pub mod error_code;
+pub mod index;
 pub mod native;
 pub mod time;

@@ -41,10 +41,10 @@ use uuid::Uuid;
 
 /// The folder of derived state inside a catalog.
 pub const STATE_DIR: &str = ".toolctl";
-const BUNDLES_DIR: &str = "bundles";
-const TOOLS_DIR: &str = "tools";
-const BUNDLE_FILE: &str = "bundle.json";
-const TOOL_FILE: &str = "tool.json";
+pub(crate) const BUNDLES_DIR: &str = "bundles";
+pub(crate) const TOOLS_DIR: &str = "tools";
+pub(crate) const BUNDLE_FILE: &str = "bundle.json";
+pub(crate) const TOOL_FILE: &str = "tool.json";
 
 /// Default time to wait for the write lock.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -279,7 +279,7 @@ impl Catalog {
         self.root.join(CONFIG_FILE).is_file()
     }
 
-    fn bundles_dir(&self) -> PathBuf {
+    pub(crate) fn bundles_dir(&self) -> PathBuf {
         self.root.join(BUNDLES_DIR)
     }
 
@@ -288,7 +288,7 @@ impl Catalog {
     }
 
     /// The built-in bundle with its flags from `toolctl.json`.
-    fn builtin_bundle(&self) -> BundleEntry {
+    pub(crate) fn builtin_bundle(&self) -> BundleEntry {
         let b = builtin::bundle();
         BundleEntry {
             bundle: b.view.clone(),
@@ -329,7 +329,11 @@ impl Catalog {
 
     /// Read `bundles/<name>/bundle.json`. A folder without one that is empty or holds only
     /// hidden files (left by a crash before the first write) is skipped silently.
-    fn load_bundle(&self, dir: &Path, name: &str) -> Result<Option<BundleEntry>, Problem> {
+    pub(crate) fn load_bundle(
+        &self,
+        dir: &Path,
+        name: &str,
+    ) -> Result<Option<BundleEntry>, Problem> {
         let path = dir.join(BUNDLE_FILE);
         let problem = |message: String| Problem {
             path: path.clone(),
@@ -380,7 +384,7 @@ impl Catalog {
     }
 
     /// The built-in tools with their flags from `toolctl.json`.
-    fn builtin_tools(&self, bundle: &BundleEntry) -> Vec<ToolEntry> {
+    pub(crate) fn builtin_tools(&self, bundle: &BundleEntry) -> Vec<ToolEntry> {
         builtin::tools()
             .iter()
             .map(|t| ToolEntry {
@@ -470,7 +474,7 @@ impl Catalog {
 
     /// Read one `tool.json`. A version folder without one (left by a crash before the first
     /// write) is skipped silently.
-    fn load_tool(
+    pub(crate) fn load_tool(
         &self,
         bundle: &BundleEntry,
         slug: &str,
@@ -534,6 +538,27 @@ impl Catalog {
             bundle_deleted: bundle.is_deleted(),
             unavailable,
         }))
+    }
+
+    /// The tool stored at `path` relative to the catalog (as the index names it:
+    /// `bundles/<id>/tools/<slug>/<version>/tool.json`, or `builtin:<slug>`).
+    pub fn tool_at(&self, path: &str) -> Result<Option<ToolEntry>, Problem> {
+        if let Some(slug) = path.strip_prefix("builtin:") {
+            let bundle = self.builtin_bundle();
+            return Ok(self
+                .builtin_tools(&bundle)
+                .into_iter()
+                .find(|t| t.tool.slug == slug));
+        }
+        let parts: Vec<&str> = path.split('/').collect();
+        let [BUNDLES_DIR, dir, TOOLS_DIR, slug, version, TOOL_FILE] = parts.as_slice() else {
+            return Ok(None);
+        };
+        let bundle_dir = self.bundles_dir().join(dir);
+        match self.load_bundle(&bundle_dir, dir)? {
+            Some(bundle) => self.load_tool(&bundle, slug, version, &self.root.join(path)),
+            None => Ok(None),
+        }
     }
 
     /// Every tool of every bundle (soft-deleted bundles included), in list order.

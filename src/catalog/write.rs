@@ -107,7 +107,11 @@ impl Catalog {
     /// writer may have changed it while this one waited), run `op`, and make sure the
     /// catalog's own files exist once something was written. A write that fails on a catalog
     /// this call created leaves nothing behind.
-    fn write<T>(&mut self, op: impl FnOnce(&Self) -> Result<T>) -> Result<T> {
+    fn write<T>(
+        &mut self,
+        op: impl FnOnce(&Self) -> Result<T>,
+        touched: impl FnOnce(&T) -> Option<String>,
+    ) -> Result<T> {
         let existed = self.root.is_dir();
         store::ensure_dir(&self.root)?;
         let guard = lock::acquire(&self.lock_path(), self.lock_timeout)?;
@@ -116,8 +120,15 @@ impl Catalog {
             op(self)
         });
         match &result {
-            Ok(_) => {
+            Ok(value) => {
                 ensure_catalog_files(&self.root)?;
+                // Keep the search index in step within this locked operation. If this fails,
+                // nothing is lost: the next read's change check sees the new stamps.
+                if let Some(dir) = touched(value)
+                    && let Some(mut index) = crate::index::Index::open_existing(self)
+                {
+                    let _ = index.refresh_bundle(self, &dir);
+                }
             }
             Err(_) if !existed => remove_if_pristine(&self.root),
             Err(_) => {}
@@ -136,7 +147,7 @@ impl Catalog {
         source_name: &str,
         bundle: Option<&str>,
     ) -> Result<ToolEntry> {
-        self.write(|c| c.put_tool_locked(doc, source_name, bundle))
+        self.write(|c| c.put_tool_locked(doc, source_name, bundle), tool_dir_of)
     }
 
     /// Enable or disable a tool (built-ins: in `toolctl.json`). Only `isEnabled` changes.
@@ -145,18 +156,24 @@ impl Catalog {
         reference: &str,
         enabled: bool,
     ) -> Result<(ToolEntry, Toggle)> {
-        self.write(|c| c.set_tool_enabled_locked(reference, enabled))
+        self.write(
+            |c| c.set_tool_enabled_locked(reference, enabled),
+            |(entry, _)| tool_dir_of(entry),
+        )
     }
 
     /// Remove a tool version for good (its file and empty folders). Built-ins cannot be
     /// removed. Tools of disabled or deleted bundles can, so such bundles can be emptied.
     pub fn delete_tool(&mut self, reference: &str) -> Result<ToolEntry> {
-        self.write(|c| c.delete_tool_locked(reference))
+        self.write(|c| c.delete_tool_locked(reference), tool_dir_of)
     }
 
     /// Create or replace a bundle. Returns it and whether it was created.
     pub fn put_bundle(&mut self, input: BundleInput) -> Result<(BundleEntry, bool)> {
-        self.write(|c| c.put_bundle_locked(input))
+        self.write(
+            |c| c.put_bundle_locked(input),
+            |(entry, _)| bundle_dir_of(entry),
+        )
     }
 
     /// Enable or disable a bundle (the built-in one: in `toolctl.json`).
@@ -165,7 +182,10 @@ impl Catalog {
         name: &str,
         enabled: bool,
     ) -> Result<(BundleEntry, Toggle)> {
-        self.write(|c| c.set_bundle_enabled_locked(name, enabled))
+        self.write(
+            |c| c.set_bundle_enabled_locked(name, enabled),
+            |(entry, _)| bundle_dir_of(entry),
+        )
     }
 
     fn put_tool_locked(
@@ -620,12 +640,18 @@ impl Catalog {
     /// Soft-delete a bundle: mark `softDeletedAt`; `reap` removes it later once empty.
     /// Deleting a deleted bundle keeps the first timestamp (the grace period does not restart).
     pub fn delete_bundle(&mut self, name: &str) -> Result<(BundleEntry, Toggle)> {
-        self.write(|c| c.mark_deleted(name, true))
+        self.write(
+            |c| c.mark_deleted(name, true),
+            |(entry, _)| bundle_dir_of(entry),
+        )
     }
 
     /// Undo a soft delete.
     pub fn restore_bundle(&mut self, name: &str) -> Result<(BundleEntry, Toggle)> {
-        self.write(|c| c.mark_deleted(name, false))
+        self.write(
+            |c| c.mark_deleted(name, false),
+            |(entry, _)| bundle_dir_of(entry),
+        )
     }
 
     fn mark_deleted(&self, name: &str, deleted: bool) -> Result<(BundleEntry, Toggle)> {
@@ -655,9 +681,26 @@ impl Catalog {
     }
 
     /// Run `op` under the catalog lock (for operations defined in other modules).
+    /// Removed bundles change `bundles/`, which the next change check lists again.
     pub(super) fn locked<T>(&mut self, op: impl FnOnce(&Self) -> Result<T>) -> Result<T> {
-        self.write(op)
+        self.write(op, |_| None)
     }
+}
+
+/// The bundle folder (its ID) a tool lives in; `None` for built-ins, whose flags every change
+/// check reads from `toolctl.json`.
+fn tool_dir_of(entry: &ToolEntry) -> Option<String> {
+    entry
+        .path
+        .as_ref()
+        .map(|_| entry.tool.bundle_id.to_string())
+}
+
+fn bundle_dir_of(entry: &BundleEntry) -> Option<String> {
+    entry
+        .dir
+        .as_ref()
+        .map(|_| entry.bundle.bundle_id.to_string())
 }
 
 /// Remove a catalog folder this process created for a write that then failed, if it still

@@ -116,6 +116,22 @@ impl From<catalog::Error> for CliError {
     }
 }
 
+impl From<crate::index::Error> for CliError {
+    fn from(error: crate::index::Error) -> Self {
+        use crate::index::Error;
+        match error {
+            Error::Catalog(e) => e.into(),
+            Error::Query { message, hint } => CliError::invalid(message).with_hint(hint),
+            Error::Database { .. } => {
+                let message = error.to_string();
+                CliError::new(ErrorCode::Internal, message).with_hint(
+                    "the index is derived state: `toolctl index rebuild` makes it again from the files",
+                )
+            }
+        }
+    }
+}
+
 impl From<std::io::Error> for CliError {
     fn from(error: std::io::Error) -> Self {
         Self::new(ErrorCode::Internal, format!("cannot write output: {error}"))

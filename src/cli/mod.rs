@@ -93,6 +93,15 @@ impl Ctx {
         Ok(value)
     }
 
+    /// Open the catalog's search index, brought up to date with the files (a progress bar
+    /// shows when that takes more than a second).
+    pub fn index(&self, catalog: &Catalog) -> Result<crate::index::Index, CliError> {
+        let mut progress = self.ui.progress(0, "indexing");
+        let (index, _) =
+            crate::index::Index::open(catalog, &mut |done, total| progress.update(done, total))?;
+        Ok(index)
+    }
+
     /// Report files the catalog could not use, as warnings.
     pub fn warn_problems(&self, problems: &[catalog::Problem]) {
         for problem in problems {

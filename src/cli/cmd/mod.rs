@@ -2,7 +2,9 @@
 
 pub mod bundle;
 pub mod completions;
+pub mod index;
 pub mod init;
+pub mod search;
 pub mod tool;
 
 use super::Ctx;
@@ -21,6 +23,9 @@ pub enum Command {
     Bundle(bundle::BundleCommand),
     #[command(subcommand)]
     Tool(tool::ToolCommand),
+    Search(search::SearchArgs),
+    #[command(subcommand)]
+    Index(index::IndexCommand),
     Completions(completions::CompletionsArgs),
 }
 
@@ -30,6 +35,8 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Output, CliError> {
         Command::Init(args) => init::run(ctx, args),
         Command::Bundle(command) => bundle::run(ctx, command),
         Command::Tool(command) => tool::run(ctx, command),
+        Command::Search(args) => search::run(ctx, args),
+        Command::Index(command) => index::run(ctx, command),
         Command::Completions(args) => completions::run(args),
     }
 }

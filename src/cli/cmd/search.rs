@@ -1,0 +1,115 @@
+//! `toolctl search`: find tools by what they do, ranked.
+
+use super::PageArgs;
+use crate::cli::Ctx;
+use crate::cli::error::CliError;
+use crate::cli::output::{self, Human, Output};
+use crate::cli::view::{ToolView, clip};
+use crate::index::SearchRequest;
+use clap::Args;
+use serde_json::json;
+
+/// Search tools by name, description, tags and arguments
+///
+/// Ranking: tools whose name starts with the words first, then tools that have all the words,
+/// then matches allowing typos ("wether" finds "weather"), then tools with some of the words;
+/// by relevance (BM25) inside each group, then the most recently modified first. Any text is a
+/// valid query. Disabled, unavailable and soft-deleted tools are left out unless asked for.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What the tool should do, in any words
+    #[arg(required = true, num_args = 1.., value_name = "QUERY")]
+    pub query: Vec<String>,
+    /// Only tools of this bundle, by slug or ID (can be repeated)
+    #[arg(long, value_name = "BUNDLE")]
+    pub bundle: Vec<String>,
+    /// Only tools with this tag (can be repeated: all must match)
+    #[arg(long, value_name = "TAG")]
+    pub tag: Vec<String>,
+    /// Also disabled and unavailable tools, and tools of disabled bundles
+    #[arg(long)]
+    pub include_disabled: bool,
+    /// Also tools of soft-deleted bundles
+    #[arg(long)]
+    pub include_deleted: bool,
+    #[command(flatten)]
+    pub page: PageArgs,
+}
+
+pub fn run(ctx: &Ctx, args: &SearchArgs) -> Result<Output, CliError> {
+    let catalog = ctx.catalog()?;
+    let bundle_dirs = args
+        .bundle
+        .iter()
+        .map(|name| {
+            catalog
+                .find_bundle(name)
+                .map(|b| b.bundle.bundle_id.to_string())
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let request = SearchRequest {
+        query: args.query.join(" "),
+        bundle_dirs,
+        tags: args.tag.clone(),
+        include_disabled: args.include_disabled,
+        include_deleted: args.include_deleted,
+    };
+    let index = ctx.index(&catalog)?;
+    let mut problems = index.problems(&catalog)?;
+    let results = index.search(
+        &request,
+        args.page.page_size,
+        args.page.page_token.as_deref(),
+    )?;
+
+    let mut table = output::table(["#", "TOOL", "SCORE", "WHY", "DESCRIPTION"]);
+    let mut items = Vec::new();
+    for (rank, hit) in results.hits.iter().enumerate() {
+        // The file is the truth: show what it says now.
+        let entry = match catalog.tool_at(&hit.path) {
+            Ok(Some(entry)) => entry,
+            Ok(None) => continue,
+            Err(problem) => {
+                problems.push(problem);
+                continue;
+            }
+        };
+        let rank = rank + 1;
+        table.add_row([
+            rank.to_string(),
+            entry.reference(),
+            format!("{:.2}", hit.score),
+            clip(&hit.why, 40),
+            clip(&entry.tool.description, 50),
+        ]);
+        let mut item = serde_json::to_value(ToolView::new(&entry)).unwrap_or_default();
+        item["rank"] = rank.into();
+        item["score"] = json!((hit.score * 1000.0).round() / 1000.0);
+        item["tier"] = json!(hit.tier);
+        item["why"] = hit.why.clone().into();
+        items.push(item);
+    }
+    ctx.warn_problems(&problems);
+    let corrections: Vec<_> = results
+        .corrections
+        .iter()
+        .map(|(typed, found)| json!({ "typed": typed, "found": found }))
+        .collect();
+    let json = json!({
+        "query": request.query,
+        "items": items,
+        "nextPageToken": results.next_page_token,
+        "corrections": corrections,
+        "problems": problems,
+    });
+    let text = if items.is_empty() {
+        format!("no tool matches '{}'", request.query)
+    } else {
+        let mut text = table.trim_fmt();
+        if let Some(token) = &results.next_page_token {
+            text.push_str(&format!("\nmore: --page-token {token}"));
+        }
+        text
+    };
+    Ok(Output::new(json, Human::Text(text)))
+}

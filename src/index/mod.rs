@@ -1,0 +1,279 @@
+//! The search index: an SQLite FTS5 database in `.toolctl/index.sqlite`, derived from the files.
+//!
+//! The JSON files are the truth; the index is a cache of them that any command may throw away
+//! and rebuild. Every command that uses it first brings it up to date with a change check
+//! ([`sync`]) that compares each file's stamp (mtime, size, inode) with the one indexed and
+//! re-reads only what changed: folders are read again only when their own stamp moved, so new
+//! and removed tools are found without listing unchanged folders. Writes through toolctl
+//! refresh the bundle they touched while they hold the catalog lock. A missing, corrupt or
+//! older-format index is rebuilt from the files.
+//!
+//! Ranking follows the catalog spec: prefix > whole word > fuzzy > recency, with BM25 inside a
+//! tier. See [`search`] for the tiers and the fuzzy mechanism.
+
+mod search;
+mod sync;
+pub mod text;
+
+pub use search::{Hit, SearchRequest, SearchResults, Tier};
+pub use sync::SyncReport;
+
+use crate::catalog::{self, Catalog, STATE_DIR};
+use rusqlite::{Connection, OpenFlags};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The index file inside `.toolctl/`.
+pub const INDEX_FILE: &str = "index.sqlite";
+
+/// The layout version of the index; an index of another version is rebuilt.
+pub const FORMAT_VERSION: i32 = 1;
+
+/// Errors of the index. Anything wrong with the database itself leads to a rebuild, so what
+/// reaches a user is a catalog error or a bad query.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Catalog(#[from] catalog::Error),
+    #[error("search index {path}: {source}")]
+    Database {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("{message}")]
+    Query { message: String, hint: String },
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+const SCHEMA: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE bundle (
+    dir TEXT PRIMARY KEY,          -- folder name under bundles/ ('builtin' for the built-in one)
+    bundle_id TEXT,
+    slug TEXT,
+    is_enabled INTEGER NOT NULL DEFAULT 0,
+    is_deleted INTEGER NOT NULL DEFAULT 0,
+    problem TEXT,                  -- why bundle.json cannot be used (its tools are left out)
+    file_stamp TEXT NOT NULL DEFAULT '',
+    tools_stamp TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE slug_dir (
+    bundle_dir TEXT NOT NULL,
+    slug TEXT NOT NULL,
+    stamp TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (bundle_dir, slug)
+);
+CREATE TABLE tool (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,     -- relative to the catalog ('builtin:<slug>' for built-ins)
+    bundle_dir TEXT NOT NULL,
+    slug_dir TEXT NOT NULL,
+    stamp TEXT NOT NULL DEFAULT '',
+    problem TEXT,                  -- why the file cannot be used (then the rest is empty)
+    tool_id TEXT,
+    version TEXT,
+    tags TEXT NOT NULL DEFAULT '[]',
+    is_enabled INTEGER NOT NULL DEFAULT 0,
+    unavailable TEXT,
+    modified_at TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX tool_by_bundle ON tool (bundle_dir, slug_dir);
+CREATE VIRTUAL TABLE tool_fts USING fts5(
+    name, tags, args, description, bundle,
+    tokenize = 'porter unicode61 remove_diacritics 2',
+    prefix = '2 3'
+);
+CREATE VIRTUAL TABLE tool_vocab USING fts5vocab(tool_fts, 'row');
+";
+
+/// An open, up-to-date index.
+#[derive(Debug)]
+pub struct Index {
+    conn: Connection,
+    path: Option<PathBuf>,
+}
+
+/// What `index status` shows.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub path: Option<PathBuf>,
+    pub format_version: i32,
+    pub tools: u64,
+    pub bundles: u64,
+    pub problems: u64,
+    pub size_bytes: u64,
+    pub last_sync: SyncReport,
+}
+
+impl Index {
+    /// The index file of a catalog.
+    pub fn file(catalog: &Catalog) -> PathBuf {
+        catalog.root().join(STATE_DIR).join(INDEX_FILE)
+    }
+
+    /// Open the catalog's index and bring it up to date with the files. A catalog that does not
+    /// exist on disk gets an in-memory index (reads never create a catalog). An index that
+    /// cannot be used (corrupt, another format, not a database) is deleted and rebuilt.
+    /// `progress(done, total)` is called while files are read.
+    pub fn open(
+        catalog: &Catalog,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(Self, SyncReport)> {
+        if !catalog.root().is_dir() {
+            let mut index = Self::create(Connection::open_in_memory(), None)?;
+            let report = index.sync(catalog, progress)?;
+            return Ok((index, report));
+        }
+        let path = Self::file(catalog);
+        let attempt = Self::open_file(&path).and_then(|mut index| {
+            let report = index.sync(catalog, progress)?;
+            Ok((index, report))
+        });
+        match attempt {
+            Err(Error::Database { .. }) => {
+                // Derived state: start again from the files.
+                remove_index_files(&path);
+                let mut index = Self::open_file(&path)?;
+                let mut report = index.sync(catalog, progress)?;
+                report.rebuilt = true;
+                Ok((index, report))
+            }
+            other => other,
+        }
+    }
+
+    /// Open the index only if it exists, without a sync: for a write that refreshes what it
+    /// touched (building a whole index is a read's job, never a write's).
+    pub fn open_existing(catalog: &Catalog) -> Option<Self> {
+        let path = Self::file(catalog);
+        if !path.is_file() {
+            return None;
+        }
+        Self::open_file(&path).ok()
+    }
+
+    /// Delete the index and build it again from the files.
+    pub fn rebuild(
+        catalog: &Catalog,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(Self, SyncReport)> {
+        remove_index_files(&Self::file(catalog));
+        let (index, mut report) = Self::open(catalog, progress)?;
+        report.rebuilt = true;
+        Ok((index, report))
+    }
+
+    fn open_file(path: &Path) -> Result<Self> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| catalog::Error::io("cannot create", dir, e))?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags);
+        Self::create(conn, Some(path.to_owned()))
+    }
+
+    /// Set up a connection: check the format, create the schema in a new database.
+    fn create(conn: rusqlite::Result<Connection>, path: Option<PathBuf>) -> Result<Self> {
+        let db = |source| Error::Database {
+            path: path.clone().unwrap_or_else(|| PathBuf::from(":memory:")),
+            source,
+        };
+        let conn = conn.map_err(db)?;
+        conn.busy_timeout(Duration::from_secs(10)).map_err(db)?;
+        if path.is_some() {
+            // WAL: searches read while another process updates.
+            conn.pragma_update(None, "journal_mode", "WAL")
+                .map_err(db)?;
+            conn.pragma_update(None, "synchronous", "NORMAL")
+                .map_err(db)?;
+        }
+        let version: i32 = conn
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(db)?;
+        let tables: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))
+            .map_err(db)?;
+        if tables == 0 {
+            conn.execute_batch(SCHEMA).map_err(db)?;
+            conn.pragma_update(None, "user_version", FORMAT_VERSION)
+                .map_err(db)?;
+        } else if version != FORMAT_VERSION {
+            return Err(db(rusqlite::Error::InvalidParameterName(format!(
+                "index format {version}, this toolctl uses {FORMAT_VERSION}"
+            ))));
+        }
+        Ok(Self { conn, path })
+    }
+
+    fn db_error(&self, source: rusqlite::Error) -> Error {
+        Error::Database {
+            path: self
+                .path
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(":memory:")),
+            source,
+        }
+    }
+
+    /// The files the index could not use, with why.
+    pub fn problems(&self, catalog: &Catalog) -> Result<Vec<catalog::Problem>> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT path, problem FROM tool WHERE problem IS NOT NULL
+                 UNION ALL SELECT 'bundles/' || dir || '/bundle.json', problem FROM bundle WHERE problem IS NOT NULL
+                 ORDER BY 1",
+            )
+            .map_err(|e| self.db_error(e))?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok(catalog::Problem {
+                    path: catalog.root().join(row.get::<_, String>(0)?),
+                    message: row.get(1)?,
+                })
+            })
+            .map_err(|e| self.db_error(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.db_error(e))
+    }
+
+    /// Counts and size for `index status`.
+    pub fn status(&self, last_sync: SyncReport) -> Result<Status> {
+        let count = |sql: &str| -> Result<u64> {
+            self.conn
+                .query_row(sql, [], |row| row.get::<_, i64>(0))
+                .map(|n| n as u64)
+                .map_err(|e| self.db_error(e))
+        };
+        Ok(Status {
+            path: self.path.clone(),
+            format_version: FORMAT_VERSION,
+            tools: count("SELECT count(*) FROM tool WHERE problem IS NULL")?,
+            bundles: count("SELECT count(*) FROM bundle WHERE problem IS NULL")?,
+            problems: count(
+                "SELECT (SELECT count(*) FROM tool WHERE problem IS NOT NULL) + (SELECT count(*) FROM bundle WHERE problem IS NOT NULL)",
+            )?,
+            size_bytes: self
+                .path
+                .as_ref()
+                .and_then(|p| std::fs::metadata(p).ok())
+                .map_or(0, |m| m.len()),
+            last_sync,
+        })
+    }
+}
+
+/// Remove the index and SQLite's side files.
+fn remove_index_files(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(name));
+    }
+}

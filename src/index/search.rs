@@ -1,0 +1,331 @@
+//! Ranked search over the index.
+//!
+//! A query is cut into tokens (see [`text`](super::text)); a tool matches in the best of four
+//! tiers, and inside a tier by BM25 (field weights: name 10, tags 5, description 3, arguments 2,
+//! bundle 1, so a name match beats a description match), then by recency (`modifiedAt`):
+//!
+//! 1. **prefix**: every token starts a word of the tool's name (slug or display name), as when
+//!    typing a name: `wea` → `weather`, `get weath` → `getWeather`;
+//! 2. **whole word**: every token is a whole word (after stemming: `forecasts` = `forecast`)
+//!    somewhere: name, tags, description, argument names or descriptions, bundle;
+//! 3. **fuzzy**: every token matches somewhere as a word, a word prefix or within a small edit
+//!    distance of a word (`wether` → `weather`, `serch` → `search`);
+//! 4. **some words**: at least one token matches in one of those ways — what a question in
+//!    plain language ("what will the weather be tomorrow in Oslo") mostly is.
+//!
+//! Fuzzy mechanism: Damerau–Levenshtein distance between the token and the index's own
+//! vocabulary (FTS5's `fts5vocab` table), at most 1 for tokens of 4–7 characters and 2 for
+//! longer ones, keeping the closest word (the most common of equally close ones); tokens of 3 characters or fewer are matched as prefixes instead (a trigram
+//! index cannot match them, and an edit of a short word is another word). The vocabulary is
+//! only scanned for tokens that match nothing as they are, so an ordinary query costs no extra
+//! work. Why not an FTS5 trigram table: it doubles the index, needs 3+ characters, and ranks
+//! substrings, not typos; the vocabulary is small (tens of thousands of words at 100,000 tools)
+//! and a distance over it is exact.
+
+use super::text::{self, quoted};
+use super::{Error, Index, Result};
+use crate::catalog::page;
+use rusqlite::types::Value as SqlValue;
+use serde::Serialize;
+
+/// The tier a hit matched in; lower is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tier {
+    Prefix = 1,
+    WholeWord = 2,
+    Fuzzy = 3,
+    SomeWords = 4,
+}
+
+impl Tier {
+    fn from_number(n: i64) -> Self {
+        match n {
+            1 => Self::Prefix,
+            2 => Self::WholeWord,
+            3 => Self::Fuzzy,
+            _ => Self::SomeWords,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Prefix => "name prefix",
+            Self::WholeWord => "whole words",
+            Self::Fuzzy => "fuzzy",
+            Self::SomeWords => "some words",
+        }
+    }
+}
+
+/// What to search for.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchRequest {
+    pub query: String,
+    /// Bundle folders (bundleIDs) to search in; empty: all.
+    pub bundle_dirs: Vec<String>,
+    /// Tags a tool must all have.
+    pub tags: Vec<String>,
+    /// Also disabled and unavailable tools.
+    pub include_disabled: bool,
+    /// Also tools of soft-deleted bundles.
+    pub include_deleted: bool,
+}
+
+/// One result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Hit {
+    /// The tool's file relative to the catalog, or `builtin:<slug>`.
+    pub path: String,
+    pub tier: Tier,
+    /// BM25 relevance inside the tier; higher is better.
+    pub score: f64,
+    /// Why it matched, for people.
+    pub why: String,
+}
+
+/// A page of results.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResults {
+    pub hits: Vec<Hit>,
+    pub next_page_token: Option<String>,
+    /// Typo corrections used: (typed, found).
+    pub corrections: Vec<(String, String)>,
+}
+
+/// How each tier is written as an FTS5 query, and why it matches.
+struct Plan {
+    tiers: Vec<(Tier, String, String)>,
+    corrections: Vec<(String, String)>,
+}
+
+impl Index {
+    /// Search the index; see the module comment for the ranking.
+    pub fn search(
+        &self,
+        request: &SearchRequest,
+        page_size: usize,
+        page_token: Option<&str>,
+    ) -> Result<SearchResults> {
+        if request.query.trim().is_empty() {
+            return Err(Error::Query {
+                message: "the search query is empty".to_owned(),
+                hint: "say what the tool should do, e.g. `toolctl search \"weather forecast\"`; `toolctl tool list` lists everything".to_owned(),
+            });
+        }
+        let size = page::check_size(page_size)?;
+        let fingerprint = page::fingerprint(request);
+        let offset: usize = match page_token {
+            None => 0,
+            Some(token) => page::decode(token, &fingerprint)?
+                .first()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0),
+        };
+        let tokens = text::query_tokens(&request.query);
+        if tokens.is_empty() {
+            // Only punctuation or symbols: nothing can match, and that is not an error.
+            return Ok(SearchResults {
+                hits: Vec::new(),
+                next_page_token: None,
+                corrections: Vec::new(),
+            });
+        }
+        let plan = self.plan(&tokens)?;
+
+        let mut sql = String::from("WITH hits(id, tier, rank) AS (");
+        let mut params: Vec<SqlValue> = Vec::new();
+        for (i, (tier, expression, _)) in plan.tiers.iter().enumerate() {
+            if i > 0 {
+                sql.push_str(" UNION ALL ");
+            }
+            params.push(SqlValue::Text(expression.clone()));
+            sql.push_str(&format!(
+                "SELECT rowid, {}, bm25(tool_fts, 10.0, 5.0, 2.0, 3.0, 1.0) FROM tool_fts WHERE tool_fts MATCH ?{}",
+                *tier as i64,
+                params.len()
+            ));
+        }
+        sql.push_str(
+            "), best AS (SELECT id, min(tier) AS tier FROM hits GROUP BY id)
+             SELECT t.path, b.tier, (SELECT min(h.rank) FROM hits h WHERE h.id = b.id AND h.tier = b.tier) AS rank
+             FROM best b JOIN tool t ON t.id = b.id JOIN bundle bu ON bu.dir = t.bundle_dir
+             WHERE t.tool_id IS NOT NULL AND bu.problem IS NULL AND bu.bundle_id IS NOT NULL",
+        );
+        if !request.include_disabled {
+            sql.push_str(" AND t.is_enabled = 1 AND bu.is_enabled = 1 AND t.unavailable IS NULL");
+        }
+        if !request.include_deleted {
+            sql.push_str(" AND bu.is_deleted = 0");
+        }
+        if !request.bundle_dirs.is_empty() {
+            let marks: Vec<String> = request
+                .bundle_dirs
+                .iter()
+                .map(|dir| {
+                    params.push(SqlValue::Text(dir.clone()));
+                    format!("?{}", params.len())
+                })
+                .collect();
+            sql.push_str(&format!(" AND t.bundle_dir IN ({})", marks.join(", ")));
+        }
+        for tag in &request.tags {
+            params.push(SqlValue::Text(tag.clone()));
+            sql.push_str(&format!(
+                " AND EXISTS (SELECT 1 FROM json_each(t.tags) WHERE json_each.value = ?{})",
+                params.len()
+            ));
+        }
+        params.push(SqlValue::Integer((size + 1) as i64));
+        params.push(SqlValue::Integer(offset as i64));
+        sql.push_str(&format!(
+            " ORDER BY b.tier, rank, t.modified_at DESC, t.id LIMIT ?{} OFFSET ?{}",
+            params.len() - 1,
+            params.len()
+        ));
+
+        let mut statement = self.conn.prepare(&sql).map_err(|e| self.db_error(e))?;
+        let rows = statement
+            .query_map(rusqlite::params_from_iter(params), |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, i64>(1)?,
+                    row.get::<_, f64>(2)?,
+                ))
+            })
+            .map_err(|e| self.db_error(e))?;
+        let mut hits = Vec::new();
+        for row in rows {
+            let (path, tier, rank) = row.map_err(|e| self.db_error(e))?;
+            let tier = Tier::from_number(tier);
+            let why = plan
+                .tiers
+                .iter()
+                .find(|(t, _, _)| *t == tier)
+                .map(|(_, _, why)| why.clone())
+                .unwrap_or_default();
+            // bm25() is negative, more negative is better.
+            hits.push(Hit {
+                path,
+                tier,
+                score: -rank,
+                why,
+            });
+        }
+        let next_page_token = if hits.len() > size {
+            hits.truncate(size);
+            Some(page::encode(&[(offset + size).to_string()], &fingerprint))
+        } else {
+            None
+        };
+        Ok(SearchResults {
+            hits,
+            next_page_token,
+            corrections: plan.corrections,
+        })
+    }
+
+    /// The FTS5 expressions of each tier. Tokens are letters and digits only, quoted.
+    fn plan(&self, tokens: &[String]) -> Result<Plan> {
+        let prefix = |t: &String| {
+            if t.chars().count() >= 2 {
+                format!("{}*", quoted(t))
+            } else {
+                quoted(t)
+            }
+        };
+        let mut corrections = Vec::new();
+        let mut alternatives = Vec::new();
+        for token in tokens {
+            let mut forms = vec![prefix(token)];
+            if token.chars().count() >= 4 && !self.matches(&prefix(token))? {
+                for variant in self.typo_variants(token)? {
+                    forms.push(quoted(&variant));
+                    corrections.push((token.clone(), variant));
+                }
+            }
+            alternatives.push(format!("({})", forms.join(" OR ")));
+        }
+        let list = |sep: &str, f: &dyn Fn(&String) -> String| {
+            tokens.iter().map(f).collect::<Vec<_>>().join(sep)
+        };
+        let shown = tokens.join(" ");
+        let mut tiers = vec![
+            (
+                Tier::Prefix,
+                format!("name : ({})", list(" AND ", &prefix)),
+                format!("name starts with: {shown}"),
+            ),
+            (
+                Tier::WholeWord,
+                list(" AND ", &|t| quoted(t)),
+                format!("whole words: {shown}"),
+            ),
+        ];
+        let fuzzy_why = if corrections.is_empty() {
+            format!("words or word starts: {shown}")
+        } else {
+            let fixed: Vec<String> = corrections
+                .iter()
+                .map(|(a, b)| format!("{a}→{b}"))
+                .collect();
+            format!("typo-tolerant: {}", fixed.join(", "))
+        };
+        tiers.push((Tier::Fuzzy, alternatives.join(" AND "), fuzzy_why));
+        if tokens.len() > 1 {
+            tiers.push((
+                Tier::SomeWords,
+                alternatives.join(" OR "),
+                format!("some of: {shown}"),
+            ));
+        }
+        Ok(Plan { tiers, corrections })
+    }
+
+    /// Whether any tool matches an FTS5 expression.
+    fn matches(&self, expression: &str) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM tool_fts WHERE tool_fts MATCH ?1)",
+                [expression],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.db_error(e))
+    }
+
+    /// The correction of a typo: the word of the index closest to `token` (within the allowed
+    /// distance), the most common one when several are as close — as a spell checker picks
+    /// "weather" over "whether" for "wether" in a catalog about weather. One correction only:
+    /// BM25 favours rare words, so offering a rare near-miss beside the right word would rank
+    /// the near-miss first.
+    fn typo_variants(&self, token: &str) -> Result<Vec<String>> {
+        let length = token.chars().count();
+        let max_distance = if length >= 8 { 2 } else { 1 };
+        let mut statement = self
+            .conn
+            .prepare_cached("SELECT term, doc FROM tool_vocab WHERE length(term) BETWEEN ?1 AND ?2")
+            .map_err(|e| self.db_error(e))?;
+        let terms = statement
+            .query_map(
+                [
+                    length.saturating_sub(max_distance) as i64,
+                    (length + max_distance) as i64,
+                ],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+            )
+            .map_err(|e| self.db_error(e))?;
+        let mut best: Option<(usize, std::cmp::Reverse<i64>, String)> = None;
+        for term in terms {
+            let (term, docs) = term.map_err(|e| self.db_error(e))?;
+            let distance = strsim::damerau_levenshtein(token, &term);
+            if distance <= max_distance && term.chars().all(char::is_alphanumeric) {
+                let candidate = (distance, std::cmp::Reverse(docs), term);
+                if best.as_ref().is_none_or(|b| candidate < *b) {
+                    best = Some(candidate);
+                }
+            }
+        }
+        Ok(best.into_iter().map(|(_, _, term)| term).collect())
+    }
+}

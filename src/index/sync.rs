@@ -1,0 +1,500 @@
+//! Keeping the index in step with the files, cheaply.
+//!
+//! Every file and folder the index knows carries a stamp (mtime with nanoseconds, size,
+//! inode). A sync compares stamps and reads again only what moved:
+//!
+//! - `bundles/` changed → list it: bundles added or removed (`rm -r`, `git pull`);
+//! - a `bundle.json` changed → read it; a bundle's `tools/` changed → list it: slugs added or
+//!   removed; a slug folder changed → list it: versions added or removed;
+//! - a `tool.json` changed (edited in place, replaced by a rename, removed) → read it.
+//!
+//! So unchanged files are never read and unchanged folders never listed; the cost of a sync
+//! with nothing to do is one `stat` per tool, slug folder and bundle. Problems (a file that
+//! does not parse, …) are stored with the row and reported by every command that reads it.
+
+use super::text::index_text;
+use super::{Error, Index, Result};
+use crate::catalog::{
+    BUNDLE_FILE, BundleEntry, Catalog, Problem, TOOL_FILE, TOOLS_DIR, ToolEntry, builtin, page,
+};
+use rusqlite::{OptionalExtension, Transaction, params};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Instant;
+
+/// What a sync did.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncReport {
+    /// The index was (re)built from nothing.
+    pub rebuilt: bool,
+    /// Tool files read again because they changed (or were new).
+    pub read: usize,
+    /// Tools dropped because their files or folders went away.
+    pub removed: usize,
+    pub millis: u64,
+}
+
+/// The change stamp of a file or folder; empty when it does not exist.
+fn stamp(path: &Path) -> String {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return String::new();
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        format!(
+            "{}.{:09}:{}:{}",
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.len(),
+            meta.ino()
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        let modified = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        format!("{modified}:{}", meta.len())
+    }
+}
+
+/// Visible sub-folder names of `dir`.
+fn subdirs(dir: &Path) -> HashSet<String> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.path().is_dir())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+const BUILTIN_DIR: &str = "builtin";
+
+/// The words of a tool's arguments: names (split) and descriptions, nested objects included.
+fn argument_text(schema: Option<&Value>, depth: usize, out: &mut String) {
+    let Some(properties) = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+    else {
+        return;
+    };
+    for (name, spec) in properties {
+        out.push_str(&index_text(name));
+        out.push(' ');
+        if let Some(text) = spec.get("description").and_then(Value::as_str) {
+            out.push_str(text);
+            out.push(' ');
+        }
+        if depth < 3 {
+            argument_text(Some(spec), depth + 1, out);
+            argument_text(spec.get("items"), depth + 1, out);
+        }
+    }
+}
+
+/// Write one tool's row and full-text entry.
+fn put_tool(tx: &Transaction, id: i64, entry: &ToolEntry, stamp: &str) -> rusqlite::Result<()> {
+    let tool = &entry.tool;
+    tx.execute(
+        "UPDATE tool SET stamp = ?2, problem = NULL, tool_id = ?3, version = ?4, tags = ?5,
+                is_enabled = ?6, unavailable = ?7, modified_at = ?8 WHERE id = ?1",
+        params![
+            id,
+            stamp,
+            tool.tool_id.to_string(),
+            tool.version,
+            serde_json::to_string(&tool.tags).unwrap_or_else(|_| "[]".into()),
+            entry.is_enabled,
+            entry.unavailable,
+            tool.modified_at.to_string(),
+        ],
+    )?;
+    let mut args = String::new();
+    argument_text(entry.doc.get("argSchema"), 0, &mut args);
+    tx.execute("DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
+    tx.execute(
+        "INSERT INTO tool_fts (rowid, name, tags, args, description, bundle) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            id,
+            format!("{} {}", index_text(&tool.slug), index_text(&tool.display_name)),
+            index_text(&tool.tags.join(" ")),
+            args,
+            tool.description,
+            index_text(&entry.bundle_slug),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Mark a tool row as not a tool (file gone, or cannot be used) and drop its text.
+fn clear_tool(
+    tx: &Transaction,
+    id: i64,
+    stamp: &str,
+    problem: Option<&str>,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "UPDATE tool SET stamp = ?2, problem = ?3, tool_id = NULL, version = NULL, tags = '[]',
+                is_enabled = 0, unavailable = NULL, modified_at = '' WHERE id = ?1",
+        params![id, stamp, problem],
+    )?;
+    tx.execute("DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
+    Ok(())
+}
+
+fn delete_tools_where(
+    tx: &Transaction,
+    condition: &str,
+    args: &[&dyn rusqlite::ToSql],
+) -> rusqlite::Result<usize> {
+    tx.execute(
+        &format!("DELETE FROM tool_fts WHERE rowid IN (SELECT id FROM tool WHERE {condition})"),
+        args,
+    )?;
+    tx.execute(&format!("DELETE FROM tool WHERE {condition}"), args)
+}
+
+fn meta(tx: &Transaction, key: &str) -> rusqlite::Result<String> {
+    Ok(tx
+        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()?
+        .unwrap_or_default())
+}
+
+fn set_meta(tx: &Transaction, key: &str, value: &str) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [key, value],
+    )?;
+    Ok(())
+}
+
+impl Index {
+    /// Bring the index up to date with the files (see the module comment).
+    pub(super) fn sync(
+        &mut self,
+        catalog: &Catalog,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<SyncReport> {
+        let started = Instant::now();
+        let mut report = SyncReport::default();
+        let tx = self.conn.transaction().map_err(|e| db(&self.path, e))?;
+        sync_all(&tx, catalog, &mut report, progress).map_err(|e| into_error(&self.path, e))?;
+        tx.commit().map_err(|e| db(&self.path, e))?;
+        report.millis = started.elapsed().as_millis() as u64;
+        Ok(report)
+    }
+
+    /// Re-check one bundle folder after a write through toolctl changed it.
+    pub fn refresh_bundle(&mut self, catalog: &Catalog, dir_name: &str) -> Result<()> {
+        let tx = self.conn.transaction().map_err(|e| db(&self.path, e))?;
+        let mut report = SyncReport::default();
+        let work = (|| -> Result<(), SyncError> {
+            tx.execute("INSERT OR IGNORE INTO bundle (dir) VALUES (?1)", [dir_name])?;
+            let mut pending = Vec::new();
+            sync_bundle(&tx, catalog, dir_name, &mut pending, &mut report)?;
+            load_pending(&tx, catalog, pending, &mut report, &mut |_, _| {})
+        })();
+        work.map_err(|e| into_error(&self.path, e))?;
+        tx.commit().map_err(|e| db(&self.path, e))
+    }
+}
+
+fn db(path: &Option<std::path::PathBuf>, source: rusqlite::Error) -> Error {
+    Error::Database {
+        path: path.clone().unwrap_or_else(|| ":memory:".into()),
+        source,
+    }
+}
+
+/// Errors while syncing: the database, or the catalog (an unreadable `bundles/`, …).
+enum SyncError {
+    Db(rusqlite::Error),
+    Catalog(crate::catalog::Error),
+}
+
+impl From<rusqlite::Error> for SyncError {
+    fn from(e: rusqlite::Error) -> Self {
+        Self::Db(e)
+    }
+}
+
+impl From<crate::catalog::Error> for SyncError {
+    fn from(e: crate::catalog::Error) -> Self {
+        Self::Catalog(e)
+    }
+}
+
+fn into_error(path: &Option<std::path::PathBuf>, e: SyncError) -> Error {
+    match e {
+        SyncError::Db(e) => db(path, e),
+        SyncError::Catalog(e) => Error::Catalog(e),
+    }
+}
+
+/// A tool file to read: row id, bundle folder, slug, version, stamp seen.
+type Pending = (i64, String, String, String, String);
+
+fn sync_all(
+    tx: &Transaction,
+    catalog: &Catalog,
+    report: &mut SyncReport,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(), SyncError> {
+    // Availability depends on allowedHosts: when they change, every tool is read again.
+    let hosts = page::fingerprint(&catalog.config().allowed_hosts);
+    if meta(tx, "hosts")? != hosts {
+        tx.execute("UPDATE tool SET stamp = ''", [])?;
+        set_meta(tx, "hosts", &hosts)?;
+    }
+    sync_builtins(tx, catalog)?;
+
+    let bundles_dir = catalog.bundles_dir();
+    let bundles_stamp = stamp(&bundles_dir);
+    if meta(tx, "bundles")? != bundles_stamp {
+        let present = subdirs(&bundles_dir);
+        let known: Vec<String> = tx
+            .prepare("SELECT dir FROM bundle WHERE dir != ?1")?
+            .query_map([BUILTIN_DIR], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for dir in known.iter().filter(|d| !present.contains(*d)) {
+            report.removed += delete_tools_where(tx, "bundle_dir = ?1", &[dir])?;
+            tx.execute("DELETE FROM slug_dir WHERE bundle_dir = ?1", [dir])?;
+            tx.execute("DELETE FROM bundle WHERE dir = ?1", [dir])?;
+        }
+        for dir in present.iter().filter(|d| !known.contains(*d)) {
+            tx.execute("INSERT INTO bundle (dir) VALUES (?1)", [dir])?;
+        }
+        set_meta(tx, "bundles", &bundles_stamp)?;
+    }
+
+    let dirs: Vec<String> = tx
+        .prepare("SELECT dir FROM bundle WHERE dir != ?1 ORDER BY dir")?
+        .query_map([BUILTIN_DIR], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut pending = Vec::new();
+    for dir in &dirs {
+        sync_bundle(tx, catalog, dir, &mut pending, report)?;
+    }
+    load_pending(tx, catalog, pending, report, progress)
+}
+
+/// The built-in bundle and tools: rows from the binary, flags from `toolctl.json`.
+fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
+    let bundle = catalog.builtin_bundle();
+    let tools = catalog.builtin_tools(&bundle);
+    let fingerprint = page::fingerprint(&tools.iter().map(|t| &t.doc).collect::<Vec<_>>());
+    if meta(tx, "builtin")? != fingerprint {
+        delete_tools_where(tx, "bundle_dir = ?1", &[&BUILTIN_DIR])?;
+        for tool in &tools {
+            tx.execute(
+                "INSERT INTO tool (path, bundle_dir, slug_dir) VALUES (?1, ?2, ?3)",
+                params![
+                    format!("builtin:{}", tool.tool.slug),
+                    BUILTIN_DIR,
+                    tool.tool.slug
+                ],
+            )?;
+            put_tool(tx, tx.last_insert_rowid(), tool, "")?;
+        }
+        set_meta(tx, "builtin", &fingerprint)?;
+    }
+    tx.execute(
+        "INSERT INTO bundle (dir, bundle_id, slug, is_enabled) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (dir) DO UPDATE SET is_enabled = excluded.is_enabled",
+        params![
+            BUILTIN_DIR,
+            builtin::bundle_id().to_string(),
+            builtin::SLUG,
+            bundle.is_enabled
+        ],
+    )?;
+    for tool in &tools {
+        tx.execute(
+            "UPDATE tool SET is_enabled = ?2 WHERE path = ?1",
+            params![format!("builtin:{}", tool.tool.slug), tool.is_enabled],
+        )?;
+    }
+    Ok(())
+}
+
+/// Check one bundle folder: its `bundle.json`, its slugs, its versions; queue changed tools.
+fn sync_bundle(
+    tx: &Transaction,
+    catalog: &Catalog,
+    dir: &str,
+    pending: &mut Vec<Pending>,
+    report: &mut SyncReport,
+) -> Result<(), SyncError> {
+    let bundle_dir = catalog.bundles_dir().join(dir);
+    if !bundle_dir.is_dir() {
+        report.removed += delete_tools_where(tx, "bundle_dir = ?1", &[&dir])?;
+        tx.execute("DELETE FROM slug_dir WHERE bundle_dir = ?1", [dir])?;
+        tx.execute("DELETE FROM bundle WHERE dir = ?1", [dir])?;
+        return Ok(());
+    }
+    let (old_file, old_tools, old_slug): (String, String, Option<String>) = tx.query_row(
+        "SELECT file_stamp, tools_stamp, slug FROM bundle WHERE dir = ?1",
+        [dir],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    let file_stamp = stamp(&bundle_dir.join(BUNDLE_FILE));
+    if file_stamp != old_file {
+        let (id, slug, enabled, deleted, problem) = match catalog.load_bundle(&bundle_dir, dir) {
+            Ok(Some(b)) => (
+                Some(b.bundle.bundle_id.to_string()),
+                Some(b.bundle.slug.clone()),
+                b.is_enabled,
+                b.is_deleted(),
+                None,
+            ),
+            Ok(None) => (None, None, false, false, None),
+            Err(problem) => (None, None, false, false, Some(problem.message)),
+        };
+        if slug != old_slug {
+            // The bundle slug is part of every tool's reference and text.
+            tx.execute("UPDATE tool SET stamp = '' WHERE bundle_dir = ?1", [dir])?;
+        }
+        tx.execute(
+            "UPDATE bundle SET bundle_id = ?2, slug = ?3, is_enabled = ?4, is_deleted = ?5,
+                    problem = ?6, file_stamp = ?7 WHERE dir = ?1",
+            params![dir, id, slug, enabled, deleted, problem, file_stamp],
+        )?;
+    }
+    let tools_dir = bundle_dir.join(TOOLS_DIR);
+    let tools_stamp = stamp(&tools_dir);
+    let known_slugs: Vec<String> = tx
+        .prepare("SELECT slug FROM slug_dir WHERE bundle_dir = ?1")?
+        .query_map([dir], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if tools_stamp != old_tools {
+        let present = subdirs(&tools_dir);
+        for slug in known_slugs.iter().filter(|s| !present.contains(*s)) {
+            report.removed +=
+                delete_tools_where(tx, "bundle_dir = ?1 AND slug_dir = ?2", &[&dir, slug])?;
+            tx.execute(
+                "DELETE FROM slug_dir WHERE bundle_dir = ?1 AND slug = ?2",
+                [dir, slug],
+            )?;
+        }
+        for slug in present.iter().filter(|s| !known_slugs.contains(*s)) {
+            tx.execute(
+                "INSERT INTO slug_dir (bundle_dir, slug) VALUES (?1, ?2)",
+                [dir, slug],
+            )?;
+        }
+        tx.execute(
+            "UPDATE bundle SET tools_stamp = ?2 WHERE dir = ?1",
+            [dir, &tools_stamp],
+        )?;
+    }
+
+    let slugs: Vec<(String, String)> = tx
+        .prepare("SELECT slug, stamp FROM slug_dir WHERE bundle_dir = ?1")?
+        .query_map([dir], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (slug, old_stamp) in slugs {
+        let slug_dir = tools_dir.join(&slug);
+        let slug_stamp = stamp(&slug_dir);
+        if slug_stamp == old_stamp {
+            continue;
+        }
+        let present = subdirs(&slug_dir);
+        let known: Vec<String> = tx
+            .prepare("SELECT path FROM tool WHERE bundle_dir = ?1 AND slug_dir = ?2")?
+            .query_map([dir, &slug], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let path_of =
+            |version: &str| format!("bundles/{dir}/{TOOLS_DIR}/{slug}/{version}/{TOOL_FILE}");
+        let wanted: HashSet<String> = present.iter().map(|v| path_of(v)).collect();
+        for path in known.iter().filter(|p| !wanted.contains(*p)) {
+            report.removed += delete_tools_where(tx, "path = ?1", &[path])?;
+        }
+        for path in wanted.iter().filter(|p| !known.contains(*p)) {
+            tx.execute(
+                "INSERT INTO tool (path, bundle_dir, slug_dir) VALUES (?1, ?2, ?3)",
+                params![path, dir, slug],
+            )?;
+        }
+        tx.execute(
+            "UPDATE slug_dir SET stamp = ?3 WHERE bundle_dir = ?1 AND slug = ?2",
+            [dir, &slug, &slug_stamp],
+        )?;
+    }
+
+    let mut rows =
+        tx.prepare("SELECT id, path, slug_dir, stamp FROM tool WHERE bundle_dir = ?1")?;
+    let tools = rows.query_map([dir], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+        ))
+    })?;
+    for row in tools {
+        let (id, path, slug, old_stamp) = row?;
+        let now = stamp(&catalog.root().join(&path));
+        if now != old_stamp || now.is_empty() {
+            let version = path.rsplit('/').nth(1).unwrap_or_default().to_owned();
+            if now.is_empty() && old_stamp.is_empty() {
+                continue; // a version folder without tool.json: nothing to read, nothing changed
+            }
+            pending.push((id, dir.to_owned(), slug, version, now));
+        }
+    }
+    Ok(())
+}
+
+/// Read the queued tool files and store what they hold.
+fn load_pending(
+    tx: &Transaction,
+    catalog: &Catalog,
+    pending: Vec<Pending>,
+    report: &mut SyncReport,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(), SyncError> {
+    let mut bundles: HashMap<String, Result<Option<BundleEntry>, Problem>> = HashMap::new();
+    let total = pending.len();
+    for (done, (id, dir, slug, version, now)) in pending.into_iter().enumerate() {
+        if done % 256 == 0 {
+            progress(done, total);
+        }
+        if now.is_empty() {
+            clear_tool(tx, id, "", None)?;
+            continue;
+        }
+        let bundle_dir = catalog.bundles_dir().join(&dir);
+        let bundle = bundles
+            .entry(dir.clone())
+            .or_insert_with(|| catalog.load_bundle(&bundle_dir, &dir));
+        let Ok(Some(bundle)) = bundle else {
+            // The bundle itself is broken or absent: its row says why; its tools wait.
+            clear_tool(tx, id, "", None)?;
+            continue;
+        };
+        let path = bundle_dir
+            .join(TOOLS_DIR)
+            .join(&slug)
+            .join(&version)
+            .join(TOOL_FILE);
+        report.read += 1;
+        match catalog.load_tool(bundle, &slug, &version, &path) {
+            Ok(Some(entry)) => put_tool(tx, id, &entry, &now)?,
+            Ok(None) => clear_tool(tx, id, &now, None)?,
+            Err(problem) => clear_tool(tx, id, &now, Some(&problem.message))?,
+        }
+    }
+    progress(total, total);
+    Ok(())
+}
