@@ -11,8 +11,11 @@
 //! Ranking follows the catalog spec: prefix > whole word > fuzzy > recency, with BM25 inside a
 //! tier. See [`search`] for the tiers and the fuzzy mechanism.
 
+mod list;
 mod search;
 mod sync;
+#[cfg(test)]
+mod tests;
 pub mod text;
 
 pub use search::{Hit, SearchRequest, SearchResults, Tier};

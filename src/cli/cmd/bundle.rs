@@ -173,7 +173,9 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
         include_disabled: args.include_disabled,
         include_deleted: args.include_deleted,
     };
-    let page = catalog.list_bundles(
+    let index = ctx.index(&catalog)?;
+    let page = index.list_bundles(
+        &catalog,
         &filter,
         args.page.page_size,
         args.page.page_token.as_deref(),

@@ -145,7 +145,9 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
         include_disabled: args.include_disabled,
         include_deleted: args.include_deleted,
     };
-    let page = catalog.list_tools(
+    let index = ctx.index(&catalog)?;
+    let page = index.list_tools(
+        &catalog,
         &filter,
         args.page.page_size,
         args.page.page_token.as_deref(),

@@ -1,0 +1,160 @@
+//! The index answers as the files do.
+
+use super::Index;
+use crate::catalog::{BundleFilter, Catalog, ToolFilter};
+use std::path::Path;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn fixture() -> (tempfile::TempDir, Catalog) {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalog"),
+        dir.path(),
+    );
+    let catalog = Catalog::open(dir.path()).unwrap();
+    (dir, catalog)
+}
+
+fn open(catalog: &Catalog) -> Index {
+    Index::open(catalog, &mut |_, _| {}).unwrap().0
+}
+
+/// Walk every page of both implementations and compare references and tokens.
+fn assert_same_tool_pages(catalog: &Catalog, index: &Index, filter: &ToolFilter, size: usize) {
+    let (mut files_token, mut index_token) = (None::<String>, None::<String>);
+    loop {
+        let from_files = catalog
+            .list_tools(filter, size, files_token.as_deref())
+            .unwrap();
+        let from_index = index
+            .list_tools(catalog, filter, size, index_token.as_deref())
+            .unwrap();
+        let refs = |page: &crate::catalog::Page<crate::catalog::ToolEntry>| {
+            page.items
+                .iter()
+                .map(|t| (t.reference(), t.status()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            refs(&from_index),
+            refs(&from_files),
+            "{filter:?} size {size}"
+        );
+        assert_eq!(
+            from_index.next_page_token, from_files.next_page_token,
+            "{filter:?}"
+        );
+        if from_files.next_page_token.is_none() {
+            break;
+        }
+        // Tokens are interchangeable: continue each walk with the other's token.
+        files_token = from_index.next_page_token;
+        index_token = from_files.next_page_token;
+    }
+}
+
+fn assert_same_bundle_pages(catalog: &Catalog, index: &Index, filter: &BundleFilter, size: usize) {
+    let mut token = None::<String>;
+    loop {
+        let from_files = catalog
+            .list_bundles(filter, size, token.as_deref())
+            .unwrap();
+        let from_index = index
+            .list_bundles(catalog, filter, size, token.as_deref())
+            .unwrap();
+        let rows = |page: &crate::catalog::Page<(crate::catalog::BundleEntry, usize)>| {
+            page.items
+                .iter()
+                .map(|(b, n)| (b.bundle.slug.clone(), *n))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            rows(&from_index),
+            rows(&from_files),
+            "{filter:?} size {size}"
+        );
+        assert_eq!(from_index.next_page_token, from_files.next_page_token);
+        token = from_files.next_page_token;
+        if token.is_none() {
+            break;
+        }
+    }
+}
+
+fn tool_filters() -> Vec<ToolFilter> {
+    let mut filters = vec![ToolFilter::default()];
+    filters.push(ToolFilter {
+        include_disabled: true,
+        ..ToolFilter::default()
+    });
+    filters.push(ToolFilter {
+        include_disabled: true,
+        include_deleted: true,
+        ..ToolFilter::default()
+    });
+    filters.push(ToolFilter {
+        bundles: vec!["weather".into(), "builtin".into()],
+        ..ToolFilter::default()
+    });
+    filters.push(ToolFilter {
+        tags: vec!["weather".into()],
+        include_disabled: true,
+        ..ToolFilter::default()
+    });
+    filters.push(ToolFilter {
+        bundles: vec!["finance".into()],
+        include_disabled: true,
+        ..ToolFilter::default()
+    });
+    filters
+}
+
+#[test]
+fn lists_from_the_index_equal_lists_from_the_files() {
+    let (_dir, mut catalog) = fixture();
+    let check = |catalog: &Catalog| {
+        let index = open(catalog);
+        for filter in tool_filters() {
+            for size in [4, 50] {
+                assert_same_tool_pages(catalog, &index, &filter, size);
+            }
+        }
+        for include_disabled in [false, true] {
+            for include_deleted in [false, true] {
+                let filter = BundleFilter {
+                    bundles: vec![],
+                    include_disabled,
+                    include_deleted,
+                };
+                for size in [2, 50] {
+                    assert_same_bundle_pages(catalog, &index, &filter, size);
+                }
+            }
+        }
+    };
+    check(&catalog);
+    // After changes through toolctl and behind its back.
+    catalog
+        .set_tool_enabled("weather/forecast@v1", false)
+        .unwrap();
+    catalog.delete_bundle("calendar").unwrap();
+    catalog.set_tool_enabled("builtin/exec", true).unwrap();
+    let (github, _) = catalog
+        .resolve_tool("github/get-repo", crate::catalog::Pick::Exact)
+        .unwrap();
+    std::fs::remove_dir_all(github.path.unwrap().parent().unwrap()).unwrap();
+    let catalog = Catalog::open(catalog.root()).unwrap();
+    check(&catalog);
+}
