@@ -83,6 +83,7 @@ CREATE TABLE tool (
     modified_at TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX tool_by_bundle ON tool (bundle_dir, slug_dir);
+CREATE INDEX tool_problems ON tool (problem) WHERE problem IS NOT NULL;
 CREATE VIRTUAL TABLE tool_fts USING fts5(
     name, tags, args, description, bundle,
     tokenize = 'porter unicode61 remove_diacritics 2',

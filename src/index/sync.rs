@@ -102,10 +102,17 @@ fn argument_text(schema: Option<&Value>, depth: usize, out: &mut String) {
     }
 }
 
+/// Execute a statement, prepared once per connection (the sync runs the same few statements
+/// thousands of times).
+fn run<P: rusqlite::Params>(tx: &Transaction, sql: &str, params: P) -> rusqlite::Result<usize> {
+    tx.prepare_cached(sql)?.execute(params)
+}
+
 /// Write one tool's row and full-text entry.
 fn put_tool(tx: &Transaction, id: i64, entry: &ToolEntry, stamp: &str) -> rusqlite::Result<()> {
     let tool = &entry.tool;
-    tx.execute(
+    run(
+        tx,
         "UPDATE tool SET stamp = ?2, problem = NULL, tool_id = ?3, version = ?4, tags = ?5,
                 is_enabled = ?6, unavailable = ?7, modified_at = ?8 WHERE id = ?1",
         params![
@@ -121,12 +128,17 @@ fn put_tool(tx: &Transaction, id: i64, entry: &ToolEntry, stamp: &str) -> rusqli
     )?;
     let mut args = String::new();
     argument_text(entry.doc.get("argSchema"), 0, &mut args);
-    tx.execute("DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
-    tx.execute(
+    run(tx, "DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
+    run(
+        tx,
         "INSERT INTO tool_fts (rowid, name, tags, args, description, bundle) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![
             id,
-            format!("{} {}", index_text(&tool.slug), index_text(&tool.display_name)),
+            format!(
+                "{} {}",
+                index_text(&tool.slug),
+                index_text(&tool.display_name)
+            ),
             index_text(&tool.tags.join(" ")),
             args,
             tool.description,
@@ -143,12 +155,13 @@ fn clear_tool(
     stamp: &str,
     problem: Option<&str>,
 ) -> rusqlite::Result<()> {
-    tx.execute(
+    run(
+        tx,
         "UPDATE tool SET stamp = ?2, problem = ?3, tool_id = NULL, version = NULL, tags = '[]',
                 is_enabled = 0, unavailable = NULL, modified_at = '' WHERE id = ?1",
         params![id, stamp, problem],
     )?;
-    tx.execute("DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
+    run(tx, "DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
     Ok(())
 }
 
@@ -172,7 +185,8 @@ fn meta(tx: &Transaction, key: &str) -> rusqlite::Result<String> {
 }
 
 fn set_meta(tx: &Transaction, key: &str, value: &str) -> rusqlite::Result<()> {
-    tx.execute(
+    run(
+        tx,
         "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         [key, value],
     )?;
@@ -200,9 +214,12 @@ impl Index {
         let tx = self.conn.transaction().map_err(|e| db(&self.path, e))?;
         let mut report = SyncReport::default();
         let work = (|| -> Result<(), SyncError> {
-            tx.execute("INSERT OR IGNORE INTO bundle (dir) VALUES (?1)", [dir_name])?;
-            let mut pending = Vec::new();
-            sync_bundle(&tx, catalog, dir_name, &mut pending, &mut report)?;
+            run(
+                &tx,
+                "INSERT OR IGNORE INTO bundle (dir) VALUES (?1)",
+                [dir_name],
+            )?;
+            let pending = check(&tx, catalog, Some(dir_name), &mut report)?;
             load_pending(&tx, catalog, pending, &mut report, &mut |_, _| {})
         })();
         work.map_err(|e| into_error(&self.path, e))?;
@@ -245,6 +262,34 @@ fn into_error(path: &Option<std::path::PathBuf>, e: SyncError) -> Error {
 /// A tool file to read: row id, bundle folder, slug, version, stamp seen.
 type Pending = (i64, String, String, String, String);
 
+/// Stamps of many paths, taken on all cores: a `stat` is cheap but not free, and a change
+/// check takes one per tool.
+fn stamps(root: &Path, paths: &[String]) -> Vec<String> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if threads == 1 || paths.len() < 512 {
+        return paths.iter().map(|p| stamp(&root.join(p))).collect();
+    }
+    let chunk = paths.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = paths
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|p| stamp(&root.join(p)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    })
+}
+
 fn sync_all(
     tx: &Transaction,
     catalog: &Catalog,
@@ -254,7 +299,7 @@ fn sync_all(
     // Availability depends on allowedHosts: when they change, every tool is read again.
     let hosts = page::fingerprint(&catalog.config().allowed_hosts);
     if meta(tx, "hosts")? != hosts {
-        tx.execute("UPDATE tool SET stamp = ''", [])?;
+        run(tx, "UPDATE tool SET stamp = ''", [])?;
         set_meta(tx, "hosts", &hosts)?;
     }
     sync_builtins(tx, catalog)?;
@@ -268,25 +313,22 @@ fn sync_all(
             .query_map([BUILTIN_DIR], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         for dir in known.iter().filter(|d| !present.contains(*d)) {
-            report.removed += delete_tools_where(tx, "bundle_dir = ?1", &[dir])?;
-            tx.execute("DELETE FROM slug_dir WHERE bundle_dir = ?1", [dir])?;
-            tx.execute("DELETE FROM bundle WHERE dir = ?1", [dir])?;
+            report.removed += drop_bundle(tx, dir)?;
         }
         for dir in present.iter().filter(|d| !known.contains(*d)) {
-            tx.execute("INSERT INTO bundle (dir) VALUES (?1)", [dir])?;
+            run(tx, "INSERT INTO bundle (dir) VALUES (?1)", [dir])?;
         }
         set_meta(tx, "bundles", &bundles_stamp)?;
     }
-
-    let dirs: Vec<String> = tx
-        .prepare("SELECT dir FROM bundle WHERE dir != ?1 ORDER BY dir")?
-        .query_map([BUILTIN_DIR], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut pending = Vec::new();
-    for dir in &dirs {
-        sync_bundle(tx, catalog, dir, &mut pending, report)?;
-    }
+    let pending = check(tx, catalog, None, report)?;
     load_pending(tx, catalog, pending, report, progress)
+}
+
+fn drop_bundle(tx: &Transaction, dir: &str) -> rusqlite::Result<usize> {
+    let removed = delete_tools_where(tx, "bundle_dir = ?1", &[&dir])?;
+    run(tx, "DELETE FROM slug_dir WHERE bundle_dir = ?1", [dir])?;
+    run(tx, "DELETE FROM bundle WHERE dir = ?1", [dir])?;
+    Ok(removed)
 }
 
 /// The built-in bundle and tools: rows from the binary, flags from `toolctl.json`.
@@ -297,7 +339,8 @@ fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
     if meta(tx, "builtin")? != fingerprint {
         delete_tools_where(tx, "bundle_dir = ?1", &[&BUILTIN_DIR])?;
         for tool in &tools {
-            tx.execute(
+            run(
+                tx,
                 "INSERT INTO tool (path, bundle_dir, slug_dir) VALUES (?1, ?2, ?3)",
                 params![
                     format!("builtin:{}", tool.tool.slug),
@@ -309,7 +352,8 @@ fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
         }
         set_meta(tx, "builtin", &fingerprint)?;
     }
-    tx.execute(
+    run(
+        tx,
         "INSERT INTO bundle (dir, bundle_id, slug, is_enabled) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (dir) DO UPDATE SET is_enabled = excluded.is_enabled",
         params![
@@ -320,7 +364,8 @@ fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
         ],
     )?;
     for tool in &tools {
-        tx.execute(
+        run(
+            tx,
             "UPDATE tool SET is_enabled = ?2 WHERE path = ?1",
             params![format!("builtin:{}", tool.tool.slug), tool.is_enabled],
         )?;
@@ -328,135 +373,165 @@ fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
     Ok(())
 }
 
-/// Check one bundle folder: its `bundle.json`, its slugs, its versions; queue changed tools.
-fn sync_bundle(
+/// Compare the stamps of the bundles' files and folders (all bundles, or the one in `only`)
+/// with the index, list the folders that changed, and return the tool files to read.
+fn check(
     tx: &Transaction,
     catalog: &Catalog,
-    dir: &str,
-    pending: &mut Vec<Pending>,
+    only: Option<&str>,
     report: &mut SyncReport,
-) -> Result<(), SyncError> {
-    let bundle_dir = catalog.bundles_dir().join(dir);
-    if !bundle_dir.is_dir() {
-        report.removed += delete_tools_where(tx, "bundle_dir = ?1", &[&dir])?;
-        tx.execute("DELETE FROM slug_dir WHERE bundle_dir = ?1", [dir])?;
-        tx.execute("DELETE FROM bundle WHERE dir = ?1", [dir])?;
-        return Ok(());
-    }
-    let (old_file, old_tools, old_slug): (String, String, Option<String>) = tx.query_row(
-        "SELECT file_stamp, tools_stamp, slug FROM bundle WHERE dir = ?1",
-        [dir],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-    )?;
-    let file_stamp = stamp(&bundle_dir.join(BUNDLE_FILE));
-    if file_stamp != old_file {
-        let (id, slug, enabled, deleted, problem) = match catalog.load_bundle(&bundle_dir, dir) {
-            Ok(Some(b)) => (
-                Some(b.bundle.bundle_id.to_string()),
-                Some(b.bundle.slug.clone()),
-                b.is_enabled,
-                b.is_deleted(),
-                None,
-            ),
-            Ok(None) => (None, None, false, false, None),
-            Err(problem) => (None, None, false, false, Some(problem.message)),
-        };
-        if slug != old_slug {
-            // The bundle slug is part of every tool's reference and text.
-            tx.execute("UPDATE tool SET stamp = '' WHERE bundle_dir = ?1", [dir])?;
-        }
-        tx.execute(
-            "UPDATE bundle SET bundle_id = ?2, slug = ?3, is_enabled = ?4, is_deleted = ?5,
-                    problem = ?6, file_stamp = ?7 WHERE dir = ?1",
-            params![dir, id, slug, enabled, deleted, problem, file_stamp],
-        )?;
-    }
-    let tools_dir = bundle_dir.join(TOOLS_DIR);
-    let tools_stamp = stamp(&tools_dir);
-    let known_slugs: Vec<String> = tx
-        .prepare("SELECT slug FROM slug_dir WHERE bundle_dir = ?1")?
-        .query_map([dir], |r| r.get(0))?
+) -> Result<Vec<Pending>, SyncError> {
+    let root = catalog.root();
+    let scope = "dir != 'builtin' AND (?1 IS NULL OR dir = ?1)";
+
+    // Bundles: bundle.json and tools/.
+    let bundles: Vec<(String, String, String, Option<String>)> = tx
+        .prepare(&format!(
+            "SELECT dir, file_stamp, tools_stamp, slug FROM bundle WHERE {scope}"
+        ))?
+        .query_map([only], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
         .collect::<rusqlite::Result<_>>()?;
-    if tools_stamp != old_tools {
-        let present = subdirs(&tools_dir);
-        for slug in known_slugs.iter().filter(|s| !present.contains(*s)) {
-            report.removed +=
-                delete_tools_where(tx, "bundle_dir = ?1 AND slug_dir = ?2", &[&dir, slug])?;
-            tx.execute(
-                "DELETE FROM slug_dir WHERE bundle_dir = ?1 AND slug = ?2",
-                [dir, slug],
+    let paths: Vec<String> = bundles
+        .iter()
+        .flat_map(|(dir, ..)| {
+            [
+                format!("bundles/{dir}/{BUNDLE_FILE}"),
+                format!("bundles/{dir}/{TOOLS_DIR}"),
+            ]
+        })
+        .collect();
+    let now = stamps(root, &paths);
+    for (i, (dir, old_file, old_tools, old_slug)) in bundles.iter().enumerate() {
+        let (file_stamp, tools_stamp) = (&now[2 * i], &now[2 * i + 1]);
+        let bundle_dir = catalog.bundles_dir().join(dir);
+        if !bundle_dir.is_dir() {
+            report.removed += drop_bundle(tx, dir)?;
+            continue;
+        }
+        if file_stamp != old_file {
+            let (id, slug, enabled, deleted, problem) = match catalog.load_bundle(&bundle_dir, dir)
+            {
+                Ok(Some(b)) => (
+                    Some(b.bundle.bundle_id.to_string()),
+                    Some(b.bundle.slug.clone()),
+                    b.is_enabled,
+                    b.is_deleted(),
+                    None,
+                ),
+                Ok(None) => (None, None, false, false, None),
+                Err(problem) => (None, None, false, false, Some(problem.message)),
+            };
+            if slug != *old_slug {
+                // The bundle slug is part of every tool's reference and text.
+                run(
+                    tx,
+                    "UPDATE tool SET stamp = '' WHERE bundle_dir = ?1",
+                    [dir],
+                )?;
+            }
+            run(
+                tx,
+                "UPDATE bundle SET bundle_id = ?2, slug = ?3, is_enabled = ?4, is_deleted = ?5,
+                        problem = ?6, file_stamp = ?7 WHERE dir = ?1",
+                params![dir, id, slug, enabled, deleted, problem, file_stamp],
             )?;
         }
-        for slug in present.iter().filter(|s| !known_slugs.contains(*s)) {
-            tx.execute(
-                "INSERT INTO slug_dir (bundle_dir, slug) VALUES (?1, ?2)",
-                [dir, slug],
+        if tools_stamp != old_tools {
+            let present = subdirs(&bundle_dir.join(TOOLS_DIR));
+            let known: Vec<String> = tx
+                .prepare("SELECT slug FROM slug_dir WHERE bundle_dir = ?1")?
+                .query_map([dir], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            for slug in known.iter().filter(|s| !present.contains(*s)) {
+                report.removed +=
+                    delete_tools_where(tx, "bundle_dir = ?1 AND slug_dir = ?2", &[dir, slug])?;
+                run(
+                    tx,
+                    "DELETE FROM slug_dir WHERE bundle_dir = ?1 AND slug = ?2",
+                    [dir, slug],
+                )?;
+            }
+            for slug in present.iter().filter(|s| !known.contains(*s)) {
+                run(
+                    tx,
+                    "INSERT INTO slug_dir (bundle_dir, slug) VALUES (?1, ?2)",
+                    [dir, slug],
+                )?;
+            }
+            run(
+                tx,
+                "UPDATE bundle SET tools_stamp = ?2 WHERE dir = ?1",
+                [dir, tools_stamp],
             )?;
         }
-        tx.execute(
-            "UPDATE bundle SET tools_stamp = ?2 WHERE dir = ?1",
-            [dir, &tools_stamp],
-        )?;
     }
 
-    let slugs: Vec<(String, String)> = tx
-        .prepare("SELECT slug, stamp FROM slug_dir WHERE bundle_dir = ?1")?
-        .query_map([dir], |r| Ok((r.get(0)?, r.get(1)?)))?
+    // Slug folders: versions added or removed.
+    let slug_scope = "(?1 IS NULL OR bundle_dir = ?1)";
+    let slugs: Vec<(String, String, String)> = tx
+        .prepare(&format!(
+            "SELECT bundle_dir, slug, stamp FROM slug_dir WHERE {slug_scope}"
+        ))?
+        .query_map([only], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<rusqlite::Result<_>>()?;
-    for (slug, old_stamp) in slugs {
-        let slug_dir = tools_dir.join(&slug);
-        let slug_stamp = stamp(&slug_dir);
+    let paths: Vec<String> = slugs
+        .iter()
+        .map(|(dir, slug, _)| format!("bundles/{dir}/{TOOLS_DIR}/{slug}"))
+        .collect();
+    let now = stamps(root, &paths);
+    for ((dir, slug, old_stamp), (slug_path, slug_stamp)) in
+        slugs.iter().zip(paths.iter().zip(&now))
+    {
         if slug_stamp == old_stamp {
             continue;
         }
-        let present = subdirs(&slug_dir);
+        let present = subdirs(&root.join(slug_path));
         let known: Vec<String> = tx
             .prepare("SELECT path FROM tool WHERE bundle_dir = ?1 AND slug_dir = ?2")?
-            .query_map([dir, &slug], |r| r.get(0))?
+            .query_map([dir, slug], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
-        let path_of =
-            |version: &str| format!("bundles/{dir}/{TOOLS_DIR}/{slug}/{version}/{TOOL_FILE}");
-        let wanted: HashSet<String> = present.iter().map(|v| path_of(v)).collect();
+        let wanted: HashSet<String> = present
+            .iter()
+            .map(|version| format!("{slug_path}/{version}/{TOOL_FILE}"))
+            .collect();
         for path in known.iter().filter(|p| !wanted.contains(*p)) {
             report.removed += delete_tools_where(tx, "path = ?1", &[path])?;
         }
         for path in wanted.iter().filter(|p| !known.contains(*p)) {
-            tx.execute(
+            run(
+                tx,
                 "INSERT INTO tool (path, bundle_dir, slug_dir) VALUES (?1, ?2, ?3)",
                 params![path, dir, slug],
             )?;
         }
-        tx.execute(
+        run(
+            tx,
             "UPDATE slug_dir SET stamp = ?3 WHERE bundle_dir = ?1 AND slug = ?2",
-            [dir, &slug, &slug_stamp],
+            [dir, slug, slug_stamp],
         )?;
     }
 
-    let mut rows =
-        tx.prepare("SELECT id, path, slug_dir, stamp FROM tool WHERE bundle_dir = ?1")?;
-    let tools = rows.query_map([dir], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, String>(3)?,
-        ))
-    })?;
-    for row in tools {
-        let (id, path, slug, old_stamp) = row?;
-        let now = stamp(&catalog.root().join(&path));
-        if now != old_stamp || now.is_empty() {
+    // Tool files: edited, replaced or removed.
+    let tools: Vec<(i64, String, String, String, String)> = tx
+        .prepare("SELECT id, path, bundle_dir, slug_dir, stamp FROM tool WHERE bundle_dir != 'builtin' AND (?1 IS NULL OR bundle_dir = ?1)")?
+        .query_map([only], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let paths: Vec<String> = tools.iter().map(|t| t.1.clone()).collect();
+    let now = stamps(root, &paths);
+    let mut pending = Vec::new();
+    for ((id, path, dir, slug, old_stamp), now) in tools.into_iter().zip(now) {
+        if now != old_stamp {
             let version = path.rsplit('/').nth(1).unwrap_or_default().to_owned();
-            if now.is_empty() && old_stamp.is_empty() {
-                continue; // a version folder without tool.json: nothing to read, nothing changed
-            }
-            pending.push((id, dir.to_owned(), slug, version, now));
+            pending.push((id, dir, slug, version, now));
         }
     }
-    Ok(())
+    Ok(pending)
 }
 
-/// Read the queued tool files and store what they hold.
+/// How many tool files are read (in parallel) before their rows are written.
+const LOAD_BATCH: usize = 1024;
+
+/// Read the queued tool files (on all cores, a batch at a time) and store what they hold.
 fn load_pending(
     tx: &Transaction,
     catalog: &Catalog,
@@ -464,35 +539,61 @@ fn load_pending(
     report: &mut SyncReport,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(), SyncError> {
-    let mut bundles: HashMap<String, Result<Option<BundleEntry>, Problem>> = HashMap::new();
+    let mut bundles: HashMap<String, Option<BundleEntry>> = HashMap::new();
+    for (_, dir, ..) in &pending {
+        if !bundles.contains_key(dir) {
+            let loaded = catalog
+                .load_bundle(&catalog.bundles_dir().join(dir), dir)
+                .ok()
+                .flatten();
+            bundles.insert(dir.clone(), loaded);
+        }
+    }
     let total = pending.len();
-    for (done, (id, dir, slug, version, now)) in pending.into_iter().enumerate() {
-        if done % 256 == 0 {
-            progress(done, total);
-        }
-        if now.is_empty() {
-            clear_tool(tx, id, "", None)?;
-            continue;
-        }
-        let bundle_dir = catalog.bundles_dir().join(&dir);
-        let bundle = bundles
-            .entry(dir.clone())
-            .or_insert_with(|| catalog.load_bundle(&bundle_dir, &dir));
-        let Ok(Some(bundle)) = bundle else {
-            // The bundle itself is broken or absent: its row says why; its tools wait.
-            clear_tool(tx, id, "", None)?;
-            continue;
-        };
-        let path = bundle_dir
-            .join(TOOLS_DIR)
-            .join(&slug)
-            .join(&version)
-            .join(TOOL_FILE);
-        report.read += 1;
-        match catalog.load_tool(bundle, &slug, &version, &path) {
-            Ok(Some(entry)) => put_tool(tx, id, &entry, &now)?,
-            Ok(None) => clear_tool(tx, id, &now, None)?,
-            Err(problem) => clear_tool(tx, id, &now, Some(&problem.message))?,
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    for (batch_number, batch) in pending.chunks(LOAD_BATCH).enumerate() {
+        progress(batch_number * LOAD_BATCH, total);
+        let load =
+            |(_, dir, slug, version, now): &Pending| -> Option<Result<Option<ToolEntry>, Problem>> {
+                // A deleted file, or a bundle that is broken or absent (its row says why): no tool.
+                let bundle = bundles.get(dir)?.as_ref()?;
+                if now.is_empty() {
+                    return None;
+                }
+                let path = catalog
+                    .bundles_dir()
+                    .join(dir)
+                    .join(TOOLS_DIR)
+                    .join(slug)
+                    .join(version)
+                    .join(TOOL_FILE);
+                Some(catalog.load_tool(bundle, slug, version, &path))
+            };
+        let chunk = batch.len().div_ceil(threads).max(1);
+        let loaded: Vec<_> = std::thread::scope(|scope| {
+            let workers: Vec<_> = batch
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || part.iter().map(load).collect::<Vec<_>>()))
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap_or_default())
+                .collect()
+        });
+        for ((id, _, _, _, now), result) in batch.iter().zip(loaded) {
+            match result {
+                None => clear_tool(tx, *id, if now.is_empty() { "" } else { now }, None)?,
+                Some(result) => {
+                    report.read += 1;
+                    match result {
+                        Ok(Some(entry)) => put_tool(tx, *id, &entry, now)?,
+                        Ok(None) => clear_tool(tx, *id, now, None)?,
+                        Err(problem) => clear_tool(tx, *id, now, Some(&problem.message))?,
+                    }
+                }
+            }
         }
     }
     progress(total, total);
