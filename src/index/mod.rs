@@ -137,7 +137,7 @@ impl Index {
             Ok((index, report))
         });
         match attempt {
-            Err(Error::Database { .. }) => {
+            Err(Error::Database { source, .. }) if is_unusable(&source) => {
                 // Derived state: start again from the files.
                 remove_index_files(&path);
                 let mut index = Self::open_file(&path)?;
@@ -270,6 +270,26 @@ impl Index {
                 .map_or(0, |m| m.len()),
             last_sync,
         })
+    }
+}
+
+/// Whether an error means the index file itself cannot be used (so it is rebuilt), rather than
+/// a passing condition such as another process holding the write lock.
+fn is_unusable(error: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode::{CannotOpen, DatabaseCorrupt, NotADatabase, SchemaChanged};
+    match error {
+        rusqlite::Error::SqliteFailure(e, message) => {
+            matches!(
+                e.code,
+                DatabaseCorrupt | NotADatabase | CannotOpen | SchemaChanged
+            ) || message
+                .as_deref()
+                .is_some_and(|m| m.contains("no such table") || m.contains("no such column"))
+        }
+        // A table or column the code expects is missing: another layout.
+        rusqlite::Error::InvalidColumnName(_) | rusqlite::Error::InvalidColumnIndex(_) => true,
+        rusqlite::Error::InvalidParameterName(text) => text.starts_with("index format"),
+        _ => false,
     }
 }
 

@@ -17,7 +17,7 @@ use super::{Error, Index, Result};
 use crate::catalog::{
     BUNDLE_FILE, BundleEntry, Catalog, Problem, TOOL_FILE, TOOLS_DIR, ToolEntry, builtin, page,
 };
-use rusqlite::{OptionalExtension, Transaction, params};
+use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -200,9 +200,29 @@ impl Index {
         catalog: &Catalog,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<SyncReport> {
+        // Most syncs find nothing and only read, so they start as readers. One that must write
+        // while another process writes gets SQLITE_BUSY; it then starts again as a writer,
+        // waiting its turn, and checks afresh.
+        match self.sync_as(TransactionBehavior::Deferred, catalog, progress) {
+            Err(Error::Database { source, .. }) if is_busy(&source) => {
+                self.sync_as(TransactionBehavior::Immediate, catalog, progress)
+            }
+            other => other,
+        }
+    }
+
+    fn sync_as(
+        &mut self,
+        behavior: TransactionBehavior,
+        catalog: &Catalog,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<SyncReport> {
         let started = Instant::now();
         let mut report = SyncReport::default();
-        let tx = self.conn.transaction().map_err(|e| db(&self.path, e))?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(behavior)
+            .map_err(|e| db(&self.path, e))?;
         sync_all(&tx, catalog, &mut report, progress).map_err(|e| into_error(&self.path, e))?;
         tx.commit().map_err(|e| db(&self.path, e))?;
         report.millis = started.elapsed().as_millis() as u64;
@@ -211,7 +231,10 @@ impl Index {
 
     /// Re-check one bundle folder after a write through toolctl changed it.
     pub fn refresh_bundle(&mut self, catalog: &Catalog, dir_name: &str) -> Result<()> {
-        let tx = self.conn.transaction().map_err(|e| db(&self.path, e))?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| db(&self.path, e))?;
         let mut report = SyncReport::default();
         let work = (|| -> Result<(), SyncError> {
             run(
@@ -225,6 +248,13 @@ impl Index {
         work.map_err(|e| into_error(&self.path, e))?;
         tx.commit().map_err(|e| db(&self.path, e))
     }
+}
+
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 fn db(path: &Option<std::path::PathBuf>, source: rusqlite::Error) -> Error {
@@ -352,23 +382,44 @@ fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
         }
         set_meta(tx, "builtin", &fingerprint)?;
     }
-    run(
-        tx,
-        "INSERT INTO bundle (dir, bundle_id, slug, is_enabled) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (dir) DO UPDATE SET is_enabled = excluded.is_enabled",
-        params![
-            BUILTIN_DIR,
-            builtin::bundle_id().to_string(),
-            builtin::SLUG,
-            bundle.is_enabled
-        ],
-    )?;
-    for tool in &tools {
+    // The flags live in toolctl.json. Write only what differs: a sync that finds nothing to do
+    // must not write (it would take the database's write lock on every read).
+    let indexed: Option<bool> = tx
+        .query_row(
+            "SELECT is_enabled FROM bundle WHERE dir = ?1",
+            [BUILTIN_DIR],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if indexed != Some(bundle.is_enabled) {
         run(
             tx,
-            "UPDATE tool SET is_enabled = ?2 WHERE path = ?1",
-            params![format!("builtin:{}", tool.tool.slug), tool.is_enabled],
+            "INSERT INTO bundle (dir, bundle_id, slug, is_enabled) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (dir) DO UPDATE SET is_enabled = excluded.is_enabled",
+            params![
+                BUILTIN_DIR,
+                builtin::bundle_id().to_string(),
+                builtin::SLUG,
+                bundle.is_enabled
+            ],
         )?;
+    }
+    for tool in &tools {
+        let path = format!("builtin:{}", tool.tool.slug);
+        let indexed: Option<bool> = tx
+            .query_row(
+                "SELECT is_enabled FROM tool WHERE path = ?1",
+                [&path],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if indexed != Some(tool.is_enabled) {
+            run(
+                tx,
+                "UPDATE tool SET is_enabled = ?2 WHERE path = ?1",
+                params![path, tool.is_enabled],
+            )?;
+        }
     }
     Ok(())
 }
