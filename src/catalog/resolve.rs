@@ -154,12 +154,23 @@ impl Catalog {
         }
     }
 
-    /// The tool with this toolID, if any (reads every tool: IDs are not in folder names).
+    /// The tool with this toolID, if any (IDs are not in folder names).
     pub fn find_tool_by_id(
         &self,
         id: Uuid,
         problems: &mut Vec<Problem>,
     ) -> Result<Option<ToolEntry>> {
+        // The index (brought up to date first) knows every toolID; the file it names is read
+        // and checked. Only when the index cannot answer are all files read.
+        if let Ok((index, _)) = crate::index::Index::open(self, &mut |_, _| {})
+            && let Ok(found) = index.path_of_tool_id(&id.to_string())
+        {
+            match found.map(|path| self.tool_at(&path)) {
+                None => return Ok(None),
+                Some(Ok(Some(entry))) if entry.tool.tool_id == id => return Ok(Some(entry)),
+                Some(_) => {}
+            }
+        }
         let bundles = self.bundles()?.items;
         for bundle in &bundles {
             if let Some(found) = self

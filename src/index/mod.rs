@@ -84,6 +84,7 @@ CREATE TABLE tool (
 );
 CREATE INDEX tool_by_bundle ON tool (bundle_dir, slug_dir);
 CREATE INDEX tool_problems ON tool (problem) WHERE problem IS NOT NULL;
+CREATE INDEX tool_by_id ON tool (tool_id);
 CREATE VIRTUAL TABLE tool_fts USING fts5(
     name, tags, args, description, bundle,
     tokenize = 'porter unicode61 remove_diacritics 2',
@@ -223,6 +224,19 @@ impl Index {
                 .unwrap_or_else(|| PathBuf::from(":memory:")),
             source,
         }
+    }
+
+    /// Where the tool with this toolID is stored, if the index knows it.
+    pub fn path_of_tool_id(&self, tool_id: &str) -> Result<Option<String>> {
+        use rusqlite::OptionalExtension;
+        self.conn
+            .query_row(
+                "SELECT path FROM tool WHERE tool_id = ?1 ORDER BY path LIMIT 1",
+                [tool_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.db_error(e))
     }
 
     /// The files the index could not use, with why.
