@@ -242,8 +242,7 @@ impl Index {
                 "INSERT OR IGNORE INTO bundle (dir) VALUES (?1)",
                 [dir_name],
             )?;
-            let pending = check(&tx, catalog, Some(dir_name), &mut report)?;
-            load_pending(&tx, catalog, pending, &mut report, &mut |_, _| {})
+            check(&tx, catalog, Some(dir_name), &mut report, &mut |_, _| {})
         })();
         work.map_err(|e| into_error(&self.path, e))?;
         tx.commit().map_err(|e| db(&self.path, e))
@@ -350,8 +349,7 @@ fn sync_all(
         }
         set_meta(tx, "bundles", &bundles_stamp)?;
     }
-    let pending = check(tx, catalog, None, report)?;
-    load_pending(tx, catalog, pending, report, progress)
+    check(tx, catalog, None, report, progress)
 }
 
 fn drop_bundle(tx: &Transaction, dir: &str) -> rusqlite::Result<usize> {
@@ -425,13 +423,14 @@ fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
 }
 
 /// Compare the stamps of the bundles' files and folders (all bundles, or the one in `only`)
-/// with the index, list the folders that changed, and return the tool files to read.
+/// with the index, list the folders that changed, and read the tool files that changed.
 fn check(
     tx: &Transaction,
     catalog: &Catalog,
     only: Option<&str>,
     report: &mut SyncReport,
-) -> Result<Vec<Pending>, SyncError> {
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(), SyncError> {
     let root = catalog.root();
     let scope = "dir != 'builtin' AND (?1 IS NULL OR dir = ?1)";
 
@@ -517,80 +516,127 @@ fn check(
         }
     }
 
-    // Slug folders: versions added or removed.
-    let slug_scope = "(?1 IS NULL OR bundle_dir = ?1)";
-    let slugs: Vec<(String, String, String)> = tx
-        .prepare(&format!(
-            "SELECT bundle_dir, slug, stamp FROM slug_dir WHERE {slug_scope}"
-        ))?
-        .query_map([only], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let paths: Vec<String> = slugs
-        .iter()
-        .map(|(dir, slug, _)| format!("bundles/{dir}/{TOOLS_DIR}/{slug}"))
-        .collect();
-    let now = stamps(root, &paths);
-    for ((dir, slug, old_stamp), (slug_path, slug_stamp)) in
-        slugs.iter().zip(paths.iter().zip(&now))
-    {
-        if slug_stamp == old_stamp {
-            continue;
-        }
-        let present = subdirs(&root.join(slug_path));
-        let known: Vec<String> = tx
-            .prepare("SELECT path FROM tool WHERE bundle_dir = ?1 AND slug_dir = ?2")?
-            .query_map([dir, slug], |r| r.get(0))?
+    // Slug folders, a chunk at a time so memory stays small on big catalogs.
+    let mut after = (String::new(), String::new());
+    loop {
+        let slugs: Vec<(String, String, String)> = tx
+            .prepare_cached(
+                "SELECT bundle_dir, slug, stamp FROM slug_dir
+                 WHERE (?1 IS NULL OR bundle_dir = ?1) AND (bundle_dir, slug) > (?2, ?3)
+                 ORDER BY bundle_dir, slug LIMIT ?4",
+            )?
+            .query_map(params![only, after.0, after.1, CHUNK as i64], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
             .collect::<rusqlite::Result<_>>()?;
-        let wanted: HashSet<String> = present
+        let Some(last) = slugs.last() else { break };
+        after = (last.0.clone(), last.1.clone());
+        let paths: Vec<String> = slugs
             .iter()
-            .map(|version| format!("{slug_path}/{version}/{TOOL_FILE}"))
+            .map(|(dir, slug, _)| format!("bundles/{dir}/{TOOLS_DIR}/{slug}"))
             .collect();
-        for path in known.iter().filter(|p| !wanted.contains(*p)) {
-            report.removed += delete_tools_where(tx, "path = ?1", &[path])?;
+        let now = stamps(root, &paths);
+        for ((dir, slug, old_stamp), (slug_path, slug_stamp)) in
+            slugs.iter().zip(paths.iter().zip(&now))
+        {
+            if slug_stamp != old_stamp {
+                list_versions(tx, root, dir, slug, slug_path, slug_stamp, report)?;
+            }
         }
-        for path in wanted.iter().filter(|p| !known.contains(*p)) {
-            run(
-                tx,
-                "INSERT INTO tool (path, bundle_dir, slug_dir) VALUES (?1, ?2, ?3)",
-                params![path, dir, slug],
-            )?;
-        }
-        run(
-            tx,
-            "UPDATE slug_dir SET stamp = ?3 WHERE bundle_dir = ?1 AND slug = ?2",
-            [dir, slug, slug_stamp],
-        )?;
     }
 
-    // Tool files: edited, replaced or removed.
-    let tools: Vec<(i64, String, String, String, String)> = tx
-        .prepare("SELECT id, path, bundle_dir, slug_dir, stamp FROM tool WHERE bundle_dir != 'builtin' AND (?1 IS NULL OR bundle_dir = ?1)")?
-        .query_map([only], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let paths: Vec<String> = tools.iter().map(|t| t.1.clone()).collect();
-    let now = stamps(root, &paths);
-    let mut pending = Vec::new();
-    for ((id, path, dir, slug, old_stamp), now) in tools.into_iter().zip(now) {
-        if now != old_stamp {
-            let version = path.rsplit('/').nth(1).unwrap_or_default().to_owned();
-            pending.push((id, dir, slug, version, now));
-        }
+    // Tool files, a chunk at a time: edited, replaced or removed ones are read again.
+    let total: i64 = tx.query_row(
+        "SELECT count(*) FROM tool WHERE bundle_dir != 'builtin' AND (?1 IS NULL OR bundle_dir = ?1)",
+        [only],
+        |r| r.get(0),
+    )?;
+    let mut bundles = HashMap::new();
+    let mut done = 0;
+    let mut after = String::new();
+    loop {
+        let tools: Vec<(i64, String, String, String, String)> = tx
+            .prepare_cached(
+                "SELECT id, path, bundle_dir, slug_dir, stamp FROM tool
+                 WHERE bundle_dir != 'builtin' AND (?1 IS NULL OR bundle_dir = ?1) AND path > ?2
+                 ORDER BY path LIMIT ?3",
+            )?
+            .query_map(params![only, after, CHUNK as i64], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let Some(last) = tools.last() else { break };
+        after = last.1.clone();
+        done += tools.len();
+        let paths: Vec<String> = tools.iter().map(|t| t.1.clone()).collect();
+        let now = stamps(root, &paths);
+        let pending: Vec<Pending> = tools
+            .into_iter()
+            .zip(now)
+            .filter(|((.., old_stamp), now)| now != old_stamp)
+            .map(|((id, path, dir, slug, _), now)| {
+                let version = path.rsplit('/').nth(1).unwrap_or_default().to_owned();
+                (id, dir, slug, version, now)
+            })
+            .collect();
+        load_pending(tx, catalog, pending, &mut bundles, report)?;
+        progress(done, total as usize);
     }
-    Ok(pending)
+    Ok(())
 }
+
+/// A slug folder changed: versions were added or removed; make the rows match.
+fn list_versions(
+    tx: &Transaction,
+    root: &Path,
+    dir: &str,
+    slug: &str,
+    slug_path: &str,
+    slug_stamp: &str,
+    report: &mut SyncReport,
+) -> rusqlite::Result<()> {
+    let present = subdirs(&root.join(slug_path));
+    let known: Vec<String> = tx
+        .prepare_cached("SELECT path FROM tool WHERE bundle_dir = ?1 AND slug_dir = ?2")?
+        .query_map([dir, slug], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let wanted: HashSet<String> = present
+        .iter()
+        .map(|version| format!("{slug_path}/{version}/{TOOL_FILE}"))
+        .collect();
+    for path in known.iter().filter(|p| !wanted.contains(*p)) {
+        report.removed += delete_tools_where(tx, "path = ?1", &[path])?;
+    }
+    for path in wanted.iter().filter(|p| !known.contains(*p)) {
+        run(
+            tx,
+            "INSERT INTO tool (path, bundle_dir, slug_dir) VALUES (?1, ?2, ?3)",
+            params![path, dir, slug],
+        )?;
+    }
+    run(
+        tx,
+        "UPDATE slug_dir SET stamp = ?3 WHERE bundle_dir = ?1 AND slug = ?2",
+        [dir, slug, slug_stamp],
+    )?;
+    Ok(())
+}
+
+/// Rows of the index read (and stamped) at a time during a check.
+const CHUNK: usize = 4096;
 
 /// How many tool files are read (in parallel) before their rows are written.
 const LOAD_BATCH: usize = 1024;
 
-/// Read the queued tool files (on all cores, a batch at a time) and store what they hold.
+/// Read changed tool files (on all cores, a batch at a time) and store what they hold.
+/// `bundles` caches each bundle's `bundle.json` across calls.
 fn load_pending(
     tx: &Transaction,
     catalog: &Catalog,
     pending: Vec<Pending>,
+    bundles: &mut HashMap<String, Option<BundleEntry>>,
     report: &mut SyncReport,
-    progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(), SyncError> {
-    let mut bundles: HashMap<String, Option<BundleEntry>> = HashMap::new();
     for (_, dir, ..) in &pending {
         if !bundles.contains_key(dir) {
             let loaded = catalog
@@ -600,12 +646,11 @@ fn load_pending(
             bundles.insert(dir.clone(), loaded);
         }
     }
-    let total = pending.len();
+    let bundles = &*bundles;
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);
-    for (batch_number, batch) in pending.chunks(LOAD_BATCH).enumerate() {
-        progress(batch_number * LOAD_BATCH, total);
+    for batch in pending.chunks(LOAD_BATCH) {
         let load =
             |(_, dir, slug, version, now): &Pending| -> Option<Result<Option<ToolEntry>, Problem>> {
                 // A deleted file, or a bundle that is broken or absent (its row says why): no tool.
@@ -635,7 +680,7 @@ fn load_pending(
         });
         for ((id, _, _, _, now), result) in batch.iter().zip(loaded) {
             match result {
-                None => clear_tool(tx, *id, if now.is_empty() { "" } else { now }, None)?,
+                None => clear_tool(tx, *id, now, None)?,
                 Some(result) => {
                     report.read += 1;
                     match result {
@@ -647,6 +692,5 @@ fn load_pending(
             }
         }
     }
-    progress(total, total);
     Ok(())
 }
