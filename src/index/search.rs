@@ -11,22 +11,31 @@
 //! 3. **fuzzy**: every token matches somewhere as a word, a word prefix or within a small edit
 //!    distance of a word (`wether` → `weather`, `serch` → `search`);
 //! 4. **some words**: at least one token matches in one of those ways — what a question in
-//!    plain language ("what will the weather be tomorrow in Oslo") mostly is.
+//!    plain language ("what will the weather be tomorrow in Oslo") mostly is. Stop words
+//!    ("what", "will", "the") do not count here unless the query holds nothing else.
 //!
 //! Fuzzy mechanism: Damerau–Levenshtein distance between the token and the index's own
 //! vocabulary (FTS5's `fts5vocab` table), at most 1 for tokens of 4–7 characters and 2 for
-//! longer ones, keeping the closest word (the most common of equally close ones); tokens of 3 characters or fewer are matched as prefixes instead (a trigram
-//! index cannot match them, and an edit of a short word is another word). The vocabulary is
-//! only scanned for tokens that match nothing as they are, so an ordinary query costs no extra
-//! work. Why not an FTS5 trigram table: it doubles the index, needs 3+ characters, and ranks
-//! substrings, not typos; the vocabulary is small (tens of thousands of words at 100,000 tools)
-//! and a distance over it is exact.
+//! longer ones, keeping the closest word (the most common of equally close ones). The
+//! vocabulary holds Porter stems, so the token is compared both as typed and stemmed
+//! ("tempreture" → "tempretur" is two edits from "temperatur"). Tokens of 3 characters or
+//! fewer are matched as prefixes instead (a trigram index cannot match them, and an edit of a
+//! short word is another word). The vocabulary is only scanned for tokens that match nothing
+//! as they are, so an ordinary query costs no extra work. Why not an FTS5 trigram table: it
+//! doubles the index, needs 3+ characters, and ranks substrings, not typos; the vocabulary is
+//! small (tens of thousands of words at 100,000 tools) and a distance over it is exact.
 
 use super::text::{self, quoted};
 use super::{Error, Index, Result};
 use crate::catalog::page;
 use rusqlite::types::Value as SqlValue;
 use serde::Serialize;
+
+thread_local! {
+    /// English stemmer for typo correction (the index's own stemmer is FTS5's Porter; the two
+    /// agree on common endings, and a correction only needs to come close).
+    static STEMMER: rust_stemmers::Stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+}
 
 /// The tier a hit matched in; lower is better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -237,15 +246,25 @@ impl Index {
         };
         let mut corrections = Vec::new();
         let mut alternatives = Vec::new();
+        // The "some words" tier leaves out stop words, unless the query holds nothing else.
+        let mut content_alternatives = Vec::new();
         for token in tokens {
             let mut forms = vec![prefix(token)];
-            if token.chars().count() >= 4 && !self.matches(&prefix(token))? {
+            let stop_word = text::is_stop_word(token);
+            if !stop_word && token.chars().count() >= 4 && !self.matches(&prefix(token))? {
                 for variant in self.typo_variants(token)? {
                     forms.push(quoted(&variant));
                     corrections.push((token.clone(), variant));
                 }
             }
-            alternatives.push(format!("({})", forms.join(" OR ")));
+            let alternative = format!("({})", forms.join(" OR "));
+            if !stop_word {
+                content_alternatives.push(alternative.clone());
+            }
+            alternatives.push(alternative);
+        }
+        if content_alternatives.is_empty() {
+            content_alternatives = alternatives.clone();
         }
         let list = |sep: &str, f: &dyn Fn(&String) -> String| {
             tokens.iter().map(f).collect::<Vec<_>>().join(sep)
@@ -276,7 +295,7 @@ impl Index {
         if tokens.len() > 1 {
             tiers.push((
                 Tier::SomeWords,
-                alternatives.join(" OR "),
+                content_alternatives.join(" OR "),
                 format!("some of: {shown}"),
             ));
         }
@@ -300,8 +319,22 @@ impl Index {
     /// BM25 favours rare words, so offering a rare near-miss beside the right word would rank
     /// the near-miss first.
     fn typo_variants(&self, token: &str) -> Result<Vec<String>> {
+        // The vocabulary holds stems ("temperatur", "headlin"), so the token is compared as
+        // typed and as stemmed ("tempreture" → "tempretur", one transposition and one letter
+        // from "temperatur"); the closer form wins.
+        let stemmed = STEMMER.with(|s| s.stem(token).into_owned());
+        let forms: &[&str] = if stemmed == token {
+            &[token]
+        } else {
+            &[token, &stemmed]
+        };
         let length = token.chars().count();
         let max_distance = if length >= 8 { 2 } else { 1 };
+        let shortest = forms
+            .iter()
+            .map(|f| f.chars().count())
+            .min()
+            .unwrap_or(length);
         let mut statement = self
             .conn
             .prepare_cached("SELECT term, doc FROM tool_vocab WHERE length(term) BETWEEN ?1 AND ?2")
@@ -309,7 +342,7 @@ impl Index {
         let terms = statement
             .query_map(
                 [
-                    length.saturating_sub(max_distance) as i64,
+                    shortest.saturating_sub(max_distance) as i64,
                     (length + max_distance) as i64,
                 ],
                 |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
@@ -318,7 +351,11 @@ impl Index {
         let mut best: Option<(usize, std::cmp::Reverse<i64>, String)> = None;
         for term in terms {
             let (term, docs) = term.map_err(|e| self.db_error(e))?;
-            let distance = strsim::damerau_levenshtein(token, &term);
+            let distance = forms
+                .iter()
+                .map(|form| strsim::damerau_levenshtein(form, &term))
+                .min()
+                .unwrap_or(usize::MAX);
             if distance <= max_distance && term.chars().all(char::is_alphanumeric) {
                 let candidate = (distance, std::cmp::Reverse(docs), term);
                 if best.as_ref().is_none_or(|b| candidate < *b) {

@@ -86,6 +86,25 @@ pub fn query_tokens(query: &str) -> Vec<String> {
     tokens
 }
 
+/// Common English words that say nothing about what a tool does ("how", "will", "this"). A
+/// question in plain language is mostly these; in the "some words" tier they would rank tools
+/// by whichever description happens to use them. Sorted, for a binary search.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from",
+    "had", "has", "have", "having", "he", "her", "here", "him", "his", "how", "i", "if", "in",
+    "into", "is", "it", "its", "just", "me", "might", "my", "no", "not", "of", "on", "or", "our",
+    "please", "she", "should", "so", "some", "than", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "those", "to", "too", "us", "very", "was", "we", "were",
+    "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
+    "you", "your",
+];
+
+/// Whether a query token is a [`STOP_WORDS`] word.
+pub fn is_stop_word(token: &str) -> bool {
+    STOP_WORDS.binary_search(&token).is_ok()
+}
+
 /// A token as an FTS5 string literal. Tokens hold only letters and digits, so quoting is all
 /// it takes; the doubling of `"` is there so this stays safe if that ever changes.
 pub fn quoted(token: &str) -> String {
@@ -95,6 +114,12 @@ pub fn quoted(token: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(is_stop_word("will") && is_stop_word("a") && !is_stop_word("weather"));
+    }
 
     #[test]
     fn identifiers_are_split_for_indexing() {
