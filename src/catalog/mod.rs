@@ -481,16 +481,28 @@ impl Catalog {
         version: &str,
         path: &Path,
     ) -> Result<Option<ToolEntry>, Problem> {
+        match read_tool_text(path)? {
+            Some(text) => self
+                .tool_from_text(bundle, slug, version, path, &text)
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// A tool from the text of its `tool.json` at `path`, checked against its folders.
+    pub(crate) fn tool_from_text(
+        &self,
+        bundle: &BundleEntry,
+        slug: &str,
+        version: &str,
+        path: &Path,
+        text: &str,
+    ) -> Result<ToolEntry, Problem> {
         let problem = |message: String| Problem {
             path: path.to_owned(),
             message,
         };
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(problem(format!("cannot read: {e}"))),
-        };
-        let doc = model::parse_doc(&text, path).map_err(|e| problem(e.reason()))?;
+        let doc = model::parse_doc(text, path).map_err(|e| problem(e.reason()))?;
         let tool: Tool =
             model::typed(&doc, &path.display().to_string()).map_err(|e| problem(e.reason()))?;
         let mismatch = if tool.bundle_id != bundle.bundle.bundle_id {
@@ -528,7 +540,7 @@ impl Catalog {
             Some(violation) => Some(violation.to_string()),
             None => tool.unavailable_reason(&self.config.hosts),
         };
-        Ok(Some(ToolEntry {
+        Ok(ToolEntry {
             is_enabled: tool.is_enabled,
             tool,
             doc,
@@ -537,7 +549,7 @@ impl Catalog {
             bundle_enabled: bundle.is_enabled,
             bundle_deleted: bundle.is_deleted(),
             unavailable,
-        }))
+        })
     }
 
     /// The tool stored at `path` relative to the catalog (as the index names it:
@@ -707,4 +719,16 @@ fn list_dir_names(dir: &Path) -> Vec<String> {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|name| !name.starts_with('.'))
         .collect()
+}
+
+/// The text of a `tool.json`; `None` when there is no such file.
+pub(crate) fn read_tool_text(path: &Path) -> Result<Option<String>, Problem> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Problem {
+            path: path.to_owned(),
+            message: format!("cannot read: {e}"),
+        }),
+    }
 }

@@ -162,9 +162,10 @@ impl Catalog {
     ) -> Result<Option<ToolEntry>> {
         // The index (brought up to date first) knows every toolID; the file it names is read
         // and checked. Only when the index cannot answer are all files read.
-        if let Ok((index, _)) = crate::index::Index::open(self, &mut |_, _| {})
-            && let Ok(found) = index.path_of_tool_id(&id.to_string())
-        {
+        let id_text = id.to_string();
+        if let Ok(found) = crate::index::Index::read(self, &mut |_, _| {}, |index| {
+            index.path_of_tool_id(&id_text)
+        }) {
             match found.map(|path| self.tool_at(&path)) {
                 None => return Ok(None),
                 Some(Ok(Some(entry))) if entry.tool.tool_id == id => return Ok(Some(entry)),

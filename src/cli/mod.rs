@@ -93,13 +93,20 @@ impl Ctx {
         Ok(value)
     }
 
-    /// Open the catalog's search index, brought up to date with the files (a progress bar
-    /// shows when that takes more than a second).
-    pub fn index(&self, catalog: &Catalog) -> Result<crate::index::Index, CliError> {
+    /// Read the catalog's search index, brought up to date with the files (a progress bar
+    /// shows when that takes more than a second); a damaged index is rebuilt, see
+    /// [`Index::read`](crate::index::Index::read).
+    pub fn read_index<T>(
+        &self,
+        catalog: &Catalog,
+        read: impl Fn(&crate::index::Index) -> crate::index::Result<T>,
+    ) -> Result<T, CliError> {
         let mut progress = self.ui.progress(0, "indexing");
-        let (index, _) =
-            crate::index::Index::open(catalog, &mut |done, total| progress.update(done, total))?;
-        Ok(index)
+        Ok(crate::index::Index::read(
+            catalog,
+            &mut |done, total| progress.update(done, total),
+            read,
+        )?)
     }
 
     /// Report files the catalog could not use, as warnings.

@@ -87,7 +87,14 @@ impl Ui {
                 Human::Nothing => String::new(),
             }
         };
-        write_stdout(text.as_bytes())
+        // JSON goes out byte for byte (anstream would strip a DEL inside a string); human
+        // text goes through anstream, which drops terminal escapes when stdout is not a
+        // terminal.
+        if self.json {
+            write_all(&mut io::stdout().lock(), text.as_bytes())
+        } else {
+            write_all(&mut anstream::stdout().lock(), text.as_bytes())
+        }
     }
 
     /// A status line on stderr, unless `--quiet`.
@@ -162,8 +169,7 @@ impl Drop for Progress {
 }
 
 /// Write to stdout; a closed pipe ends output silently.
-fn write_stdout(bytes: &[u8]) -> io::Result<()> {
-    let mut out = anstream::stdout().lock();
+fn write_all(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         other => other,

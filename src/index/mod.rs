@@ -30,7 +30,7 @@ use std::time::Duration;
 pub const INDEX_FILE: &str = "index.sqlite";
 
 /// The layout version of the index; an index of another version is rebuilt.
-pub const FORMAT_VERSION: i32 = 1;
+pub const FORMAT_VERSION: i32 = 2;
 
 /// Errors of the index. Anything wrong with the database itself leads to a rebuild, so what
 /// reaches a user is a catalog error or a bad query.
@@ -74,13 +74,14 @@ CREATE TABLE tool (
     bundle_dir TEXT NOT NULL,
     slug_dir TEXT NOT NULL,
     stamp TEXT NOT NULL DEFAULT '',
+    content_hash TEXT,             -- SHA-256 of the text indexed, kept while the stamp is racy
     problem TEXT,                  -- why the file cannot be used (then the rest is empty)
     tool_id TEXT,
     version TEXT,
     tags TEXT NOT NULL DEFAULT '[]',
     is_enabled INTEGER NOT NULL DEFAULT 0,
     unavailable TEXT,
-    modified_at TEXT NOT NULL DEFAULT ''
+    modified_ns INTEGER NOT NULL DEFAULT 0  -- modifiedAt, nanoseconds since the epoch
 );
 CREATE INDEX tool_by_bundle ON tool (bundle_dir, slug_dir);
 CREATE INDEX tool_problems ON tool (problem) WHERE problem IS NOT NULL;
@@ -133,8 +134,10 @@ impl Index {
             return Ok((index, report));
         }
         let path = Self::file(catalog);
+        let existed = path.exists();
         let attempt = Self::open_file(&path).and_then(|mut index| {
-            let report = index.sync(catalog, progress)?;
+            let mut report = index.sync(catalog, progress)?;
+            report.rebuilt = !existed;
             Ok((index, report))
         });
         match attempt {
@@ -145,6 +148,25 @@ impl Index {
                 let mut report = index.sync(catalog, progress)?;
                 report.rebuilt = true;
                 Ok((index, report))
+            }
+            other => other,
+        }
+    }
+
+    /// Open the index (as [`open`](Self::open) does) and run `read` on it. Damage the change
+    /// check cannot see (a corrupt page of the full-text tables, read only by a query) is
+    /// repaired too: when `read` finds the index unusable, it is rebuilt and `read` runs again.
+    pub fn read<T>(
+        catalog: &Catalog,
+        progress: &mut dyn FnMut(usize, usize),
+        read: impl Fn(&Self) -> Result<T>,
+    ) -> Result<T> {
+        let (index, _) = Self::open(catalog, progress)?;
+        match read(&index) {
+            Err(Error::Database { source, .. }) if is_unusable(&source) => {
+                drop(index);
+                let (index, _) = Self::rebuild(catalog, progress)?;
+                read(&index)
             }
             other => other,
         }
@@ -272,8 +294,14 @@ impl Index {
         Ok(Status {
             path: self.path.clone(),
             format_version: FORMAT_VERSION,
-            tools: count("SELECT count(*) FROM tool WHERE problem IS NULL")?,
-            bundles: count("SELECT count(*) FROM bundle WHERE problem IS NULL")?,
+            // What the lists can show: usable tools of usable bundles.
+            tools: count(
+                "SELECT count(*) FROM tool t JOIN bundle b ON b.dir = t.bundle_dir
+                 WHERE t.tool_id IS NOT NULL AND b.bundle_id IS NOT NULL AND b.problem IS NULL",
+            )?,
+            bundles: count(
+                "SELECT count(*) FROM bundle WHERE bundle_id IS NOT NULL AND problem IS NULL",
+            )?,
             problems: count(
                 "SELECT (SELECT count(*) FROM tool WHERE problem IS NOT NULL) + (SELECT count(*) FROM bundle WHERE problem IS NOT NULL)",
             )?,
@@ -296,9 +324,12 @@ fn is_unusable(error: &rusqlite::Error) -> bool {
             matches!(
                 e.code,
                 DatabaseCorrupt | NotADatabase | CannotOpen | SchemaChanged
-            ) || message
-                .as_deref()
-                .is_some_and(|m| m.contains("no such table") || m.contains("no such column"))
+            ) || message.as_deref().is_some_and(|m| {
+                m.contains("no such table")
+                        || m.contains("no such column")
+                        // FTS5's tables cannot be read: one of its pages is damaged.
+                        || m.contains("vtable constructor failed")
+            })
         }
         // A table or column the code expects is missing: another layout.
         rusqlite::Error::InvalidColumnName(_) | rusqlite::Error::InvalidColumnIndex(_) => true,

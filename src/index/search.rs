@@ -72,8 +72,8 @@ impl Tier {
 #[serde(rename_all = "camelCase")]
 pub struct SearchRequest {
     pub query: String,
-    /// Bundle folders (bundleIDs) to search in; empty: all.
-    pub bundle_dirs: Vec<String>,
+    /// Bundles to search in, by slug or ID; empty: all.
+    pub bundles: Vec<String>,
     /// Tags a tool must all have.
     pub tags: Vec<String>,
     /// Also disabled and unavailable tools.
@@ -101,6 +101,8 @@ pub struct SearchResults {
     pub next_page_token: Option<String>,
     /// Typo corrections used: (typed, found).
     pub corrections: Vec<(String, String)>,
+    /// How many results come before this page.
+    pub offset: usize,
 }
 
 /// How each tier is written as an FTS5 query, and why it matches.
@@ -124,6 +126,11 @@ impl Index {
             });
         }
         let size = page::check_size(page_size)?;
+        // Bundles by folder, so a token holds whether a bundle was named by slug or by ID.
+        let request = &SearchRequest {
+            bundles: self.bundle_dirs(&request.bundles)?,
+            ..request.clone()
+        };
         let fingerprint = page::fingerprint(request);
         let offset: usize = match page_token {
             None => 0,
@@ -139,6 +146,7 @@ impl Index {
                 hits: Vec::new(),
                 next_page_token: None,
                 corrections: Vec::new(),
+                offset,
             });
         }
         let plan = self.plan(&tokens)?;
@@ -168,9 +176,9 @@ impl Index {
         if !request.include_deleted {
             sql.push_str(" AND bu.is_deleted = 0");
         }
-        if !request.bundle_dirs.is_empty() {
+        if !request.bundles.is_empty() {
             let marks: Vec<String> = request
-                .bundle_dirs
+                .bundles
                 .iter()
                 .map(|dir| {
                     params.push(SqlValue::Text(dir.clone()));
@@ -189,7 +197,7 @@ impl Index {
         params.push(SqlValue::Integer((size + 1) as i64));
         params.push(SqlValue::Integer(offset as i64));
         sql.push_str(&format!(
-            " ORDER BY b.tier, rank, t.modified_at DESC, t.id LIMIT ?{} OFFSET ?{}",
+            " ORDER BY b.tier, rank, t.modified_ns DESC, t.id LIMIT ?{} OFFSET ?{}",
             params.len() - 1,
             params.len()
         ));
@@ -232,6 +240,7 @@ impl Index {
             hits,
             next_page_token,
             corrections: plan.corrections,
+            offset,
         })
     }
 

@@ -11,18 +11,57 @@
 //! So unchanged files are never read and unchanged folders never listed; the cost of a sync
 //! with nothing to do is one `stat` per tool, slug folder and bundle. Problems (a file that
 //! does not parse, …) are stored with the row and reported by every command that reads it.
+//!
+//! Racy stamps (git's "racily clean" files): a file changed again within the filesystem's
+//! timestamp granularity (1 s on some filesystems, a kernel tick on Linux before 6.13), or
+//! dated in the future, can keep its stamp across an edit of the same size. So a stamp whose
+//! mtime is less than [`RACY_WINDOW`] before the check is marked racy (a trailing `~`) and is
+//! not trusted: the next check lists a racy folder again and reads a racy `tool.json` again,
+//! comparing its SHA-256 with the one stored when it was indexed; an unchanged file is not
+//! parsed again (and not counted as read).
 
 use super::text::index_text;
 use super::{Error, Index, Result};
 use crate::catalog::{
     BUNDLE_FILE, BundleEntry, Catalog, Problem, TOOL_FILE, TOOLS_DIR, ToolEntry, builtin, page,
+    read_tool_text,
 };
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How recent an mtime makes a stamp racy: FAT's 2-second granularity, the coarsest in use.
+const RACY_WINDOW: Duration = Duration::from_secs(2);
+
+/// Nanoseconds since the epoch from which an mtime makes a stamp racy, for a check now.
+fn racy_from() -> i128 {
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    now.saturating_sub(RACY_WINDOW).as_nanos() as i128
+}
+
+/// Whether a stored stamp must be checked again even when the file's stamp is the same.
+fn is_racy(stamp: &str) -> bool {
+    stamp.ends_with('~')
+}
+
+/// Whether what a stamp stands for must be looked at again.
+fn moved(now: &str, old: &str) -> bool {
+    now != old || is_racy(old)
+}
+
+/// The SHA-256 of a file's text, as hex.
+fn content_hash(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
 
 /// What a sync did.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -37,30 +76,28 @@ pub struct SyncReport {
     pub millis: u64,
 }
 
-/// The change stamp of a file or folder; empty when it does not exist.
-fn stamp(path: &Path) -> String {
+/// The change stamp of a file or folder; empty when it does not exist; ending in `~` when its
+/// mtime is at or after `racy_from` (see the module comment).
+fn stamp(path: &Path, racy_from: i128) -> String {
     let Ok(meta) = std::fs::metadata(path) else {
         return String::new();
     };
+    let mtime =
+        meta.modified()
+            .ok()
+            .map_or(0, |t| match t.duration_since(SystemTime::UNIX_EPOCH) {
+                Ok(after) => after.as_nanos() as i128,
+                Err(before) => -(before.duration().as_nanos() as i128),
+            });
+    let racy = if mtime >= racy_from { "~" } else { "" };
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        format!(
-            "{}.{:09}:{}:{}",
-            meta.mtime(),
-            meta.mtime_nsec(),
-            meta.len(),
-            meta.ino()
-        )
+        format!("{mtime}:{}:{}{racy}", meta.len(), meta.ino())
     }
     #[cfg(not(unix))]
     {
-        let modified = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
-        format!("{modified}:{}", meta.len())
+        format!("{mtime}:{}{racy}", meta.len())
     }
 }
 
@@ -108,13 +145,26 @@ fn run<P: rusqlite::Params>(tx: &Transaction, sql: &str, params: P) -> rusqlite:
     tx.prepare_cached(sql)?.execute(params)
 }
 
+/// A time as nanoseconds since the epoch, so recency sorts as a number: the text form has no
+/// fixed width (`…00Z` would sort after `…00.5Z`). Saturates outside 1677–2262.
+fn modified_ns(time: jiff::Timestamp) -> i64 {
+    let ns = time.as_nanosecond();
+    i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
+}
+
 /// Write one tool's row and full-text entry.
-fn put_tool(tx: &Transaction, id: i64, entry: &ToolEntry, stamp: &str) -> rusqlite::Result<()> {
+fn put_tool(
+    tx: &Transaction,
+    id: i64,
+    entry: &ToolEntry,
+    stamp: &str,
+    hash: Option<&str>,
+) -> rusqlite::Result<()> {
     let tool = &entry.tool;
     run(
         tx,
-        "UPDATE tool SET stamp = ?2, problem = NULL, tool_id = ?3, version = ?4, tags = ?5,
-                is_enabled = ?6, unavailable = ?7, modified_at = ?8 WHERE id = ?1",
+        "UPDATE tool SET stamp = ?2, content_hash = ?9, problem = NULL, tool_id = ?3, version = ?4,
+                tags = ?5, is_enabled = ?6, unavailable = ?7, modified_ns = ?8 WHERE id = ?1",
         params![
             id,
             stamp,
@@ -123,7 +173,8 @@ fn put_tool(tx: &Transaction, id: i64, entry: &ToolEntry, stamp: &str) -> rusqli
             serde_json::to_string(&tool.tags).unwrap_or_else(|_| "[]".into()),
             entry.is_enabled,
             entry.unavailable,
-            tool.modified_at.to_string(),
+            modified_ns(tool.modified_at),
+            hash,
         ],
     )?;
     let mut args = String::new();
@@ -154,12 +205,14 @@ fn clear_tool(
     id: i64,
     stamp: &str,
     problem: Option<&str>,
+    hash: Option<&str>,
 ) -> rusqlite::Result<()> {
     run(
         tx,
-        "UPDATE tool SET stamp = ?2, problem = ?3, tool_id = NULL, version = NULL, tags = '[]',
-                is_enabled = 0, unavailable = NULL, modified_at = '' WHERE id = ?1",
-        params![id, stamp, problem],
+        "UPDATE tool SET stamp = ?2, content_hash = ?4, problem = ?3, tool_id = NULL,
+                version = NULL, tags = '[]', is_enabled = 0, unavailable = NULL, modified_ns = 0
+         WHERE id = ?1",
+        params![id, stamp, problem, hash],
     )?;
     run(tx, "DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
     Ok(())
@@ -288,17 +341,40 @@ fn into_error(path: &Option<std::path::PathBuf>, e: SyncError) -> Error {
     }
 }
 
-/// A tool file to read: row id, bundle folder, slug, version, stamp seen.
-type Pending = (i64, String, String, String, String);
+/// A tool file to read.
+struct Pending {
+    id: i64,
+    dir: String,
+    slug: String,
+    version: String,
+    /// Its stamp now.
+    now: String,
+    /// The SHA-256 of the text indexed, when the file may not have changed since (a racy
+    /// stamp that is the same now): the text is compared before it is parsed again.
+    hash: Option<String>,
+}
+
+/// What became of a pending tool file.
+enum Loaded {
+    /// No tool: the file is gone, or its bundle is (its row says why).
+    Gone,
+    /// The same text as indexed.
+    Same,
+    /// Read again; with the text's hash when its stamp is racy.
+    Read(Box<Result<Option<ToolEntry>, Problem>>, Option<String>),
+}
 
 /// Stamps of many paths, taken on all cores: a `stat` is cheap but not free, and a change
 /// check takes one per tool.
-fn stamps(root: &Path, paths: &[String]) -> Vec<String> {
+fn stamps(root: &Path, paths: &[String], racy_from: i128) -> Vec<String> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);
     if threads == 1 || paths.len() < 512 {
-        return paths.iter().map(|p| stamp(&root.join(p))).collect();
+        return paths
+            .iter()
+            .map(|p| stamp(&root.join(p), racy_from))
+            .collect();
     }
     let chunk = paths.len().div_ceil(threads);
     std::thread::scope(|scope| {
@@ -307,7 +383,7 @@ fn stamps(root: &Path, paths: &[String]) -> Vec<String> {
             .map(|part| {
                 scope.spawn(move || {
                     part.iter()
-                        .map(|p| stamp(&root.join(p)))
+                        .map(|p| stamp(&root.join(p), racy_from))
                         .collect::<Vec<_>>()
                 })
             })
@@ -334,8 +410,8 @@ fn sync_all(
     sync_builtins(tx, catalog)?;
 
     let bundles_dir = catalog.bundles_dir();
-    let bundles_stamp = stamp(&bundles_dir);
-    if meta(tx, "bundles")? != bundles_stamp {
+    let bundles_stamp = stamp(&bundles_dir, racy_from());
+    if moved(&bundles_stamp, &meta(tx, "bundles")?) {
         let present = subdirs(&bundles_dir);
         let known: Vec<String> = tx
             .prepare("SELECT dir FROM bundle WHERE dir != ?1")?
@@ -376,7 +452,7 @@ fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
                     tool.tool.slug
                 ],
             )?;
-            put_tool(tx, tx.last_insert_rowid(), tool, "")?;
+            put_tool(tx, tx.last_insert_rowid(), tool, "", None)?;
         }
         set_meta(tx, "builtin", &fingerprint)?;
     }
@@ -432,6 +508,7 @@ fn check(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(), SyncError> {
     let root = catalog.root();
+    let racy_from = racy_from();
     let scope = "dir != 'builtin' AND (?1 IS NULL OR dir = ?1)";
 
     // Bundles: bundle.json and tools/.
@@ -450,7 +527,7 @@ fn check(
             ]
         })
         .collect();
-    let now = stamps(root, &paths);
+    let now = stamps(root, &paths, racy_from);
     for (i, (dir, old_file, old_tools, old_slug)) in bundles.iter().enumerate() {
         let (file_stamp, tools_stamp) = (&now[2 * i], &now[2 * i + 1]);
         let bundle_dir = catalog.bundles_dir().join(dir);
@@ -458,7 +535,7 @@ fn check(
             report.removed += drop_bundle(tx, dir)?;
             continue;
         }
-        if file_stamp != old_file {
+        if moved(file_stamp, old_file) {
             let (id, slug, enabled, deleted, problem) = match catalog.load_bundle(&bundle_dir, dir)
             {
                 Ok(Some(b)) => (
@@ -486,7 +563,7 @@ fn check(
                 params![dir, id, slug, enabled, deleted, problem, file_stamp],
             )?;
         }
-        if tools_stamp != old_tools {
+        if moved(tools_stamp, old_tools) {
             let present = subdirs(&bundle_dir.join(TOOLS_DIR));
             let known: Vec<String> = tx
                 .prepare("SELECT slug FROM slug_dir WHERE bundle_dir = ?1")?
@@ -535,11 +612,11 @@ fn check(
             .iter()
             .map(|(dir, slug, _)| format!("bundles/{dir}/{TOOLS_DIR}/{slug}"))
             .collect();
-        let now = stamps(root, &paths);
+        let now = stamps(root, &paths, racy_from);
         for ((dir, slug, old_stamp), (slug_path, slug_stamp)) in
             slugs.iter().zip(paths.iter().zip(&now))
         {
-            if slug_stamp != old_stamp {
+            if moved(slug_stamp, old_stamp) {
                 list_versions(tx, root, dir, slug, slug_path, slug_stamp, report)?;
             }
         }
@@ -555,28 +632,45 @@ fn check(
     let mut done = 0;
     let mut after = String::new();
     loop {
-        let tools: Vec<(i64, String, String, String, String)> = tx
+        let tools: Vec<(i64, String, String, String, String, Option<String>)> = tx
             .prepare_cached(
-                "SELECT id, path, bundle_dir, slug_dir, stamp FROM tool
+                "SELECT id, path, bundle_dir, slug_dir, stamp, content_hash FROM tool
                  WHERE bundle_dir != 'builtin' AND (?1 IS NULL OR bundle_dir = ?1) AND path > ?2
                  ORDER BY path LIMIT ?3",
             )?
             .query_map(params![only, after, CHUNK as i64], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
             })?
             .collect::<rusqlite::Result<_>>()?;
         let Some(last) = tools.last() else { break };
         after = last.1.clone();
         done += tools.len();
         let paths: Vec<String> = tools.iter().map(|t| t.1.clone()).collect();
-        let now = stamps(root, &paths);
+        let now = stamps(root, &paths, racy_from);
         let pending: Vec<Pending> = tools
             .into_iter()
             .zip(now)
-            .filter(|((.., old_stamp), now)| now != old_stamp)
-            .map(|((id, path, dir, slug, _), now)| {
+            .filter(|((.., old, _), now)| moved(now, old))
+            .map(|((id, path, dir, slug, old, hash), now)| {
                 let version = path.rsplit('/').nth(1).unwrap_or_default().to_owned();
-                (id, dir, slug, version, now)
+                // A racy stamp that is the same now: the file is the same if its text is.
+                let same_stamp =
+                    is_racy(&old) && now.trim_end_matches('~') == old.trim_end_matches('~');
+                Pending {
+                    id,
+                    dir,
+                    slug,
+                    version,
+                    now,
+                    hash: hash.filter(|_| same_stamp),
+                }
             })
             .collect();
         load_pending(tx, catalog, pending, &mut bundles, report)?;
@@ -637,36 +731,49 @@ fn load_pending(
     bundles: &mut HashMap<String, Option<BundleEntry>>,
     report: &mut SyncReport,
 ) -> Result<(), SyncError> {
-    for (_, dir, ..) in &pending {
-        if !bundles.contains_key(dir) {
+    for p in &pending {
+        if !bundles.contains_key(&p.dir) {
             let loaded = catalog
-                .load_bundle(&catalog.bundles_dir().join(dir), dir)
+                .load_bundle(&catalog.bundles_dir().join(&p.dir), &p.dir)
                 .ok()
                 .flatten();
-            bundles.insert(dir.clone(), loaded);
+            bundles.insert(p.dir.clone(), loaded);
         }
     }
     let bundles = &*bundles;
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);
+    let load = |p: &Pending| -> Loaded {
+        let Some(Some(bundle)) = bundles.get(&p.dir) else {
+            return Loaded::Gone;
+        };
+        if p.now.is_empty() {
+            return Loaded::Gone;
+        }
+        let path = catalog
+            .bundles_dir()
+            .join(&p.dir)
+            .join(TOOLS_DIR)
+            .join(&p.slug)
+            .join(&p.version)
+            .join(TOOL_FILE);
+        let text = match read_tool_text(&path) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Loaded::Read(Box::new(Ok(None)), None),
+            Err(problem) => return Loaded::Read(Box::new(Err(problem)), None),
+        };
+        let hash = content_hash(&text);
+        if p.hash.as_ref() == Some(&hash) {
+            return Loaded::Same;
+        }
+        let entry = catalog.tool_from_text(bundle, &p.slug, &p.version, &path, &text);
+        Loaded::Read(
+            Box::new(entry.map(Some)),
+            Some(hash).filter(|_| is_racy(&p.now)),
+        )
+    };
     for batch in pending.chunks(LOAD_BATCH) {
-        let load =
-            |(_, dir, slug, version, now): &Pending| -> Option<Result<Option<ToolEntry>, Problem>> {
-                // A deleted file, or a bundle that is broken or absent (its row says why): no tool.
-                let bundle = bundles.get(dir)?.as_ref()?;
-                if now.is_empty() {
-                    return None;
-                }
-                let path = catalog
-                    .bundles_dir()
-                    .join(dir)
-                    .join(TOOLS_DIR)
-                    .join(slug)
-                    .join(version)
-                    .join(TOOL_FILE);
-                Some(catalog.load_tool(bundle, slug, version, &path))
-            };
         let chunk = batch.len().div_ceil(threads).max(1);
         let loaded: Vec<_> = std::thread::scope(|scope| {
             let workers: Vec<_> = batch
@@ -678,15 +785,25 @@ fn load_pending(
                 .flat_map(|w| w.join().unwrap_or_default())
                 .collect()
         });
-        for ((id, _, _, _, now), result) in batch.iter().zip(loaded) {
-            match result {
-                None => clear_tool(tx, *id, now, None)?,
-                Some(result) => {
+        for (p, loaded) in batch.iter().zip(loaded) {
+            let (id, now) = (p.id, p.now.as_str());
+            match loaded {
+                Loaded::Gone => clear_tool(tx, id, now, None, None)?,
+                Loaded::Same => {
+                    let hash = Some(&p.hash).filter(|_| is_racy(now));
+                    run(
+                        tx,
+                        "UPDATE tool SET stamp = ?2, content_hash = ?3 WHERE id = ?1 AND stamp != ?2",
+                        params![id, now, hash],
+                    )?;
+                }
+                Loaded::Read(result, hash) => {
                     report.read += 1;
-                    match result {
-                        Ok(Some(entry)) => put_tool(tx, *id, &entry, now)?,
-                        Ok(None) => clear_tool(tx, *id, now, None)?,
-                        Err(problem) => clear_tool(tx, *id, now, Some(&problem.message))?,
+                    let hash = hash.as_deref();
+                    match *result {
+                        Ok(Some(entry)) => put_tool(tx, id, &entry, now, hash)?,
+                        Ok(None) => clear_tool(tx, id, now, None, hash)?,
+                        Err(problem) => clear_tool(tx, id, now, Some(&problem.message), hash)?,
                     }
                 }
             }

@@ -64,8 +64,11 @@ pub fn fold(word: &str) -> String {
 /// duplicates, at most [`MAX_QUERY_TOKENS`] of at most [`MAX_TOKEN_CHARS`] characters.
 pub fn query_tokens(query: &str) -> Vec<String> {
     let mut tokens: Vec<String> = Vec::new();
+    // Combining marks belong to their word: "me\u{301}te\u{301}o" (decomposed, as some
+    // keyboards and macOS file names give it) is one word, "météo", folded to "meteo".
+    let is_mark = |c: char| c.general_category_group() == GeneralCategoryGroup::Mark;
     for word in query
-        .split(|c: char| !c.is_alphanumeric())
+        .split(|c: char| !(c.is_alphanumeric() || is_mark(c)))
         .filter(|w| !w.is_empty())
     {
         let words = camel_split(word).unwrap_or_else(|| word.to_owned());

@@ -173,13 +173,14 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
         include_disabled: args.include_disabled,
         include_deleted: args.include_deleted,
     };
-    let index = ctx.index(&catalog)?;
-    let page = index.list_bundles(
-        &catalog,
-        &filter,
-        args.page.page_size,
-        args.page.page_token.as_deref(),
-    )?;
+    let page = ctx.read_index(&catalog, |index| {
+        index.list_bundles(
+            &catalog,
+            &filter,
+            args.page.page_size,
+            args.page.page_token.as_deref(),
+        )
+    })?;
     ctx.warn_problems(&page.problems);
     let mut table = output::table(["SLUG", "ID", "TOOLS", "STATUS", "DESCRIPTION"]);
     for (entry, count) in &page.items {

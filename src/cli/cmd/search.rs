@@ -38,33 +38,26 @@ pub struct SearchArgs {
 
 pub fn run(ctx: &Ctx, args: &SearchArgs) -> Result<Output, CliError> {
     let catalog = ctx.catalog()?;
-    let bundle_dirs = args
-        .bundle
-        .iter()
-        .map(|name| {
-            catalog
-                .find_bundle(name)
-                .map(|b| b.bundle.bundle_id.to_string())
-        })
-        .collect::<Result<Vec<_>, _>>()?;
     let request = SearchRequest {
         query: args.query.join(" "),
-        bundle_dirs,
+        bundles: args.bundle.clone(),
         tags: args.tag.clone(),
         include_disabled: args.include_disabled,
         include_deleted: args.include_deleted,
     };
-    let index = ctx.index(&catalog)?;
-    let mut problems = index.problems(&catalog)?;
-    let results = index.search(
-        &request,
-        args.page.page_size,
-        args.page.page_token.as_deref(),
-    )?;
+    let (mut problems, results) = ctx.read_index(&catalog, |index| {
+        let problems = index.problems(&catalog)?;
+        let results = index.search(
+            &request,
+            args.page.page_size,
+            args.page.page_token.as_deref(),
+        )?;
+        Ok((problems, results))
+    })?;
 
     let mut table = output::table(["#", "TOOL", "SCORE", "WHY", "DESCRIPTION"]);
     let mut items = Vec::new();
-    for (rank, hit) in results.hits.iter().enumerate() {
+    for (i, hit) in results.hits.iter().enumerate() {
         // The file is the truth: show what it says now.
         let entry = match catalog.tool_at(&hit.path) {
             Ok(Some(entry)) => entry,
@@ -74,7 +67,8 @@ pub fn run(ctx: &Ctx, args: &SearchArgs) -> Result<Output, CliError> {
                 continue;
             }
         };
-        let rank = rank + 1;
+        // The place in the whole result, not on this page.
+        let rank = results.offset + i + 1;
         table.add_row([
             rank.to_string(),
             entry.reference(),
