@@ -25,7 +25,10 @@ and the peak-RSS method explained there) and prints, for each size:
   tiers and typo scan): the cost of a bare process and one FTS5 query;
 - tool list --page-size 50 --json: median and p95 of --runs runs;
 - peak RSS of search (largest of RSS_RUNS runs, on the costliest queries) and index size on disk
-  (.toolctl/index.sqlite plus its -wal).
+  (.toolctl/index.sqlite plus its -wal);
+- stat floor: one `os.stat` of every tool.json and slug folder (what toolctl's change check
+  must do on every command), best of 3, single-threaded: what this machine's filesystem
+  charges before toolctl does anything, to read the search figures against.
 
 The catalogs are in the page cache (just written), so the figures are warm-cache figures.
 """
@@ -133,6 +136,20 @@ def bench_size(size: int, rounds: int, runs: int, work: Path) -> dict:
     out: dict = {"size": size, "generated_s": time.perf_counter() - started}
     base = [str(bench.TOOLCTL), "--catalog", str(catalog)]
 
+    # What the change check's stats cost on this machine, before any of toolctl's own work.
+    checked = [
+        *(catalog / "bundles").glob("*/tools/*/*/tool.json"),
+        *(catalog / "bundles").glob("*/tools/*"),
+    ]
+    floor_s = []
+    for _ in range(3):
+        started = time.perf_counter()
+        for path in checked:
+            os.stat(path)
+        floor_s.append(time.perf_counter() - started)
+    out["stat_count"] = len(checked)
+    out["stat_ms"] = min(floor_s) * 1000
+
     # Full index build, whole process.
     build_runs = 3 if size < 100_000 else 1
     out["rebuild_s"] = [
@@ -212,6 +229,10 @@ def report(results: list[dict], rounds: int, runs: int, floor_kb: int) -> None:
         print(f"  index on disk (sqlite + wal)       {r['index_mib']:.1f} MiB "
               f"({r['index_mib_after']:.1f} MiB after the edits)")
         print(f"  search peak RSS                    {r['search_rss_kb'] / 1024:.1f} MiB")
+        cores = os.cpu_count() or 1
+        print(f"  stat floor (change check)          {r['stat_ms']:.1f} ms for {r['stat_count']} "
+              f"stats ({r['stat_ms'] * 1000 / r['stat_count']:.2f} us each; "
+              f"{r['stat_ms'] / cores:.1f} ms over {cores} cores)")
         header = f"  {'measurement':<36} {'median ms':>9} {'p95 ms':>8} {'samples':>7}"
         print(header)
         print("  " + "-" * (len(header) - 2))
