@@ -31,6 +31,9 @@ _toolctl() {
             toolctl,init)
                 cmd="toolctl__subcmd__init"
                 ;;
+            toolctl,invoke)
+                cmd="toolctl__subcmd__invoke"
+                ;;
             toolctl,search)
                 cmd="toolctl__subcmd__search"
                 ;;
@@ -105,6 +108,9 @@ _toolctl() {
                 ;;
             toolctl__subcmd__help,init)
                 cmd="toolctl__subcmd__help__subcmd__init"
+                ;;
+            toolctl__subcmd__help,invoke)
+                cmd="toolctl__subcmd__help__subcmd__invoke"
                 ;;
             toolctl__subcmd__help,search)
                 cmd="toolctl__subcmd__help__subcmd__search"
@@ -227,7 +233,7 @@ _toolctl() {
 
     case "${cmd}" in
         toolctl)
-            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search index completions help"
+            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search invoke index completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -645,7 +651,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help)
-            opts="init bundle tool search index completions help"
+            opts="init bundle tool search invoke index completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -855,6 +861,20 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help__subcmd__init)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__invoke)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1109,6 +1129,40 @@ _toolctl() {
                 return 0
             fi
             case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__invoke)
+            opts="-q -h --args --args-file --workspace --approve --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --args)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --args-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

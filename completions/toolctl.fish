@@ -35,6 +35,7 @@ complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "init" -d 'Create a 
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "search" -d 'Search tools by name, description, tags and arguments'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "invoke" -d 'Call a tool; print {"ok":true,"value":…} (with --json) or the value'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -204,6 +205,16 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l json -d 'Prin
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l args -d 'The arguments: a JSON object, or a JSON string holding one (as OpenAI sends them)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l args-file -d 'Read the arguments from a file' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l workspace -d 'The folder file tools work in (default: the current folder); they cannot leave it' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l approve -d 'Approve in advance a run that needs a person\'s approval (noSchemaMode human-approval)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l json -d 'Print one JSON document on stdout, errors included'
@@ -234,13 +245,14 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l json -d 
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search index completions help" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search index completions help" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search index completions help" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search index completions help" -f -a "search" -d 'Search tools by name, description, tags and arguments'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search index completions help" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search index completions help" -f -a "completions" -d 'Print the completion script for a shell'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search index completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "search" -d 'Search tools by name, description, tags and arguments'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "invoke" -d 'Call a tool; print {"ok":true,"value":…} (with --json) or the value'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "completions" -d 'Print the completion script for a shell'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "put" -d 'Create a bundle, or replace one (with --id, or a file holding its bundleID)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "get" -d 'Show a bundle: its fields, status, number of tools and where it is stored'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "list" -d 'List bundles in slug order'

@@ -8,5 +8,6 @@ pub mod catalog;
 pub mod cli;
 pub mod error_code;
 pub mod index;
+pub mod invoke;
 pub mod native;
 pub mod time;

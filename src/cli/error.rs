@@ -13,6 +13,8 @@ pub struct CliError {
     pub code: ErrorCode,
     /// A command-line usage error (exit 2), not a rejected value.
     pub usage: bool,
+    /// A tool `invoke` ran failed (exit 7, whatever the code).
+    pub tool_failed: bool,
     body: Box<Body>,
 }
 
@@ -30,6 +32,7 @@ impl CliError {
         Self {
             code,
             usage: false,
+            tool_failed: false,
             body: Box::new(Body {
                 message: message.into(),
                 details: json!({}),
@@ -54,9 +57,17 @@ impl CliError {
         self
     }
 
+    /// Mark the error as a tool's own failure (it ran): exit 7.
+    pub fn tool_failed(mut self) -> Self {
+        self.tool_failed = true;
+        self
+    }
+
     pub fn exit_code(&self) -> u8 {
         if self.usage {
             exit::USAGE
+        } else if self.tool_failed {
+            exit::TOOL_FAILED
         } else {
             self.code.exit_code()
         }
@@ -106,6 +117,7 @@ impl From<catalog::Error> for CliError {
         Self {
             code: error.code(),
             usage: false,
+            tool_failed: false,
             body: Box::new(Body {
                 message: error.to_string(),
                 details: error.details(),

@@ -123,6 +123,19 @@ impl Ui {
         write_stderr(&text);
     }
 
+    /// Whether a person can be asked a question: stdin and stderr are terminals.
+    pub fn can_confirm(&self) -> bool {
+        io::stdin().is_terminal() && io::stderr().is_terminal()
+    }
+
+    /// Ask a yes/no question on the terminal; anything but "y"/"yes" is no.
+    pub fn confirm(&self, question: &str) -> bool {
+        write_stderr(&format!("{question} [y/N] "));
+        let mut answer = String::new();
+        io::stdin().read_line(&mut answer).is_ok()
+            && matches!(answer.trim().to_lowercase().as_str(), "y" | "yes")
+    }
+
     /// A progress bar for `len` steps that appears only on a terminal, and only once the work
     /// has lasted a second.
     pub fn progress(&self, len: u64, message: &'static str) -> Progress {

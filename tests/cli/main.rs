@@ -23,6 +23,7 @@ mod test_crash;
 mod test_hand_edits;
 mod test_index;
 mod test_init;
+mod test_invoke;
 mod test_list;
 mod test_names;
 mod test_output;

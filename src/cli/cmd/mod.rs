@@ -4,6 +4,7 @@ pub mod bundle;
 pub mod completions;
 pub mod index;
 pub mod init;
+pub mod invoke;
 pub mod search;
 pub mod tool;
 
@@ -24,6 +25,7 @@ pub enum Command {
     #[command(subcommand)]
     Tool(tool::ToolCommand),
     Search(search::SearchArgs),
+    Invoke(invoke::InvokeArgs),
     #[command(subcommand)]
     Index(index::IndexCommand),
     Completions(completions::CompletionsArgs),
@@ -36,6 +38,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Output, CliError> {
         Command::Bundle(command) => bundle::run(ctx, command),
         Command::Tool(command) => tool::run(ctx, command),
         Command::Search(args) => search::run(ctx, args),
+        Command::Invoke(args) => invoke::run(ctx, args),
         Command::Index(command) => index::run(ctx, command),
         Command::Completions(args) => completions::run(args),
     }

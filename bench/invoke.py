@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Benchmark `toolctl invoke` (run on demand, not in CI; Python 3.11+, stdlib only).
+
+    python3 bench/invoke.py                    # a 10,000-tool catalog, 50 runs each
+    python3 bench/invoke.py --size 1000 --runs 100
+
+It reuses bench/catalog.py (release build, `gen-catalog` with seed 42, the whole-process timer
+and the peak-RSS method explained there) and prints:
+
+- whole-process `invoke` of native built-ins on a catalog of --size tools: `builtin/now`,
+  `builtin/readfile` of a small file, and `now` named by its slug alone (which looks in every
+  bundle): median and p95 of --runs runs, peak RSS;
+- argument validation throughput in-process: `examples/validate_throughput.rs` (validations
+  per second of a typical and a nested schema, and schema compiles per second).
+
+Invoking one tool reads the config, the bundle files and that tool's versions; it does not
+read the other tools or use the search index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import catalog as bench  # noqa: E402  (bench/catalog.py: build, spawn, timers, RSS method)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=10_000, help="tools in the catalog")
+    parser.add_argument("--runs", type=int, default=50, help="timed runs per command")
+    args = parser.parse_args()
+    if sys.platform != "linux":
+        sys.exit("error: this benchmark uses Linux APIs (prctl, ru_maxrss)")
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(bench.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        sys.exit(f"error: prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
+
+    bench.cargo(
+        "build", "--release", "--bin", "toolctl", "--example", "gen-catalog",
+        "--example", "validate-throughput",
+    )
+    work = Path(tempfile.mkdtemp(prefix="toolctl-bench-invoke-"))
+    try:
+        catalog = work / "catalog"
+        subprocess.run(
+            [str(bench.GEN_CATALOG), "--tools", str(args.size), "--out", str(catalog),
+             "--seed", str(bench.SEED)],
+            check=True,
+        )
+        workspace = work / "workspace"
+        workspace.mkdir()
+        (workspace / "notes.txt").write_text("hello from the workspace\n" * 40)
+        base = [str(bench.TOOLCTL), "--catalog", str(catalog), "--json"]
+        commands = {
+            "invoke builtin/now": [*base, "invoke", "builtin/now"],
+            "invoke builtin/readfile (1 KB)": [
+                *base, "invoke", "builtin/readfile", "--workspace", str(workspace),
+                "--args", '{"path":"notes.txt"}',
+            ],
+            "invoke now (slug only)": [*base, "invoke", "now"],
+        }
+        n = bench.WARMUP + args.runs + bench.RSS_RUNS
+        results = [
+            bench.measure(args.size, name, [argv] * n, work) for name, argv in commands.items()
+        ]
+        print()
+        print(f"toolctl invoke, {args.size} tools, whole process, {args.runs} runs "
+              f"after {bench.WARMUP} warm-up runs")
+        print(f"  {'command':<34} {'median ms':>9} {'p95 ms':>8} {'peak RSS MiB':>12}")
+        for r in results:
+            print(f"  {r.command:<34} {r.median:>9.1f} {r.p95:>8.1f} {r.max_rss_kb / 1024:>12.1f}")
+        print()
+        print("argument validation in-process (examples/validate_throughput.rs):")
+        out = subprocess.run(
+            [str(bench.TARGET / "release" / "examples" / "validate-throughput")],
+            check=True, capture_output=True, text=True,
+        )
+        print("  " + out.stdout.strip().replace("\n", "\n  "))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

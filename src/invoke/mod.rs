@@ -1,0 +1,343 @@
+//! One call of a tool, as `toolctl invoke` makes it (SPEC §5):
+//!
+//! 1. the tool must be callable: enabled, in an enabled bundle that is not soft-deleted, and
+//!    available (its native function exists, its hosts are allowed) — else `TOOL_DISABLED`;
+//! 2. the arguments are parsed: a JSON object, or a JSON string holding one (what OpenAI
+//!    sends); anything else is a `VALIDATION_ERROR` that says where the text went wrong;
+//! 3. they are checked against the tool's `argSchema` (every error with its JSON pointer and
+//!    keyword). A tool without one is refused ("fail closed") unless it has `allowNoSchema`
+//!    with a `noSchemaMode`: `read-only` runs only read-only tools, `human-approval` asks on a
+//!    terminal (or takes `--approve`), `full` runs; such runs are marked `validated: false`;
+//! 4. the tool runs (native functions: [`crate::native`]);
+//! 5. its value is checked against `outputSchema` (`OUTPUT_INVALID` with pointers).
+//!
+//! A [`Failure`] says whether the tool ran: a tool that ran and failed ends `invoke` with exit
+//! 7 whatever its code; a call refused before running ends with its code's exit (3, 4, 6).
+
+pub mod schema;
+
+use crate::catalog::ToolEntry;
+use crate::catalog::model::{NoSchemaMode, ToolType};
+use crate::error_code::ErrorCode;
+use schema::Schema;
+use serde_json::{Map, Value, json};
+use std::path::PathBuf;
+
+/// Why a call did not give a value.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub code: ErrorCode,
+    /// The tool ran (and failed), as opposed to a call refused before it ran.
+    pub ran: bool,
+    /// Boxed so `Result<_, Failure>` stays small.
+    text: Box<FailureText>,
+}
+
+#[derive(Debug, Clone)]
+pub struct FailureText {
+    pub message: String,
+    pub details: Value,
+    pub hint: Option<String>,
+}
+
+impl Failure {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            ran: false,
+            text: Box::new(FailureText {
+                message: message.into(),
+                details: json!({}),
+                hint: None,
+            }),
+        }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.text.details = details;
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.text.hint = Some(hint.into());
+        self
+    }
+
+    /// Mark the failure as the tool's own (it ran).
+    pub fn ran(mut self) -> Self {
+        self.ran = true;
+        self
+    }
+
+    pub fn message(&self) -> &str {
+        &self.text.message
+    }
+
+    /// The message, details and hint.
+    pub fn into_text(self) -> FailureText {
+        *self.text
+    }
+}
+
+/// What a call may use beyond its arguments.
+pub struct Options<'a> {
+    /// The folder file tools work in; they can never reach outside it.
+    pub workspace: PathBuf,
+    /// Asks a person whether a `human-approval` tool may run without a schema (the question
+    /// is the argument); `None` when nobody can be asked.
+    pub confirm: Option<&'a dyn Fn(&str) -> bool>,
+    /// `--approve`: runs of `human-approval` tools are approved in advance.
+    pub approved: bool,
+}
+
+impl std::fmt::Debug for Options<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("workspace", &self.workspace)
+            .field("can_confirm", &self.confirm.is_some())
+            .field("approved", &self.approved)
+            .finish()
+    }
+}
+
+/// A value the tool gave.
+#[derive(Debug, Clone)]
+pub struct Success {
+    pub value: Value,
+    /// `false` when the arguments were not checked (a tool without `argSchema`).
+    pub validated: bool,
+    pub no_schema_mode: Option<NoSchemaMode>,
+}
+
+impl Success {
+    /// The `{"ok":true,"value":…}` envelope; runs without a schema carry
+    /// `details: {validated: false, noSchemaMode}`.
+    pub fn envelope(&self) -> Value {
+        let mut envelope = json!({ "ok": true, "value": self.value });
+        if !self.validated {
+            envelope["details"] =
+                json!({ "validated": false, "noSchemaMode": self.no_schema_mode });
+        }
+        envelope
+    }
+}
+
+/// Call `entry` with `raw_args` (see the module comment).
+pub fn invoke(entry: &ToolEntry, raw_args: Value, options: &Options) -> Result<Success, Failure> {
+    check_callable(entry)?;
+    let args = parse_arguments(raw_args)?;
+    let (validated, no_schema_mode) = check_arguments(entry, &args, options)?;
+    // Compiled before the tool runs: a schema that cannot be used is found before any effect.
+    let output_schema = entry
+        .tool
+        .output_schema
+        .as_ref()
+        .map(|schema| Schema::compile(schema, "outputSchema"))
+        .transpose()?;
+    let value = dispatch(entry, args, options)?;
+    if let Some(output_schema) = output_schema {
+        check_output(entry, &output_schema, &value)?;
+    }
+    Ok(Success {
+        value,
+        validated,
+        no_schema_mode,
+    })
+}
+
+fn check_callable(entry: &ToolEntry) -> Result<(), Failure> {
+    let reference = entry.reference();
+    let refused = |message: String, hint: String| {
+        Err(Failure::new(ErrorCode::ToolDisabled, message).with_hint(hint))
+    };
+    if entry.bundle_deleted {
+        return refused(
+            format!("{reference}: its bundle is soft-deleted"),
+            format!(
+                "restore it with `toolctl bundle restore {}`",
+                entry.bundle_slug
+            ),
+        );
+    }
+    if !entry.bundle_enabled {
+        return refused(
+            format!("{reference}: its bundle is disabled"),
+            format!(
+                "enable it with `toolctl bundle enable {}`",
+                entry.bundle_slug
+            ),
+        );
+    }
+    if !entry.is_enabled {
+        return refused(
+            format!("{reference} is disabled"),
+            format!("enable it with `toolctl tool enable {reference}`"),
+        );
+    }
+    if let Some(reason) = &entry.unavailable {
+        // The catalog lists a tool without argSchema as unavailable; the call is refused for
+        // what it is: a call that cannot be checked.
+        if entry.tool.arg_schema.is_none() && !entry.tool.allow_no_schema {
+            return Err(no_schema_refusal(&reference));
+        }
+        return refused(
+            format!("{reference} is unavailable: {reason}"),
+            "see `toolctl tool get` for the tool's status".to_owned(),
+        );
+    }
+    Ok(())
+}
+
+/// The arguments of a call: a JSON object, or a string holding one (OpenAI sends
+/// `"arguments": "{\"city\":\"Oslo\"}"`). An empty string is no arguments.
+pub fn parse_arguments(raw: Value) -> Result<Map<String, Value>, Failure> {
+    let value = match raw {
+        Value::String(text) if text.trim().is_empty() => return Ok(Map::new()),
+        Value::String(text) => serde_json::from_str(&text).map_err(|e| {
+            Failure::new(
+                ErrorCode::ValidationError,
+                format!("the arguments are not valid JSON: {e}"),
+            )
+            .with_details(json!({ "line": e.line(), "column": e.column() }))
+        })?,
+        other => other,
+    };
+    match value {
+        Value::Object(map) => Ok(map),
+        Value::Null => Ok(Map::new()),
+        other => Err(Failure::new(
+            ErrorCode::ValidationError,
+            format!(
+                "the arguments must be a JSON object, not {}",
+                json_kind(&other)
+            ),
+        )
+        .with_hint(r#"pass them as an object, e.g. --args '{"city":"Oslo"}'"#)),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Check the arguments against `argSchema`, or apply the no-schema policy. Returns whether
+/// they were checked, and the mode that let an unchecked call through.
+fn check_arguments(
+    entry: &ToolEntry,
+    args: &Map<String, Value>,
+    options: &Options,
+) -> Result<(bool, Option<NoSchemaMode>), Failure> {
+    let tool = &entry.tool;
+    let reference = entry.reference();
+    if let Some(arg_schema) = &tool.arg_schema {
+        let errors = Schema::compile(arg_schema, "argSchema")?.errors(&Value::Object(args.clone()));
+        if errors.is_empty() {
+            return Ok((true, None));
+        }
+        return Err(Failure::new(
+            ErrorCode::ValidationError,
+            format!("{reference}: {}", schema::summary("the arguments", &errors)),
+        )
+        .with_details(json!({ "errors": errors })));
+    }
+    let mode = match (tool.allow_no_schema, tool.no_schema_mode) {
+        (true, Some(mode)) => mode,
+        _ => return Err(no_schema_refusal(&reference)),
+    };
+    match mode {
+        NoSchemaMode::Full => {}
+        NoSchemaMode::ReadOnly => {
+            if !is_read_only(entry) {
+                return Err(Failure::new(
+                    ErrorCode::Forbidden,
+                    format!(
+                        "{reference} has no argSchema and noSchemaMode read-only, but it is not a read-only tool"
+                    ),
+                )
+                .with_hint(
+                    "give the tool an argSchema, or mark it read-only (annotations.readOnlyHint: true)",
+                ));
+            }
+        }
+        NoSchemaMode::HumanApproval => {
+            let question = format!("Run {reference} with arguments that no schema has checked?");
+            let approved = options.approved || options.confirm.is_some_and(|ask| ask(&question));
+            if !approved {
+                return Err(Failure::new(
+                    ErrorCode::Forbidden,
+                    format!(
+                        "{reference} has no argSchema and needs a person's approval to run (noSchemaMode human-approval)"
+                    ),
+                )
+                .with_hint("run it on a terminal to be asked, or pass --approve"));
+            }
+        }
+    }
+    Ok((false, Some(mode)))
+}
+
+/// The refusal of a tool without `argSchema` that did not opt in (fail closed).
+fn no_schema_refusal(reference: &str) -> Failure {
+    Failure::new(
+        ErrorCode::Forbidden,
+        format!("{reference} has no argSchema, so its arguments cannot be checked"),
+    )
+    .with_hint(
+        "give the tool an argSchema (or, deliberately, allowNoSchema: true with a noSchemaMode)",
+    )
+}
+
+/// A tool that only reads: its annotations say so, or it is an HTTP GET/HEAD.
+fn is_read_only(entry: &ToolEntry) -> bool {
+    let tool = &entry.tool;
+    if let Some(read_only) = tool.annotations.as_ref().and_then(|a| a.read_only_hint) {
+        return read_only;
+    }
+    tool.kind == ToolType::Http
+        && tool
+            .http_impl()
+            .is_some_and(|h| matches!(h.method.to_ascii_uppercase().as_str(), "GET" | "HEAD"))
+}
+
+fn dispatch(
+    entry: &ToolEntry,
+    args: Map<String, Value>,
+    options: &Options,
+) -> Result<Value, Failure> {
+    let tool = &entry.tool;
+    if tool.kind.is_native() {
+        let func = tool.native_func().unwrap_or_default();
+        return crate::native::call(&func, args, options).map_err(Failure::ran);
+    }
+    Err(Failure::new(
+        ErrorCode::Forbidden,
+        format!(
+            "{}: invoking HTTP tools is not built yet",
+            entry.reference()
+        ),
+    ))
+}
+
+fn check_output(entry: &ToolEntry, output_schema: &Schema, value: &Value) -> Result<(), Failure> {
+    let errors = output_schema.errors(value);
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::new(
+        ErrorCode::OutputInvalid,
+        format!(
+            "{}: {}",
+            entry.reference(),
+            schema::summary("the output", &errors)
+        ),
+    )
+    .with_details(json!({ "errors": errors, "value": value }))
+    .ran())
+}
