@@ -8,16 +8,19 @@
 //!    keyword). A tool without one is refused ("fail closed") unless it has `allowNoSchema`
 //!    with a `noSchemaMode`: `read-only` runs only read-only tools, `human-approval` asks on a
 //!    terminal (or takes `--approve`), `full` runs; such runs are marked `validated: false`;
-//! 4. the tool runs (native functions: [`crate::native`]);
+//! 4. the tool runs (native functions: [`crate::native`]; HTTP tools: [`http`]);
 //! 5. its value is checked against `outputSchema` (`OUTPUT_INVALID` with pointers).
 //!
 //! A [`Failure`] says whether the tool ran: a tool that ran and failed ends `invoke` with exit
 //! 7 whatever its code; a call refused before running ends with its code's exit (3, 4, 6).
 
+pub mod http;
 pub mod schema;
+pub mod secrets;
 
 use crate::catalog::ToolEntry;
 use crate::catalog::model::{NoSchemaMode, ToolType};
+use crate::catalog::rules::HostPolicy;
 use crate::error_code::ErrorCode;
 use schema::Schema;
 use serde_json::{Map, Value, json};
@@ -88,6 +91,8 @@ pub struct Options<'a> {
     pub confirm: Option<&'a dyn Fn(&str) -> bool>,
     /// `--approve`: runs of `human-approval` tools are approved in advance.
     pub approved: bool,
+    /// Where HTTP tools may send requests (`allowedHosts` of `toolctl.json`).
+    pub hosts: HostPolicy,
 }
 
 impl std::fmt::Debug for Options<'_> {
@@ -316,13 +321,7 @@ fn dispatch(
         let func = tool.native_func().unwrap_or_default();
         return crate::native::call(&func, args, options).map_err(Failure::ran);
     }
-    Err(Failure::new(
-        ErrorCode::Forbidden,
-        format!(
-            "{}: invoking HTTP tools is not built yet",
-            entry.reference()
-        ),
-    ))
+    http::call(entry, &args, &options.hosts)
 }
 
 fn check_output(entry: &ToolEntry, output_schema: &Schema, value: &Value) -> Result<(), Failure> {

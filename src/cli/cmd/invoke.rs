@@ -58,6 +58,7 @@ pub fn run(ctx: &Ctx, args: &InvokeArgs) -> Result<Output, CliError> {
             .can_confirm()
             .then_some(&confirm as &dyn Fn(&str) -> bool),
         approved: args.approve,
+        hosts: catalog.config().hosts.clone(),
     };
     let success = invoke::invoke(&entry, raw, &options).map_err(into_error)?;
     let human = serde_json::to_string_pretty(&success.value).unwrap_or_default();

@@ -1,0 +1,147 @@
+//! Catalog secrets: values a template may name (`${WEATHER_API_KEY}`) that are not arguments.
+//!
+//! They never live in the catalog (which is kept in git) and never come from arbitrary
+//! environment variables (SPEC §7). Two sources, the first that has the name wins:
+//! - `TOOLCTL_SECRET_<NAME>` environment variables (for CI);
+//! - `$XDG_CONFIG_HOME/toolctl/secrets.json` (else `~/.config/toolctl/secrets.json`): an object
+//!   of strings, refused unless only its owner can read it (mode 0600 or stricter).
+//!
+//! Every secret value used by a call is redacted from what the call prints ([`Redactor`]).
+
+use super::Failure;
+use crate::error_code::ErrorCode;
+use serde_json::{Map, Value, json};
+use std::path::PathBuf;
+
+/// The secrets file.
+pub fn file() -> Option<PathBuf> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    Some(config.join("toolctl").join("secrets.json"))
+}
+
+/// The secrets a call may use, read once per call.
+#[derive(Default)]
+pub struct Secrets {
+    file: Option<Map<String, Value>>,
+}
+
+/// Names only: a secret's value never reaches a debug print or a panic message.
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Secrets")
+            .field(
+                "names",
+                &self.file.as_ref().map(|m| m.keys().collect::<Vec<_>>()),
+            )
+            .finish()
+    }
+}
+
+impl Secrets {
+    /// Read the secrets file, if there is one. A file others can read, or that is not a JSON
+    /// object of strings, is an error: better no call than a leaked or misread key.
+    pub fn load() -> Result<Self, Failure> {
+        let Some(path) = file() else {
+            return Ok(Self::default());
+        };
+        let meta = match std::fs::metadata(&path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(e) => return Err(problem(&path, format!("cannot read it: {e}"))),
+        };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                return Err(
+                    problem(&path, format!("its mode is {mode:o}: others can read it"))
+                        .with_hint(format!("chmod 600 {}", path.display())),
+                );
+            }
+        }
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| problem(&path, format!("cannot read it: {e}")))?;
+        let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text) else {
+            return Err(problem(
+                &path,
+                "it is not a JSON object of names to strings".to_owned(),
+            ));
+        };
+        Ok(Self { file: Some(map) })
+    }
+
+    /// The value of secret `name`, if set.
+    pub fn get(&self, name: &str) -> Option<String> {
+        if let Some(value) = std::env::var_os(format!("TOOLCTL_SECRET_{name}")) {
+            return Some(value.to_string_lossy().into_owned());
+        }
+        match self.file.as_ref()?.get(name)? {
+            Value::String(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+}
+
+fn problem(path: &std::path::Path, why: String) -> Failure {
+    Failure::new(
+        ErrorCode::Forbidden,
+        format!("secrets file {}: {why}", path.display()),
+    )
+    .with_details(json!({ "path": path }))
+}
+
+/// Removes secret values (and their percent-encoded forms) from text that leaves a call.
+#[derive(Default, Clone)]
+pub struct Redactor {
+    values: Vec<String>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redactor({} values)", self.values.len())
+    }
+}
+
+impl Redactor {
+    pub fn add(&mut self, value: &str) {
+        // Very short values would redact ordinary text and protect nothing.
+        if value.len() < 4 {
+            return;
+        }
+        let encoded = super::http::encode_component(value);
+        for form in [value.to_owned(), encoded] {
+            if !self.values.contains(&form) {
+                self.values.push(form);
+            }
+        }
+        // Longest first, so a value that contains another is redacted whole.
+        self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    }
+
+    pub fn text(&self, text: &str) -> String {
+        self.values.iter().fold(text.to_owned(), |out, secret| {
+            out.replace(secret, "[redacted]")
+        })
+    }
+
+    /// Redact every string inside a JSON value.
+    pub fn value(&self, value: Value) -> Value {
+        if self.values.is_empty() {
+            return value;
+        }
+        match value {
+            Value::String(s) => Value::String(self.text(&s)),
+            Value::Array(items) => Value::Array(items.into_iter().map(|v| self.value(v)).collect()),
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| (self.text(&k), self.value(v)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+}
