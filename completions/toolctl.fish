@@ -205,6 +205,7 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l json -d 'Prin
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l batch -d 'Run a batch of calls read from FILE (`-`: standard input)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l args -d 'The arguments: a JSON object, or a JSON string holding one (as OpenAI sends them)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l args-file -d 'Read the arguments from a file' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l workspace -d 'The folder file tools work in (default: the current folder); they cannot leave it' -r -F

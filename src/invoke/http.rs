@@ -24,8 +24,8 @@
 //! `timeoutMs` (default 10 s) bounds each attempt. The response is read up to
 //! `maxResponseBytes` (default 1 MiB) and the call fails as soon as it would go past it.
 
-use super::Failure;
 use super::secrets::{Redactor, Secrets};
+use super::{Failure, Options};
 use crate::catalog::ToolEntry;
 use crate::catalog::model::{ErrorMode, HttpImpl, ResponseEncoding};
 use crate::catalog::rules::{HostPolicy, check_url_template};
@@ -272,8 +272,9 @@ fn extractor(spec: &HttpImpl) -> Result<Extract, Failure> {
 pub fn call(
     entry: &ToolEntry,
     args: &Map<String, Value>,
-    hosts: &HostPolicy,
+    options: &Options,
 ) -> Result<Value, Failure> {
+    let hosts = &options.hosts;
     let Some(spec) = entry.tool.http_impl() else {
         return Err(invalid(format!(
             "{}: its impl is not an HTTP one",
@@ -290,7 +291,7 @@ pub fn call(
         build(&spec, &mut values, hosts).map_err(|f| redact_failure(f, &values.redactor))?;
     let extract = extractor(&spec)?;
     let redactor = values.redactor;
-    let result = send(&entry.tool, &spec, request, hosts, &redactor)
+    let result = send(&entry.tool, &spec, request, options, &redactor)
         .and_then(|(status, body)| respond(&spec, &extract, status, &body));
     match result {
         Ok(value) => Ok(redactor.value(value)),
@@ -314,10 +315,10 @@ fn send(
     tool: &crate::catalog::model::Tool,
     spec: &HttpImpl,
     request: Request,
-    hosts: &HostPolicy,
+    options: &Options,
     redactor: &Redactor,
 ) -> Result<(u16, Vec<u8>), Failure> {
-    let policy_hosts = hosts.clone();
+    let policy_hosts = options.hosts.clone();
     let client = reqwest::blocking::Client::builder()
         .redirect(reqwest::redirect::Policy::custom(move |attempt| {
             if attempt.previous().len() >= MAX_REDIRECTS {
@@ -329,10 +330,6 @@ fn send(
                 attempt.error(RedirectRefused(host))
             }
         }))
-        .timeout(
-            spec.timeout_ms
-                .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
-        )
         .build()
         .map_err(|e| {
             Failure::new(
@@ -350,10 +347,22 @@ fn send(
         0
     };
     let cap = tool.max_response_bytes.unwrap_or(DEFAULT_MAX_RESPONSE);
+    let timeout = spec
+        .timeout_ms
+        .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
     let mut attempt = 0;
     loop {
+        // Each attempt gets timeoutMs, or what is left of a batch's wait_ms.
+        let limit = options.bounded(timeout);
+        if limit.is_zero() {
+            return Err(Failure::new(
+                ErrorCode::Timeout,
+                "no time was left for the request",
+            ));
+        }
         let mut builder = client
             .request(request.method.clone(), request.url.clone())
+            .timeout(limit)
             .headers(request.headers.clone());
         if let Some(body) = &request.body {
             builder = builder.body(body.clone());
@@ -374,7 +383,7 @@ fn send(
             .flatten()
             .unwrap_or_else(|| backoff(attempt))
             .min(MAX_WAIT);
-        std::thread::sleep(wait);
+        std::thread::sleep(options.bounded(wait));
         attempt += 1;
     }
 }

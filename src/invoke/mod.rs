@@ -14,9 +14,11 @@
 //! A [`Failure`] says whether the tool ran: a tool that ran and failed ends `invoke` with exit
 //! 7 whatever its code; a call refused before running ends with its code's exit (3, 4, 6).
 
+pub mod batch;
 pub mod http;
 pub mod schema;
 pub mod secrets;
+pub mod usage;
 
 use crate::catalog::ToolEntry;
 use crate::catalog::model::{NoSchemaMode, ToolType};
@@ -25,6 +27,7 @@ use crate::error_code::ErrorCode;
 use schema::Schema;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
+use std::time::Instant;
 
 /// Why a call did not give a value.
 #[derive(Debug, Clone)]
@@ -76,6 +79,10 @@ impl Failure {
         &self.text.message
     }
 
+    pub fn details(&self) -> &Value {
+        &self.text.details
+    }
+
     /// The message, details and hint.
     pub fn into_text(self) -> FailureText {
         *self.text
@@ -88,11 +95,23 @@ pub struct Options<'a> {
     pub workspace: PathBuf,
     /// Asks a person whether a `human-approval` tool may run without a schema (the question
     /// is the argument); `None` when nobody can be asked.
-    pub confirm: Option<&'a dyn Fn(&str) -> bool>,
+    pub confirm: Option<&'a (dyn Fn(&str) -> bool + Sync)>,
     /// `--approve`: runs of `human-approval` tools are approved in advance.
     pub approved: bool,
     /// Where HTTP tools may send requests (`allowedHosts` of `toolctl.json`).
     pub hosts: HostPolicy,
+    /// When the call must be over (a batch's `wait_ms`): tools stop their work by then.
+    pub deadline: Option<Instant>,
+}
+
+impl Options<'_> {
+    /// `limit`, shortened to what is left before the deadline.
+    pub fn bounded(&self, limit: std::time::Duration) -> std::time::Duration {
+        match self.deadline {
+            Some(deadline) => limit.min(deadline.saturating_duration_since(Instant::now())),
+            None => limit,
+        }
+    }
 }
 
 impl std::fmt::Debug for Options<'_> {
@@ -101,6 +120,7 @@ impl std::fmt::Debug for Options<'_> {
             .field("workspace", &self.workspace)
             .field("can_confirm", &self.confirm.is_some())
             .field("approved", &self.approved)
+            .field("deadline", &self.deadline)
             .finish()
     }
 }
@@ -321,7 +341,7 @@ fn dispatch(
         let func = tool.native_func().unwrap_or_default();
         return crate::native::call(&func, args, options).map_err(Failure::ran);
     }
-    http::call(entry, &args, &options.hosts)
+    http::call(entry, &args, options)
 }
 
 fn check_output(entry: &ToolEntry, output_schema: &Schema, value: &Value) -> Result<(), Failure> {

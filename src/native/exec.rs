@@ -11,11 +11,10 @@
 use super::Args;
 use super::workspace::Workspace;
 use crate::error_code::ErrorCode;
-use crate::invoke::Failure;
+use crate::invoke::{Failure, Options};
 use serde_json::{Value, json};
 use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -30,7 +29,8 @@ const OUTPUT_CAP: usize = 64 * 1024;
 const TIMEOUT_DEFAULT_MS: u64 = 10_000;
 const TIMEOUT_MAX_MS: u64 = 600_000;
 
-pub fn exec(args: &Args, root: &Path) -> Result<Value, Failure> {
+pub fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
+    let root = options.workspace.as_path();
     let argv = args.strings("argv")?;
     let Some((program, rest)) = argv.split_first() else {
         return Err(Failure::new(
@@ -38,8 +38,13 @@ pub fn exec(args: &Args, root: &Path) -> Result<Value, Failure> {
             "argument 'argv' is empty: it needs at least the program",
         ));
     };
-    let timeout =
-        Duration::from_millis(args.integer("timeout_ms", TIMEOUT_DEFAULT_MS, 1, TIMEOUT_MAX_MS)?);
+    // timeout_ms, or what is left of a batch's wait_ms.
+    let timeout = options.bounded(Duration::from_millis(args.integer(
+        "timeout_ms",
+        TIMEOUT_DEFAULT_MS,
+        1,
+        TIMEOUT_MAX_MS,
+    )?));
     let cwd_given = args.string("cwd")?.unwrap_or("");
     let workspace = Workspace::open(root)?;
     let cwd = workspace.real_dir(&Workspace::relative(cwd_given), cwd_given)?;

@@ -34,7 +34,7 @@ pub fn call(name: &str, args: Map<String, Value>, options: &Options) -> Result<V
         "readfile" => files::readfile(&args, &options.workspace),
         "file-search" => files::file_search(&args, &options.workspace),
         "now" => Ok(now()),
-        "exec" => exec::exec(&args, &options.workspace),
+        "exec" => exec::exec(&args, options),
         other => Err(Failure::new(
             ErrorCode::Internal,
             format!("this toolctl has no native function '{other}'"),

@@ -66,7 +66,7 @@ fn builtin_readfile_has_its_full_arg_schema() {
     let env = TestEnv::new();
     let (view, extra) = tool_view(
         env.json(&["tool", "get", "builtin/readfile"]),
-        &["document"],
+        &["document", "usage"],
     );
     assert_eq!(view.reference, "builtin/readfile@v1");
     assert!(view.is_built_in);
@@ -113,6 +113,7 @@ fn builtin_tool_get_human_form() {
     tags         time, clock
     createdAt    2024-07-01T00:00:00Z
     modifiedAt   2024-07-01T00:00:00Z
+    calls        0
     path         (built in)
 
     argSchema:

@@ -32,8 +32,13 @@ fn put_fills_ids_and_timestamps() {
         assert_eq!(&doc[key], value, "{key}");
     }
 
-    let (view, extra) = tool_view(env.json(&["tool", "get", "w/x@v1"]), &["document"]);
+    let (view, extra) = tool_view(env.json(&["tool", "get", "w/x@v1"]), &["document", "usage"]);
     assert_eq!(extra["document"], doc);
+    assert_eq!(
+        extra["usage"],
+        json!({ "callCount": 0, "lastCalledAt": null }),
+        "never called"
+    );
     assert_eq!(view.tool_id, doc["toolID"].as_str().unwrap());
     assert_eq!(view.bundle_id, bundle_id);
     assert_eq!(view.reference, "w/x@v1");

@@ -58,19 +58,25 @@ pub struct PageArgs {
 /// Read a JSON document from a file, or from stdin when `path` is `-`. Returns it with the
 /// name to report problems under.
 pub fn read_document(path: &str) -> Result<(Value, String), CliError> {
-    let (text, name) = if path == "-" {
+    let (text, name) = read_text(path)?;
+    let doc = model::parse_doc(&text, Path::new(&name))?;
+    Ok((doc, name))
+}
+
+/// Read a file, or stdin when `path` is `-`. Returns the text with the name to report
+/// problems under.
+pub fn read_text(path: &str) -> Result<(String, String), CliError> {
+    if path == "-" {
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
             .map_err(|e| CliError::invalid(format!("cannot read standard input: {e}")))?;
-        (text, "<stdin>".to_owned())
+        Ok((text, "<stdin>".to_owned()))
     } else {
         let text = std::fs::read_to_string(path)
             .map_err(|e| CliError::from(Error::io("cannot read", path, e)))?;
-        (text, path.to_owned())
-    };
-    let doc = model::parse_doc(&text, Path::new(&name))?;
-    Ok((doc, name))
+        Ok((text, path.to_owned()))
+    }
 }
 
 /// The "next page" hint printed under a table.

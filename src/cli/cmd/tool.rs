@@ -99,14 +99,14 @@ fn get(ctx: &Ctx, args: &ToolArg) -> Result<Output, CliError> {
     let catalog = ctx.catalog()?;
     let (entry, problems) = catalog.resolve_tool(&args.tool, Pick::Default)?;
     ctx.warn_problems(&problems);
-    Ok(Output::new(
-        ToolView::with_document(&entry),
-        Human::Text(describe(&entry)),
-    ))
+    let usage = crate::invoke::usage::of(&catalog, &entry.tool.tool_id.to_string());
+    let mut json = ToolView::with_document(&entry);
+    json["usage"] = serde_json::to_value(&usage).unwrap_or_default();
+    Ok(Output::new(json, Human::Text(describe(&entry, &usage))))
 }
 
 /// The human form of `tool get`.
-fn describe(entry: &ToolEntry) -> String {
+fn describe(entry: &ToolEntry, usage: &crate::invoke::usage::Usage) -> String {
     let view = ToolView::new(entry);
     let mut table = output::table(["FIELD", "VALUE"]);
     table.add_row(["ref", &view.reference]);
@@ -118,6 +118,11 @@ fn describe(entry: &ToolEntry) -> String {
     table.add_row(["tags", &view.tags.join(", ")]);
     table.add_row(["createdAt", &view.created_at]);
     table.add_row(["modifiedAt", &view.modified_at]);
+    let calls = match &usage.last_called_at {
+        Some(at) => format!("{} (last {at})", usage.call_count),
+        None => "0".to_owned(),
+    };
+    table.add_row(["calls", &calls]);
     let location = view
         .path
         .as_ref()

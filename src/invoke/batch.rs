@@ -1,0 +1,333 @@
+//! `invoke --batch`: several calls at once, as `agent-tools-api.md`'s `invoke-batch` takes and
+//! answers them.
+//!
+//! The request is the seed's `{"calls":[{call_id, name, arguments}], "wait_ms", "mode"}`
+//! (1–20 calls, `call_id` at most 120 characters and unique, `wait_ms` 100–60000, default
+//! 15000, `mode` "sync"), or what a model sends: an OpenAI `tool_calls` array (`id`,
+//! `function.name`, `function.arguments` as a JSON string), Ollama's (`arguments` as an object,
+//! no id: the call's position, `call_<n>`, stands in), or an assistant message holding
+//! `tool_calls`. A request that is none of these is one `VALIDATION_ERROR` naming what is
+//! wrong and where (a JSON pointer).
+//!
+//! Calls run concurrently, each on its own thread; each result is bound to its `call_id`. A call
+//! still running at `wait_ms` is reported `TIMEOUT` and cancelled: its deadline reaches the
+//! running tool (an HTTP request or a program is stopped), and nothing of it outlives the
+//! command. Per-call failures (`UNKNOWN_TOOL`, `TOOL_DISABLED`, `VALIDATION_ERROR`, …) are
+//! embedded in the results, so a model's tool loop gets an answer for every call.
+//!
+//! Outputs whose JSON is longer than [`TRUNCATE_AT`] bytes are replaced, in `results` and in
+//! `tool_messages` alike, by `{"truncated": true, "bytes": <length>, "preview": <the first
+//! 12000 characters of the JSON>}`, as the seed shows.
+
+use super::Failure;
+use crate::error_code::ErrorCode;
+use serde_json::{Map, Value, json};
+
+pub const MAX_CALLS: usize = 20;
+pub const MAX_CALL_ID: usize = 120;
+pub const WAIT_DEFAULT_MS: u64 = 15_000;
+pub const WAIT_RANGE_MS: std::ops::RangeInclusive<u64> = 100..=60_000;
+/// Outputs longer than this (as JSON text, in bytes) are truncated.
+pub const TRUNCATE_AT: usize = 12_000;
+/// Characters of a truncated output's JSON kept in `preview`.
+pub const PREVIEW_CHARS: usize = 12_000;
+
+/// One call of a batch.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub call_id: String,
+    pub name: String,
+    /// As sent: an object, or a string holding one.
+    pub arguments: Value,
+}
+
+/// A parsed batch request.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub calls: Vec<Call>,
+    pub wait_ms: u64,
+}
+
+fn invalid(message: impl Into<String>, pointer: &str) -> Failure {
+    Failure::new(ErrorCode::ValidationError, message).with_details(json!({ "pointer": pointer }))
+}
+
+/// Read a batch request (see the module comment).
+pub fn parse(doc: &Value) -> Result<Request, Failure> {
+    let (calls, wait_ms, base) = match doc {
+        Value::Array(items) => (items, WAIT_DEFAULT_MS, ""),
+        Value::Object(map) if map.contains_key("calls") => {
+            check_mode(map)?;
+            let Some(Value::Array(calls)) = map.get("calls") else {
+                return Err(invalid("'calls' must be an array", "/calls"));
+            };
+            (calls, wait_ms(map)?, "/calls")
+        }
+        Value::Object(map) if map.contains_key("tool_calls") => match map.get("tool_calls") {
+            Some(Value::Array(calls)) => (calls, WAIT_DEFAULT_MS, "/tool_calls"),
+            _ => return Err(invalid("'tool_calls' must be an array", "/tool_calls")),
+        },
+        _ => {
+            return Err(invalid(
+                "a batch is {\"calls\": […]}, a tool_calls array, or a message with tool_calls",
+                "",
+            ));
+        }
+    };
+    if calls.is_empty() || calls.len() > MAX_CALLS {
+        return Err(invalid(
+            format!("a batch holds 1 to {MAX_CALLS} calls, not {}", calls.len()),
+            base,
+        ));
+    }
+    let calls = calls
+        .iter()
+        .enumerate()
+        .map(|(i, call)| parse_call(call, i, &format!("{base}/{i}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (i, call) in calls.iter().enumerate() {
+        if calls[..i].iter().any(|c| c.call_id == call.call_id) {
+            return Err(invalid(
+                format!(
+                    "call_id '{}' is used twice: results could not be told apart",
+                    call.call_id
+                ),
+                &format!("{base}/{i}"),
+            ));
+        }
+    }
+    Ok(Request { calls, wait_ms })
+}
+
+fn check_mode(map: &Map<String, Value>) -> Result<(), Failure> {
+    match map.get("mode") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(mode)) if mode == "sync" => Ok(()),
+        Some(Value::String(mode)) if mode == "async" => Err(invalid(
+            "mode 'async' needs a job queue; toolctl runs the calls and answers with their results (mode 'sync')",
+            "/mode",
+        )),
+        Some(_) => Err(invalid("'mode' must be \"sync\"", "/mode")),
+    }
+}
+
+fn wait_ms(map: &Map<String, Value>) -> Result<u64, Failure> {
+    match map.get("wait_ms") {
+        None | Some(Value::Null) => Ok(WAIT_DEFAULT_MS),
+        Some(value) => value
+            .as_u64()
+            .filter(|n| WAIT_RANGE_MS.contains(n))
+            .ok_or_else(|| {
+                invalid(
+                    format!(
+                        "'wait_ms' must be an integer from {} to {}, not {value}",
+                        WAIT_RANGE_MS.start(),
+                        WAIT_RANGE_MS.end()
+                    ),
+                    "/wait_ms",
+                )
+            }),
+    }
+}
+
+fn parse_call(call: &Value, index: usize, at: &str) -> Result<Call, Failure> {
+    let Value::Object(map) = call else {
+        return Err(invalid("a call must be an object", at));
+    };
+    // OpenAI / Ollama: {id?, type?, function: {name, arguments}}.
+    if let Some(function) = map.get("function") {
+        let Value::Object(function) = function else {
+            return Err(invalid(
+                "'function' must be an object",
+                &format!("{at}/function"),
+            ));
+        };
+        let call_id = match map.get("id") {
+            None | Some(Value::Null) => format!("call_{index}"),
+            Some(Value::String(id)) => id.clone(),
+            Some(_) => return Err(invalid("'id' must be a string", &format!("{at}/id"))),
+        };
+        return Ok(Call {
+            call_id: check_call_id(call_id, &format!("{at}/id"))?,
+            name: name(function.get("name"), &format!("{at}/function/name"))?,
+            arguments: arguments(
+                function.get("arguments"),
+                &format!("{at}/function/arguments"),
+            )?,
+        });
+    }
+    let call_id = match map.get("call_id") {
+        Some(Value::String(id)) => id.clone(),
+        None => return Err(invalid("'call_id' is required", &format!("{at}/call_id"))),
+        Some(_) => {
+            return Err(invalid(
+                "'call_id' must be a string",
+                &format!("{at}/call_id"),
+            ));
+        }
+    };
+    Ok(Call {
+        call_id: check_call_id(call_id, &format!("{at}/call_id"))?,
+        name: name(map.get("name"), &format!("{at}/name"))?,
+        arguments: arguments(map.get("arguments"), &format!("{at}/arguments"))?,
+    })
+}
+
+fn check_call_id(id: String, at: &str) -> Result<String, Failure> {
+    if id.is_empty() || id.chars().count() > MAX_CALL_ID {
+        return Err(invalid(
+            format!("a call_id has 1 to {MAX_CALL_ID} characters"),
+            at,
+        ));
+    }
+    Ok(id)
+}
+
+fn name(value: Option<&Value>, at: &str) -> Result<String, Failure> {
+    match value {
+        Some(Value::String(name)) if !name.is_empty() => Ok(name.clone()),
+        _ => Err(invalid("the tool's name must be a non-empty string", at)),
+    }
+}
+
+fn arguments(value: Option<&Value>, at: &str) -> Result<Value, Failure> {
+    match value {
+        None | Some(Value::Null) => Ok(Value::Object(Map::new())),
+        Some(value @ (Value::Object(_) | Value::String(_))) => Ok(value.clone()),
+        Some(_) => Err(invalid(
+            "'arguments' must be an object or a JSON string holding one",
+            at,
+        )),
+    }
+}
+
+/// One call's answer, as `results[]` shows it.
+pub fn result(call: &Call, outcome: &Result<Value, Failure>) -> Value {
+    match outcome {
+        Ok(output) => json!({
+            "call_id": call.call_id,
+            "name": call.name,
+            "ok": true,
+            "output": truncate(output),
+        }),
+        Err(failure) => json!({
+            "call_id": call.call_id,
+            "name": call.name,
+            "ok": false,
+            "error": error(failure),
+        }),
+    }
+}
+
+fn error(failure: &Failure) -> Value {
+    let mut error = json!({ "code": failure.code, "message": failure.message() });
+    let details = failure.details();
+    if details.as_object().is_none_or(|m| !m.is_empty()) {
+        error["details"] = details.clone();
+    }
+    error
+}
+
+/// The `role: tool` message answering one call: its content is the result as a JSON string.
+pub fn tool_message(call: &Call, outcome: &Result<Value, Failure>) -> Value {
+    let content = match outcome {
+        Ok(output) => json!({ "ok": true, "result": truncate(output) }),
+        Err(failure) => json!({ "ok": false, "error": error(failure) }),
+    };
+    json!({
+        "role": "tool",
+        "tool_call_id": call.call_id,
+        "name": call.name,
+        "content": content.to_string(),
+    })
+}
+
+/// An output as a batch shows it: whole, or truncated when its JSON is too long.
+pub fn truncate(output: &Value) -> Value {
+    let text = output.to_string();
+    if text.len() <= TRUNCATE_AT {
+        return output.clone();
+    }
+    json!({
+        "truncated": true,
+        "bytes": text.len(),
+        "preview": text.chars().take(PREVIEW_CHARS).collect::<String>(),
+    })
+}
+
+/// The `TIMEOUT` of a call that did not finish within `wait_ms`.
+pub fn timed_out(wait_ms: u64) -> Failure {
+    Failure::new(
+        ErrorCode::Timeout,
+        format!("the call did not finish within wait_ms ({wait_ms} ms) and was cancelled"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_three_shapes_give_the_same_calls() {
+        let seed = parse(&json!({ "calls": [{ "call_id": "a", "name": "now", "arguments": {} }] }))
+            .unwrap();
+        let openai = parse(&json!([{ "id": "a", "type": "function", "function": { "name": "now", "arguments": "{}" } }])).unwrap();
+        let ollama = parse(&json!([{ "function": { "name": "now", "arguments": {} } }])).unwrap();
+        assert_eq!(seed.calls[0].name, "now");
+        assert_eq!(openai.calls[0].call_id, "a");
+        assert_eq!(openai.calls[0].arguments, json!("{}"));
+        assert_eq!(ollama.calls[0].call_id, "call_0");
+        assert_eq!(seed.wait_ms, WAIT_DEFAULT_MS);
+    }
+
+    #[test]
+    fn bad_requests_name_the_place() {
+        let too_many: Vec<Value> = (0..21)
+            .map(|i| json!({ "call_id": format!("c{i}"), "name": "now" }))
+            .collect();
+        for (doc, pointer) in [
+            (json!({ "calls": too_many }), "/calls"),
+            (json!({ "calls": [] }), "/calls"),
+            (json!({ "calls": [{ "name": "now" }] }), "/calls/0/call_id"),
+            (
+                json!({ "calls": [{ "call_id": "a", "name": "now" }], "wait_ms": 99 }),
+                "/wait_ms",
+            ),
+            (
+                json!({ "calls": [{ "call_id": "a", "name": "now" }], "wait_ms": 60001 }),
+                "/wait_ms",
+            ),
+            (
+                json!({ "calls": [{ "call_id": "a", "name": "now", "arguments": 3 }] }),
+                "/calls/0/arguments",
+            ),
+            (
+                json!({ "calls": [{ "call_id": "a", "name": "x" }, { "call_id": "a", "name": "y" }] }),
+                "/calls/1",
+            ),
+            (
+                json!({ "calls": [{ "call_id": "a".repeat(121), "name": "now" }] }),
+                "/calls/0/call_id",
+            ),
+        ] {
+            let failure = parse(&doc).unwrap_err();
+            assert_eq!(failure.code, ErrorCode::ValidationError, "{doc}");
+            assert_eq!(failure.details()["pointer"], pointer, "{doc}");
+        }
+    }
+
+    #[test]
+    fn truncation_starts_past_twelve_thousand_bytes() {
+        // A JSON string of n characters is n + 2 bytes with its quotes.
+        let at_limit = Value::String("x".repeat(TRUNCATE_AT - 2));
+        assert_eq!(truncate(&at_limit), at_limit);
+        let over = Value::String("x".repeat(TRUNCATE_AT - 1));
+        let cut = truncate(&over);
+        assert_eq!(cut["truncated"], true);
+        assert_eq!(cut["bytes"], TRUNCATE_AT + 1);
+        assert_eq!(
+            cut["preview"].as_str().unwrap().chars().count(),
+            PREVIEW_CHARS
+        );
+    }
+}

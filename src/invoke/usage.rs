@@ -1,0 +1,93 @@
+//! Usage metrics of tools (`callCount`, `lastCalledAt`), kept in `.toolctl/usage.sqlite`, never
+//! in `tool.json` (the catalog is kept in git; calls must not dirty it).
+//!
+//! A small database of its own, not the search index: recording a call must not pay for the
+//! index's change check, and concurrent calls (a batch, several processes) update counts
+//! safely through SQLite's locking. Recording is best effort: a failure to record never fails
+//! the call it counts.
+
+use crate::catalog::{Catalog, STATE_DIR};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The usage file of a catalog.
+pub fn file(catalog: &Catalog) -> PathBuf {
+    catalog.root().join(STATE_DIR).join("usage.sqlite")
+}
+
+/// How often a tool was called and when last.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub call_count: u64,
+    pub last_called_at: Option<String>,
+}
+
+fn open(catalog: &Catalog, create: bool) -> rusqlite::Result<Option<Connection>> {
+    let path = file(catalog);
+    if !create && !path.is_file() {
+        return Ok(None);
+    }
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if create {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(Duration::from_secs(2))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS usage (
+            tool_id TEXT PRIMARY KEY,
+            call_count INTEGER NOT NULL,
+            last_called_at TEXT NOT NULL
+        )",
+    )?;
+    Ok(Some(conn))
+}
+
+/// Count one call of `tool_id` now. Best effort: the catalog must exist on disk (a read-only
+/// use of a catalog that was never created creates nothing), and errors are dropped.
+pub fn record(catalog: &Catalog, tool_id: &str) {
+    if !catalog.root().is_dir() {
+        return;
+    }
+    let _ = (|| -> rusqlite::Result<()> {
+        std::fs::create_dir_all(catalog.root().join(STATE_DIR))
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+        let Some(conn) = open(catalog, true)? else {
+            return Ok(());
+        };
+        conn.execute(
+            "INSERT INTO usage (tool_id, call_count, last_called_at) VALUES (?1, 1, ?2)
+             ON CONFLICT (tool_id) DO UPDATE SET call_count = call_count + 1,
+                 last_called_at = excluded.last_called_at",
+            [tool_id, &jiff::Timestamp::now().to_string()],
+        )?;
+        Ok(())
+    })();
+}
+
+/// The usage of `tool_id`; zero calls when there is no record (or it cannot be read).
+pub fn of(catalog: &Catalog, tool_id: &str) -> Usage {
+    let found = open(catalog, false).ok().flatten().and_then(|conn| {
+        conn.query_row(
+            "SELECT call_count, last_called_at FROM usage WHERE tool_id = ?1",
+            [tool_id],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+        )
+        .optional()
+        .ok()
+        .flatten()
+    });
+    match found {
+        Some((count, last)) => Usage {
+            call_count: u64::try_from(count).unwrap_or(0),
+            last_called_at: Some(last),
+        },
+        None => Usage {
+            call_count: 0,
+            last_called_at: None,
+        },
+    }
+}
