@@ -76,6 +76,15 @@ class Result:
         return ordered[math.ceil(0.95 * len(ordered)) - 1]
 
 
+def become_subreaper() -> None:
+    """Adopt orphaned grandchildren (see the module doc: how run_rss measures memory)."""
+    if sys.platform != "linux":
+        sys.exit("error: this benchmark uses Linux APIs (prctl, /proc semantics of ru_maxrss)")
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        sys.exit(f"error: prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
+
+
 def cargo(*args: str) -> float:
     """Run cargo in the repository; return how long it took in seconds."""
     started = time.perf_counter()
@@ -243,11 +252,7 @@ def main() -> None:
         "--keep", action="store_true", help="keep the generated catalogs and print where"
     )
     args = parser.parse_args()
-    if sys.platform != "linux":
-        sys.exit("error: this benchmark uses Linux APIs (prctl, /proc semantics of ru_maxrss)")
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        sys.exit(f"error: prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
+    become_subreaper()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.runs < 1 or not sizes or min(sizes) < 1:
         parser.error("--runs and every size must be at least 1")

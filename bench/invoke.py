@@ -20,7 +20,6 @@ read the other tools or use the search index.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import shutil
 import subprocess
@@ -37,11 +36,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10_000, help="tools in the catalog")
     parser.add_argument("--runs", type=int, default=50, help="timed runs per command")
     args = parser.parse_args()
-    if sys.platform != "linux":
-        sys.exit("error: this benchmark uses Linux APIs (prctl, ru_maxrss)")
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(bench.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        sys.exit(f"error: prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
+    bench.become_subreaper()
 
     bench.cargo(
         "build", "--release", "--bin", "toolctl", "--example", "gen-catalog",

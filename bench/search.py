@@ -36,7 +36,6 @@ The catalogs are in the page cache (just written), so the figures are warm-cache
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import math
 import os
@@ -265,11 +264,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true",
                         help="keep the generated catalogs and print where")
     args = parser.parse_args()
-    if sys.platform != "linux":
-        sys.exit("error: this benchmark uses Linux APIs (prctl, ru_maxrss)")
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(bench.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        sys.exit(f"error: prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
+    bench.become_subreaper()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.rounds < 1 or args.runs < 1 or not sizes or min(sizes) < EDITS:
         parser.error(f"--rounds and --runs must be at least 1, every size at least {EDITS}")
