@@ -66,6 +66,11 @@ pub fn encode_component(text: &str) -> String {
     utf8_percent_encode(text, COMPONENT).to_string()
 }
 
+/// A value as it is (bodies and headers as text).
+fn verbatim(value: &str) -> Result<String, Failure> {
+    Ok(value.to_owned())
+}
+
 /// What `${name}` stands for in one call.
 struct Values<'a> {
     args: &'a Map<String, Value>,
@@ -108,14 +113,14 @@ impl Values<'_> {
     fn render(
         &mut self,
         template: &str,
-        write: impl Fn(&str) -> String,
+        write: impl Fn(&str) -> Result<String, Failure>,
     ) -> Result<String, Failure> {
         let mut out = String::with_capacity(template.len());
         let mut last = 0;
         for found in PLACEHOLDER.captures_iter(template) {
             let Some(whole) = found.get(0) else { continue };
             out.push_str(&template[last..whole.start()]);
-            out.push_str(&write(&self.text(&found[1])?));
+            out.push_str(&write(&self.text(&found[1])?)?);
             last = whole.end();
         }
         out.push_str(&template[last..]);
@@ -129,7 +134,7 @@ impl Values<'_> {
                 Some(found) if found.get(0).is_some_and(|m| m.as_str() == s) => {
                     self.get(&found[1])?
                 }
-                Some(_) => Value::String(self.render(s, str::to_owned)?),
+                Some(_) => Value::String(self.render(s, verbatim)?),
                 None => template.clone(),
             },
             Value::Array(items) => Value::Array(
@@ -172,7 +177,20 @@ fn build(spec: &HttpImpl, values: &mut Values, hosts: &HostPolicy) -> Result<Req
     let authority_end = template[scheme_end..]
         .find(['/', '?', '#'])
         .map_or(template.len(), |i| scheme_end + i);
-    let rest = values.render(&template[authority_end..], encode_component)?;
+    // The path and the query apart: a value alone in a path segment may not be `.` or `..`
+    // (the URL parser would resolve it: `/users/${id}/profile` with `..` is `/profile`).
+    let rest = &template[authority_end..];
+    let path_end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let path = values.render(&rest[..path_end], |value| {
+        if value == "." || value == ".." {
+            return Err(invalid(format!(
+                "'{value}' cannot stand in a URL path: it would leave its segment"
+            )));
+        }
+        Ok(encode_component(value))
+    })?;
+    let query = values.render(&rest[path_end..], |v| Ok(encode_component(v)))?;
+    let rest = format!("{path}{query}");
     let url = url::Url::parse(&format!("{}{rest}", &template[..authority_end]))
         .map_err(|e| invalid(format!("urlTemplate gives no URL: {e}")))?;
     if !hosts.allows(&url) {
@@ -185,7 +203,7 @@ fn build(spec: &HttpImpl, values: &mut Values, hosts: &HostPolicy) -> Result<Req
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        let value = values.render(&template, str::to_owned)?;
+        let value = values.render(&template, verbatim)?;
         if value.contains(['\r', '\n', '\0']) {
             return Err(invalid(format!(
                 "header '{name}': a value holds a line break (CR/LF/NUL), which would start a new header"
@@ -213,8 +231,10 @@ fn build(spec: &HttpImpl, values: &mut Values, hosts: &HostPolicy) -> Result<Req
             Ok(tree) if !content_type.starts_with("text/") && !is_form(&content_type) => {
                 Some(json_body(values.render_json(&tree)?, &mut headers))
             }
-            _ if is_form(&content_type) => Some(values.render(s, encode_component)?.into_bytes()),
-            _ => Some(values.render(s, str::to_owned)?.into_bytes()),
+            _ if is_form(&content_type) => {
+                Some(values.render(s, |v| Ok(encode_component(v)))?.into_bytes())
+            }
+            _ => Some(values.render(s, verbatim)?.into_bytes()),
         },
         Some(tree) => Some(json_body(values.render_json(tree)?, &mut headers)),
     };
@@ -292,7 +312,7 @@ pub fn call(
     let extract = extractor(&spec)?;
     let redactor = values.redactor;
     let result = send(&entry.tool, &spec, request, options, &redactor)
-        .and_then(|(status, body)| respond(&spec, &extract, status, &body));
+        .and_then(|(status, body)| respond(&spec, &extract, status, &body, &redactor));
     match result {
         Ok(value) => Ok(redactor.value(value)),
         Err(failure) => Err(redact(failure.ran(), &redactor)),
@@ -321,7 +341,8 @@ fn send(
     let policy_hosts = options.hosts.clone();
     let client = reqwest::blocking::Client::builder()
         .redirect(reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() >= MAX_REDIRECTS {
+            // `previous()` holds the first URL too: 10 redirects are 11 URLs.
+            if attempt.previous().len() > MAX_REDIRECTS {
                 attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
             } else if policy_hosts.allows(attempt.url()) {
                 attempt.follow()
@@ -471,7 +492,13 @@ fn read_capped(response: reqwest::blocking::Response, cap: u64) -> Result<Vec<u8
 }
 
 /// The value of a response: success codes, encoding, extraction, error mode.
-fn respond(spec: &HttpImpl, extract: &Extract, status: u16, body: &[u8]) -> Result<Value, Failure> {
+fn respond(
+    spec: &HttpImpl,
+    extract: &Extract,
+    status: u16,
+    body: &[u8],
+    redactor: &Redactor,
+) -> Result<Value, Failure> {
     let encoding = spec.response_encoding.unwrap_or(ResponseEncoding::Json);
     let empty = match encoding {
         ResponseEncoding::Json => Value::Null,
@@ -487,7 +514,8 @@ fn respond(spec: &HttpImpl, extract: &Extract, status: u16, body: &[u8]) -> Resu
     };
     let text = String::from_utf8_lossy(body);
     if !success {
-        let excerpt: String = text.chars().take(BODY_EXCERPT).collect();
+        // Redacted before it is cut, so a cut cannot leave part of a secret.
+        let excerpt: String = redactor.text(&text).chars().take(BODY_EXCERPT).collect();
         return fail(
             Failure::new(
                 ErrorCode::UpstreamError,
@@ -497,6 +525,8 @@ fn respond(spec: &HttpImpl, extract: &Extract, status: u16, body: &[u8]) -> Resu
         );
     }
     let decoded = match encoding {
+        // A regex reads the text as it is, whatever the encoding.
+        _ if matches!(extract, Extract::Regex(_)) => Value::Null,
         ResponseEncoding::Text => Value::String(text.clone().into_owned()),
         ResponseEncoding::Json if body.is_empty() => Value::Null,
         ResponseEncoding::Json => match serde_json::from_slice(body) {
@@ -560,7 +590,9 @@ mod tests {
             secrets: Some(Secrets::default()),
             redactor: Redactor::default(),
         };
-        let rendered = v.render("/search/${q}?n=${n}", encode_component).unwrap();
+        let rendered = v
+            .render("/search/${q}?n=${n}", |v| Ok(encode_component(v)))
+            .unwrap();
         assert_eq!(rendered, "/search/a%2Fb%3Fc%3Dd%26e%23f%20g?n=3");
     }
 
@@ -591,7 +623,9 @@ mod tests {
             secrets: Some(Secrets::default()),
             redactor: Redactor::default(),
         };
-        let failure = v.render("/x/${nope}", encode_component).unwrap_err();
+        let failure = v
+            .render("/x/${nope}", |v| Ok(encode_component(v)))
+            .unwrap_err();
         assert_eq!(failure.code, ErrorCode::ValidationError);
         assert!(failure.message().contains("${nope}"));
     }

@@ -149,7 +149,7 @@ impl Success {
 
 /// Call `entry` with `raw_args` (see the module comment).
 pub fn invoke(entry: &ToolEntry, raw_args: Value, options: &Options) -> Result<Success, Failure> {
-    check_callable(entry)?;
+    check_callable(entry, &options.hosts)?;
     let args = parse_arguments(raw_args)?;
     let (validated, no_schema_mode) = check_arguments(entry, &args, options)?;
     // Compiled before the tool runs: a schema that cannot be used is found before any effect.
@@ -170,7 +170,7 @@ pub fn invoke(entry: &ToolEntry, raw_args: Value, options: &Options) -> Result<S
     })
 }
 
-fn check_callable(entry: &ToolEntry) -> Result<(), Failure> {
+fn check_callable(entry: &ToolEntry, hosts: &HostPolicy) -> Result<(), Failure> {
     let reference = entry.reference();
     let refused = |message: String, hint: String| {
         Err(Failure::new(ErrorCode::ToolDisabled, message).with_hint(hint))
@@ -204,6 +204,16 @@ fn check_callable(entry: &ToolEntry) -> Result<(), Failure> {
         // what it is: a call that cannot be checked.
         if entry.tool.arg_schema.is_none() && !entry.tool.allow_no_schema {
             return Err(no_schema_refusal(&reference));
+        }
+        // An HTTP tool whose host is not (or no longer) allowed: say so in its own code.
+        if let Some(spec) = entry.tool.http_impl()
+            && let Err(message) =
+                crate::catalog::rules::check_url_template(&spec.url_template, hosts)
+        {
+            return Err(
+                Failure::new(ErrorCode::HostNotAllowed, format!("{reference}: {message}"))
+                    .with_hint("add the host to allowedHosts in toolctl.json"),
+            );
         }
         return refused(
             format!("{reference} is unavailable: {reason}"),

@@ -113,7 +113,14 @@ impl Redactor {
             return;
         }
         let encoded = super::http::encode_component(value);
-        for form in [value.to_owned(), encoded] {
+        // As it appears inside a JSON string (a server echoing a JSON body).
+        let quoted = serde_json::to_string(value).unwrap_or_default();
+        let json = quoted
+            .strip_prefix('"')
+            .and_then(|q| q.strip_suffix('"'))
+            .unwrap_or(&quoted)
+            .to_owned();
+        for form in [value.to_owned(), encoded, json] {
             if !self.values.contains(&form) {
                 self.values.push(form);
             }

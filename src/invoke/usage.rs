@@ -34,8 +34,25 @@ fn open(catalog: &Catalog, create: bool) -> rusqlite::Result<Option<Connection>>
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
     }
     let conn = Connection::open_with_flags(path, flags)?;
-    conn.busy_timeout(Duration::from_secs(2))?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    // WAL: concurrent calls commit without waiting on each other's fsync. Switching a new
+    // file to WAL does not wait for a busy lock (it fails at once when two calls of a batch
+    // create the file together), so it is retried here.
+    let mut tries = 0;
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Ok(()) => break,
+            Err(e)
+                if tries < 200
+                    && e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) =>
+            {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS usage (
             tool_id TEXT PRIMARY KEY,

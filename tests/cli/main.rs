@@ -24,6 +24,8 @@ mod test_hand_edits;
 mod test_index;
 mod test_init;
 mod test_invoke;
+mod test_invoke_batch;
+mod test_invoke_http;
 mod test_list;
 mod test_names;
 mod test_output;

@@ -172,6 +172,18 @@ fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliEr
         progress.update(done, total);
     }
     drop(progress);
+    // Calls still running were told the deadline and stop at it (an HTTP attempt's timeout,
+    // exec's kill); wait a moment for them so that nothing they started outlives the command.
+    // Their answers are late all the same: they stay TIMEOUT.
+    let grace = Instant::now() + STRAGGLER_GRACE;
+    let mut late = done;
+    while late < total {
+        let left = grace.saturating_duration_since(Instant::now());
+        if answers.recv_timeout(left).is_err() {
+            break;
+        }
+        late += 1;
+    }
     let mut results = Vec::with_capacity(total);
     let mut messages = Vec::with_capacity(total);
     let mut table = output::table(["CALL", "TOOL", "RESULT"]);
@@ -194,6 +206,9 @@ fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliEr
     Ok(Output::new(json, Human::Text(table.trim_fmt())))
 }
 
+/// How long a batch waits, after `wait_ms`, for calls that are being stopped.
+const STRAGGLER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// One call of a batch: resolve its name, invoke, count the call.
 fn call_one(
     catalog: &crate::catalog::Catalog,
@@ -203,8 +218,9 @@ fn call_one(
     let (entry, _) = catalog
         .resolve_tool(&call.name, Pick::Default)
         .map_err(|e| match e {
-            crate::catalog::Error::Ambiguous { .. } => {
+            crate::catalog::Error::Ambiguous { ref candidates, .. } => {
                 Failure::new(ErrorCode::ValidationError, e.to_string())
+                    .with_details(serde_json::json!({ "candidates": candidates }))
             }
             _ => Failure::new(
                 ErrorCode::UnknownTool,
