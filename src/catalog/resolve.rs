@@ -94,6 +94,23 @@ impl Catalog {
         match_bundle(&scan.items, name).cloned()
     }
 
+    /// The bundle `name` names, reading no other bundle when the name says which folder it
+    /// is: the built-in bundle (its slug is reserved), or a bundleID (the folder's name).
+    /// A slug needs every `bundle.json` read.
+    fn named_bundle(&self, name: &str) -> Result<BundleEntry> {
+        let builtin = self.builtin_bundle();
+        if name == super::builtin::SLUG || name == builtin.bundle.bundle_id.to_string() {
+            return Ok(builtin);
+        }
+        if let Ok(id) = Uuid::try_parse(name)
+            && let Ok(Some(bundle)) =
+                self.load_bundle(&self.bundles_dir().join(id.to_string()), &id.to_string())
+        {
+            return Ok(bundle);
+        }
+        self.find_bundle(name)
+    }
+
     /// The tool named by `reference`; problems met on the way are returned beside it.
     pub fn resolve_tool(&self, reference: &str, pick: Pick) -> Result<(ToolEntry, Vec<Problem>)> {
         let parsed = ToolRef::parse(reference)?;
@@ -103,13 +120,16 @@ impl Catalog {
         {
             return Ok((found, problems));
         }
-        let bundles = self.bundles()?.items;
-        let searched: Vec<&BundleEntry> = match &parsed.bundle {
-            Some(name) => vec![match_bundle(&bundles, name)?],
-            None => bundles.iter().filter(|b| !b.is_deleted()).collect(),
+        let searched: Vec<BundleEntry> = match &parsed.bundle {
+            Some(name) => vec![self.named_bundle(name)?],
+            None => {
+                let mut bundles = self.bundles()?.items;
+                bundles.retain(|b| !b.is_deleted());
+                bundles
+            }
         };
         let mut candidates: Vec<ToolEntry> = searched
-            .into_iter()
+            .iter()
             .flat_map(|b| self.tool_versions(b, &parsed.slug, &mut problems))
             .filter(|t| parsed.version.as_ref().is_none_or(|v| &t.tool.version == v))
             .collect();

@@ -52,7 +52,8 @@ fn open(catalog: &Catalog, create: bool) -> rusqlite::Result<Option<Connection>>
             Err(e) => return Err(e),
         }
     }
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    // Counts are best effort: no fsync per call (a power cut may lose the last few).
+    conn.pragma_update(None, "synchronous", "OFF")?;
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS usage (
             tool_id TEXT PRIMARY KEY,
