@@ -9,8 +9,11 @@
 //! - a `tool.json` changed (edited in place, replaced by a rename, removed) → read it.
 //!
 //! So unchanged files are never read and unchanged folders never listed; the cost of a sync
-//! with nothing to do is one `stat` per tool, slug folder and bundle. Problems (a file that
-//! does not parse, …) are stored with the row and reported by every command that reads it.
+//! with nothing to do is one `stat` per tool, slug folder and bundle. The main thread reads the
+//! stored stamps (slug folders, then tool files, a chunk of rows per query) and hands them to
+//! stat workers a batch at a time, which compare them with the files' while it reads on; only
+//! what moved comes back, and only the main thread writes. Problems (a file that does not
+//! parse, …) are stored with the row and reported by every command that reads it.
 //!
 //! Racy stamps (git's "racily clean" files): a file changed again within the filesystem's
 //! timestamp granularity (1 s on some filesystems, a kernel tick on Linux before 6.13), or
@@ -32,6 +35,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant, SystemTime};
 
 /// How recent an mtime makes a stamp racy: FAT's 2-second granularity, the coarsest in use.
@@ -656,90 +660,396 @@ fn check(
         }
     }
 
-    // Slug folders, a chunk at a time so memory stays small on big catalogs.
-    let mut after = (String::new(), String::new());
-    loop {
-        let slugs: Vec<(String, String, String)> = tx
-            .prepare_cached(
-                "SELECT bundle_dir, slug, stamp FROM slug_dir
-                 WHERE (?1 IS NULL OR bundle_dir = ?1) AND (bundle_dir, slug) > (?2, ?3)
-                 ORDER BY bundle_dir, slug LIMIT ?4",
-            )?
-            .query_map(params![only, after.0, after.1, CHUNK as i64], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        let Some(last) = slugs.last() else { break };
-        after = (last.0.clone(), last.1.clone());
-        let paths: Vec<String> = slugs
-            .iter()
-            .map(|(dir, slug, _)| format!("bundles/{dir}/{TOOLS_DIR}/{slug}"))
-            .collect();
-        let now = stamps(&stamper, &paths);
-        for ((dir, slug, old_stamp), (slug_path, slug_stamp)) in
-            slugs.iter().zip(paths.iter().zip(&now))
-        {
-            if moved(slug_stamp, old_stamp) {
-                list_versions(tx, root, dir, slug, slug_path, slug_stamp, report)?;
-            }
-        }
-    }
+    // Slug folders, then tool files: read from the index a chunk at a time (memory stays small
+    // on big catalogs), their stamps compared on the workers while the next rows are read.
+    std::thread::scope(|scope| {
+        let mut pool = Pool::new(scope, &stamper);
+        check_slugs(tx, &mut pool, root, only, report)?;
+        check_tools(tx, &mut pool, catalog, only, report, progress)
+    })
+}
 
-    // Tool files, a chunk at a time: edited, replaced or removed ones are read again.
+/// Slug folders that changed: their versions are listed again.
+fn check_slugs(
+    tx: &Transaction,
+    pool: &mut Pool,
+    root: &Path,
+    only: Option<&str>,
+    report: &mut SyncReport,
+) -> Result<(), SyncError> {
+    let sql = if only.is_some() {
+        "SELECT rowid, bundle_dir, slug, stamp FROM slug_dir
+         WHERE rowid > ?1 AND bundle_dir = ?3 ORDER BY rowid LIMIT ?2"
+    } else {
+        "SELECT rowid, bundle_dir, slug, stamp FROM slug_dir
+         WHERE rowid > ?1 ORDER BY rowid LIMIT ?2"
+    };
+    let push = |row: &rusqlite::Row, batch: &mut Batch| {
+        let id = row.get(0)?;
+        let (dir, slug) = (text(row, 1)?, text(row, 2)?);
+        let path = [BUNDLES_DIR, "/", dir, "/", TOOLS_DIR, "/", slug];
+        batch.push(id, &path, text(row, 3)?, None);
+        Ok(id)
+    };
+    scan(tx, pool, sql, only, push, |batch| {
+        for (i, now) in &batch.moved {
+            let path = batch.path(*i);
+            let (dir, slug) = slug_path_parts(path).ok_or_else(|| odd_path(path))?;
+            list_versions(tx, root, dir, slug, path, now, report)?;
+        }
+        Ok(())
+    })
+}
+
+/// Tool files that changed (edited, replaced or removed): they are read again.
+fn check_tools(
+    tx: &Transaction,
+    pool: &mut Pool,
+    catalog: &Catalog,
+    only: Option<&str>,
+    report: &mut SyncReport,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(), SyncError> {
     let total: i64 = tx.query_row(
         "SELECT count(*) FROM tool WHERE bundle_dir != 'builtin' AND (?1 IS NULL OR bundle_dir = ?1)",
         [only],
         |r| r.get(0),
     )?;
+    let total = total as usize;
+    let sql = if only.is_some() {
+        "SELECT id, path, stamp, content_hash FROM tool
+         WHERE id > ?1 AND bundle_dir = ?3 AND bundle_dir != 'builtin' ORDER BY id LIMIT ?2"
+    } else {
+        "SELECT id, path, stamp, content_hash FROM tool
+         WHERE id > ?1 AND bundle_dir != 'builtin' ORDER BY id LIMIT ?2"
+    };
+    let push = |row: &rusqlite::Row, batch: &mut Batch| {
+        let id = row.get(0)?;
+        let hash = row.get_ref(3)?;
+        let hash = match hash {
+            rusqlite::types::ValueRef::Null => None,
+            _ => Some(text(row, 3)?),
+        };
+        batch.push(id, &[text(row, 1)?], text(row, 2)?, hash);
+        Ok(id)
+    };
     let mut bundles = HashMap::new();
+    let mut pending = Vec::new();
     let mut done = 0;
-    let mut after = String::new();
+    scan(tx, pool, sql, only, push, |batch| {
+        for (i, now) in &batch.moved {
+            let (path, old) = (batch.path(*i), batch.stamp(*i));
+            let (dir, slug, version) = tool_path_parts(path).ok_or_else(|| odd_path(path))?;
+            // A racy stamp that is the same now: the file is the same if its text is.
+            let same_stamp = is_racy(old) && now.trim_end_matches('~') == old.trim_end_matches('~');
+            pending.push(Pending {
+                id: batch.rows[*i].id,
+                dir: dir.to_owned(),
+                slug: slug.to_owned(),
+                version: version.to_owned(),
+                now: now.clone(),
+                hash: batch.hash(*i).filter(|_| same_stamp).map(str::to_owned),
+            });
+        }
+        done += batch.rows.len();
+        if pending.len() >= LOAD_BATCH {
+            load_pending(
+                tx,
+                catalog,
+                std::mem::take(&mut pending),
+                &mut bundles,
+                report,
+            )?;
+        }
+        progress(done - pending.len(), total);
+        Ok(())
+    })?;
+    load_pending(tx, catalog, pending, &mut bundles, report)?;
+    progress(done, total);
+    Ok(())
+}
+
+/// A text column.
+fn text<'r>(row: &'r rusqlite::Row, i: usize) -> rusqlite::Result<&'r str> {
+    row.get_ref(i)?.as_str().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
+    })
+}
+
+/// The bundle folder and slug folder of a slug folder's path (`bundles/<dir>/tools/<slug>`).
+fn slug_path_parts(path: &str) -> Option<(&str, &str)> {
+    let mut parts = path.split('/');
+    match [(); 4].map(|()| parts.next()) {
+        [Some(BUNDLES_DIR), Some(dir), Some(TOOLS_DIR), Some(slug)] if parts.next().is_none() => {
+            Some((dir, slug))
+        }
+        _ => None,
+    }
+}
+
+/// The bundle, slug and version folders of a tool file's path
+/// (`bundles/<dir>/tools/<slug>/<version>/tool.json`, as [`list_versions`] makes it).
+fn tool_path_parts(path: &str) -> Option<(&str, &str, &str)> {
+    let mut parts = path.split('/');
+    match [(); 6].map(|()| parts.next()) {
+        [
+            Some(BUNDLES_DIR),
+            Some(dir),
+            Some(TOOLS_DIR),
+            Some(slug),
+            Some(version),
+            Some(TOOL_FILE),
+        ] if parts.next().is_none() => Some((dir, slug, version)),
+        _ => None,
+    }
+}
+
+/// A path in the index that is not made of the folder names it should be (the index was
+/// written by something else): the index cannot be used.
+fn odd_path(path: &str) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+        Some(format!("unexpected path in the index: {path}")),
+    )
+}
+
+/// Rows of the index read at a time (one query each) during a check.
+const CHUNK: usize = 4096;
+
+/// Rows whose stamps a worker compares at a time.
+const BATCH: usize = 256;
+
+/// Batches read ahead of the workers at most.
+const QUEUE: usize = 8;
+
+/// Rows of the index whose stamps are compared with the files' (on a worker).
+#[derive(Default)]
+struct Batch {
+    rows: Vec<Row>,
+    /// The rows' paths, stamps and hashes back to back.
+    text: String,
+    /// The rows whose stamps moved (see [`moved`]), with their stamps now.
+    moved: Vec<(usize, String)>,
+}
+
+/// A row of a [`Batch`]: its id and where its parts end in the text.
+struct Row {
+    id: i64,
+    start: usize,
+    path: usize,
+    stamp: usize,
+    hash: Option<usize>,
+}
+
+impl Batch {
+    fn push(&mut self, id: i64, path: &[&str], stamp: &str, hash: Option<&str>) {
+        let start = self.text.len();
+        path.iter().for_each(|part| self.text.push_str(part));
+        let path = self.text.len();
+        self.text.push_str(stamp);
+        let stamp = self.text.len();
+        let hash = hash.map(|hash| {
+            self.text.push_str(hash);
+            self.text.len()
+        });
+        self.rows.push(Row {
+            id,
+            start,
+            path,
+            stamp,
+            hash,
+        });
+    }
+
+    fn path(&self, i: usize) -> &str {
+        &self.text[self.rows[i].start..self.rows[i].path]
+    }
+
+    fn stamp(&self, i: usize) -> &str {
+        &self.text[self.rows[i].path..self.rows[i].stamp]
+    }
+
+    fn hash(&self, i: usize) -> Option<&str> {
+        let row = &self.rows[i];
+        row.hash.map(|end| &self.text[row.stamp..end])
+    }
+
+    /// Stat every row's path and note the rows whose stamps moved.
+    fn compare(&mut self, stamper: &Stamper, now: &mut String) {
+        for i in 0..self.rows.len() {
+            stamper.stamp_into(self.path(i), now);
+            if moved(now, self.stamp(i)) {
+                self.moved.push((i, now.clone()));
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.rows.clear();
+        self.text.clear();
+        self.moved.clear();
+    }
+}
+
+/// Read rows of the index with `sql` (parameters: the last rowid read, [`CHUNK`], `only`),
+/// a chunk at a time; `push` copies a row into a batch and gives its rowid. The batches'
+/// stamps are compared on the pool while the next rows are read; `handle` gets each batch
+/// once compared (in any order), between queries, so rows are never written while a query
+/// reads them. It must write only the rows of the batch it gets.
+fn scan(
+    tx: &Transaction,
+    pool: &mut Pool,
+    sql: &str,
+    only: Option<&str>,
+    push: impl Fn(&rusqlite::Row, &mut Batch) -> rusqlite::Result<i64>,
+    mut handle: impl FnMut(&Batch) -> Result<(), SyncError>,
+) -> Result<(), SyncError> {
+    let mut after = i64::MIN;
     loop {
-        let tools: Vec<(i64, String, String, String, String, Option<String>)> = tx
-            .prepare_cached(
-                "SELECT id, path, bundle_dir, slug_dir, stamp, content_hash FROM tool
-                 WHERE bundle_dir != 'builtin' AND (?1 IS NULL OR bundle_dir = ?1) AND path > ?2
-                 ORDER BY path LIMIT ?3",
-            )?
-            .query_map(params![only, after, CHUNK as i64], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        let Some(last) = tools.last() else { break };
-        after = last.1.clone();
-        done += tools.len();
-        let paths: Vec<String> = tools.iter().map(|t| t.1.clone()).collect();
-        let now = stamps(&stamper, &paths);
-        let pending: Vec<Pending> = tools
-            .into_iter()
-            .zip(now)
-            .filter(|((.., old, _), now)| moved(now, old))
-            .map(|((id, path, dir, slug, old, hash), now)| {
-                let version = path.rsplit('/').nth(1).unwrap_or_default().to_owned();
-                // A racy stamp that is the same now: the file is the same if its text is.
-                let same_stamp =
-                    is_racy(&old) && now.trim_end_matches('~') == old.trim_end_matches('~');
-                Pending {
-                    id,
-                    dir,
-                    slug,
-                    version,
-                    now,
-                    hash: hash.filter(|_| same_stamp),
+        let mut read = 0;
+        {
+            let mut statement = tx.prepare_cached(sql)?;
+            let mut rows = match only {
+                Some(dir) => statement.query(params![after, CHUNK as i64, dir])?,
+                None => statement.query(params![after, CHUNK as i64])?,
+            };
+            let mut batch = pool.batch();
+            while let Some(row) = rows.next()? {
+                after = push(row, &mut batch)?;
+                read += 1;
+                if batch.rows.len() == BATCH {
+                    let next = pool.batch();
+                    pool.submit(std::mem::replace(&mut batch, next));
                 }
-            })
-            .collect();
-        load_pending(tx, catalog, pending, &mut bundles, report)?;
-        progress(done, total as usize);
+            }
+            pool.submit(batch);
+        }
+        while let Some(batch) = pool.next(false) {
+            handle(&batch)?;
+            pool.recycle(batch);
+        }
+        if read < CHUNK {
+            break;
+        }
+    }
+    while let Some(batch) = pool.next(true) {
+        handle(&batch)?;
+        pool.recycle(batch);
     }
     Ok(())
+}
+
+/// Stat workers that live for a whole check (started with the first full batch; a few rows
+/// are compared on the main thread). The main thread reads rows and hands them over a batch
+/// at a time; the workers stat and compare while it reads on; it alone writes to the index.
+struct Pool<'scope, 'env> {
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    stamper: &'env Stamper<'env>,
+    jobs: Option<mpsc::SyncSender<Batch>>,
+    done: Option<mpsc::Receiver<Batch>>,
+    /// Batches handed to the workers and not yet taken back.
+    in_flight: usize,
+    /// Batches compared on this thread.
+    here: Vec<Batch>,
+    /// Batches to use again.
+    spare: Vec<Batch>,
+    now: String,
+}
+
+impl<'scope, 'env> Pool<'scope, 'env> {
+    fn new(scope: &'scope std::thread::Scope<'scope, 'env>, stamper: &'env Stamper<'env>) -> Self {
+        Self {
+            scope,
+            stamper,
+            jobs: None,
+            done: None,
+            in_flight: 0,
+            here: Vec::new(),
+            spare: Vec::new(),
+            now: String::new(),
+        }
+    }
+
+    fn batch(&mut self) -> Batch {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    fn recycle(&mut self, mut batch: Batch) {
+        batch.clear();
+        self.spare.push(batch);
+    }
+
+    fn submit(&mut self, mut batch: Batch) {
+        if batch.rows.is_empty() {
+            return self.recycle(batch);
+        }
+        if self.jobs.is_none() && batch.rows.len() == BATCH {
+            self.start();
+        }
+        if let Some(jobs) = &self.jobs {
+            match jobs.send(batch) {
+                Ok(()) => {
+                    self.in_flight += 1;
+                    return;
+                }
+                // No worker left (one panicked; the scope reports it): compare here.
+                Err(mpsc::SendError(back)) => batch = back,
+            }
+        }
+        batch.compare(self.stamper, &mut self.now);
+        self.here.push(batch);
+    }
+
+    /// Start the workers, one per core (up to 8); none on a single core.
+    fn start(&mut self) {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
+        if threads < 2 {
+            return;
+        }
+        let (jobs, queue) = mpsc::sync_channel::<Batch>(QUEUE);
+        let (done_tx, done) = mpsc::channel();
+        let queue = Arc::new(Mutex::new(queue));
+        for _ in 0..threads {
+            let (queue, done_tx, stamper) = (Arc::clone(&queue), done_tx.clone(), self.stamper);
+            self.scope.spawn(move || {
+                let mut now = String::new();
+                // One worker at a time waits for the next batch.
+                while let Ok(Ok(mut batch)) = queue.lock().map(|q| q.recv()) {
+                    batch.compare(stamper, &mut now);
+                    if done_tx.send(batch).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        self.jobs = Some(jobs);
+        self.done = Some(done);
+    }
+
+    /// A compared batch; with `wait`, waits for one while any is in flight.
+    fn next(&mut self, wait: bool) -> Option<Batch> {
+        if let Some(batch) = self.here.pop() {
+            return Some(batch);
+        }
+        if self.in_flight == 0 {
+            return None;
+        }
+        let done = self.done.as_ref()?;
+        let batch = if wait {
+            // An error: no worker left (one panicked; the scope reports it).
+            done.recv().ok()
+        } else {
+            done.try_recv().ok()
+        };
+        match batch {
+            Some(_) => self.in_flight -= 1,
+            None if wait => self.in_flight = 0,
+            None => {}
+        }
+        batch
+    }
 }
 
 /// A slug folder changed: versions were added or removed; make the rows match.
@@ -778,9 +1088,6 @@ fn list_versions(
     )?;
     Ok(())
 }
-
-/// Rows of the index read (and stamped) at a time during a check.
-const CHUNK: usize = 4096;
 
 /// How many tool files are read (in parallel) before their rows are written.
 const LOAD_BATCH: usize = 1024;
