@@ -939,13 +939,18 @@ fn scan(
     Ok(())
 }
 
-/// Stat workers that live for a whole check (started with the first full batch; a few rows
-/// are compared on the main thread). The main thread reads rows and hands them over a batch
-/// at a time; the workers stat and compare while it reads on; it alone writes to the index.
+/// Stat workers that live for a whole check, and the main thread with them. The main thread
+/// reads rows and hands them over a batch at a time; the workers stat and compare while it reads
+/// on. When they are behind (the queue is full), the main thread compares the batch itself, and
+/// it takes queued batches itself while it waits for them: so there is one worker fewer than
+/// cores, and every core stays busy without more threads than cores. A few rows (less than a
+/// batch, before any worker started) are compared on the main thread alone. Only the main
+/// thread writes to the index.
 struct Pool<'scope, 'env> {
     scope: &'scope std::thread::Scope<'scope, 'env>,
     stamper: &'env Stamper<'env>,
     jobs: Option<mpsc::SyncSender<Batch>>,
+    queue: Option<Arc<Mutex<mpsc::Receiver<Batch>>>>,
     done: Option<mpsc::Receiver<Batch>>,
     /// Batches handed to the workers and not yet taken back.
     in_flight: usize,
@@ -962,6 +967,7 @@ impl<'scope, 'env> Pool<'scope, 'env> {
             scope,
             stamper,
             jobs: None,
+            queue: None,
             done: None,
             in_flight: 0,
             here: Vec::new(),
@@ -987,20 +993,27 @@ impl<'scope, 'env> Pool<'scope, 'env> {
             self.start();
         }
         if let Some(jobs) = &self.jobs {
-            match jobs.send(batch) {
+            match jobs.try_send(batch) {
                 Ok(()) => {
                     self.in_flight += 1;
                     return;
                 }
-                // No worker left (one panicked; the scope reports it): compare here.
-                Err(mpsc::SendError(back)) => batch = back,
+                // Full: the workers are behind. Disconnected: no worker left (one panicked;
+                // the scope reports it).
+                Err(mpsc::TrySendError::Full(back) | mpsc::TrySendError::Disconnected(back)) => {
+                    batch = back;
+                }
             }
         }
+        self.compare_here(batch);
+    }
+
+    fn compare_here(&mut self, mut batch: Batch) {
         batch.compare(self.stamper, &mut self.now);
         self.here.push(batch);
     }
 
-    /// Start the workers, one per core (up to 8); none on a single core.
+    /// Start the workers: one per core but one (up to 7); none on a single core.
     fn start(&mut self) {
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
@@ -1011,7 +1024,7 @@ impl<'scope, 'env> Pool<'scope, 'env> {
         let (jobs, queue) = mpsc::sync_channel::<Batch>(QUEUE);
         let (done_tx, done) = mpsc::channel();
         let queue = Arc::new(Mutex::new(queue));
-        for _ in 0..threads {
+        for _ in 1..threads {
             let (queue, done_tx, stamper) = (Arc::clone(&queue), done_tx.clone(), self.stamper);
             self.scope.spawn(move || {
                 let mut now = String::new();
@@ -1025,16 +1038,30 @@ impl<'scope, 'env> Pool<'scope, 'env> {
             });
         }
         self.jobs = Some(jobs);
+        self.queue = Some(queue);
         self.done = Some(done);
     }
 
-    /// A compared batch; with `wait`, waits for one while any is in flight.
+    /// A compared batch; with `wait`, waits for one while any is in flight, comparing queued
+    /// batches meanwhile.
     fn next(&mut self, wait: bool) -> Option<Batch> {
         if let Some(batch) = self.here.pop() {
             return Some(batch);
         }
         if self.in_flight == 0 {
             return None;
+        }
+        if wait {
+            // A worker waiting for work holds the lock: then nothing is queued.
+            let queued = self
+                .queue
+                .as_ref()
+                .and_then(|queue| queue.try_lock().ok()?.try_recv().ok());
+            if let Some(batch) = queued {
+                self.in_flight -= 1;
+                self.compare_here(batch);
+                return self.here.pop();
+            }
         }
         let done = self.done.as_ref()?;
         let batch = if wait {
