@@ -544,6 +544,72 @@ fn the_change_check_reads_only_changed_files() {
 }
 
 #[test]
+fn changes_all_over_a_big_catalog_are_each_seen() {
+    // More slug folders and tool files than one batch of the change check's stat workers
+    // takes (256), so the batches are spread over the workers: each change is seen wherever
+    // it falls, first row or last.
+    let env = TestEnv::new();
+    let w = env.bundle("w");
+    let x = env.bundle("x");
+    for i in 0..600 {
+        hand_tool(&env, &w, &format!("s{i:04}"), "v1", "A tool of the herd");
+        if i % 2 == 0 {
+            hand_tool(&env, &w, &format!("s{i:04}"), "v2", "A tool of the herd");
+        }
+    }
+    for i in 0..300 {
+        hand_tool(&env, &x, &format!("t{i:04}"), "v1", "A tool of the flock");
+    }
+    let built = status(&env);
+    assert_eq!(built.last_sync.read, 1200, "{built:?}");
+    assert_eq!(files_read(&env), 0);
+
+    let describe = |text: &'static str| move |doc: &mut Value| doc["description"] = text.into();
+    edit_in_place(
+        &env.tool_file(&w, "s0000", "v1"),
+        describe("Feeds the aardvark"),
+    );
+    edit_in_place(
+        &env.tool_file(&x, "t0299", "v1"),
+        describe("Feeds the bobolink"),
+    );
+    let file = env.tool_file(&w, "s0301", "v1");
+    let mut doc = read_json(&file);
+    describe("Feeds the wombat")(&mut doc);
+    replace_by_rename(&file, &serde_json::to_string_pretty(&doc).unwrap());
+    hand_tool(&env, &w, "s0450", "v3", "Feeds the pangolin");
+    hand_tool(&env, &x, "t9999", "v1", "Feeds the quokka");
+    std::fs::remove_dir_all(env.tool_file(&w, "s0200", "v2").parent().unwrap()).unwrap();
+    std::fs::remove_dir_all(env.bundle_dir(&w).join("tools/s0599")).unwrap();
+
+    let after = status(&env);
+    assert_eq!(
+        (after.last_sync.read, after.last_sync.removed),
+        (5, 2),
+        "{after:?}"
+    );
+    assert_eq!(after.tools, built.tools, "{after:?}");
+    assert_eq!(found(&env, "aardvark"), ["w/s0000@v1"]);
+    assert_eq!(found(&env, "bobolink"), ["x/t0299@v1"]);
+    assert_eq!(found(&env, "wombat"), ["w/s0301@v1"]);
+    assert_eq!(found(&env, "pangolin"), ["w/s0450@v3"]);
+    assert_eq!(found(&env, "quokka"), ["x/t9999@v1"]);
+    assert_eq!(env.refs(&["--bundle", "w"]).len(), 900 - 2 + 1);
+    assert_eq!(found(&env, "flock").len(), 299);
+    assert_eq!(files_read(&env), 0);
+
+    // A whole bundle removed.
+    std::fs::remove_dir_all(env.bundle_dir(&x)).unwrap();
+    let after = status(&env);
+    assert_eq!(
+        (after.last_sync.read, after.last_sync.removed),
+        (0, 301),
+        "{after:?}"
+    );
+    assert_eq!(found(&env, "herd").len(), 900 - 2 - 2);
+}
+
+#[test]
 fn a_same_size_edit_is_seen() {
     // The stamp is mtime with nanoseconds, size and inode: an in-place edit that keeps the
     // size and the inode must still be seen through its mtime.
