@@ -10,4 +10,6 @@ pub mod error_code;
 pub mod index;
 pub mod invoke;
 pub mod native;
+pub mod pick;
+pub mod provider;
 pub mod time;

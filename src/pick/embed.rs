@@ -1,0 +1,1 @@
+//! The `embed` scorer (being written).

@@ -1,0 +1,1 @@
+//! The `llm` scorer (being written).

@@ -1,0 +1,1 @@
+//! Exported tool names (being written).
