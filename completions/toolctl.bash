@@ -22,6 +22,9 @@ _toolctl() {
             toolctl,completions)
                 cmd="toolctl__subcmd__completions"
                 ;;
+            toolctl,export)
+                cmd="toolctl__subcmd__export"
+                ;;
             toolctl,help)
                 cmd="toolctl__subcmd__help"
                 ;;
@@ -33,6 +36,9 @@ _toolctl() {
                 ;;
             toolctl,invoke)
                 cmd="toolctl__subcmd__invoke"
+                ;;
+            toolctl,pick)
+                cmd="toolctl__subcmd__pick"
                 ;;
             toolctl,search)
                 cmd="toolctl__subcmd__search"
@@ -100,6 +106,9 @@ _toolctl() {
             toolctl__subcmd__help,completions)
                 cmd="toolctl__subcmd__help__subcmd__completions"
                 ;;
+            toolctl__subcmd__help,export)
+                cmd="toolctl__subcmd__help__subcmd__export"
+                ;;
             toolctl__subcmd__help,help)
                 cmd="toolctl__subcmd__help__subcmd__help"
                 ;;
@@ -111,6 +120,9 @@ _toolctl() {
                 ;;
             toolctl__subcmd__help,invoke)
                 cmd="toolctl__subcmd__help__subcmd__invoke"
+                ;;
+            toolctl__subcmd__help,pick)
+                cmd="toolctl__subcmd__help__subcmd__pick"
                 ;;
             toolctl__subcmd__help,search)
                 cmd="toolctl__subcmd__help__subcmd__search"
@@ -233,7 +245,7 @@ _toolctl() {
 
     case "${cmd}" in
         toolctl)
-            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search invoke index completions help"
+            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search pick invoke export index completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -650,8 +662,50 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__export)
+            opts="-q -h --provider --bundle --tag --name --tool --include-disabled --strict --lenient --force --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --provider)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bundle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tool)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__help)
-            opts="init bundle tool search invoke index completions help"
+            opts="init bundle tool search pick invoke export index completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -804,6 +858,20 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__help__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -875,6 +943,20 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help__subcmd__invoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__pick)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1164,6 +1246,64 @@ _toolctl() {
                     return 0
                     ;;
                 --workspace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__pick)
+            opts="-q -h --max --min-score --allow-unsafe --scorer --timeout-ms --debug --emit --strict --lenient --embed-url --embed-model --llm-url --llm-model --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --max)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-score)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scorer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --emit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --embed-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --embed-model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --llm-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --llm-model)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -35,7 +35,9 @@ complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "init" -d 'Create a 
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "search" -d 'Search tools by name, description, tags and arguments'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "pick" -d 'Pick the few tools that fit a task, best first'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "invoke" -d 'Call a tool; print {"ok":true,"value":…} (with --json) or the value'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "export" -d 'Print the tools as a provider\'s request takes them (a JSON array)'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -205,6 +207,25 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l json -d 'Prin
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l max -d 'Pick at most N tools (1 to 128)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l min-score -d 'Leave out tools scoring under X (0 to 1)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l scorer -d 'How to score: keyword, bm25, hybrid, embed or llm' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l timeout-ms -d 'Give up scoring after MS milliseconds and return the first tools in registration order' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l emit -d 'Print the picked tools in this provider\'s format instead (as `export` does)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l embed-url -d 'The embeddings endpoint (embed, hybrid), e.g. http://127.0.0.1:11434/v1' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l embed-model -d 'The embeddings model' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l llm-url -d 'The chat completions endpoint (llm), e.g. https://api.openai.com/v1' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l llm-model -d 'The chat model' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l allow-unsafe -d 'Also pick tools that are not safe'
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l debug -d 'Show why each tool was picked: scorer, matched terms, sub-scores'
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l strict -d 'With --emit openai or openai-responses: strict mode'
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l lenient -d 'With --emit: leave out, with a warning, tools the provider cannot take'
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l batch -d 'Run a batch of calls read from FILE (`-`: standard input)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l args -d 'The arguments: a JSON object, or a JSON string holding one (as OpenAI sends them)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l args-file -d 'Read the arguments from a file' -r -F
@@ -216,6 +237,20 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l json -d 'Prin
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l provider -d 'The format: openai, openai-responses, anthropic, ollama, gemini or mcp' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l bundle -d 'Only tools of this bundle, by slug or ID (can be repeated)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l tag -d 'Only tools with this tag (can be repeated: all must match)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l tool -l name -d 'Only this tool: bundle/slug[@version], slug, toolID or exported name (can be repeated)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l include-disabled -d 'Also disabled and unavailable tools, and tools of disabled bundles'
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l strict -d 'OpenAI strict mode for every tool (openai, openai-responses)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l lenient -d 'Leave out, with a warning, tools the provider cannot take'
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l force -d 'Export more tools than the provider takes in one request'
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l json -d 'Print one JSON document on stdout, errors included'
@@ -246,14 +281,16 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l json -d 
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "search" -d 'Search tools by name, description, tags and arguments'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "invoke" -d 'Call a tool; print {"ok":true,"value":…} (with --json) or the value'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "completions" -d 'Print the completion script for a shell'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search invoke index completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "search" -d 'Search tools by name, description, tags and arguments'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "pick" -d 'Pick the few tools that fit a task, best first'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "invoke" -d 'Call a tool; print {"ok":true,"value":…} (with --json) or the value'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "export" -d 'Print the tools as a provider\'s request takes them (a JSON array)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "completions" -d 'Print the completion script for a shell'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "put" -d 'Create a bundle, or replace one (with --id, or a file holding its bundleID)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "get" -d 'Show a bundle: its fields, status, number of tools and where it is stored'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "list" -d 'List bundles in slug order'

@@ -29,6 +29,32 @@ struct ConfigView {
     builtin: BuiltinView,
     #[serde(default)]
     reap: ReapView,
+    #[serde(default)]
+    pick: PickConfig,
+}
+
+/// `pick` settings: the endpoints of the `embed` and `llm` scorers.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PickConfig {
+    #[serde(default)]
+    pub embed: EndpointConfig,
+    #[serde(default)]
+    pub llm: EndpointConfig,
+}
+
+/// An OpenAI-compatible endpoint as `toolctl.json` names it. The API key is never here (the
+/// catalog is kept in git): `apiKeySecret` names a catalog secret that holds it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointConfig {
+    /// E.g. `http://127.0.0.1:11434/v1` (`/embeddings` or `/chat/completions` is appended).
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_secret: Option<String>,
+    pub timeout_ms: Option<u64>,
+    /// Texts per embeddings request.
+    pub batch_size: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -59,6 +85,7 @@ pub struct Config {
     pub hosts: HostPolicy,
     pub allowed_hosts: Vec<String>,
     pub grace_period: Duration,
+    pub pick: PickConfig,
     builtin_enabled: Option<bool>,
     builtin_tools: BTreeMap<String, bool>,
 }
@@ -111,6 +138,7 @@ impl Config {
             hosts,
             allowed_hosts: view.allowed_hosts,
             grace_period,
+            pick: view.pick,
             builtin_enabled: view.builtin.is_enabled,
             builtin_tools: view
                 .builtin

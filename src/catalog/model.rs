@@ -258,6 +258,28 @@ impl Tool {
         serde_json::from_value(self.implementation.clone()?).ok()
     }
 
+    /// Whether `pick` may show the tool without `--allow-unsafe` (SPEC §1, "tool.json"): `safe`
+    /// when set; else the MCP-style annotations when they say anything about side effects
+    /// (safe when read-only or not destructive; a tool that says it is not read-only, and not
+    /// that it is harmless, is destructive by MCP's defaults); else, for an HTTP tool, its
+    /// method (GET and HEAD are safe); a native tool is safe.
+    pub fn is_safe(&self) -> bool {
+        if let Some(safe) = self.safe {
+            return safe;
+        }
+        if let Some(hints) = &self.annotations
+            && (hints.read_only_hint.is_some() || hints.destructive_hint.is_some())
+        {
+            return hints.read_only_hint == Some(true) || hints.destructive_hint == Some(false);
+        }
+        match self.kind {
+            ToolType::Native | ToolType::Go => true,
+            ToolType::Http => self
+                .http_impl()
+                .is_some_and(|http| matches!(http.method.as_str(), "GET" | "HEAD")),
+        }
+    }
+
     /// The rules a tool must meet whatever the catalog's configuration: names, timestamps,
     /// schema presence and the shape of `impl`.
     pub fn check(&self, doc: &Value) -> Vec<Violation> {

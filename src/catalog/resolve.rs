@@ -166,12 +166,39 @@ impl Catalog {
                 name: reference.to_owned(),
                 problems,
             }),
-            None => Err(Error::NotFound {
-                what: "tool",
-                name: reference.to_owned(),
-                hint: Some("see the tools with `toolctl tool list --include-disabled`".to_owned()),
-            }),
+            None => match self.exported_name(&parsed) {
+                // An exported provider name (`weather__search`) stands for a bundle's slug.
+                Some(reference) => self.resolve_tool(&reference, pick),
+                None => Err(Error::NotFound {
+                    what: "tool",
+                    name: reference.to_owned(),
+                    hint: Some(
+                        "see the tools with `toolctl tool list --include-disabled`".to_owned(),
+                    ),
+                }),
+            },
         }
+    }
+
+    /// `bundle/slug` for a bare name that is a tool's exported provider name
+    /// (see [`crate::provider::names`]), when it is one.
+    fn exported_name(&self, parsed: &ToolRef) -> Option<String> {
+        if parsed.bundle.is_some() || parsed.version.is_some() {
+            return None;
+        }
+        let name = &parsed.slug;
+        // A catalog not on disk holds only the built-ins, whose slugs are their names; and a
+        // lookup must not leave an index behind in a catalog a refused write did not create.
+        if !self.exists() || !crate::provider::names::is_valid(name) {
+            return None;
+        }
+        let lineup = crate::index::Index::read(self, &mut |_, _| {}, |index| {
+            crate::provider::lineup::Lineup::read(index, false)
+        })
+        .ok()?;
+        let (bundle, slug) = lineup.names.resolve(name)?;
+        // A bare slug that is its own exported name was not found above: no loop.
+        (slug != name.as_str()).then(|| format!("{bundle}/{slug}"))
     }
 
     /// The tool with this toolID, if any (IDs are not in folder names).

@@ -52,6 +52,12 @@ impl CliError {
         self
     }
 
+    /// Lines listed under the message (`caused by: …`), e.g. every problem found.
+    pub fn with_causes(mut self, causes: impl IntoIterator<Item = String>) -> Self {
+        self.body.causes.extend(causes);
+        self
+    }
+
     pub fn with_details(mut self, details: Value) -> Self {
         self.body.details = details;
         self

@@ -99,7 +99,7 @@ impl Ctx {
     pub fn read_index<T>(
         &self,
         catalog: &Catalog,
-        read: impl Fn(&crate::index::Index) -> crate::index::Result<T>,
+        read: impl FnMut(&crate::index::Index) -> crate::index::Result<T>,
     ) -> Result<T, CliError> {
         let mut progress = self.ui.progress(0, "indexing");
         Ok(crate::index::Index::read(

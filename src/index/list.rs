@@ -11,7 +11,7 @@ use rusqlite::types::Value as SqlValue;
 
 impl Index {
     /// The bundle folders (IDs) of bundles named by slug or ID.
-    pub(super) fn bundle_dirs(&self, names: &[String]) -> Result<Vec<String>> {
+    pub fn bundle_dirs(&self, names: &[String]) -> Result<Vec<String>> {
         names
             .iter()
             .map(|name| {

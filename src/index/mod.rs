@@ -12,12 +12,14 @@
 //! tier. See [`search`] for the tiers and the fuzzy mechanism.
 
 mod list;
+mod rows;
 mod search;
 mod sync;
 #[cfg(test)]
 mod tests;
 pub mod text;
 
+pub use rows::{Field, ToolRow, ToolText};
 pub use search::{Hit, SearchRequest, SearchResults, Tier};
 pub use sync::SyncReport;
 
@@ -30,7 +32,7 @@ use std::time::Duration;
 pub const INDEX_FILE: &str = "index.sqlite";
 
 /// The layout version of the index; an index of another version is rebuilt.
-pub const FORMAT_VERSION: i32 = 2;
+pub const FORMAT_VERSION: i32 = 3;
 
 /// Errors of the index. Anything wrong with the database itself leads to a rebuild, so what
 /// reaches a user is a catalog error or a bad query.
@@ -81,7 +83,9 @@ CREATE TABLE tool (
     tags TEXT NOT NULL DEFAULT '[]',
     is_enabled INTEGER NOT NULL DEFAULT 0,
     unavailable TEXT,
-    modified_ns INTEGER NOT NULL DEFAULT 0  -- modifiedAt, nanoseconds since the epoch
+    modified_ns INTEGER NOT NULL DEFAULT 0, -- modifiedAt, nanoseconds since the epoch
+    created_ns INTEGER NOT NULL DEFAULT 0,  -- createdAt: registration order, and which version is the default
+    safe INTEGER NOT NULL DEFAULT 0         -- pick shows it without --allow-unsafe (Tool::is_safe)
 );
 CREATE INDEX tool_by_bundle ON tool (bundle_dir, slug_dir);
 CREATE INDEX tool_problems ON tool (problem) WHERE problem IS NOT NULL;
@@ -163,7 +167,7 @@ impl Index {
     pub fn read<T>(
         catalog: &Catalog,
         progress: &mut dyn FnMut(usize, usize),
-        read: impl Fn(&Self) -> Result<T>,
+        mut read: impl FnMut(&Self) -> Result<T>,
     ) -> Result<T> {
         let (index, _) = Self::open(catalog, progress)?;
         match read(&index) {

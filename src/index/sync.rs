@@ -234,7 +234,7 @@ fn run<P: rusqlite::Params>(tx: &Transaction, sql: &str, params: P) -> rusqlite:
 
 /// A time as nanoseconds since the epoch, so recency sorts as a number: the text form has no
 /// fixed width (`…00Z` would sort after `…00.5Z`). Saturates outside 1677–2262.
-fn modified_ns(time: jiff::Timestamp) -> i64 {
+fn epoch_ns(time: jiff::Timestamp) -> i64 {
     let ns = time.as_nanosecond();
     i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
 }
@@ -251,7 +251,8 @@ fn put_tool(
     run(
         tx,
         "UPDATE tool SET stamp = ?2, content_hash = ?9, problem = NULL, tool_id = ?3, version = ?4,
-                tags = ?5, is_enabled = ?6, unavailable = ?7, modified_ns = ?8 WHERE id = ?1",
+                tags = ?5, is_enabled = ?6, unavailable = ?7, modified_ns = ?8, created_ns = ?10,
+                safe = ?11 WHERE id = ?1",
         params![
             id,
             stamp,
@@ -260,8 +261,10 @@ fn put_tool(
             serde_json::to_string(&tool.tags).unwrap_or_else(|_| "[]".into()),
             entry.is_enabled,
             entry.unavailable,
-            modified_ns(tool.modified_at),
+            epoch_ns(tool.modified_at),
             hash,
+            epoch_ns(tool.created_at),
+            tool.is_safe(),
         ],
     )?;
     let mut args = String::new();
@@ -297,7 +300,8 @@ fn clear_tool(
     run(
         tx,
         "UPDATE tool SET stamp = ?2, content_hash = ?4, problem = ?3, tool_id = NULL,
-                version = NULL, tags = '[]', is_enabled = 0, unavailable = NULL, modified_ns = 0
+                version = NULL, tags = '[]', is_enabled = 0, unavailable = NULL, modified_ns = 0,
+                created_ns = 0, safe = 0
          WHERE id = ?1",
         params![id, stamp, problem, hash],
     )?;

@@ -1,1 +1,1075 @@
-//! The `llm` scorer (being written).
+//! The `llm` scorer: a chat model reads the task and the catalog's tool names and says which
+//! tools the task needs (`llm-tool-selection.md`).
+//!
+//! Names only, not descriptions, keep the prompt small enough for a catalog of thousands of
+//! tools and the answer fast. Models answer loosely — in code fences, wrapped in an object,
+//! cut off mid-array, with names re-cased or re-spelled — so the reply is read tolerantly and
+//! every name is mapped back to a candidate or dropped.
+//!
+//! Selections are cached in `.toolctl/pick-cache/<key>.json`, in the seed's format, so the
+//! same task over the same catalog with the same model and `k` gets the same tools in every
+//! run (reproducible agent benchmarks) without asking again. A cache entry that no longer fits
+//! the candidates is asked again; an empty selection is a failure and is never cached.
+
+use super::embed::{Client, endpoint_url, ensure_state_dir, excerpt};
+use super::{Candidate, Endpoint, ScorerError, time_left};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The most tools one selection holds: OpenAI accepts at most 128 tools in one request, and
+/// a selection is meant to be sent as one. A larger `k` is lowered to this.
+pub const MAX_TOOLS: usize = 128;
+
+/// The folder of cached selections, in the catalog's state folder.
+pub const CACHE_DIR: &str = "pick-cache";
+
+/// The tools a model selected for a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// Candidate names, best first, no duplicates, at most `k`.
+    pub names: Vec<String>,
+    /// Read from the cache, not asked.
+    pub cached: bool,
+    /// The model's message as it answered (`--debug` provenance); `None` on a cache hit.
+    pub raw_reply: Option<String>,
+}
+
+/// A cached selection (`pick-cache/<key>.json`), the seed's format.
+#[derive(Debug, Serialize, Deserialize)]
+struct CacheEntry {
+    query: String,
+    selected_tools: Vec<String>,
+    model: String,
+    max_tools: usize,
+}
+
+/// Ask the chat model at `endpoint` which of `candidates` the task `query` needs: at most `k`
+/// (at most [`MAX_TOOLS`]) candidate names, the most relevant first.
+///
+/// A selection cached for the same query, model, `k` and `catalog_fingerprint` is returned
+/// without a request if it still names only current candidates; otherwise the model is asked
+/// (`temperature` 0) and a non-empty selection is cached. A cache that cannot be read or
+/// written is ignored: this never returns [`ScorerError::Cache`]. `k` of 0 or no candidates is
+/// an empty selection, without a request.
+///
+/// The request may take `endpoint.timeout`, and never past `deadline`
+/// ([`ScorerError::Deadline`], also when the deadline has passed before the call). An
+/// unreachable endpoint, a refused key, an error status, an answer without a message, or a
+/// message naming no candidate is a [`ScorerError::Upstream`] saying why.
+pub fn select(
+    state_dir: &Path,
+    endpoint: &Endpoint,
+    query: &str,
+    candidates: &[Candidate],
+    k: usize,
+    catalog_fingerprint: &str,
+    deadline: Instant,
+) -> Result<Selection, ScorerError> {
+    time_left(deadline)?;
+    let k = k.min(MAX_TOOLS);
+    if k == 0 || candidates.is_empty() {
+        return Ok(Selection {
+            names: Vec::new(),
+            cached: false,
+            raw_reply: None,
+        });
+    }
+    let index = NameIndex::new(candidates);
+    let file = cache_file(state_dir, query, &endpoint.model, k, catalog_fingerprint);
+    if let Some(names) = read_cache(&file, query, &endpoint.model, k, &index) {
+        return Ok(Selection {
+            names,
+            cached: true,
+            raw_reply: None,
+        });
+    }
+
+    let reply = ask(endpoint, query, candidates, k, deadline)?;
+    let names = index.pick(&reply_names(&reply), k);
+    if names.is_empty() {
+        return Err(ScorerError::Upstream(format!(
+            "the model selected no known tool (it answered: {})",
+            excerpt(&reply)
+        )));
+    }
+    let entry = CacheEntry {
+        query: query.to_owned(),
+        selected_tools: names.clone(),
+        model: endpoint.model.clone(),
+        max_tools: k,
+    };
+    write_cache(state_dir, &file, &entry);
+    Ok(Selection {
+        names,
+        cached: false,
+        raw_reply: Some(reply),
+    })
+}
+
+/// The cache key (see [`cache_file`]).
+fn cache_key(query: &str, model: &str, k: usize, catalog_fingerprint: &str) -> String {
+    let mut hasher = Sha256::new();
+    for part in [query, model, &k.to_string(), catalog_fingerprint] {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hasher
+        .finalize()
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
+/// The cached selection in `file`, if it is one for this query, model and `k` that names only
+/// current candidates, at most `k`, without duplicates; anything else is a miss.
+fn read_cache(
+    file: &Path,
+    query: &str,
+    model: &str,
+    k: usize,
+    index: &NameIndex,
+) -> Option<Vec<String>> {
+    let bytes = std::fs::read(file).ok()?;
+    let entry: CacheEntry = serde_json::from_slice(&bytes).ok()?;
+    let names = entry.selected_tools;
+    let mut seen = HashSet::new();
+    let valid = entry.query == query
+        && entry.model == model
+        && entry.max_tools == k
+        && !names.is_empty()
+        && names.len() <= k
+        && names
+            .iter()
+            .all(|n| index.exact.contains_key(n.as_str()) && seen.insert(n.as_str()));
+    valid.then_some(names)
+}
+
+/// Cache a selection, atomically (a concurrent reader sees the old file or the new one).
+/// Best effort: a selection that cannot be cached is still the answer.
+fn write_cache(state_dir: &Path, file: &Path, entry: &CacheEntry) {
+    if !ensure_state_dir(state_dir) {
+        return;
+    }
+    let Ok(mut bytes) = serde_json::to_vec_pretty(entry) else {
+        return;
+    };
+    bytes.push(b'\n');
+    let _ = crate::catalog::store::write_atomic(file, &bytes);
+}
+
+/// The file that caches the selection for these parts (`k` lowered to [`MAX_TOOLS`]):
+/// `pick-cache/<key>.json` in `state_dir`, the key being the hex SHA-256 of the query, the
+/// model, `k` (decimal) and the catalog fingerprint, each preceded by its length in bytes (8
+/// bytes, little-endian) so no two different sets of parts give the same bytes.
+pub fn cache_file(
+    state_dir: &Path,
+    query: &str,
+    model: &str,
+    k: usize,
+    catalog_fingerprint: &str,
+) -> PathBuf {
+    state_dir.join(CACHE_DIR).join(format!(
+        "{}.json",
+        cache_key(query, model, k.min(MAX_TOOLS), catalog_fingerprint)
+    ))
+}
+
+/// Ask the model; its message.
+fn ask(
+    endpoint: &Endpoint,
+    query: &str,
+    candidates: &[Candidate],
+    k: usize,
+    deadline: Instant,
+) -> Result<String, ScorerError> {
+    let most = k.min(candidates.len());
+    let system = format!(
+        "You choose tools for an AI agent. Given a task and a list of tool names, choose the \
+         tools the agent most likely needs for the task: at most {most}, the most relevant \
+         first. Answer with a JSON array of tool names copied exactly from the list, and \
+         nothing else, for example [\"first_tool\", \"second_tool\"]."
+    );
+    let mut user = format!("Task:\n{query}\n\nTools (one name per line):\n");
+    for candidate in candidates {
+        user.push_str(&candidate.name);
+        user.push('\n');
+    }
+    let body = json!({
+        "model": endpoint.model,
+        "temperature": 0,
+        "messages": [
+            { "role": "system", "content": system },
+            { "role": "user", "content": user },
+        ],
+    });
+    let answer = Client::new(endpoint)?.post_json("/chat/completions", &body, deadline)?;
+    let url = endpoint_url(endpoint, "/chat/completions");
+    let choice = answer
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|choices| choices.first())
+        .ok_or_else(|| ScorerError::Upstream(format!("{url} answered without choices")))?;
+    let content = match choice
+        .pointer("/message/content")
+        .or_else(|| choice.get("text"))
+    {
+        Some(Value::String(text)) => text.clone(),
+        // Content as parts (`[{"type": "text", "text": …}]`).
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    };
+    if content.trim().is_empty() {
+        return Err(ScorerError::Upstream(format!(
+            "{url} answered without a message"
+        )));
+    }
+    Ok(content)
+}
+
+/// The names a reply holds, as written (trimmed of whitespace and quotes), in its order.
+///
+/// Read in turn as: JSON (an array of names, or of objects with a `name`; an object holding
+/// such an array, e.g. `{"tools": […]}` or `{"selected_tools": […]}`), also inside code
+/// fences or after some prose; a JSON array cut off (the complete strings of it); and last,
+/// one name per line or comma (lists a small model writes despite the prompt — anything
+/// that is not a name is dropped when names are mapped to candidates). A reasoning model's
+/// `<think>…</think>` is skipped.
+fn reply_names(reply: &str) -> Vec<String> {
+    let text = unfence(without_thinking(reply));
+    if let Some(names) = json_names(text).filter(|n| !n.is_empty()) {
+        return names;
+    }
+    let names = truncated_names(text);
+    if !names.is_empty() {
+        return names;
+    }
+    text.lines()
+        .flat_map(|line| line.split(','))
+        .map(|item| clean(without_bullet(item)))
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
+/// A list item without its bullet (`- `, `* `, `• `, `1. `, `2) `).
+fn without_bullet(item: &str) -> &str {
+    let item = item.trim_start();
+    let digits = item.len() - item.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let marker = match item[digits..].chars().next() {
+        Some('.' | ')') if digits > 0 => digits + 1,
+        Some('-' | '*' | '•') if digits == 0 => item.chars().next().map_or(0, char::len_utf8),
+        _ => return item,
+    };
+    match item[marker..].strip_prefix(char::is_whitespace) {
+        Some(rest) => rest,
+        None => item,
+    }
+}
+
+/// A reply without a reasoning model's thoughts.
+fn without_thinking(reply: &str) -> &str {
+    let mut text = reply;
+    if let Some(end) = text.rfind("</think>") {
+        text = &text[end + "</think>".len()..];
+    }
+    if let Some(start) = text.find("<think>") {
+        text = &text[..start];
+    }
+    text
+}
+
+/// The inside of the first code fence (to its end, or the end of the text when cut off), or
+/// the text itself.
+fn unfence(text: &str) -> &str {
+    let Some(start) = text.find("```") else {
+        return text;
+    };
+    let inside = &text[start + 3..];
+    // The fence's language tag (`json`) runs to the end of its line.
+    let inside = inside.find('\n').map_or("", |nl| &inside[nl + 1..]);
+    inside.find("```").map_or(inside, |end| &inside[..end])
+}
+
+/// The names of the first JSON value in `text` that holds some.
+fn json_names(text: &str) -> Option<Vec<String>> {
+    if let Ok(value) = serde_json::from_str::<Value>(text.trim()) {
+        return Some(value_names(&value));
+    }
+    // After some prose: each `[` or `{` in turn, reading one value and ignoring what follows.
+    text.char_indices()
+        .filter(|&(_, c)| c == '[' || c == '{')
+        .take(32)
+        .find_map(|(at, _)| {
+            let value = serde_json::Deserializer::from_str(&text[at..])
+                .into_iter::<Value>()
+                .next()?
+                .ok()?;
+            Some(value_names(&value)).filter(|names| !names.is_empty())
+        })
+}
+
+/// The names a JSON value holds.
+fn value_names(value: &Value) -> Vec<String> {
+    match value {
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|item| match item {
+                Value::String(name) => Some(clean(name)),
+                Value::Object(map) => ["name", "tool", "tool_name"]
+                    .iter()
+                    .find_map(|key| map.get(*key).and_then(Value::as_str))
+                    .map(clean),
+                _ => None,
+            })
+            .filter(|name| !name.is_empty())
+            .collect(),
+        Value::Object(map) => ["tools", "selected_tools", "selected", "tool_names", "names"]
+            .iter()
+            .find_map(|key| map.get(*key).filter(|v| v.is_array()))
+            .or_else(|| map.values().find(|v| v.is_array()))
+            .map(value_names)
+            .unwrap_or_default(),
+        // A JSON document inside a JSON string, or one name.
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(inner) if !inner.is_string() => value_names(&inner),
+            _ => vec![clean(text)]
+                .into_iter()
+                .filter(|n| !n.is_empty())
+                .collect(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// The complete strings of a JSON array cut off (`["a", "b", "c` gives `a`, `b`), from the
+/// first `[` to its `]` or the end; object keys (a string before `:`) are skipped.
+fn truncated_names(text: &str) -> Vec<String> {
+    let Some(start) = text.find('[') else {
+        return Vec::new();
+    };
+    let rest = &text[start + 1..];
+    let bytes = rest.as_bytes();
+    let mut names = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b']' => break,
+            b'"' => {
+                let mut end = at + 1;
+                while end < bytes.len() && bytes[end] != b'"' {
+                    end += if bytes[end] == b'\\' { 2 } else { 1 };
+                }
+                if end >= bytes.len() {
+                    break; // cut off inside this string
+                }
+                let is_key = rest[end + 1..].trim_start().starts_with(':');
+                if !is_key && let Ok(name) = serde_json::from_str::<String>(&rest[at..=end]) {
+                    let name = clean(&name);
+                    if !name.is_empty() {
+                        names.push(name);
+                    }
+                }
+                at = end + 1;
+            }
+            _ => at += 1,
+        }
+    }
+    names
+}
+
+/// A name without surrounding whitespace, quotes or backticks.
+fn clean(name: &str) -> String {
+    name.trim_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`'))
+        .to_owned()
+}
+
+/// `name` with every character outside `[A-Za-z0-9_-]` as `_`, lower-cased: how a provider
+/// or a model may have rewritten a name or a reference.
+fn loose(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The candidates by every form a reply may name them in.
+struct NameIndex<'a> {
+    candidates: &'a [Candidate],
+    exact: HashMap<&'a str, usize>,
+    reference: HashMap<&'a str, usize>,
+    /// `None` when two candidates share the loose form: such a name is not guessed.
+    loose: HashMap<String, Option<usize>>,
+}
+
+impl<'a> NameIndex<'a> {
+    fn new(candidates: &'a [Candidate]) -> Self {
+        let mut index = Self {
+            candidates,
+            exact: HashMap::new(),
+            reference: HashMap::new(),
+            loose: HashMap::new(),
+        };
+        for (i, candidate) in candidates.iter().enumerate() {
+            index.exact.entry(&candidate.name).or_insert(i);
+            index.reference.entry(&candidate.reference).or_insert(i);
+            for form in [loose(&candidate.name), loose(&candidate.reference)] {
+                let slot = index.loose.entry(form).or_insert(Some(i));
+                if *slot != Some(i) {
+                    *slot = None;
+                }
+            }
+        }
+        index
+    }
+
+    /// The candidate `name` stands for: by exact name, then by reference, then by loose form.
+    fn resolve(&self, name: &str) -> Option<usize> {
+        self.exact
+            .get(name)
+            .or_else(|| self.reference.get(name))
+            .copied()
+            .or_else(|| self.loose.get(&loose(name)).copied().flatten())
+    }
+
+    /// The candidate names of `names`, in order, unknown ones and repeats dropped, at most `k`.
+    fn pick(&self, names: &[String], k: usize) -> Vec<String> {
+        let mut seen = HashSet::new();
+        names
+            .iter()
+            .filter_map(|name| self.resolve(name))
+            .filter(|&i| seen.insert(i))
+            .take(k)
+            .map(|i| self.candidates[i].name.clone())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    fn candidate(name: &str, reference: &str) -> Candidate {
+        Candidate {
+            name: name.to_owned(),
+            reference: reference.to_owned(),
+            text: format!("{name} text"),
+            content_hash: format!("hash-{name}"),
+        }
+    }
+
+    fn tools() -> Vec<Candidate> {
+        vec![
+            candidate("get_weather", "weather/get-weather@1.0.0"),
+            candidate("get_time", "clock/get-time@2.1.0"),
+            candidate("send_mail", "mail/send-mail@0.3.0"),
+            candidate("Search_Web", "web/search@1.0.0"),
+        ]
+    }
+
+    fn endpoint(server: &MockServer, model: &str) -> Endpoint {
+        Endpoint {
+            base_url: format!("{}/v1", server.uri()),
+            model: model.to_owned(),
+            api_key: Some("sk-secret-123".to_owned()),
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    fn reply(content: &str) -> ResponseTemplate {
+        ResponseTemplate::new(200).set_body_json(json!({
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "choices": [{
+                "index": 0,
+                "message": { "role": "assistant", "content": content },
+                "finish_reason": "stop",
+            }],
+        }))
+    }
+
+    /// A chat server that answers every request with `response`.
+    async fn chat(response: ResponseTemplate) -> MockServer {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(response)
+            .mount(&server)
+            .await;
+        server
+    }
+
+    struct Ask {
+        k: usize,
+        fingerprint: &'static str,
+        limit: Duration,
+    }
+
+    const ASK: Ask = Ask {
+        k: 3,
+        fingerprint: "fp1",
+        limit: Duration::from_secs(10),
+    };
+
+    async fn run(
+        state_dir: &Path,
+        endpoint: Endpoint,
+        query: &str,
+        candidates: &[Candidate],
+        ask: Ask,
+    ) -> Result<Selection, ScorerError> {
+        let (state_dir, query, candidates) =
+            (state_dir.to_owned(), query.to_owned(), candidates.to_vec());
+        tokio::task::spawn_blocking(move || {
+            select(
+                &state_dir,
+                &endpoint,
+                &query,
+                &candidates,
+                ask.k,
+                ask.fingerprint,
+                Instant::now() + ask.limit,
+            )
+        })
+        .await
+        .unwrap()
+    }
+
+    async fn requests(server: &MockServer) -> usize {
+        server.received_requests().await.unwrap().len()
+    }
+
+    fn upstream(result: Result<Selection, ScorerError>) -> String {
+        match result {
+            Err(ScorerError::Upstream(message)) => message,
+            other => panic!("expected an upstream error, got {other:?}"),
+        }
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_plain_array_selects_those_tools() {
+        let content = r#"["get_time", "get_weather"]"#;
+        let server = chat(reply(content)).await;
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join(".toolctl");
+        let selection = run(
+            &state,
+            endpoint(&server, "gpt-x"),
+            "weather now?",
+            &tools(),
+            ASK,
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            selection,
+            Selection {
+                names: names(&["get_time", "get_weather"]),
+                cached: false,
+                raw_reply: Some(content.to_owned()),
+            }
+        );
+
+        let received = server.received_requests().await.unwrap();
+        assert_eq!(received.len(), 1);
+        assert_eq!(
+            received[0].headers.get("authorization").unwrap(),
+            "Bearer sk-secret-123"
+        );
+        let body: Value = received[0].body_json().unwrap();
+        assert_eq!(body["model"], "gpt-x");
+        assert_eq!(body["temperature"], 0);
+        assert_eq!(body["messages"][0]["role"], "system");
+        assert!(
+            body["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("at most 3, the most relevant first")
+        );
+        assert_eq!(body["messages"][1]["role"], "user");
+        // Names only, one per line.
+        assert_eq!(
+            body["messages"][1]["content"],
+            "Task:\nweather now?\n\nTools (one name per line):\n\
+             get_weather\nget_time\nsend_mail\nSearch_Web\n"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_fenced_truncated_reply_keeps_its_complete_names() {
+        let content = "Here you go:\n```json\n[\"send_mail\", \"get_time\", \"get_wea";
+        let server = chat(reply(content)).await;
+        let dir = tempfile::tempdir().unwrap();
+        let selection = run(dir.path(), endpoint(&server, "m"), "mail", &tools(), ASK)
+            .await
+            .unwrap();
+        assert_eq!(selection.names, names(&["send_mail", "get_time"]));
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn names_are_mapped_back_unknown_and_repeated_ones_dropped() {
+        let content = r#"{"selected_tools": [" 'get-weather' ", "weather/get-weather@1.0.0",
+            "nonexistent_tool", "mail/send-mail@0.3.0", "SEARCH_WEB", "get_time"]}"#;
+        let server = chat(reply(content)).await;
+        let dir = tempfile::tempdir().unwrap();
+        let selection = run(
+            dir.path(),
+            endpoint(&server, "m"),
+            "q",
+            &tools(),
+            Ask { k: 10, ..ASK },
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            selection.names,
+            names(&["get_weather", "send_mail", "Search_Web", "get_time"])
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn at_most_k_are_kept_and_k_is_capped_at_128() {
+        let content = r#"["get_weather", "get_time", "send_mail", "Search_Web"]"#;
+        let server = chat(reply(content)).await;
+        let dir = tempfile::tempdir().unwrap();
+        let selection = run(
+            dir.path(),
+            endpoint(&server, "m"),
+            "q",
+            &tools(),
+            Ask { k: 2, ..ASK },
+        )
+        .await
+        .unwrap();
+        assert_eq!(selection.names, names(&["get_weather", "get_time"]));
+
+        // 200 candidates, k 500: the prompt asks for 128 and at most 128 are kept.
+        let many: Vec<Candidate> = (0..200)
+            .map(|i| candidate(&format!("t{i}"), &format!("b/t{i}@1.0.0")))
+            .collect();
+        let all: Vec<String> = many.iter().map(|c| c.name.clone()).collect();
+        let server = chat(reply(&serde_json::to_string(&all).unwrap())).await;
+        let selection = run(
+            dir.path(),
+            endpoint(&server, "m"),
+            "q",
+            &many,
+            Ask { k: 500, ..ASK },
+        )
+        .await
+        .unwrap();
+        assert_eq!(selection.names, all[..128].to_vec());
+        let body: Value = server.received_requests().await.unwrap()[0]
+            .body_json()
+            .unwrap();
+        assert!(
+            body["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("at most 128,")
+        );
+        let file = cache_file(dir.path(), "q", "m", 500, "fp1");
+        assert_eq!(file, cache_file(dir.path(), "q", "m", 128, "fp1"));
+        let cached: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        assert_eq!(cached["max_tools"], 128);
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_cache_holds_the_seed_format_and_answers_without_a_request() {
+        let server = chat(reply(r#"["get_weather", "get_time"]"#)).await;
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join(".toolctl");
+        run(
+            &state,
+            endpoint(&server, "gpt-x"),
+            "weather?",
+            &tools(),
+            ASK,
+        )
+        .await
+        .unwrap();
+
+        // The key, computed here independently: length-prefixed parts.
+        let mut bytes = Vec::new();
+        for part in ["weather?", "gpt-x", "3", "fp1"] {
+            bytes.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            bytes.extend_from_slice(part.as_bytes());
+        }
+        let key: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let file = state.join("pick-cache").join(format!("{key}.json"));
+        assert_eq!(file, cache_file(&state, "weather?", "gpt-x", 3, "fp1"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        let cached: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            cached,
+            json!({
+                "query": "weather?",
+                "selected_tools": ["get_weather", "get_time"],
+                "model": "gpt-x",
+                "max_tools": 3,
+            })
+        );
+        // In the seed's order of fields.
+        let order: Vec<&String> = cached.as_object().unwrap().keys().collect();
+        assert_eq!(order, ["query", "selected_tools", "model", "max_tools"]);
+        // Nothing but the entry in the folder (no temporary file left behind).
+        assert_eq!(
+            std::fs::read_dir(state.join("pick-cache")).unwrap().count(),
+            1
+        );
+
+        let fresh = chat(reply("[]")).await;
+        let selection = run(&state, endpoint(&fresh, "gpt-x"), "weather?", &tools(), ASK)
+            .await
+            .unwrap();
+        assert_eq!(
+            selection,
+            Selection {
+                names: names(&["get_weather", "get_time"]),
+                cached: true,
+                raw_reply: None,
+            }
+        );
+        assert_eq!(requests(&fresh).await, 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn another_model_k_or_catalog_misses_the_cache() {
+        let server = chat(reply(r#"["get_time"]"#)).await;
+        let dir = tempfile::tempdir().unwrap();
+        let first = run(dir.path(), endpoint(&server, "m1"), "q", &tools(), ASK).await;
+        assert!(!first.unwrap().cached);
+        for (model, ask) in [
+            ("m2", ASK),
+            ("m1", Ask { k: 4, ..ASK }),
+            (
+                "m1",
+                Ask {
+                    fingerprint: "fp2",
+                    ..ASK
+                },
+            ),
+        ] {
+            let selection = run(dir.path(), endpoint(&server, model), "q", &tools(), ask)
+                .await
+                .unwrap();
+            assert!(!selection.cached);
+        }
+        let again = run(dir.path(), endpoint(&server, "m1"), "q", &tools(), ASK).await;
+        assert!(again.unwrap().cached);
+        assert_eq!(requests(&server).await, 4);
+
+        let keys = [
+            cache_key("q", "m1", 3, "fp1"),
+            cache_key("q", "m2", 3, "fp1"),
+            cache_key("q", "m1", 4, "fp1"),
+            cache_key("q", "m1", 3, "fp2"),
+            cache_key("qm", "1", 3, "fp1"),
+        ];
+        let distinct: HashSet<&String> = keys.iter().collect();
+        assert_eq!(distinct.len(), keys.len());
+        assert!(keys.iter().all(|k| k.len() == 64));
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_invalid_cache_entry_is_asked_again_and_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = cache_file(dir.path(), "q", "m", 3, "fp1");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let entry = |tools: Value| {
+            json!({ "query": "q", "selected_tools": tools, "model": "m", "max_tools": 3 })
+                .to_string()
+        };
+        for bad in [
+            entry(json!(["get_time", "removed_tool"])),
+            entry(json!([])),
+            entry(json!(["get_time", "get_time"])),
+            r#"{"query": "q", "selected_tools": ["get_time"], "model": "other", "max_tools": 3}"#
+                .to_owned(),
+            "{\"query\": \"q\", \"selected_to".to_owned(),
+            "garbage".to_owned(),
+        ] {
+            std::fs::File::create(&file)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, bad.as_bytes()))
+                .unwrap();
+            let server = chat(reply(r#"["send_mail"]"#)).await;
+            let selection = run(dir.path(), endpoint(&server, "m"), "q", &tools(), ASK)
+                .await
+                .unwrap();
+            assert_eq!(selection.names, names(&["send_mail"]), "{bad}");
+            assert!(!selection.cached);
+            assert_eq!(requests(&server).await, 1, "{bad}");
+            let cached: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+            assert_eq!(cached["selected_tools"], json!(["send_mail"]), "{bad}");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_empty_selection_is_an_error_and_not_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        for content in ["[]", r#"["no_such_tool"]"#, "I cannot help with that."] {
+            let server = chat(reply(content)).await;
+            let message =
+                upstream(run(dir.path(), endpoint(&server, "m"), "q", &tools(), ASK).await);
+            assert_eq!(
+                message,
+                format!("the model selected no known tool (it answered: {content})")
+            );
+        }
+        assert!(!cache_file(dir.path(), "q", "m", 3, "fp1").exists());
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn no_candidates_or_k_zero_ask_nothing() {
+        let server = chat(reply(r#"["get_time"]"#)).await;
+        let dir = tempfile::tempdir().unwrap();
+        let empty = Selection {
+            names: Vec::new(),
+            cached: false,
+            raw_reply: None,
+        };
+        let none = run(dir.path(), endpoint(&server, "m"), "q", &[], ASK).await;
+        assert_eq!(none.unwrap(), empty);
+        let zero = run(
+            dir.path(),
+            endpoint(&server, "m"),
+            "q",
+            &tools(),
+            Ask { k: 0, ..ASK },
+        )
+        .await;
+        assert_eq!(zero.unwrap(), empty);
+        assert_eq!(requests(&server).await, 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_refused_key_is_an_upstream_error_without_the_key() {
+        let server = chat(ResponseTemplate::new(401).set_body_string(
+            r#"{"error": {"message": "Incorrect API key provided: sk-secret-123"}}"#,
+        ))
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let message = upstream(run(dir.path(), endpoint(&server, "m"), "q", &tools(), ASK).await);
+        assert!(
+            message.starts_with(&format!(
+                "{}/v1/chat/completions refused the API key (HTTP 401): ",
+                server.uri()
+            )),
+            "{message}"
+        );
+        assert!(message.contains("catalog secrets"), "{message}");
+        assert!(message.contains("[redacted]"), "{message}");
+        assert!(!message.contains("sk-secret-123"), "{message}");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn bad_answers_are_upstream_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (
+                ResponseTemplate::new(500).set_body_string("model overloaded"),
+                "/v1/chat/completions answered HTTP 500: model overloaded",
+            ),
+            (
+                ResponseTemplate::new(200).set_body_string("not json"),
+                "/v1/chat/completions did not answer JSON",
+            ),
+            (
+                ResponseTemplate::new(200).set_body_json(json!({ "choices": [] })),
+                "/v1/chat/completions answered without choices",
+            ),
+            (
+                ResponseTemplate::new(200)
+                    .set_body_json(json!({ "choices": [{ "message": { "content": null } }] })),
+                "/v1/chat/completions answered without a message",
+            ),
+        ];
+        for (response, expected) in cases {
+            let server = chat(response).await;
+            let message =
+                upstream(run(dir.path(), endpoint(&server, "m"), "q", &tools(), ASK).await);
+            assert!(
+                message.starts_with(&format!("{}{expected}", server.uri())),
+                "{message}"
+            );
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_unreachable_endpoint_is_an_upstream_error() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let endpoint = Endpoint {
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            model: "m".into(),
+            api_key: None,
+            timeout: Duration::from_secs(5),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        let message = upstream(run(dir.path(), endpoint, "q", &tools(), ASK).await);
+        assert!(
+            message.starts_with(&format!(
+                "cannot reach http://127.0.0.1:{port}/v1/chat/completions: "
+            )),
+            "{message}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_past_deadline_asks_nothing() {
+        let server = chat(reply(r#"["get_time"]"#)).await;
+        let dir = tempfile::tempdir().unwrap();
+        let result = run(
+            dir.path(),
+            endpoint(&server, "m"),
+            "q",
+            &tools(),
+            Ask {
+                limit: Duration::ZERO,
+                ..ASK
+            },
+        )
+        .await;
+        assert_eq!(result, Err(ScorerError::Deadline));
+        assert_eq!(requests(&server).await, 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_slow_server_fails_quickly() {
+        let server = chat(reply(r#"["get_time"]"#).set_delay(Duration::from_secs(10))).await;
+        let dir = tempfile::tempdir().unwrap();
+        let mut slow = endpoint(&server, "m");
+        slow.timeout = Duration::from_millis(300);
+        let started = Instant::now();
+        let message = upstream(run(dir.path(), slow, "q", &tools(), ASK).await);
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert_eq!(
+            message,
+            format!(
+                "{}/v1/chat/completions did not answer within 300 ms",
+                server.uri()
+            )
+        );
+
+        let started = Instant::now();
+        let result = run(
+            dir.path(),
+            endpoint(&server, "m"),
+            "q",
+            &tools(),
+            Ask {
+                limit: Duration::from_millis(300),
+                ..ASK
+            },
+        )
+        .await;
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert_eq!(result, Err(ScorerError::Deadline));
+    }
+
+    #[test]
+    fn replies_are_read_tolerantly() {
+        let cases: &[(&str, &[&str])] = &[
+            (r#"["a", "b"]"#, &["a", "b"]),
+            ("```json\n[\"a\", \"b\"]\n```", &["a", "b"]),
+            ("```\n[\"a\"]\n```\nThese fit best.", &["a"]),
+            (r#"{"tools": ["a", "b"]}"#, &["a", "b"]),
+            (r#"{"selected_tools": ["a"]}"#, &["a"]),
+            (r#"{"result": ["a"], "note": "x"}"#, &["a"]),
+            (r#"[{"name": "a"}, {"name": "b"}]"#, &["a", "b"]),
+            (r#"["a", "b", "c"#, &["a", "b"]),
+            (r#"{"tools": ["a", "b\"q", "c"#, &["a", "b\"q"]),
+            (r#"[" a ", "'b'", "`c`"]"#, &["a", "b", "c"]),
+            (
+                "The best tools are [\"a\", \"b\"] in that order.",
+                &["a", "b"],
+            ),
+            ("<think>maybe [\"x\"]</think>\n[\"a\"]", &["a"]),
+            ("\"[\\\"a\\\"]\"", &["a"]),
+            (
+                "- a\n- b\n1. c\n2) d\n3d_tool",
+                &["a", "b", "c", "d", "3d_tool"],
+            ),
+            ("a, b", &["a", "b"]),
+            ("[]", &["[]"]),
+        ];
+        for (reply, expected) in cases {
+            assert_eq!(reply_names(reply), names(expected), "{reply}");
+        }
+    }
+
+    #[test]
+    fn names_map_to_candidates_by_name_reference_and_loose_form() {
+        let tools = tools();
+        let index = NameIndex::new(&tools);
+        assert_eq!(index.resolve("get_weather"), Some(0));
+        assert_eq!(index.resolve("clock/get-time@2.1.0"), Some(1));
+        assert_eq!(index.resolve("clock_get-time_2_1_0"), Some(1));
+        assert_eq!(index.resolve("GET_WEATHER"), Some(0));
+        assert_eq!(index.resolve("Get Weather"), Some(0));
+        assert_eq!(index.resolve("search_web"), Some(3));
+        assert_eq!(index.resolve("unknown"), None);
+
+        // Two candidates of one loose form: not guessed, only exact names.
+        let twins = [
+            candidate("Foo", "b/foo@1.0.0"),
+            candidate("foo", "b/foo2@1.0.0"),
+        ];
+        let index = NameIndex::new(&twins);
+        assert_eq!(index.resolve("FOO"), None);
+        assert_eq!(index.resolve("foo"), Some(1));
+        assert_eq!(
+            index.pick(&names(&["Foo", "foo", "Foo", "FOO"]), 5),
+            names(&["Foo", "foo"])
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_reply_is_read_without_panicking(reply in "\\PC{0,200}") {
+            let tools = tools();
+            let index = NameIndex::new(&tools);
+            let picked = index.pick(&reply_names(&reply), 3);
+            proptest::prop_assert!(picked.len() <= 3);
+        }
+
+        #[test]
+        fn a_cut_off_array_keeps_the_names_before_the_cut(
+            list in proptest::collection::vec("[a-z_]{1,12}", 1..10),
+            cut in 0usize..200,
+        ) {
+            let text = serde_json::to_string(&list).unwrap();
+            let cut = cut.min(text.len());
+            let got = truncated_names(&text[..cut]);
+            // Every name read is a complete name of the list, in order.
+            proptest::prop_assert!(got.len() <= list.len());
+            proptest::prop_assert_eq!(&got[..], &list[..got.len()]);
+        }
+    }
+}

@@ -7,11 +7,16 @@
 //! same meaning is an [`Unexpressible`] naming the keyword and its JSON pointer — never a
 //! silent change. The facts behind each rule are in `PROVIDERS.md` of the project.
 
+pub mod export;
 pub mod gemini;
+pub mod lineup;
 pub mod names;
 pub mod strict;
 
+use crate::catalog::ToolEntry;
+use crate::catalog::model::ToolType;
 use serde::Serialize;
+use serde_json::{Map, Value, json};
 
 /// The providers `export` and `pick --emit` write for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -116,4 +121,178 @@ impl std::fmt::Display for Unexpressible {
         };
         write!(f, "{} at {at}: {}", self.keyword, self.message)
     }
+}
+
+/// The arguments schema sent for a tool without one (`allowNoSchema`): any object. It says
+/// what is true (the tool takes an object, unchecked), where MCP's "no parameters" form
+/// (`additionalProperties: false`) would say the tool takes nothing.
+fn any_object() -> Value {
+    json!({ "type": "object" })
+}
+
+/// `tool` as one entry of `provider`'s tool list, under the exported `name`. `strict` asks for
+/// OpenAI strict mode (a tool's own `"strict": true` asks for it too). Pointers in the errors
+/// are into `tool.json` (`/argSchema/properties/when/format`).
+pub fn tool_definition(
+    provider: Provider,
+    name: &str,
+    tool: &ToolEntry,
+    strict: bool,
+) -> Result<Value, Vec<Unexpressible>> {
+    let view = &tool.tool;
+    let canonical = match &view.arg_schema {
+        Some(schema) => schema.clone(),
+        None if view.allow_no_schema && view.no_schema_mode.is_some() => any_object(),
+        None => {
+            return Err(vec![Unexpressible::new(
+                "argSchema",
+                "/argSchema",
+                "the tool has no argSchema; give it one, or set allowNoSchema with a noSchemaMode to export it unchecked",
+            )]);
+        }
+    };
+    let in_tool = |problems: Vec<Unexpressible>| {
+        problems
+            .into_iter()
+            .map(|p| Unexpressible {
+                pointer: format!("/argSchema{}", p.pointer),
+                ..p
+            })
+            .collect::<Vec<_>>()
+    };
+    let description = if view.description.is_empty() {
+        view.display_name.clone()
+    } else {
+        view.description.clone()
+    };
+    let strict = strict || view.strict == Some(true);
+    let mut def = Map::new();
+    match provider {
+        Provider::Openai | Provider::OpenaiResponses => {
+            let parameters = if strict {
+                strict::openai_strict(&canonical).map_err(in_tool)?
+            } else {
+                canonical
+            };
+            def.insert("name".into(), name.into());
+            def.insert("description".into(), description.into());
+            def.insert("parameters".into(), parameters);
+            // The Responses API turns strict mode on unless told otherwise; Chat Completions
+            // leaves it off.
+            if strict || provider == Provider::OpenaiResponses {
+                def.insert("strict".into(), strict.into());
+            }
+            if provider == Provider::OpenaiResponses {
+                let mut flat = Map::new();
+                flat.insert("type".into(), "function".into());
+                flat.extend(def);
+                return Ok(Value::Object(flat));
+            }
+            Ok(json!({ "type": "function", "function": def }))
+        }
+        Provider::Ollama => {
+            def.insert("name".into(), name.into());
+            def.insert("description".into(), description.into());
+            def.insert("parameters".into(), canonical);
+            Ok(json!({ "type": "function", "function": def }))
+        }
+        Provider::Anthropic => {
+            anthropic_check(&canonical).map_err(in_tool)?;
+            def.insert("name".into(), name.into());
+            def.insert("description".into(), description.into());
+            def.insert("input_schema".into(), canonical);
+            Ok(Value::Object(def))
+        }
+        Provider::Gemini => {
+            let parameters = gemini::gemini_schema(&canonical).map_err(in_tool)?;
+            def.insert("name".into(), name.into());
+            def.insert("description".into(), description.into());
+            // Gemini refuses an OBJECT without properties: a tool that takes nothing is
+            // declared without parameters.
+            let takes_something = parameters
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|p| !p.is_empty());
+            if takes_something {
+                def.insert("parameters".into(), parameters);
+            }
+            Ok(Value::Object(def))
+        }
+        Provider::Mcp => {
+            def.insert("name".into(), name.into());
+            if !view.display_name.is_empty() {
+                def.insert("title".into(), view.display_name.clone().into());
+            }
+            def.insert("description".into(), description.into());
+            def.insert("inputSchema".into(), canonical);
+            // MCP's outputSchema describes structuredContent, which is always an object.
+            if let Some(output) = &view.output_schema
+                && output.get("type").and_then(Value::as_str) == Some("object")
+            {
+                def.insert("outputSchema".into(), output.clone());
+            }
+            if let Some(annotations) = mcp_annotations(tool) {
+                def.insert("annotations".into(), annotations);
+            }
+            Ok(Value::Object(def))
+        }
+    }
+}
+
+/// The whole list as the provider's request takes it: the entries themselves, except Gemini,
+/// whose `tools` holds one object of `functionDeclarations`.
+pub fn tool_list(provider: Provider, definitions: Vec<Value>) -> Value {
+    match provider {
+        Provider::Gemini => json!([{ "functionDeclarations": definitions }]),
+        _ => Value::Array(definitions),
+    }
+}
+
+/// Anthropic takes JSON Schema draft 2020-12 whose root is an object schema, and answers
+/// anything else with a 400.
+fn anthropic_check(schema: &Value) -> Result<(), Vec<Unexpressible>> {
+    let mut problems = Vec::new();
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        problems.push(Unexpressible::new(
+            "type",
+            "/type",
+            "Anthropic needs input_schema.type to be \"object\"",
+        ));
+    }
+    let meta = jsonschema::draft202012::meta::validator();
+    for error in meta.iter_errors(schema) {
+        problems.push(Unexpressible::new(
+            error.kind().keyword(),
+            error.instance_path().as_str(),
+            format!("not valid JSON Schema draft 2020-12, which Anthropic requires: {error}"),
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+/// MCP annotations: the tool's own, else what its HTTP method says (GET/HEAD/OPTIONS read-only
+/// and idempotent; PUT/DELETE destructive and idempotent; POST and PATCH neither). Without
+/// either, none: MCP's defaults (destructive, open world) then apply, which is the cautious
+/// reading of a tool that says nothing.
+fn mcp_annotations(tool: &ToolEntry) -> Option<Value> {
+    if let Some(own) = tool.doc.get("annotations") {
+        return Some(own.clone());
+    }
+    if tool.tool.kind != ToolType::Http {
+        return None;
+    }
+    let method = tool.tool.http_impl()?.method;
+    Some(match method.as_str() {
+        "GET" | "HEAD" | "OPTIONS" => {
+            json!({ "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true })
+        }
+        "PUT" | "DELETE" => {
+            json!({ "readOnlyHint": false, "destructiveHint": true, "idempotentHint": true })
+        }
+        _ => json!({ "readOnlyHint": false, "destructiveHint": false, "idempotentHint": false }),
+    })
 }

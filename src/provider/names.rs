@@ -1,1 +1,224 @@
-//! Exported tool names (being written).
+//! Exported tool names: one name per tool slug of a bundle, valid for every provider, unique
+//! in the catalog, and the same every time for the same catalog.
+//!
+//! Providers want `^[a-zA-Z0-9_-]{1,64}$` (OpenAI, Anthropic; Gemini and MCP allow a superset),
+//! so one form serves all:
+//! 1. the tool's slug, with diacritics folded (`météo` → `meteo`) and every other character
+//!    outside `[A-Za-z0-9_-]` turned into `_`;
+//! 2. prefixed by its bundle's slug and `__` only when another live bundle has a tool of the
+//!    same slug (`weather__search`, `web__search`), since a bare slug then names two tools;
+//! 3. cut to 64 characters;
+//! 4. names that still collide (after cutting, or `_` standing for different characters) all
+//!    get `_` and the first hex digits of the SHA-256 of `bundle/slug`, with the name cut so
+//!    the whole stays within 64 characters.
+//!
+//! The map is built over every tool of every live bundle, disabled ones included, so enabling
+//! or disabling a tool never renames another; adding a bundle with an existing slug does (the
+//! bare slug would be ambiguous). Nothing depends on the order tools are listed in.
+
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap};
+use unicode_normalization::UnicodeNormalization;
+
+/// The longest exported name.
+pub const MAX_NAME: usize = 64;
+
+/// Digits of the SHA-256 suffix tried first; more when even those collide.
+const SUFFIX_DIGITS: usize = 6;
+
+/// A tool slug of a bundle: what one exported name stands for.
+pub type Key = (String, String);
+
+/// `text` in the exported alphabet: diacritics folded, anything else outside `[A-Za-z0-9_-]`
+/// turned into `_`, at most [`MAX_NAME`] characters. Never empty for non-empty input.
+pub fn sanitize(text: &str) -> String {
+    text.nfd()
+        .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(MAX_NAME)
+        .collect()
+}
+
+/// Whether `name` is a valid exported name.
+pub fn is_valid(name: &str) -> bool {
+    (1..=MAX_NAME).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The exported names of a catalog, both ways.
+#[derive(Debug, Clone, Default)]
+pub struct NameMap {
+    by_key: HashMap<Key, String>,
+    by_name: HashMap<String, Key>,
+}
+
+impl NameMap {
+    /// The names of the tool slugs `keys` (bundle slug, tool slug); repeats are fine.
+    pub fn build<'a>(keys: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        // Sorted and deduplicated, so the result cannot depend on the input's order.
+        let keys: std::collections::BTreeSet<(&str, &str)> = keys.into_iter().collect();
+        let mut bundles_per_slug: HashMap<&str, usize> = HashMap::new();
+        for (_, slug) in &keys {
+            *bundles_per_slug.entry(slug).or_default() += 1;
+        }
+        let mut wanted: BTreeMap<String, Vec<(&str, &str)>> = BTreeMap::new();
+        for &(bundle, slug) in &keys {
+            let name = if bundles_per_slug[slug] > 1 {
+                sanitize(&format!("{}__{}", sanitize(bundle), sanitize(slug)))
+            } else {
+                sanitize(slug)
+            };
+            wanted.entry(name).or_default().push((bundle, slug));
+        }
+        let mut map = Self::default();
+        let mut colliding = Vec::new();
+        for (name, owners) in wanted {
+            match owners.as_slice() {
+                [key] => map.insert(name, key),
+                _ => colliding.extend(owners.into_iter().map(|key| (name.clone(), key))),
+            }
+        }
+        for (name, key) in colliding {
+            let digest = hex(&Sha256::digest(format!("{}/{}", key.0, key.1)));
+            let unique = (SUFFIX_DIGITS..=digest.len())
+                .map(|digits| {
+                    let stem: String = name.chars().take(MAX_NAME - 1 - digits).collect();
+                    format!("{stem}_{}", &digest[..digits])
+                })
+                .find(|candidate| !map.by_name.contains_key(candidate))
+                // 64 hex digits of SHA-256 that collide: not a case to plan for, but a name
+                // must still come out.
+                .unwrap_or_else(|| digest[..MAX_NAME].to_owned());
+            map.insert(unique, &key);
+        }
+        map
+    }
+
+    fn insert(&mut self, name: String, (bundle, slug): &(&str, &str)) {
+        let key = ((*bundle).to_owned(), (*slug).to_owned());
+        self.by_name.insert(name.clone(), key.clone());
+        self.by_key.insert(key, name);
+    }
+
+    /// The exported name of a bundle's tool slug.
+    pub fn name(&self, bundle: &str, slug: &str) -> Option<&str> {
+        self.by_key
+            .get(&(bundle.to_owned(), slug.to_owned()))
+            .map(String::as_str)
+    }
+
+    /// The bundle and tool slug an exported name stands for.
+    pub fn resolve(&self, name: &str) -> Option<(&str, &str)> {
+        self.by_name
+            .get(name)
+            .map(|(bundle, slug)| (bundle.as_str(), slug.as_str()))
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_key.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn names(keys: &[(&str, &str)]) -> Vec<String> {
+        let map = NameMap::build(keys.iter().copied());
+        keys.iter()
+            .map(|(b, s)| map.name(b, s).unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_slug_of_one_bundle_is_its_own_name() {
+        assert_eq!(
+            names(&[("weather", "forecast"), ("builtin", "file-search")]),
+            ["forecast", "file-search"]
+        );
+    }
+
+    #[test]
+    fn a_slug_in_two_bundles_is_prefixed_by_bundle() {
+        assert_eq!(
+            names(&[("web", "search"), ("news", "search"), ("web", "fetch")]),
+            ["web__search", "news__search", "fetch"]
+        );
+    }
+
+    #[test]
+    fn characters_providers_refuse_are_replaced() {
+        assert_eq!(sanitize("météo"), "meteo");
+        assert_eq!(sanitize("天气-v2"), "__-v2");
+        assert_eq!(sanitize("a.b:c d/e"), "a_b_c_d_e");
+        assert_eq!(sanitize(&"x".repeat(100)).len(), MAX_NAME);
+    }
+
+    #[test]
+    fn collisions_get_a_stable_suffix_within_64_characters() {
+        let long_a = format!("{}a", "x".repeat(70));
+        let long_b = format!("{}b", "x".repeat(70));
+        let got = names(&[("b1", &long_a), ("b1", &long_b), ("b1", "天气"), ("b1", "雨雪")]);
+        assert!(got.iter().all(|n| is_valid(n)), "{got:?}");
+        let unique: std::collections::HashSet<_> = got.iter().collect();
+        assert_eq!(unique.len(), 4, "{got:?}");
+        assert_eq!(got[0].len(), MAX_NAME);
+        assert!(got[0].starts_with("xxxx") && got[0].as_bytes()[57] == b'_');
+        assert!(got[2].starts_with("___") || got[2].starts_with("__"));
+        // The same catalog, listed in another order, gives the same names.
+        let again = names(&[("b1", "雨雪"), ("b1", "天气"), ("b1", &long_b), ("b1", &long_a)]);
+        assert_eq!(again, [got[3].clone(), got[2].clone(), got[1].clone(), got[0].clone()]);
+    }
+
+    #[test]
+    fn a_prefixed_name_fits_in_64_characters() {
+        let bundle = "b".repeat(64);
+        let got = names(&[(&bundle, "search"), ("web", "search")]);
+        assert!(got.iter().all(|n| is_valid(n)), "{got:?}");
+        assert_eq!(got[1], "web__search");
+    }
+
+    #[test]
+    fn names_resolve_back() {
+        let map = NameMap::build([("web", "search"), ("news", "search"), ("web", "fetch")]);
+        assert_eq!(map.resolve("news__search"), Some(("news", "search")));
+        assert_eq!(map.resolve("fetch"), Some(("web", "fetch")));
+        assert_eq!(map.resolve("search"), None);
+        assert_eq!(map.len(), 3);
+    }
+
+    proptest! {
+        #[test]
+        fn every_name_is_valid_unique_and_resolves_back(
+            keys in proptest::collection::vec(("[a-zé天-]{1,70}", "[a-zA-Z0-9é天-]{1,70}"), 1..40)
+        ) {
+            let map = NameMap::build(keys.iter().map(|(b, s)| (b.as_str(), s.as_str())));
+            let mut seen = std::collections::HashSet::new();
+            for (bundle, slug) in &keys {
+                let name = map.name(bundle, slug).unwrap();
+                prop_assert!(is_valid(name), "{name}");
+                prop_assert_eq!(map.resolve(name), Some((bundle.as_str(), slug.as_str())));
+                seen.insert((name.to_owned(), bundle.clone(), slug.clone()));
+            }
+            let names: std::collections::HashSet<_> = seen.iter().map(|s| &s.0).collect();
+            prop_assert_eq!(names.len(), seen.len());
+        }
+    }
+}

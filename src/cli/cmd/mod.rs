@@ -2,9 +2,11 @@
 
 pub mod bundle;
 pub mod completions;
+pub mod export;
 pub mod index;
 pub mod init;
 pub mod invoke;
+pub mod pick;
 pub mod search;
 pub mod tool;
 
@@ -25,7 +27,9 @@ pub enum Command {
     #[command(subcommand)]
     Tool(tool::ToolCommand),
     Search(search::SearchArgs),
+    Pick(pick::PickArgs),
     Invoke(invoke::InvokeArgs),
+    Export(export::ExportArgs),
     #[command(subcommand)]
     Index(index::IndexCommand),
     Completions(completions::CompletionsArgs),
@@ -38,7 +42,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Output, CliError> {
         Command::Bundle(command) => bundle::run(ctx, command),
         Command::Tool(command) => tool::run(ctx, command),
         Command::Search(args) => search::run(ctx, args),
+        Command::Pick(args) => pick::run(ctx, args),
         Command::Invoke(args) => invoke::run(ctx, args),
+        Command::Export(args) => export::run(ctx, args),
         Command::Index(command) => index::run(ctx, command),
         Command::Completions(args) => completions::run(args),
     }

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Benchmark `toolctl pick` and `toolctl export` (run on demand, not in CI; Python 3.11+, stdlib).
+
+    python3 bench/pick.py                       # a 10,000-tool catalog, every query 3 times
+    python3 bench/pick.py --size 1000 --rounds 5
+
+It reuses bench/catalog.py (release build, `gen-catalog` with seed 42, the whole-process timer
+and the peak-RSS method explained there) and the queries of bench/search.py, and prints, whole
+process, median and p95 over all samples (each query --rounds times after a warm-up round):
+
+- `pick QUERY --json` with the keyword scorer (the default) and with `--scorer bm25`;
+- `export --provider openai --bundle B` of one generated bundle, and `export --provider mcp`
+  of the whole catalog (--force: past OpenAI's 128 tools is refused otherwise);
+- the stat floor of bench/search.py (every command's change check stats each tool.json and
+  slug folder first), to read the pick figures against.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import catalog as bench  # noqa: E402
+import search  # noqa: E402  (its QUERIES and stat floor)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=10_000, help="tools in the catalog")
+    parser.add_argument("--rounds", type=int, default=3, help="timed runs of each query")
+    args = parser.parse_args()
+    bench.become_subreaper()
+    bench.cargo("build", "--release", "--bin", "toolctl", "--example", "gen-catalog")
+    work = Path(tempfile.mkdtemp(prefix="toolctl-bench-pick-"))
+    try:
+        catalog = work / "catalog"
+        subprocess.run(
+            [str(bench.GEN_CATALOG), "--tools", str(args.size), "--out", str(catalog),
+             "--seed", str(bench.SEED)],
+            check=True,
+        )
+        base = [str(bench.TOOLCTL), "--catalog", str(catalog), "--json"]
+        subprocess.run([*base, "index", "rebuild"], check=True, capture_output=True)
+        bundle = bench.toolctl_json(catalog, "bundle", "list", "--page-size", "2")["items"][-1]
+        queries = [q for _, q in search.QUERIES]
+        commands = {
+            "pick (keyword)": [[*base, "pick", q] for q in queries],
+            "pick --scorer bm25": [[*base, "pick", q, "--scorer", "bm25"] for q in queries],
+            f"export openai --bundle {bundle['slug']}":
+                [[*base, "export", "--provider", "openai", "--bundle", bundle["slug"]]],
+            "export mcp, whole catalog": [[*base, "export", "--provider", "mcp"]],
+        }
+        print()
+        print(f"{args.size} tools, whole process, warm cache")
+        print(f"  {'command':<40} {'median ms':>9} {'p95 ms':>8} {'peak RSS MiB':>12} {'runs':>5}")
+        for name, argvs in commands.items():
+            rounds = args.rounds if len(argvs) > 1 else max(args.rounds, 5)
+            timed = argvs * rounds
+            all_argvs = argvs[: bench.WARMUP] + timed + (argvs * bench.RSS_RUNS)[: bench.RSS_RUNS]
+            r = bench.measure(args.size, name, all_argvs, work)
+            print(f"  {name:<40} {r.median:>9.1f} {r.p95:>8.1f} {r.max_rss_kb / 1024:>12.1f} "
+                  f"{len(r.times_ms):>5}")
+        count, floor_ms = search.stat_floor(catalog)
+        print(f"  {'stat floor: ' + str(count) + ' stats, 1 thread':<40} {floor_ms:>9.1f}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+//! `toolctl pick`: the few right tools for a task.
+
+use super::export::{export_error, parse_provider, warn_left_out};
+use crate::catalog::config::EndpointConfig;
+use crate::cli::Ctx;
+use crate::cli::error::CliError;
+use crate::cli::output::{self, Human, Output};
+use crate::cli::view::clip;
+use crate::error_code::ErrorCode;
+use crate::invoke::secrets::Secrets;
+use crate::pick::{self, Endpoint, PickError, PickRequest, Scorer};
+use crate::provider::Provider;
+use crate::provider::export::translate;
+use clap::Args;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// Pick the few tools that fit a task, best first
+///
+/// Scores are between 0 and 1. Unsafe tools (they change things: safe: false, destructive
+/// annotations, HTTP methods other than GET/HEAD) are left out unless --allow-unsafe. Prints
+/// [{ref, name, toolID, score, reason}] (with provenance under --debug), or with --emit the
+/// picked tools ready to send to a provider.
+#[derive(Debug, Args)]
+pub struct PickArgs {
+    /// The task, in any words
+    #[arg(required = true, num_args = 1.., value_name = "QUERY")]
+    pub query: Vec<String>,
+    /// Pick at most N tools (1 to 128)
+    #[arg(long, value_name = "N", default_value_t = pick::DEFAULT_MAX)]
+    pub max: usize,
+    /// Leave out tools scoring under X (0 to 1)
+    #[arg(long, value_name = "X", default_value_t = pick::DEFAULT_MIN_SCORE)]
+    pub min_score: f64,
+    /// Also pick tools that are not safe
+    #[arg(long)]
+    pub allow_unsafe: bool,
+    /// How to score: keyword, bm25, hybrid, embed or llm
+    #[arg(long, value_name = "NAME", default_value = "keyword", value_parser = parse_scorer)]
+    pub scorer: Scorer,
+    /// Give up scoring after MS milliseconds and return the first tools in registration order
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// Show why each tool was picked: scorer, matched terms, sub-scores
+    #[arg(long)]
+    pub debug: bool,
+    /// Print the picked tools in this provider's format instead (as `export` does)
+    #[arg(long, value_name = "PROVIDER", value_parser = parse_provider)]
+    pub emit: Option<Provider>,
+    /// With --emit openai or openai-responses: strict mode
+    #[arg(long, requires = "emit")]
+    pub strict: bool,
+    /// With --emit: leave out, with a warning, tools the provider cannot take
+    #[arg(long, requires = "emit")]
+    pub lenient: bool,
+    /// The embeddings endpoint (embed, hybrid), e.g. http://127.0.0.1:11434/v1
+    #[arg(long, value_name = "URL")]
+    pub embed_url: Option<String>,
+    /// The embeddings model
+    #[arg(long, value_name = "MODEL")]
+    pub embed_model: Option<String>,
+    /// The chat completions endpoint (llm), e.g. https://api.openai.com/v1
+    #[arg(long, value_name = "URL")]
+    pub llm_url: Option<String>,
+    /// The chat model
+    #[arg(long, value_name = "MODEL")]
+    pub llm_model: Option<String>,
+}
+
+fn parse_scorer(text: &str) -> Result<Scorer, String> {
+    text.parse()
+}
+
+pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
+    let catalog = ctx.catalog()?;
+    let config = &catalog.config().pick;
+    let needs = |scorers: &[Scorer]| scorers.contains(&args.scorer);
+    let request = PickRequest {
+        query: args.query.join(" "),
+        max: args.max,
+        min_score: args.min_score,
+        allow_unsafe: args.allow_unsafe,
+        scorer: args.scorer,
+        timeout: args.timeout_ms.map(Duration::from_millis),
+        embed: if needs(&[Scorer::Embed, Scorer::Hybrid]) {
+            endpoint(&config.embed, &args.embed_url, &args.embed_model, "embed")?
+        } else {
+            None
+        },
+        embed_batch: config
+            .embed
+            .batch_size
+            .filter(|n| *n > 0)
+            .unwrap_or(pick::DEFAULT_EMBED_BATCH),
+        llm: if needs(&[Scorer::Llm]) {
+            endpoint(&config.llm, &args.llm_url, &args.llm_model, "llm")?
+        } else {
+            None
+        },
+    };
+    let mut progress = ctx.ui.progress(0, "embedding tools");
+    let outcome = ctx.read_index(&catalog, |index| {
+        match pick::pick(&catalog, index, &request, &mut |done, total| {
+            progress.update(done, total)
+        }) {
+            Err(PickError::Index(e)) => Err(e),
+            other => Ok(other),
+        }
+    });
+    drop(progress);
+    let outcome = outcome?.map_err(|e| match e {
+        PickError::Index(e) => e.into(),
+        PickError::Invalid { message, hint } => CliError::invalid(message).with_hint(hint),
+        PickError::Upstream(message) => CliError::new(ErrorCode::UpstreamError, message)
+            .with_hint("check pick.embed in toolctl.json (baseUrl, model, apiKeySecret) or --embed-url/--embed-model"),
+    })?;
+    if let Some(reason) = &outcome.fallback {
+        ctx.ui.warn(reason);
+    }
+
+    if let Some(provider) = args.emit {
+        let mut tools = Vec::new();
+        for picked in &outcome.picks {
+            match catalog.tool_at(&picked.member.row.path) {
+                Ok(Some(entry)) => tools.push((picked.member.name.clone(), entry)),
+                Ok(None) => {}
+                Err(problem) => ctx.warn_problems(&[problem]),
+            }
+        }
+        let (list, _, left_out) =
+            translate(provider, &tools, args.strict, args.lenient).map_err(export_error)?;
+        warn_left_out(ctx, provider, &left_out);
+        let text = serde_json::to_string_pretty(&list).unwrap_or_default();
+        return Ok(Output::new(list, Human::Text(text)));
+    }
+
+    let mut table = output::table(["#", "TOOL", "NAME", "SCORE", "REASON"]);
+    let mut items = Vec::new();
+    let mut debug_lines = Vec::new();
+    for (i, picked) in outcome.picks.iter().enumerate() {
+        let reference = picked.member.reference();
+        table.add_row([
+            (i + 1).to_string(),
+            reference.clone(),
+            picked.member.name.clone(),
+            format!("{:.2}", picked.score),
+            clip(&picked.reason, 60),
+        ]);
+        let mut item = json!({
+            "ref": reference,
+            "name": picked.member.name,
+            "toolID": picked.member.row.tool_id,
+            "score": picked.score,
+            "reason": picked.reason,
+        });
+        if args.debug {
+            item["provenance"] = picked.provenance.clone();
+            debug_lines.push(format!("{reference}: {}", picked.provenance));
+        }
+        items.push(item);
+    }
+    let text = if items.is_empty() {
+        format!(
+            "no tool scores {} or more for '{}' ({} considered; --min-score lowers the bar{})",
+            args.min_score,
+            request.query,
+            outcome.considered,
+            if args.allow_unsafe {
+                ""
+            } else {
+                ", --allow-unsafe adds unsafe tools"
+            }
+        )
+    } else {
+        let mut text = table.trim_fmt();
+        for line in debug_lines {
+            text.push('\n');
+            text.push_str(&line);
+        }
+        text
+    };
+    Ok(Output::new(Value::Array(items), Human::Text(text)))
+}
+
+/// The endpoint of a network scorer: flags over `toolctl.json`; the API key from the catalog
+/// secret the configuration names.
+fn endpoint(
+    config: &EndpointConfig,
+    url: &Option<String>,
+    model: &Option<String>,
+    flag: &str,
+) -> Result<Option<Endpoint>, CliError> {
+    let (Some(base_url), Some(model)) = (
+        url.clone().or_else(|| config.base_url.clone()),
+        model.clone().or_else(|| config.model.clone()),
+    ) else {
+        return Ok(None);
+    };
+    let api_key = match &config.api_key_secret {
+        None => None,
+        Some(name) => {
+            let secrets = Secrets::load().map_err(|f| {
+                CliError::new(f.code, f.message().to_owned())
+            })?;
+            Some(secrets.get(name).ok_or_else(|| {
+                CliError::invalid(format!(
+                    "pick.{flag}.apiKeySecret names the secret '{name}', which is not set"
+                ))
+                .with_hint(format!(
+                    "set TOOLCTL_SECRET_{name}, or add \"{name}\" to the secrets file ({})",
+                    crate::invoke::secrets::file()
+                        .map_or_else(|| "~/.config/toolctl/secrets.json".to_owned(), |p| p.display().to_string())
+                ))
+            })?)
+        }
+    };
+    Ok(Some(Endpoint {
+        base_url: base_url.trim_end_matches('/').to_owned(),
+        model,
+        api_key,
+        timeout: Duration::from_millis(config.timeout_ms.unwrap_or(30_000)),
+    }))
+}

@@ -1,0 +1,124 @@
+//! The live tools as rows, for the commands that look at the whole catalog at once (`pick`,
+//! `export`, exported names): one query instead of reading every `tool.json`, and the words
+//! of each tool as the full-text index holds them, for the keyword scorer.
+
+use super::{Index, Result};
+
+/// A tool of a live bundle (not soft-deleted; files that could not be used are left out).
+#[derive(Debug, Clone)]
+pub struct ToolRow {
+    /// The row's id in the full-text table.
+    pub id: i64,
+    /// `tool.json` relative to the catalog, or `builtin:<slug>`.
+    pub path: String,
+    /// The bundle's folder under `bundles/` (`builtin` for the built-in bundle).
+    pub bundle_dir: String,
+    pub bundle_slug: String,
+    pub slug: String,
+    pub version: String,
+    pub tool_id: String,
+    /// The tool's own flag.
+    pub is_enabled: bool,
+    pub bundle_enabled: bool,
+    /// Why this binary cannot use it, if it cannot.
+    pub unavailable: Option<String>,
+    pub safe: bool,
+    /// `createdAt` in nanoseconds: registration order.
+    pub created_ns: i64,
+    /// Slug and display name, description and tags (empty unless asked for).
+    pub text: ToolText,
+}
+
+/// The words of a tool as indexed.
+#[derive(Debug, Clone, Default)]
+pub struct ToolText {
+    pub name: String,
+    pub description: String,
+    pub tags: String,
+}
+
+/// The full-text fields the keyword scorer looks in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Name,
+    Tags,
+    Description,
+}
+
+impl Field {
+    fn column(self) -> &'static str {
+        match self {
+            Self::Name => "name",
+            Self::Tags => "tags",
+            Self::Description => "description",
+        }
+    }
+}
+
+impl Index {
+    /// Every tool of every live bundle, in registration order (`createdAt`, then toolID).
+    /// With `with_text`, each row carries its indexed words too.
+    pub fn tool_rows(&self, with_text: bool) -> Result<Vec<ToolRow>> {
+        let text_columns = if with_text {
+            "f.name, f.description, f.tags"
+        } else {
+            "'', '', ''"
+        };
+        let sql = format!(
+            "SELECT t.id, t.path, t.bundle_dir, bu.slug, t.slug_dir, t.version, t.tool_id, t.is_enabled,
+                    bu.is_enabled, t.unavailable, t.safe, t.created_ns, {text_columns}
+             FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
+             {join}
+             WHERE t.tool_id IS NOT NULL AND bu.bundle_id IS NOT NULL AND bu.problem IS NULL
+               AND bu.is_deleted = 0
+             ORDER BY t.created_ns, t.tool_id",
+            join = if with_text {
+                "JOIN tool_fts f ON f.rowid = t.id"
+            } else {
+                ""
+            }
+        );
+        let mut statement = self.conn.prepare(&sql).map_err(|e| self.db_error(e))?;
+        let rows = statement
+            .query_map([], |r| {
+                Ok(ToolRow {
+                    id: r.get(0)?,
+                    path: r.get(1)?,
+                    bundle_dir: r.get(2)?,
+                    bundle_slug: r.get(3)?,
+                    slug: r.get(4)?,
+                    version: r.get(5)?,
+                    tool_id: r.get(6)?,
+                    is_enabled: r.get(7)?,
+                    bundle_enabled: r.get(8)?,
+                    unavailable: r.get(9)?,
+                    safe: r.get(10)?,
+                    created_ns: r.get(11)?,
+                    text: ToolText {
+                        name: r.get(12)?,
+                        description: r.get(13)?,
+                        tags: r.get(14)?,
+                    },
+                })
+            })
+            .map_err(|e| self.db_error(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.db_error(e))
+    }
+
+    /// The ids of the tools whose `field` holds `token` as a word, compared as the index
+    /// compares words (case and diacritics folded, Porter stems: "forecasts" = "forecast").
+    /// `token` is a query token (letters and digits only, see [`super::text::query_tokens`]).
+    pub fn tools_with_word(&self, field: Field, token: &str) -> Result<Vec<i64>> {
+        let expression = format!("{} : {}", field.column(), super::text::quoted(token));
+        let mut statement = self
+            .conn
+            .prepare_cached("SELECT rowid FROM tool_fts WHERE tool_fts MATCH ?1")
+            .map_err(|e| self.db_error(e))?;
+        let ids = statement
+            .query_map([expression], |r| r.get(0))
+            .map_err(|e| self.db_error(e))?;
+        ids.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.db_error(e))
+    }
+}
