@@ -75,6 +75,8 @@ pub enum ExportError {
         provider: Provider,
         refused: Vec<Refused>,
     },
+    #[error("{reference} cannot be exported: {status}")]
+    NotUsable { reference: String, status: String },
     #[error("{count} tools is more than {provider} takes in one request ({max})")]
     TooMany {
         provider: Provider,
@@ -162,7 +164,14 @@ pub fn export(catalog: &Catalog, index: &Index, request: &ExportRequest) -> Resu
                 entry.tool.bundle_id.to_string()
             });
             let usable = entry.is_effectively_enabled() && entry.unavailable.is_none();
-            if !(request.include_disabled || usable) || !in_bundles(&dir) {
+            if !(request.include_disabled || usable) {
+                // Named on purpose: say why it is not there rather than print less.
+                return Err(ExportError::NotUsable {
+                    reference: entry.reference(),
+                    status: entry.status(),
+                });
+            }
+            if !in_bundles(&dir) {
                 continue;
             }
             let exported = lineup

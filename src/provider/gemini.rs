@@ -1,9 +1,985 @@
-//! Gemini's OpenAPI 3.0 schema subset: a transformed copy of a schema (being written).
+//! Gemini `functionDeclarations[].parameters`: a transformed copy of a tool's argument schema.
+//!
+//! Gemini takes a subset of OpenAPI 3.0, not JSON Schema, and answers anything outside it with
+//! "Invalid JSON payload received. Unknown name …". [`gemini_schema`] computes that form from the
+//! canonical `argSchema`, which is never changed, and refuses — with every reason at once —
+//! whatever the subset cannot say with the same meaning. Unknown keywords are refused too: what
+//! this module cannot vouch for, it does not send.
+//!
+//! What changes, and why the meaning stays:
+//! - `$ref` is replaced by a copy of its target (`$defs` then go): the same schema, spelled out.
+//!   A recursive `$ref` cannot be spelled out and is refused.
+//! - `const: "v"` becomes `enum: ["v"]`; `type: ["T", "null"]` becomes `type: T, nullable: true`
+//!   (and `null` in an `enum` becomes `nullable: true`); `type: [A, B]` becomes `anyOf` of `A` and
+//!   `B`; `oneOf` becomes `anyOf` only where no value can match two branches
+//!   (`strict::exclusive`). Each accepts exactly the same values.
+//! - On an integer, `exclusiveMinimum: n` is `minimum: n + 1` (and `exclusiveMaximum` likewise).
+//! - Pure annotations Gemini lacks (`$schema`, `$comment`, `examples` — whose first entry becomes
+//!   `example` — …) are dropped: they never decide whether a value is valid.
+//! - `additionalProperties: true` is dropped with no change at all. `additionalProperties: false`
+//!   is dropped too, which lets Gemini's model see an open object: that is the one deliberate
+//!   widening, and it is safe because every call is validated against the canonical schema,
+//!   which still refuses undeclared keys, before a tool runs. A schema for extra keys is refused.
+//!
+//! Each error names the keyword and the JSON pointer of the canonical schema object holding it;
+//! an error inside a `$ref` target points into the target, once however often it is used.
 
 use super::Unexpressible;
-use serde_json::Value;
+use super::strict::{
+    ANNOTATIONS, TYPING, accepts_null, exclusive, finish, has_type, join, local_pointer,
+};
+use serde_json::{Map, Value, json};
+
+/// Keywords Gemini takes with the meaning JSON Schema gives them: copied as they are.
+const KEPT: &[&str] = &[
+    "format",
+    "title",
+    "description",
+    "default",
+    "example",
+    "pattern",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "propertyOrdering",
+];
+
+/// The JSON Schema types Gemini has (`null` only as `nullable`).
+const TYPES: &[&str] = &["string", "number", "integer", "boolean", "array", "object"];
+
+/// How many `$ref`s may be inlined in all; past this the copy would grow out of proportion.
+const MAX_INLINED: usize = 1_000;
+
+/// Why a type list or `oneOf` cannot become `anyOf` beside another one.
+const SECOND_ANY_OF: &str =
+    "this would need a second `anyOf` beside the one the schema has; combine them by hand";
 
 /// The Gemini view of `schema`, or everything that keeps it from having one.
+///
+/// A tool without arguments comes out as `{"type":"object","properties":{}}`. Gemini has
+/// answered an empty `properties` with "should be non-empty for OBJECT type", so a caller may
+/// leave `parameters` out for such a tool.
 pub fn gemini_schema(schema: &Value) -> Result<Value, Vec<Unexpressible>> {
-    Ok(schema.clone())
+    let mut view = Gemini {
+        root: schema,
+        errors: Vec::new(),
+        refs: Vec::new(),
+        inlined: 0,
+    };
+    if schema.is_object() && schema.get("type").and_then(Value::as_str) != Some("object") {
+        view.fail(
+            "type",
+            "",
+            "Gemini takes the parameters as one object: the root needs `\"type\": \"object\"`",
+        );
+    }
+    let out = view.schema(schema, "", "type", true);
+    finish(out, view.errors)
+}
+
+struct Gemini<'a> {
+    root: &'a Value,
+    errors: Vec<Unexpressible>,
+    /// The `$ref` targets being inlined, outermost first.
+    refs: Vec<String>,
+    inlined: usize,
+}
+
+impl Gemini<'_> {
+    fn fail(&mut self, keyword: &str, pointer: &str, message: impl Into<String>) {
+        self.errors
+            .push(Unexpressible::new(keyword, pointer, message));
+    }
+
+    /// Reports what Gemini cannot say; `fix` ends the message, and the way out follows.
+    fn refuse(&mut self, keyword: &str, pointer: &str, fix: impl std::fmt::Display) {
+        let message = format!("{fix}, or export this tool for a provider that takes JSON Schema");
+        self.fail(keyword, pointer, message);
+    }
+
+    /// The Gemini form of the subschema at `ptr`, found under the keyword `via`.
+    fn schema(&mut self, node: &Value, ptr: &str, via: &str, root: bool) -> Value {
+        match node {
+            Value::Object(map) if map.contains_key("$ref") => self.inline(map, ptr),
+            Value::Object(map) => {
+                if !root && !TYPING.iter().any(|k| map.contains_key(*k)) {
+                    self.refuse(
+                        "type",
+                        ptr,
+                        "this schema has no `type` (nor `enum`, `const`, `anyOf`), so it accepts \
+                            any value, which Gemini cannot say; give it a type",
+                    );
+                }
+                self.keywords(map, ptr, root)
+            }
+            Value::Bool(b) => {
+                self.refuse(
+                    via,
+                    ptr,
+                    format!(
+                        "Gemini has no boolean schemas, and `{b}` is one; write the schema out"
+                    ),
+                );
+                node.clone()
+            }
+            _ => {
+                self.fail(via, ptr, "this is not a schema (a JSON object)");
+                node.clone()
+            }
+        }
+    }
+
+    /// A copy of the `$ref` target, with the annotations beside the `$ref` laid over it (they
+    /// describe this use of the target).
+    fn inline(&mut self, map: &Map<String, Value>, ptr: &str) -> Value {
+        let reference = map.get("$ref").and_then(Value::as_str).unwrap_or_default();
+        let Some(target) = local_pointer(reference) else {
+            self.refuse(
+                "$ref",
+                ptr,
+                format!(
+                    "Gemini has no `$ref`, and `{reference}` is not in this schema, so it cannot \
+                        be inlined; inline it by hand"
+                ),
+            );
+            return Value::Null;
+        };
+        let Some(schema) = self.root.pointer(&target) else {
+            self.fail(
+                "$ref",
+                ptr,
+                format!("`{reference}` points at nothing in this schema"),
+            );
+            return Value::Null;
+        };
+        if self.refs.contains(&target) {
+            self.refuse(
+                "$ref",
+                ptr,
+                format!(
+                    "`{reference}` is recursive, and Gemini has no `$ref`: a recursive schema \
+                        cannot be inlined"
+                ),
+            );
+            return Value::Null;
+        }
+        self.inlined += 1;
+        if self.inlined > MAX_INLINED {
+            if self.inlined == MAX_INLINED + 1 {
+                self.refuse(
+                    "$ref",
+                    "",
+                    format!(
+                        "inlining the `$ref`s would copy more than {MAX_INLINED} schemas; simplify \
+                            the schema"
+                    ),
+                );
+            }
+            return Value::Null;
+        }
+        let mut notes = Map::new();
+        for (key, value) in map {
+            // `$defs` beside a `$ref` go like all others: their users are inlined.
+            if key == "$ref" || key == "$defs" || key == "definitions" {
+                continue;
+            }
+            if key == "description" || key == "example" || ANNOTATIONS.contains(&key.as_str()) {
+                notes.insert(key.clone(), value.clone());
+            } else {
+                self.refuse(
+                    "$ref",
+                    ptr,
+                    format!(
+                        "`{key}` beside `$ref` would have to be merged into the inlined target; \
+                            merge them by hand"
+                    ),
+                );
+            }
+        }
+        self.refs.push(target.clone());
+        let view = self.schema(schema, &target, "$ref", false);
+        self.refs.pop();
+        let (Value::Object(mut out), Value::Object(notes)) =
+            (view, self.keywords(&notes, ptr, false))
+        else {
+            return Value::Null;
+        };
+        out.extend(notes);
+        Value::Object(out)
+    }
+
+    /// The Gemini form of the schema object `map` (without `$ref`) at `ptr`.
+    fn keywords(&mut self, map: &Map<String, Value>, ptr: &str, root: bool) -> Value {
+        let types = self.types(map, ptr);
+        // `nullable` only where the whole schema accepts null: a `type` with `null` beside an
+        // `enum` without it, or a `const`, still refuses null.
+        let nullable =
+            types.as_ref().is_none_or(|(_, null)| *null) && accepts_null(map, self.root, 0);
+        let integer = types.as_ref().is_some_and(|(ts, _)| ts == &["integer"]);
+        let mut lower = self.bound(map, ptr, ("minimum", "exclusiveMinimum"), integer);
+        let mut upper = self.bound(map, ptr, ("maximum", "exclusiveMaximum"), integer);
+        let mut out = Map::new();
+        for (key, value) in map {
+            let here = join(ptr, key);
+            match key.as_str() {
+                "type" => match &types {
+                    Some((ts, _)) if ts.len() == 1 => {
+                        out.insert(key.clone(), json!(ts[0]));
+                        if nullable {
+                            out.insert("nullable".to_owned(), Value::Bool(true));
+                        }
+                    }
+                    Some(_) if map.contains_key("anyOf") || map.contains_key("oneOf") => {
+                        self.refuse(key, ptr, SECOND_ANY_OF);
+                    }
+                    Some((ts, _)) => {
+                        let branches = ts.iter().map(|t| {
+                            if nullable {
+                                json!({"type": t, "nullable": true})
+                            } else {
+                                json!({"type": t})
+                            }
+                        });
+                        out.insert("anyOf".to_owned(), branches.collect());
+                    }
+                    None => {}
+                },
+                "enum" | "const" => {
+                    self.values(map, key, value, ptr, types.is_none() && nullable, &mut out)
+                }
+                "minimum" | "exclusiveMinimum" => {
+                    out.extend(lower.take().map(|v| ("minimum".to_owned(), v)))
+                }
+                "maximum" | "exclusiveMaximum" => {
+                    out.extend(upper.take().map(|v| ("maximum".to_owned(), v)))
+                }
+                k if KEPT.contains(&k) => {
+                    out.insert(key.clone(), value.clone());
+                }
+                "properties" => {
+                    let Value::Object(props) = value else {
+                        self.fail(key, ptr, "`properties` is not an object");
+                        continue;
+                    };
+                    let props = props.iter().map(|(name, p)| {
+                        (name.clone(), self.schema(p, &join(&here, name), key, false))
+                    });
+                    out.insert(key.clone(), Value::Object(props.collect()));
+                }
+                "required" => {
+                    self.required(map, value, ptr);
+                    out.insert(key.clone(), value.clone());
+                }
+                "items" if value.is_object() => {
+                    let items = self.schema(value, &here, key, false);
+                    out.insert(key.clone(), items);
+                }
+                "items" => self.refuse(
+                    key,
+                    ptr,
+                    "Gemini needs `items` to be one schema (no tuples, no `true`/`false`)",
+                ),
+                "anyOf" => {
+                    let branches = self.branches(value, &here, key);
+                    out.insert(key.clone(), branches);
+                }
+                "oneOf" if map.contains_key("anyOf") || out.contains_key("anyOf") => {
+                    self.refuse(key, ptr, SECOND_ANY_OF);
+                }
+                // Exclusivity is proven on the canonical branches; dropping `additionalProperties:
+                // false` inside them widens the view only by undeclared keys, as everywhere else.
+                "oneOf" => {
+                    if value.as_array().is_some_and(|b| exclusive(b, self.root)) {
+                        let branches = self.branches(value, &here, key);
+                        out.insert("anyOf".to_owned(), branches);
+                    } else {
+                        self.refuse(
+                            key,
+                            ptr,
+                            "Gemini has only `anyOf`, which would also accept a value matching \
+                                several of these branches; make the branches exclusive (e.g. a \
+                                required property with a different `const` in each)",
+                        );
+                    }
+                }
+                "additionalProperties" => match value {
+                    // Dropped: `true` changes nothing; `false` see the module comment.
+                    Value::Bool(_) => {}
+                    Value::Object(extra) if extra.is_empty() => {}
+                    _ => self.refuse(
+                        key,
+                        ptr,
+                        "Gemini has no schema for extra keys (a map); list the keys as properties",
+                    ),
+                },
+                // Inlined wherever a `$ref` uses them.
+                "$defs" | "definitions" => {}
+                "examples" => {
+                    if !map.contains_key("example")
+                        && let Some(first) = value.as_array().and_then(|e| e.first())
+                    {
+                        out.insert("example".to_owned(), first.clone());
+                    }
+                }
+                k if ANNOTATIONS.contains(&k) => {}
+                // A root `$id` only names the document: `#…` references resolve the same without.
+                "$id" if root => {}
+                other => self.refuse(other, ptr, unsupported(other)),
+            }
+        }
+        if has_type(map, "array") && !map.contains_key("items") {
+            self.refuse(
+                "items",
+                ptr,
+                "Gemini needs `items` on every array, and this one has none (any items); add \
+                    `items`",
+            );
+        }
+        Value::Object(out)
+    }
+
+    /// The types `map` allows besides `null`, and whether it allows `null`; `None` without a
+    /// `type`, or with one Gemini cannot say (reported).
+    fn types(&mut self, map: &Map<String, Value>, ptr: &str) -> Option<(Vec<String>, bool)> {
+        let names: Vec<&Value> = match map.get("type")? {
+            Value::Array(names) => names.iter().collect(),
+            name => vec![name],
+        };
+        let mut types = Vec::new();
+        let mut null = false;
+        for name in names {
+            match name.as_str() {
+                Some("null") => null = true,
+                Some(t) if TYPES.contains(&t) => types.push(t.to_owned()),
+                _ => {
+                    self.fail("type", ptr, format!("`{name}` is not a type Gemini knows"));
+                    return None;
+                }
+            }
+        }
+        if types.is_empty() {
+            self.refuse(
+                "type",
+                ptr,
+                "this schema accepts only null, which Gemini cannot say",
+            );
+            return None;
+        }
+        Some((types, null))
+    }
+
+    /// Writes `enum` (from `enum` or `const`), Gemini's enums holding strings only. Without a
+    /// `type`, it adds `type: string` (what the values are anyway), and `nullable` if asked.
+    fn values(
+        &mut self,
+        map: &Map<String, Value>,
+        key: &str,
+        value: &Value,
+        ptr: &str,
+        nullable: bool,
+        out: &mut Map<String, Value>,
+    ) {
+        let values = if key == "const" {
+            std::slice::from_ref(value)
+        } else if let Some(values) = value.as_array() {
+            values.as_slice()
+        } else {
+            return self.fail(key, ptr, "`enum` is not an array");
+        };
+        if let Some(other) = values
+            .iter()
+            .find(|v| !(v.is_string() || key == "enum" && v.is_null()))
+        {
+            return self.refuse(
+                key,
+                ptr,
+                format!("Gemini's enums hold only strings, and this `{key}` has {other}"),
+            );
+        }
+        if key == "const" && map.contains_key("enum") {
+            return self.refuse(
+                key,
+                ptr,
+                "`const` becomes `enum`, and this schema has both; keep one",
+            );
+        }
+        let strings: Vec<&Value> = values.iter().filter(|v| v.is_string()).collect();
+        if strings.is_empty() {
+            return self.refuse(
+                key,
+                ptr,
+                format!("this `{key}` allows only null, which Gemini cannot say"),
+            );
+        }
+        if !map.contains_key("type") {
+            out.insert("type".to_owned(), json!("string"));
+            if nullable {
+                out.insert("nullable".to_owned(), Value::Bool(true));
+            }
+        }
+        out.insert("enum".to_owned(), json!(strings));
+    }
+
+    /// The bound `minimum` (or `maximum`) to write: the inclusive one, the exclusive one turned
+    /// inclusive on an integer (`> n` is `>= n + 1` there), or the stricter of both.
+    fn bound(
+        &mut self,
+        map: &Map<String, Value>,
+        ptr: &str,
+        (inclusive, exclusive): (&str, &str),
+        integer: bool,
+    ) -> Option<Value> {
+        let lower = inclusive == "minimum";
+        let strict = map.get(exclusive).and_then(|bound| {
+            let step = bound
+                .as_f64()
+                .filter(|n| integer && n.fract() == 0.0 && n.abs() < 9.0e15);
+            let step = step.map(|n| if lower { n + 1.0 } else { n - 1.0 });
+            if step.is_none() {
+                let wanted = if lower { "n + 1" } else { "n - 1" };
+                self.refuse(
+                    exclusive,
+                    ptr,
+                    format!(
+                        "Gemini has no `{exclusive}`; only on an `integer` with a whole-number \
+                            bound n can it become `{inclusive}: {wanted}`; use `{inclusive}` if \
+                            the bound itself may be accepted"
+                    ),
+                );
+            }
+            // Whole numbers below 2^53 are exact as f64, so the step loses nothing.
+            step.map(|n| json!(n as i64))
+        });
+        let plain = map.get(inclusive).cloned();
+        match (plain, strict) {
+            (Some(a), Some(b)) => {
+                let (x, y) = (
+                    a.as_f64().unwrap_or(f64::NAN),
+                    b.as_f64().unwrap_or(f64::NAN),
+                );
+                Some(if (x >= y) == lower { a } else { b })
+            }
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn required(&mut self, map: &Map<String, Value>, value: &Value, ptr: &str) {
+        let props = map.get("properties").and_then(Value::as_object);
+        let Value::Array(names) = value else {
+            return self.fail(
+                "required",
+                ptr,
+                "`required` is not an array of property names",
+            );
+        };
+        for name in names {
+            let Some(name) = name.as_str() else {
+                self.fail(
+                    "required",
+                    ptr,
+                    format!("{name} in `required` is not a name"),
+                );
+                continue;
+            };
+            if !props.is_some_and(|p| p.contains_key(name)) {
+                self.refuse(
+                    "required",
+                    ptr,
+                    format!(
+                        "`{name}` is required but not defined in `properties`, which Gemini \
+                            rejects; define the property"
+                    ),
+                );
+            }
+        }
+    }
+
+    fn branches(&mut self, value: &Value, here: &str, via: &str) -> Value {
+        let Value::Array(branches) = value else {
+            self.fail(via, here, format!("`{via}` is not an array of schemas"));
+            return value.clone();
+        };
+        let out = branches.iter().enumerate();
+        Value::Array(
+            out.map(|(i, b)| self.schema(b, &join(here, &i.to_string()), via, false))
+                .collect(),
+        )
+    }
+}
+
+fn unsupported(keyword: &str) -> String {
+    let hint = match keyword {
+        "allOf" => "merge its subschemas into one schema by hand",
+        "patternProperties" | "propertyNames" | "unevaluatedProperties" => {
+            "list the keys as properties"
+        }
+        "prefixItems" | "additionalItems" => "use one `items` schema",
+        "nullable" => "JSON Schema says `\"type\": [\"T\", \"null\"]`",
+        "$id" | "$anchor" | "$dynamicRef" | "$dynamicAnchor" => {
+            "use `$defs` with `#/$defs/…` references"
+        }
+        "not" | "if" | "then" | "else" | "dependentRequired" | "dependentSchemas"
+        | "dependencies" | "uniqueItems" | "contains" | "minContains" | "maxContains"
+        | "unevaluatedItems" | "multipleOf" => "state the rule in the description instead",
+        _ => "remove it",
+    };
+    format!("Gemini's schema subset has no `{keyword}`; {hint}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::strict::tests::{FIXTURES, arb_schema, fixture, problems};
+    use proptest::prelude::*;
+
+    /// Asserts that `schema` has exactly the problems `expected` (keyword, pointer).
+    #[track_caller]
+    fn fails(schema: Value, expected: &[(&str, &str)]) {
+        let expected: Vec<_> = expected
+            .iter()
+            .map(|(k, p)| (k.to_string(), p.to_string()))
+            .collect();
+        assert_eq!(problems(gemini_schema, &schema), expected);
+    }
+
+    /// The Gemini view of a root object with the one property `p`.
+    fn prop(schema: Value) -> Result<Value, Vec<Unexpressible>> {
+        gemini_schema(&json!({"type": "object", "properties": {"p": schema}}))
+            .map(|v| v["properties"]["p"].clone())
+    }
+
+    fn obj(p: Value) -> Value {
+        json!({"type": "object", "properties": {"p": p}})
+    }
+
+    #[test]
+    fn refs_are_inlined_and_defs_dropped() {
+        let schema = json!({"type": "object", "$defs": {"a~/b": {"type": "string",
+            "description": "inner", "title": "A"}},
+            "definitions": {"n": {"type": "integer"}},
+            "properties": {"x": {"$ref": "#/$defs/a~0~1b", "description": "outer"},
+                "y": {"$ref": "#/definitions/n"},
+                "z": {"$ref": "#/properties/y"}, "w": {"$ref": "#/%24defs/a~0~1b"}}});
+        let view = gemini_schema(&schema).unwrap();
+        assert_eq!(
+            view,
+            json!({"type": "object", "properties": {
+            "x": {"type": "string", "description": "outer", "title": "A"}, "y": {"type": "integer"},
+            "z": {"type": "integer"}, "w": {"type": "string", "description": "inner",
+                "title": "A"}}})
+        );
+    }
+
+    #[test]
+    fn refs_that_cannot_be_inlined_are_refused() {
+        let recursive = json!({"type": "object", "$defs": {"node": {"type": "object",
+            "properties": {"next": {"$ref": "#/$defs/node"}}}},
+            "properties": {"head": {"$ref": "#/$defs/node"}}});
+        fails(recursive, &[("$ref", "/$defs/node/properties/next")]);
+        fails(obj(json!({"$ref": "#"})), &[("$ref", "/properties/p")]);
+        fails(
+            obj(json!({"$ref": "https://example.com/s.json"})),
+            &[("$ref", "/properties/p")],
+        );
+        fails(
+            obj(json!({"$ref": "#/$defs/missing"})),
+            &[("$ref", "/properties/p")],
+        );
+        let sibling = json!({"type": "object", "$defs": {"s": {"type": "string"}},
+            "properties": {"p": {"$ref": "#/$defs/s", "maxLength": 3}}});
+        fails(sibling, &[("$ref", "/properties/p")]);
+        // A problem in a target used twice is reported once, where it is.
+        let twice = json!({"type": "object", "$defs": {"u": {"type": "array",
+            "items": {"type": "string"}, "uniqueItems": true}},
+            "properties": {"a": {"$ref": "#/$defs/u"}, "b": {"$ref": "#/$defs/u"}}});
+        fails(twice, &[("uniqueItems", "/$defs/u")]);
+    }
+
+    #[test]
+    fn const_becomes_a_one_value_enum() {
+        assert_eq!(
+            prop(json!({"const": "ecb", "description": "d"})).unwrap(),
+            json!({"type": "string", "enum": ["ecb"], "description": "d"})
+        );
+        assert_eq!(
+            prop(json!({"type": "string", "const": "x"})).unwrap(),
+            json!({"type": "string", "enum": ["x"]})
+        );
+        for value in [json!(1), json!(true), json!(null), json!({"a": 1})] {
+            fails(obj(json!({"const": value})), &[("const", "/properties/p")]);
+        }
+    }
+
+    #[test]
+    fn enums_hold_strings_and_null_becomes_nullable() {
+        assert_eq!(
+            prop(json!({"type": "string", "enum": ["a", "b"]})).unwrap(),
+            json!({"type": "string", "enum": ["a", "b"]})
+        );
+        let nullable = json!({"type": ["string", "null"], "enum": ["a", null]});
+        assert_eq!(
+            prop(nullable).unwrap(),
+            json!({"type": "string", "nullable": true, "enum": ["a"]})
+        );
+        assert_eq!(
+            prop(json!({"enum": [null, "a"]})).unwrap(),
+            json!({"type": "string", "nullable": true, "enum": ["a"]})
+        );
+        // Null is refused by the type, or by the enum: no `nullable`.
+        let refused = json!({"type": ["string", "null"], "enum": ["a"]});
+        assert_eq!(
+            prop(refused).unwrap(),
+            json!({"type": "string", "enum": ["a"]})
+        );
+        let constant = json!({"type": ["string", "null"], "const": "a"});
+        assert_eq!(
+            prop(constant).unwrap(),
+            json!({"type": "string", "enum": ["a"]})
+        );
+        assert_eq!(
+            prop(json!({"type": "string", "enum": ["a", null]})).unwrap(),
+            json!({"type": "string", "enum": ["a"]})
+        );
+        fails(
+            obj(json!({"type": "integer", "enum": [1, 2]})),
+            &[("enum", "/properties/p")],
+        );
+        fails(obj(json!({"enum": [null]})), &[("enum", "/properties/p")]);
+        fails(
+            obj(json!({"enum": ["a"], "const": "a"})),
+            &[("const", "/properties/p")],
+        );
+    }
+
+    #[test]
+    fn type_lists_become_nullable_or_any_of() {
+        assert_eq!(
+            prop(json!({"type": ["number", "null"], "minimum": 0})).unwrap(),
+            json!({"type": "number", "nullable": true, "minimum": 0})
+        );
+        assert_eq!(
+            prop(json!({"type": ["string", "integer"]})).unwrap(),
+            json!({"anyOf": [{"type": "string"}, {"type": "integer"}]})
+        );
+        assert_eq!(
+            prop(json!({"type": ["null", "string", "boolean"]})).unwrap(),
+            json!({"anyOf": [{"type": "string", "nullable": true}, {"type": "boolean",
+                "nullable": true}]})
+        );
+        fails(obj(json!({"type": ["null"]})), &[("type", "/properties/p")]);
+        fails(obj(json!({"type": "null"})), &[("type", "/properties/p")]);
+        fails(
+            obj(json!({"type": "decimal"})),
+            &[("type", "/properties/p")],
+        );
+        fails(
+            obj(json!({"type": ["string", "integer"], "anyOf": [{"type": "string"}]})),
+            &[("type", "/properties/p")],
+        );
+    }
+
+    #[test]
+    fn one_of_becomes_any_of_only_when_exclusive() {
+        let tagged = json!({"oneOf": [{"type": "object", "properties": {"k": {"const": "a"}},
+            "required": ["k"]},
+            {"type": "object", "properties": {"k": {"const": "b"}}, "required": ["k"]}]});
+        let view = prop(tagged).unwrap();
+        assert_eq!(
+            view["anyOf"][1],
+            json!({"type": "object", "properties": {"k": {"type": "string", "enum": ["b"]}},
+                "required": ["k"]})
+        );
+        fails(
+            obj(json!({"oneOf": [{"type": "number"}, {"type": "integer"}]})),
+            &[("oneOf", "/properties/p")],
+        );
+        fails(
+            obj(json!({"oneOf": [{"type": "string"}], "anyOf": [{"type": "string"}]})),
+            &[("oneOf", "/properties/p")],
+        );
+    }
+
+    #[test]
+    fn exclusive_bounds_on_integers_become_inclusive() {
+        assert_eq!(
+            prop(json!({"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10}))
+                .unwrap(),
+            json!({"type": "integer", "minimum": 1, "maximum": 9})
+        );
+        assert_eq!(
+            prop(json!({"type": ["integer", "null"], "exclusiveMaximum": 5.0})).unwrap(),
+            json!({"type": "integer", "nullable": true, "maximum": 4})
+        );
+        // With both bounds the stricter one stays, at the place of the first.
+        assert_eq!(
+            prop(json!({"type": "integer", "minimum": 3, "exclusiveMinimum": 0})).unwrap(),
+            json!({"type": "integer", "minimum": 3})
+        );
+        assert_eq!(
+            prop(json!({"type": "integer", "exclusiveMinimum": 5, "minimum": 3})).unwrap(),
+            json!({"type": "integer", "minimum": 6})
+        );
+        assert_eq!(
+            prop(json!({"type": "integer", "maximum": 3, "exclusiveMaximum": 3})).unwrap(),
+            json!({"type": "integer", "maximum": 2})
+        );
+        fails(
+            obj(json!({"type": "number", "exclusiveMinimum": 0})),
+            &[("exclusiveMinimum", "/properties/p")],
+        );
+        fails(
+            obj(json!({"type": "integer", "exclusiveMaximum": 0.5})),
+            &[("exclusiveMaximum", "/properties/p")],
+        );
+        fails(
+            obj(json!({"type": "integer", "exclusiveMinimum": true})),
+            &[("exclusiveMinimum", "/properties/p")],
+        );
+    }
+
+    #[test]
+    fn annotations_gemini_lacks_are_dropped() {
+        let schema = json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": "urn:x", "$comment": "c", "type": "object",
+            "properties": {"p": {"type": "string", "examples": ["e1", "e2"], "deprecated": true,
+                "readOnly": true, "writeOnly": false},
+                "q": {"type": "string", "example": "kept", "examples": ["dropped"]}}});
+        let view = gemini_schema(&schema).unwrap();
+        assert_eq!(
+            view,
+            json!({"type": "object", "properties": {"p": {"type": "string", "example": "e1"},
+                "q": {"type": "string", "example": "kept"}}})
+        );
+        fails(
+            obj(json!({"type": "string", "$id": "urn:inner"})),
+            &[("$id", "/properties/p")],
+        );
+    }
+
+    #[test]
+    fn additional_properties_is_dropped_unless_a_schema() {
+        for extra in [json!(false), json!(true), json!({})] {
+            let view = gemini_schema(
+                &json!({"type": "object", "properties": {}, "additionalProperties": extra}),
+            )
+            .unwrap();
+            assert_eq!(view, json!({"type": "object", "properties": {}}));
+        }
+        fails(
+            obj(json!({"type": "object", "additionalProperties": {"type": "string"}})),
+            &[("additionalProperties", "/properties/p")],
+        );
+    }
+
+    #[test]
+    fn required_names_must_be_defined() {
+        fails(
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a",
+                "b"]}),
+            &[("required", "")],
+        );
+        fails(
+            json!({"type": "object", "required": ["a"]}),
+            &[("required", "")],
+        );
+        fails(
+            json!({"type": "object", "properties": {}, "required": "a"}),
+            &[("required", "")],
+        );
+    }
+
+    #[test]
+    fn keywords_that_change_meaning_are_refused() {
+        for keyword in [
+            "patternProperties",
+            "propertyNames",
+            "allOf",
+            "not",
+            "if",
+            "then",
+            "else",
+            "dependentRequired",
+            "dependentSchemas",
+            "uniqueItems",
+            "contains",
+            "prefixItems",
+            "unevaluatedProperties",
+            "unevaluatedItems",
+            "multipleOf",
+            "minContains",
+            "nullable",
+            "$anchor",
+            "x-unknown",
+            "discriminatorx",
+        ] {
+            let mut schema = obj(json!({"type": "array", "items": {"type": "string"}}));
+            schema["properties"]["p"][keyword] = json!(1);
+            let errors = gemini_schema(&schema).unwrap_err();
+            assert_eq!(errors.len(), 1, "{keyword}: {errors:?}");
+            assert_eq!(
+                (errors[0].keyword.as_str(), errors[0].pointer.as_str()),
+                (keyword, "/properties/p")
+            );
+            assert!(
+                errors[0].message.contains(keyword) && errors[0].message.contains("provider"),
+                "{}",
+                errors[0].message
+            );
+        }
+    }
+
+    #[test]
+    fn schemas_gemini_cannot_say_are_refused() {
+        fails(obj(json!(true)), &[("properties", "/properties/p")]);
+        fails(
+            obj(json!({"type": "array", "items": false})),
+            &[("items", "/properties/p")],
+        );
+        fails(
+            obj(json!({"anyOf": [{"type": "string"}, true]})),
+            &[("anyOf", "/properties/p/anyOf/1")],
+        );
+        fails(obj(json!({"type": "array"})), &[("items", "/properties/p")]);
+        fails(
+            obj(json!({"type": "array", "items": [{"type": "string"}]})),
+            &[("items", "/properties/p")],
+        );
+        fails(
+            obj(json!({"description": "anything"})),
+            &[("type", "/properties/p")],
+        );
+        fails(json!({"type": "string"}), &[("type", "")]);
+        fails(json!(true), &[("type", "")]);
+    }
+
+    #[test]
+    fn allowed_keywords_key_order_and_nested_arrays_are_kept() {
+        // `Value`'s `==` ignores key order; the serialised text does not.
+        let schema = json!({"type": "object", "description": "d", "minProperties": 1,
+            "maxProperties": 3, "propertyOrdering": ["z", "a"], "properties": {
+                "z": {"type": "array", "minItems": 1, "maxItems": 2, "items": {"type": "array",
+                    "items": {"type": "string", "enum": ["b", "a"], "format": "enum"}}},
+                "a": {"title": "A", "pattern": "^a", "minLength": 1, "maxLength": 9,
+                    "type": "string", "default": "a", "example": "ab", "format": "date-time"},
+                "n": {"maximum": 9, "type": "number", "minimum": 0}},
+            "required": ["z"]});
+        assert_eq!(
+            gemini_schema(&schema).unwrap().to_string(),
+            schema.to_string()
+        );
+    }
+
+    #[test]
+    fn pointers_are_escaped_and_every_problem_reported() {
+        let schema = json!({"type": "object", "properties": {"a/b": {"type": "number",
+            "exclusiveMinimum": 0}, "c~d": {"const": 1}}, "required": ["x"]});
+        fails(
+            schema,
+            &[
+                ("exclusiveMinimum", "/properties/a~1b"),
+                ("const", "/properties/c~0d"),
+                ("required", ""),
+            ],
+        );
+    }
+
+    #[test]
+    fn fixture_catalog() {
+        let failing: &[(&str, &[(&str, &str)])] = &[
+            ("air-quality@v1", &[("oneOf", "")]),
+            ("create-issue@v1", &[("uniqueItems", "/properties/labels")]),
+            (
+                "currency-convert@v1",
+                &[("exclusiveMinimum", "/properties/amount")],
+            ),
+        ];
+        for (name, _) in FIXTURES {
+            let expected = failing
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or(&[][..], |(_, e)| e);
+            let expected: Vec<_> = expected
+                .iter()
+                .map(|(k, p)| (k.to_string(), p.to_string()))
+                .collect();
+            assert_eq!(problems(gemini_schema, &fixture(name)), expected, "{name}");
+        }
+        let event = gemini_schema(&fixture("create-event@v1")).unwrap();
+        assert!(event.get("$defs").is_none());
+        let attendee = &event["properties"]["attendees"]["items"];
+        assert_eq!(attendee["required"], json!(["email"]));
+        assert!(attendee.get("additionalProperties").is_none());
+        let recurrence = &event["properties"]["recurrence"];
+        assert_eq!(
+            recurrence["description"],
+            "How the event repeats; omit for a one-off."
+        );
+        assert_eq!(
+            recurrence["anyOf"][0]["properties"]["frequency"],
+            json!({"type": "string", "enum": ["once"]})
+        );
+        assert_eq!(
+            recurrence["anyOf"][1]["properties"]["until"]["format"],
+            "date-time"
+        );
+        let update = gemini_schema(&fixture("update-event@v1")).unwrap();
+        assert_eq!(
+            update["properties"]["location"],
+            json!({"type": "string", "nullable": true, "description": "New location, or null to \
+                remove it."})
+        );
+        let issue = gemini_schema(&fixture("stock-quote@v1")).unwrap();
+        assert_eq!(issue["properties"]["exchange"]["nullable"], true);
+    }
+
+    /// Whether `view` holds only what Gemini accepts.
+    fn only_gemini(view: &Value) -> bool {
+        match view {
+            Value::Object(map) => map.iter().all(|(key, value)| {
+                let allowed = KEPT.contains(&key.as_str())
+                    || [
+                        "type",
+                        "nullable",
+                        "enum",
+                        "minimum",
+                        "maximum",
+                        "properties",
+                        "required",
+                        "items",
+                        "anyOf",
+                    ]
+                    .contains(&key.as_str());
+                let sound = match key.as_str() {
+                    "type" => value.as_str().is_some_and(|t| TYPES.contains(&t)),
+                    "enum" => value
+                        .as_array()
+                        .is_some_and(|e| e.iter().all(Value::is_string)),
+                    "properties" => value
+                        .as_object()
+                        .is_some_and(|p| p.values().all(only_gemini)),
+                    "items" => only_gemini(value),
+                    "anyOf" => value.as_array().is_some_and(|b| b.iter().all(only_gemini)),
+                    _ => true,
+                };
+                allowed && sound
+            }),
+            _ => false,
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn gemini_views_never_panic_and_hold_only_gemini_keywords(
+            props in prop::collection::btree_map("[a-d]", arb_schema(), 0..4),
+            defs in arb_schema(),
+        ) {
+            let schema = json!({"type": "object", "$defs": {"d": defs}, "properties": props});
+            if let Ok(view) = gemini_schema(&schema) {
+                prop_assert!(only_gemini(&view), "{view}");
+            }
+        }
+    }
 }

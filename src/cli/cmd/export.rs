@@ -3,6 +3,7 @@
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
+use crate::error_code::ErrorCode;
 use crate::provider::Provider;
 use crate::provider::export::{self, ExportError, ExportRequest, Refused};
 use clap::Args;
@@ -119,6 +120,8 @@ pub fn export_error(error: ExportError) -> CliError {
             }
             error
         }
+        ExportError::NotUsable { .. } => CliError::new(ErrorCode::ToolDisabled, error.to_string())
+            .with_hint("--include-disabled exports disabled and unavailable tools too"),
         ExportError::TooMany {
             provider,
             count,
