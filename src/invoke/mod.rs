@@ -4,6 +4,8 @@
 //!    available (its native function exists, its hosts are allowed) — else `TOOL_DISABLED`;
 //! 2. the arguments are parsed: a JSON object, or a JSON string holding one (what OpenAI
 //!    sends); anything else is a `VALIDATION_ERROR` that says where the text went wrong;
+//!    A `null` given for an optional argument whose schema refuses null is dropped first: it is
+//!    how an OpenAI strict-mode model says "not given" ([`crate::provider::strict`]);
 //! 3. they are checked against the tool's `argSchema` (every error with its JSON pointer and
 //!    keyword). A tool without one is refused ("fail closed") unless it has `allowNoSchema`
 //!    with a `noSchemaMode`: `read-only` runs only read-only tools, `human-approval` asks on a
@@ -150,7 +152,15 @@ impl Success {
 /// Call `entry` with `raw_args` (see the module comment).
 pub fn invoke(entry: &ToolEntry, raw_args: Value, options: &Options) -> Result<Success, Failure> {
     check_callable(entry, &options.hosts)?;
-    let args = parse_arguments(raw_args)?;
+    let mut args = parse_arguments(raw_args)?;
+    if let Some(schema) = &entry.tool.arg_schema {
+        // A strict-mode model sends null for the optional arguments it leaves out.
+        let mut object = Value::Object(std::mem::take(&mut args));
+        crate::provider::strict::drop_unset_nulls(schema, &mut object);
+        if let Value::Object(map) = object {
+            args = map;
+        }
+    }
     let (validated, no_schema_mode) = check_arguments(entry, &args, options)?;
     // Compiled before the tool runs: a schema that cannot be used is found before any effect.
     let output_schema = entry

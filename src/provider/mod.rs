@@ -172,6 +172,7 @@ pub fn tool_definition(
             let parameters = if strict {
                 strict::openai_strict(&canonical).map_err(in_tool)?
             } else {
+                object_root("OpenAI", &canonical).map_err(in_tool)?;
                 canonical
             };
             def.insert("name".into(), name.into());
@@ -197,7 +198,11 @@ pub fn tool_definition(
             Ok(json!({ "type": "function", "function": def }))
         }
         Provider::Anthropic => {
-            anthropic_check(&canonical).map_err(in_tool)?;
+            let mut problems = object_root("Anthropic", &canonical).err().unwrap_or_default();
+            problems.extend(draft_2020_12(&canonical));
+            if !problems.is_empty() {
+                return Err(in_tool(problems));
+            }
             def.insert("name".into(), name.into());
             def.insert("description".into(), description.into());
             def.insert("input_schema".into(), canonical);
@@ -224,6 +229,7 @@ pub fn tool_definition(
                 def.insert("title".into(), view.display_name.clone().into());
             }
             def.insert("description".into(), description.into());
+            object_root("MCP", &canonical).map_err(in_tool)?;
             def.insert("inputSchema".into(), canonical);
             // MCP's outputSchema describes structuredContent, which is always an object.
             if let Some(output) = &view.output_schema
@@ -248,24 +254,28 @@ pub fn tool_list(provider: Provider, definitions: Vec<Value>) -> Value {
     }
 }
 
-/// Anthropic takes JSON Schema draft 2020-12 whose root is an object schema, and answers
-/// anything else with a 400.
-fn anthropic_check(schema: &Value) -> Result<(), Vec<Unexpressible>> {
+/// The root of a tool's arguments as OpenAI, Anthropic and MCP take it: `type: "object"`, and
+/// no `oneOf`/`anyOf`/`allOf`/`not`/`enum` beside it — each answers a schema with alternatives at
+/// the root with a 400 for the whole request (MCP clients pass the schema on to such APIs).
+fn object_root(provider: &str, schema: &Value) -> Result<(), Vec<Unexpressible>> {
     let mut problems = Vec::new();
     if schema.get("type").and_then(Value::as_str) != Some("object") {
         problems.push(Unexpressible::new(
             "type",
-            "/type",
-            "Anthropic needs input_schema.type to be \"object\"",
+            "",
+            format!("{provider} needs the arguments' schema to have type \"object\" at the root"),
         ));
     }
-    let meta = jsonschema::draft202012::meta::validator();
-    for error in meta.iter_errors(schema) {
-        problems.push(Unexpressible::new(
-            error.kind().keyword(),
-            error.instance_path().as_str(),
-            format!("not valid JSON Schema draft 2020-12, which Anthropic requires: {error}"),
-        ));
+    for keyword in ["oneOf", "anyOf", "allOf", "not", "enum"] {
+        if schema.get(keyword).is_some() {
+            problems.push(Unexpressible::new(
+                keyword,
+                "",
+                format!(
+                    "{provider} refuses {keyword} at the root of the arguments' schema; describe the alternatives as properties (checked by the canonical schema when the call comes back), or split the tool"
+                ),
+            ));
+        }
     }
     if problems.is_empty() {
         Ok(())
@@ -274,25 +284,68 @@ fn anthropic_check(schema: &Value) -> Result<(), Vec<Unexpressible>> {
     }
 }
 
+/// Anthropic takes JSON Schema draft 2020-12 only, and answers anything else with a 400.
+fn draft_2020_12(schema: &Value) -> Vec<Unexpressible> {
+    let meta = jsonschema::draft202012::meta::validator();
+    meta.iter_errors(schema)
+        .map(|error| {
+            // The failing value is a keyword's (`/properties/x/type`): name that keyword and
+            // point at the schema holding it, as the other checks do.
+            let at = error.instance_path().as_str().to_owned();
+            let (pointer, keyword) = match at.rsplit_once('/') {
+                Some((parent, last)) => (
+                    parent.to_owned(),
+                    last.replace("~1", "/").replace("~0", "~"),
+                ),
+                None => (at, error.kind().keyword().to_owned()),
+            };
+            Unexpressible::new(
+                keyword,
+                pointer,
+                format!("not valid JSON Schema draft 2020-12, which Anthropic requires: {error}"),
+            )
+        })
+        .collect()
+}
+
 /// MCP annotations: the tool's own, else what its HTTP method says (GET/HEAD/OPTIONS read-only
-/// and idempotent; PUT/DELETE destructive and idempotent; POST and PATCH neither). Without
-/// either, none: MCP's defaults (destructive, open world) then apply, which is the cautious
-/// reading of a tool that says nothing.
+/// and idempotent; PUT/DELETE destructive and idempotent; POST and PATCH not read-only, with
+/// `destructiveHint` left to MCP's default, true). An explicit `safe` wins over the method:
+/// `safe: false` is never shown as read-only or harmless, `safe: true` as not destructive.
+/// A native tool that says nothing gets none: MCP's defaults (destructive, open world) are
+/// the cautious reading.
 fn mcp_annotations(tool: &ToolEntry) -> Option<Value> {
     if let Some(own) = tool.doc.get("annotations") {
         return Some(own.clone());
     }
-    if tool.tool.kind != ToolType::Http {
-        return None;
+    let by_method = match tool.tool.kind {
+        ToolType::Http => tool.tool.http_impl().map(|http| match http.method.as_str() {
+            "GET" | "HEAD" | "OPTIONS" => {
+                json!({ "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true })
+            }
+            "PUT" | "DELETE" => {
+                json!({ "readOnlyHint": false, "destructiveHint": true, "idempotentHint": true })
+            }
+            _ => json!({ "readOnlyHint": false, "idempotentHint": false }),
+        }),
+        ToolType::Native | ToolType::Go => None,
+    };
+    match (tool.tool.safe, by_method) {
+        (Some(false), hints) => {
+            let mut hints = hints.unwrap_or_else(|| json!({}));
+            hints["readOnlyHint"] = false.into();
+            if let Some(map) = hints.as_object_mut()
+                && map.get("destructiveHint") == Some(&Value::Bool(false))
+            {
+                map.remove("destructiveHint");
+            }
+            Some(hints)
+        }
+        (Some(true), hints) => {
+            let mut hints = hints.unwrap_or_else(|| json!({}));
+            hints["destructiveHint"] = false.into();
+            Some(hints)
+        }
+        (None, hints) => hints,
     }
-    let method = tool.tool.http_impl()?.method;
-    Some(match method.as_str() {
-        "GET" | "HEAD" | "OPTIONS" => {
-            json!({ "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true })
-        }
-        "PUT" | "DELETE" => {
-            json!({ "readOnlyHint": false, "destructiveHint": true, "idempotentHint": true })
-        }
-        _ => json!({ "readOnlyHint": false, "destructiveHint": false, "idempotentHint": false }),
-    })
 }

@@ -8,9 +8,9 @@
 //! 2. prefixed by its bundle's slug and `__` only when another live bundle has a tool of the
 //!    same slug (`weather__search`, `web__search`), since a bare slug then names two tools;
 //! 3. cut to 64 characters;
-//! 4. names that still collide (after cutting, or `_` standing for different characters) all
-//!    get `_` and the first hex digits of the SHA-256 of `bundle/slug`, with the name cut so
-//!    the whole stays within 64 characters.
+//! 4. names that still collide (after cutting, or `_` standing for different characters), and
+//!    names that are another tool's slug, all get `_` and the first hex digits of the SHA-256
+//!    of `bundle/slug`, with the name cut so the whole stays within 64 characters.
 //!
 //! The map is built over every tool of every live bundle, disabled ones included, so enabling
 //! or disabling a tool never renames another; adding a bundle with an existing slug does (the
@@ -82,7 +82,11 @@ impl NameMap {
         let mut colliding = Vec::new();
         for (name, owners) in wanted {
             match owners.as_slice() {
-                [key] => map.insert(name, key),
+                // A name that is another tool's slug (`meteo` for `météo` beside a bundle's
+                // `meteo`) would be read as that slug by `invoke`: it collides too.
+                [key] if name == key.1 || !bundles_per_slug.contains_key(name.as_str()) => {
+                    map.insert(name, key)
+                }
                 _ => colliding.extend(owners.into_iter().map(|key| (name.clone(), key))),
             }
         }
@@ -193,6 +197,13 @@ mod tests {
         let got = names(&[(&bundle, "search"), ("web", "search")]);
         assert!(got.iter().all(|n| is_valid(n)), "{got:?}");
         assert_eq!(got[1], "web__search");
+    }
+
+    #[test]
+    fn a_name_that_is_another_tools_slug_gets_a_suffix() {
+        let got = names(&[("a", "meteo"), ("b", "meteo"), ("c", "météo")]);
+        assert_eq!(got[..2], ["a__meteo", "b__meteo"]);
+        assert!(got[2].starts_with("meteo_") && got[2].len() == 12, "{got:?}");
     }
 
     #[test]

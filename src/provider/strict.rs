@@ -632,6 +632,69 @@ fn nullable(view: Value, canonical: &Value) -> Value {
     Value::Object(map)
 }
 
+/// Undo the strict view's "null means not given" on a call's arguments: drop every `null` given
+/// for a property the canonical `schema` does not require and whose own schema refuses `null`,
+/// in nested objects and arrays too. A strict-mode model must send every property, and sends
+/// `null` for the ones it leaves unset; the canonical schema, against which the call is then
+/// checked, means them absent. A `null` the canonical schema accepts is kept: it is a value.
+pub fn drop_unset_nulls(schema: &Value, args: &mut Value) {
+    drop_nulls_at(schema, schema, args, 0);
+}
+
+fn drop_nulls_at(node: &Value, root: &Value, value: &mut Value, hops: usize) {
+    let Some(map) = node.as_object() else {
+        return;
+    };
+    if hops > 32 {
+        return;
+    }
+    if let Some(target) = map
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(local_pointer)
+        .and_then(|p| root.pointer(&p))
+    {
+        drop_nulls_at(target, root, value, hops + 1);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        for branch in map.get(key).and_then(Value::as_array).into_iter().flatten() {
+            drop_nulls_at(branch, root, value, hops + 1);
+        }
+    }
+    match value {
+        Value::Object(fields) => {
+            let Some(properties) = map.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            let required = |name: &str| {
+                map.get("required")
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| r.iter().any(|n| n == name))
+            };
+            fields.retain(|name, field| {
+                !(field.is_null()
+                    && !required(name)
+                    && properties
+                        .get(name)
+                        .is_some_and(|p| !may_accept_null(p, root, hops)))
+            });
+            for (name, field) in fields.iter_mut() {
+                if let Some(property) = properties.get(name) {
+                    drop_nulls_at(property, root, field, hops + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(schema) = map.get("items") {
+                for item in items {
+                    drop_nulls_at(schema, root, item, hops + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Whether `node` might accept `null`; `true` when unsure, so callers err on refusing.
 fn may_accept_null(node: &Value, root: &Value, hops: usize) -> bool {
     match node {

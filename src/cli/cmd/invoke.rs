@@ -113,6 +113,12 @@ fn read_arguments(args: &InvokeArgs) -> Result<Value, CliError> {
 }
 
 /// A failed call as the CLI reports it: the call's code, and exit 7 when the tool ran.
+impl From<Failure> for CliError {
+    fn from(failure: Failure) -> Self {
+        into_error(failure)
+    }
+}
+
 fn into_error(failure: Failure) -> CliError {
     let (code, ran) = (failure.code, failure.ran);
     let text = failure.into_text();

@@ -111,7 +111,7 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
     let outcome = outcome?.map_err(|e| match e {
         PickError::Index(e) => e.into(),
         PickError::Invalid { message, hint } => CliError::invalid(message).with_hint(hint),
-        PickError::Upstream(message) => CliError::new(ErrorCode::UpstreamError, message)
+        PickError::Upstream(_) => CliError::new(ErrorCode::UpstreamError, e.to_string())
             .with_hint("check pick.embed in toolctl.json (baseUrl, model, apiKeySecret) or --embed-url/--embed-model"),
     })?;
     if let Some(reason) = &outcome.fallback {
@@ -199,9 +199,7 @@ fn endpoint(
     let api_key = match &config.api_key_secret {
         None => None,
         Some(name) => {
-            let secrets = Secrets::load().map_err(|f| {
-                CliError::new(f.code, f.message().to_owned())
-            })?;
+            let secrets = Secrets::load()?;
             Some(secrets.get(name).ok_or_else(|| {
                 CliError::invalid(format!(
                     "pick.{flag}.apiKeySecret names the secret '{name}', which is not set"
