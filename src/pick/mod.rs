@@ -273,8 +273,8 @@ pub fn pick(
     let scored = match request.scorer {
         Scorer::Keyword => Ok(keyword_scores(index, &request.query, &candidates)?),
         Scorer::Bm25 => Ok(bm25_scores(index, &request.query, &candidates)?),
-        Scorer::Embed => embed_scores(&state_dir, request, &candidates, deadline, progress)
-            .map(|scores| {
+        Scorer::Embed => {
+            embed_scores(&state_dir, request, &candidates, deadline, progress).map(|scores| {
                 scores
                     .into_iter()
                     .map(|s| Scored {
@@ -283,7 +283,8 @@ pub fn pick(
                         details: json!({ "cosine": round(s) }),
                     })
                     .collect()
-            }),
+            })
+        }
         Scorer::Hybrid => {
             let keyword = keyword_scores(index, &request.query, &candidates)?;
             embed_scores(&state_dir, request, &candidates, deadline, progress).map(|semantic| {
@@ -296,7 +297,11 @@ pub fn pick(
                         details: json!({
                             "weights": { "keyword": 0.4, "semantic": 0.6 },
                             "subScores": { "keyword": round(k.score), "semantic": round(s) },
-                            "keyword": k.details,
+                            "keyword": if k.details.is_null() {
+                                no_keyword_details(&request.query)
+                            } else {
+                                k.details
+                            },
                         }),
                     })
                     .collect()
@@ -350,10 +355,17 @@ pub fn pick(
         .into_iter()
         .filter_map(|(i, s)| {
             let member = slots[i].take()?;
+            // The keyword scorer leaves the details of tools without a match to be written
+            // here, for the few shown.
+            let details = if s.details.is_null() {
+                no_keyword_details(&request.query)
+            } else {
+                s.details
+            };
             Some(Picked {
                 score: round(s.score),
                 reason: s.reason.replace("{name}", &member.name),
-                provenance: json!({ "scorer": scorer.as_str(), "details": s.details }),
+                provenance: json!({ "scorer": scorer.as_str(), "details": details }),
                 member,
             })
         })
@@ -364,6 +376,11 @@ pub fn pick(
         fallback,
         considered,
     })
+}
+
+/// The keyword provenance of a tool that shares no word with the task.
+fn no_keyword_details(query: &str) -> Value {
+    json!({ "queryTokens": keyword::tokens(query), "matchedTerms": [] })
 }
 
 fn round(score: f64) -> f64 {
@@ -393,13 +410,17 @@ fn keyword_scores(index: &Index, query: &str, candidates: &[Member]) -> index::R
         .map(|m| match found.get(&m.row.id) {
             Some(k) => Scored {
                 score: k.score,
-                reason: format!("matched keywords in {{name}}: {}", k.terms(&tokens).join(", ")),
+                reason: format!(
+                    "matched keywords in {{name}}: {}",
+                    k.terms(&tokens).join(", ")
+                ),
                 details: k.details(&tokens),
             },
+            // Most of a large catalog: nothing built per tool that is not shown.
             None => Scored {
                 score: 0.0,
                 reason: "no keyword in common".to_owned(),
-                details: json!({ "queryTokens": tokens, "matchedTerms": [] }),
+                details: Value::Null,
             },
         })
         .collect())
@@ -419,7 +440,11 @@ fn bm25_scores(index: &Index, query: &str, candidates: &[Member]) -> index::Resu
     };
     let mut token = None;
     loop {
-        let page = index.search(&request, crate::catalog::page::MAX_PAGE_SIZE, token.as_deref())?;
+        let page = index.search(
+            &request,
+            crate::catalog::page::MAX_PAGE_SIZE,
+            token.as_deref(),
+        )?;
         for hit in &page.hits {
             let Some(&i) = by_path.get(hit.path.as_str()) else {
                 continue;

@@ -130,25 +130,29 @@ pub fn translate(
 }
 
 /// Export the catalog's tools as `request` says.
-pub fn export(catalog: &Catalog, index: &Index, request: &ExportRequest) -> Result<Export, ExportError> {
+pub fn export(
+    catalog: &Catalog,
+    index: &Index,
+    request: &ExportRequest,
+) -> Result<Export, ExportError> {
     let lineup = Lineup::read(index, false)?;
     let mut problems = index.problems(catalog)?;
     let bundle_dirs = index.bundle_dirs(&request.bundles)?;
     let in_bundles = |dir: &str| bundle_dirs.is_empty() || bundle_dirs.iter().any(|d| d == dir);
 
     let mut chosen: Vec<(String, ToolEntry)> = Vec::new();
-    let read = |member: &Member, problems: &mut Vec<Problem>| match catalog
-        .tool_at(&member.row.path)
-    {
-        Ok(entry) => entry,
-        Err(problem) => {
-            problems.push(problem);
-            None
-        }
-    };
+    let read =
+        |member: &Member, problems: &mut Vec<Problem>| match catalog.tool_at(&member.row.path) {
+            Ok(entry) => entry,
+            Err(problem) => {
+                problems.push(problem);
+                None
+            }
+        };
     if request.tools.is_empty() {
         for member in &lineup.members {
-            if (request.include_disabled || member.is_usable()) && in_bundles(&member.row.bundle_dir)
+            if (request.include_disabled || member.is_usable())
+                && in_bundles(&member.row.bundle_dir)
                 && let Some(entry) = read(member, &mut problems)
             {
                 chosen.push((member.name.clone(), entry));
@@ -160,9 +164,10 @@ pub fn export(catalog: &Catalog, index: &Index, request: &ExportRequest) -> Resu
             // within the other filters.
             let (entry, found) = catalog.resolve_tool(name, Pick::Default)?;
             problems.extend(found);
-            let dir = entry.path.as_ref().map_or("builtin".to_owned(), |_| {
-                entry.tool.bundle_id.to_string()
-            });
+            let dir = entry
+                .path
+                .as_ref()
+                .map_or("builtin".to_owned(), |_| entry.tool.bundle_id.to_string());
             let usable = entry.is_effectively_enabled() && entry.unavailable.is_none();
             if !(request.include_disabled || usable) {
                 // Named on purpose: say why it is not there rather than print less.

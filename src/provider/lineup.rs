@@ -52,7 +52,9 @@ impl Lineup {
         );
         // The version that stands for each slug: newest enabled, else newest (ties: toolID).
         let mut best: HashMap<(&str, &str), usize> = HashMap::new();
-        let key = |r: &ToolRow| (r.is_enabled, r.created_ns, r.tool_id.clone());
+        fn key(r: &ToolRow) -> (bool, i64, &str) {
+            (r.is_enabled, r.created_ns, &r.tool_id)
+        }
         for (i, row) in rows.iter().enumerate() {
             let slot = best
                 .entry((row.bundle_slug.as_str(), row.slug.as_str()))

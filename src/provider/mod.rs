@@ -198,7 +198,9 @@ pub fn tool_definition(
             Ok(json!({ "type": "function", "function": def }))
         }
         Provider::Anthropic => {
-            let mut problems = object_root("Anthropic", &canonical).err().unwrap_or_default();
+            let mut problems = object_root("Anthropic", &canonical)
+                .err()
+                .unwrap_or_default();
             problems.extend(draft_2020_12(&canonical));
             if !problems.is_empty() {
                 return Err(in_tool(problems));

@@ -32,6 +32,20 @@ pub type Key = (String, String);
 /// `text` in the exported alphabet: diacritics folded, anything else outside `[A-Za-z0-9_-]`
 /// turned into `_`, at most [`MAX_NAME`] characters. Never empty for non-empty input.
 pub fn sanitize(text: &str) -> String {
+    // Most slugs are ASCII already: no decomposition needed.
+    if text.is_ascii() {
+        return text
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' {
+                    b as char
+                } else {
+                    '_'
+                }
+            })
+            .take(MAX_NAME)
+            .collect();
+    }
     text.nfd()
         .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
         .map(|c| {
@@ -179,7 +193,12 @@ mod tests {
     fn collisions_get_a_stable_suffix_within_64_characters() {
         let long_a = format!("{}a", "x".repeat(70));
         let long_b = format!("{}b", "x".repeat(70));
-        let got = names(&[("b1", &long_a), ("b1", &long_b), ("b1", "天气"), ("b1", "雨雪")]);
+        let got = names(&[
+            ("b1", &long_a),
+            ("b1", &long_b),
+            ("b1", "天气"),
+            ("b1", "雨雪"),
+        ]);
         assert!(got.iter().all(|n| is_valid(n)), "{got:?}");
         let unique: std::collections::HashSet<_> = got.iter().collect();
         assert_eq!(unique.len(), 4, "{got:?}");
@@ -187,8 +206,21 @@ mod tests {
         assert!(got[0].starts_with("xxxx") && got[0].as_bytes()[57] == b'_');
         assert!(got[2].starts_with("___") || got[2].starts_with("__"));
         // The same catalog, listed in another order, gives the same names.
-        let again = names(&[("b1", "雨雪"), ("b1", "天气"), ("b1", &long_b), ("b1", &long_a)]);
-        assert_eq!(again, [got[3].clone(), got[2].clone(), got[1].clone(), got[0].clone()]);
+        let again = names(&[
+            ("b1", "雨雪"),
+            ("b1", "天气"),
+            ("b1", &long_b),
+            ("b1", &long_a),
+        ]);
+        assert_eq!(
+            again,
+            [
+                got[3].clone(),
+                got[2].clone(),
+                got[1].clone(),
+                got[0].clone()
+            ]
+        );
     }
 
     #[test]
@@ -203,7 +235,10 @@ mod tests {
     fn a_name_that_is_another_tools_slug_gets_a_suffix() {
         let got = names(&[("a", "meteo"), ("b", "meteo"), ("c", "météo")]);
         assert_eq!(got[..2], ["a__meteo", "b__meteo"]);
-        assert!(got[2].starts_with("meteo_") && got[2].len() == 12, "{got:?}");
+        assert!(
+            got[2].starts_with("meteo_") && got[2].len() == 12,
+            "{got:?}"
+        );
     }
 
     #[test]

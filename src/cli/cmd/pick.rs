@@ -206,8 +206,10 @@ fn endpoint(
                 ))
                 .with_hint(format!(
                     "set TOOLCTL_SECRET_{name}, or add \"{name}\" to the secrets file ({})",
-                    crate::invoke::secrets::file()
-                        .map_or_else(|| "~/.config/toolctl/secrets.json".to_owned(), |p| p.display().to_string())
+                    crate::invoke::secrets::file().map_or_else(
+                        || "~/.config/toolctl/secrets.json".to_owned(),
+                        |p| p.display().to_string()
+                    )
                 ))
             })?)
         }
