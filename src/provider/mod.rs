@@ -293,13 +293,35 @@ fn draft_2020_12(schema: &Value) -> Vec<Unexpressible> {
         .map(|error| {
             // The failing value is a keyword's (`/properties/x/type`): name that keyword and
             // point at the schema holding it, as the other checks do.
-            let at = error.instance_path().as_str().to_owned();
+            let full = error.instance_path().as_str().to_owned();
+            // An entry of a keyword's array (`/required/0`) is that keyword's fault.
+            let mut at = full.as_str();
+            while let Some((parent, last)) = at.rsplit_once('/')
+                && !last.is_empty()
+                && last.bytes().all(|b| b.is_ascii_digit())
+            {
+                at = parent;
+            }
+            let at = at.to_owned();
+            // The last token is a keyword unless it is an array index or a name under
+            // `properties`/`$defs` (then the meta-schema's keyword says what failed).
+            let holder = |parent: &str| {
+                let key = parent.rsplit('/').next().unwrap_or_default();
+                [
+                    "properties",
+                    "$defs",
+                    "definitions",
+                    "patternProperties",
+                    "dependentSchemas",
+                ]
+                .contains(&key)
+            };
             let (pointer, keyword) = match at.rsplit_once('/') {
-                Some((parent, last)) => (
+                Some((parent, last)) if !holder(parent) => (
                     parent.to_owned(),
                     last.replace("~1", "/").replace("~0", "~"),
                 ),
-                None => (at, error.kind().keyword().to_owned()),
+                _ => (full.clone(), error.kind().keyword().to_owned()),
             };
             Unexpressible::new(
                 keyword,
@@ -312,11 +334,27 @@ fn draft_2020_12(schema: &Value) -> Vec<Unexpressible> {
 
 /// MCP annotations: the tool's own, else what its HTTP method says (GET/HEAD/OPTIONS read-only
 /// and idempotent; PUT/DELETE destructive and idempotent; POST and PATCH not read-only, with
-/// `destructiveHint` left to MCP's default, true). An explicit `safe` wins over the method:
-/// `safe: false` is never shown as read-only or harmless, `safe: true` as not destructive.
+/// `destructiveHint` left to MCP's default, true). `safe: true` adds `destructiveHint: false`;
+/// a tool `pick` holds unsafe ([`Tool::is_safe`](crate::catalog::model::Tool::is_safe)) is
+/// never shown as read-only or harmless, whatever its own annotations say.
 /// A native tool that says nothing gets none: MCP's defaults (destructive, open world) are
 /// the cautious reading.
 fn mcp_annotations(tool: &ToolEntry) -> Option<Value> {
+    let mut hints = hints_of(tool)?;
+    // Never harmless-looking where `pick` would hide the tool (an OPTIONS call, or a tool
+    // whose own annotations say read-only while its `safe` says no).
+    if !tool.tool.is_safe() {
+        hints["readOnlyHint"] = false.into();
+        if let Some(map) = hints.as_object_mut()
+            && map.get("destructiveHint") == Some(&Value::Bool(false))
+        {
+            map.remove("destructiveHint");
+        }
+    }
+    Some(hints)
+}
+
+fn hints_of(tool: &ToolEntry) -> Option<Value> {
     if let Some(own) = tool.doc.get("annotations") {
         return Some(own.clone());
     }
@@ -333,21 +371,41 @@ fn mcp_annotations(tool: &ToolEntry) -> Option<Value> {
         ToolType::Native | ToolType::Go => None,
     };
     match (tool.tool.safe, by_method) {
-        (Some(false), hints) => {
-            let mut hints = hints.unwrap_or_else(|| json!({}));
-            hints["readOnlyHint"] = false.into();
-            if let Some(map) = hints.as_object_mut()
-                && map.get("destructiveHint") == Some(&Value::Bool(false))
-            {
-                map.remove("destructiveHint");
-            }
-            Some(hints)
-        }
+        (Some(false), hints) => Some(hints.unwrap_or_else(|| json!({}))),
         (Some(true), hints) => {
             let mut hints = hints.unwrap_or_else(|| json!({}));
             hints["destructiveHint"] = false.into();
             Some(hints)
         }
         (None, hints) => hints,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draft_errors_name_the_keyword_and_the_schema_holding_it() {
+        let found = |schema: Value| -> Vec<(String, String)> {
+            draft_2020_12(&schema)
+                .into_iter()
+                .map(|p| (p.keyword, p.pointer))
+                .collect()
+        };
+        let bad_type = json!({ "type": "object", "properties": { "x": { "type": "strnig" } } });
+        assert!(found(bad_type).contains(&("type".into(), "/properties/x".into())));
+        let bad_required = json!({ "type": "object", "required": [1] });
+        assert_eq!(
+            found(bad_required),
+            [("required".to_owned(), String::new())]
+        );
+        let bad_property = found(json!({ "type": "object", "properties": { "a": 5 } }));
+        assert!(
+            bad_property
+                .iter()
+                .all(|(_, pointer)| pointer == "/properties/a"),
+            "{bad_property:?}"
+        );
     }
 }

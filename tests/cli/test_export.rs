@@ -1750,9 +1750,16 @@ fn mcp_annotations_come_from_the_tool_or_its_http_method() {
     let read = json!({ "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true });
     let destructive =
         json!({ "readOnlyHint": false, "destructiveHint": true, "idempotentHint": true });
-    for name in ["get", "head", "options"] {
+    for name in ["get", "head"] {
         assert_eq!(annotations[name], Some(read.clone()), "{name}");
     }
+    // OPTIONS is idempotent, but `pick` holds it unsafe (only GET and HEAD are safe without
+    // `safe`), so MCP is not told it is read-only or harmless either.
+    assert_eq!(
+        annotations["options"],
+        Some(json!({ "readOnlyHint": false, "idempotentHint": true })),
+        "options"
+    );
     for name in ["put", "delete"] {
         assert_eq!(annotations[name], Some(destructive.clone()), "{name}");
     }
