@@ -37,7 +37,7 @@
 //! Tests with a server run the binary (blocking) inside a multi-threaded tokio runtime, as
 //! `test_invoke_http` does: wiremock serves from its own tasks, so blocking one thread is fine.
 
-use crate::common::{Run, TestEnv, keys, read_json, tool_doc_with, write_file};
+use crate::common::{Metrics, Run, TestEnv, keys, read_json, tool_doc_with, write_file};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -2782,44 +2782,6 @@ struct Query {
     kind: String,
     #[serde(default)]
     include_disabled: bool,
-}
-
-#[derive(Debug, Clone, Copy, Default)]
-struct Metrics {
-    queries: usize,
-    at1: f64,
-    at3: f64,
-    at5: f64,
-    mrr: f64,
-}
-
-impl Metrics {
-    /// The figures of 1-based positions of the first relevant pick (`None`: not in the top 10).
-    fn of(positions: impl IntoIterator<Item = Option<usize>>) -> Self {
-        let mut m = Self::default();
-        for position in positions {
-            m.queries += 1;
-            if let Some(p) = position {
-                m.at1 += f64::from(u8::from(p <= 1));
-                m.at3 += f64::from(u8::from(p <= 3));
-                m.at5 += f64::from(u8::from(p <= 5));
-                m.mrr += 1.0 / p as f64;
-            }
-        }
-        let n = m.queries.max(1) as f64;
-        m.at1 /= n;
-        m.at3 /= n;
-        m.at5 /= n;
-        m.mrr /= n;
-        m
-    }
-
-    fn row(&self, label: &str) -> String {
-        format!(
-            "{label:<9} {:>4} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
-            self.queries, self.at1, self.at3, self.at5, self.mrr
-        )
-    }
 }
 
 /// Floors per scorer: (R@1, R@3, R@5, MRR), each the measured value − 0.05, rounded down.

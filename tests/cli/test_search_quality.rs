@@ -25,7 +25,7 @@
 //! touched; the test checks that every labelled tool exists and, outside `includeDisabled`
 //! queries, is one default search can return.
 
-use crate::common::{TestEnv, ToolList};
+use crate::common::{Metrics, TestEnv, ToolList};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -83,43 +83,6 @@ struct Outcome<'q> {
     position: Option<usize>,
     /// The top 3 as `ref (tier)`.
     top: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, Default)]
-struct Metrics {
-    queries: usize,
-    at1: f64,
-    at3: f64,
-    at5: f64,
-    mrr: f64,
-}
-
-impl Metrics {
-    fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome<'a>>) -> Self {
-        let mut m = Self::default();
-        for outcome in outcomes {
-            m.queries += 1;
-            if let Some(p) = outcome.position {
-                m.at1 += f64::from(u8::from(p <= 1));
-                m.at3 += f64::from(u8::from(p <= 3));
-                m.at5 += f64::from(u8::from(p <= 5));
-                m.mrr += 1.0 / p as f64;
-            }
-        }
-        let n = m.queries.max(1) as f64;
-        m.at1 /= n;
-        m.at3 /= n;
-        m.at5 /= n;
-        m.mrr /= n;
-        m
-    }
-
-    fn row(&self, label: &str) -> String {
-        format!(
-            "{label:<9} {:>4} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
-            self.queries, self.at1, self.at3, self.at5, self.mrr
-        )
-    }
 }
 
 /// `bundle/slug` of a `bundle/slug@version` ref.
@@ -241,13 +204,18 @@ fn labelled_queries_rank_the_expected_tools_first() {
         .collect();
 
     // The report.
-    let overall = Metrics::of(&outcomes);
+    let overall = Metrics::of(outcomes.iter().map(|o| o.position));
     let mut by_kind: BTreeMap<&str, Metrics> = BTreeMap::new();
     let mut report = String::new();
     writeln!(report, "search quality over fixtures/catalog").unwrap();
     writeln!(report, "kind      n    R@1    R@3    R@5    MRR").unwrap();
     for kind in KINDS {
-        let m = Metrics::of(outcomes.iter().filter(|o| o.query.kind == *kind));
+        let m = Metrics::of(
+            outcomes
+                .iter()
+                .filter(|o| o.query.kind == *kind)
+                .map(|o| o.position),
+        );
         writeln!(report, "{}", m.row(kind)).unwrap();
         by_kind.insert(kind, m);
     }

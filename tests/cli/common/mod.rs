@@ -612,3 +612,42 @@ pub struct ReapOutcome {
     #[serde(default)]
     pub kept_because: Option<String>,
 }
+
+#[derive(Debug, Clone, Copy, Default)]
+/// Recall@1/@3/@5 and MRR of a labelled query set (search and pick quality tests).
+pub struct Metrics {
+    pub queries: usize,
+    pub at1: f64,
+    pub at3: f64,
+    pub at5: f64,
+    pub mrr: f64,
+}
+
+impl Metrics {
+    /// The figures of 1-based positions of the first relevant pick (`None`: not in the top 10).
+    pub fn of(positions: impl IntoIterator<Item = Option<usize>>) -> Self {
+        let mut m = Self::default();
+        for position in positions {
+            m.queries += 1;
+            if let Some(p) = position {
+                m.at1 += f64::from(u8::from(p <= 1));
+                m.at3 += f64::from(u8::from(p <= 3));
+                m.at5 += f64::from(u8::from(p <= 5));
+                m.mrr += 1.0 / p as f64;
+            }
+        }
+        let n = m.queries.max(1) as f64;
+        m.at1 /= n;
+        m.at3 /= n;
+        m.at5 /= n;
+        m.mrr /= n;
+        m
+    }
+
+    pub fn row(&self, label: &str) -> String {
+        format!(
+            "{label:<9} {:>4} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+            self.queries, self.at1, self.at3, self.at5, self.mrr
+        )
+    }
+}
