@@ -36,6 +36,8 @@ complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "bundle" -d 'Manage 
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "search" -d 'Search tools by name, description, tags and arguments'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "pick" -d 'Pick the few tools that fit a task, best first'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "attach" -d 'Attach the tools an agent needs for a task, under limits'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "agent" -d 'See and correct the tools attached to agents (agents/<agentID>.json)'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "invoke" -d 'Call a tool; print {"ok":true,"value":…} (with --json) or the value'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "export" -d 'Print the tools as a provider\'s request takes them (a JSON array)'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
@@ -226,6 +228,55 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l json -d 'Print 
 complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l query -d 'What the agent is about to do, in any words' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l limit -d 'Consider the best N matches (1 to FIND_TOOLS_MAX_LIMIT, 25 unless set)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l min-score -d 'Attach only matches scoring X or more (0 to 100)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l keep -d 'Never detach TOOL: [bundle/]slug[@version], toolID or exported name (can be repeated)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l scorer -d 'How to score relevance: keyword, bm25, hybrid, embed or llm [default: hybrid when an embeddings endpoint is set, else bm25]' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l embed-url -d 'The embeddings endpoint (embed, hybrid), e.g. http://127.0.0.1:11434/v1' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l embed-model -d 'The embeddings model' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l llm-url -d 'The chat completions endpoint (llm), e.g. https://api.openai.com/v1' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l llm-model -d 'The chat model' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l no-auto-prune -d 'Skip the post-attach pruning (the limits still hold)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -f -a "list" -d 'List the agents that have tools attached'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -f -a "show" -d 'Show an agent\'s tools, and whether each can still be called'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -f -a "detach" -d 'Detach tools from an agent by hand (protection is for attach runs, not for you)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from list" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from list" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from list" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from list" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from show" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from show" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from show" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from show" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from detach" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from detach" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from detach" -l all -d 'Detach every tool'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from detach" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from detach" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from detach" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from detach" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the agents that have tools attached'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show an agent\'s tools, and whether each can still be called'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from help" -f -a "detach" -d 'Detach tools from an agent by hand (protection is for attach runs, not for you)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l batch -d 'Run a batch of calls read from FILE (`-`: standard input)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l args -d 'The arguments: a JSON object, or a JSON string holding one (as OpenAI sends them)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l args-file -d 'Read the arguments from a file' -r -F
@@ -281,16 +332,18 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l json -d 
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "search" -d 'Search tools by name, description, tags and arguments'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "pick" -d 'Pick the few tools that fit a task, best first'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "invoke" -d 'Call a tool; print {"ok":true,"value":…} (with --json) or the value'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "export" -d 'Print the tools as a provider\'s request takes them (a JSON array)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "completions" -d 'Print the completion script for a shell'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick invoke export index completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "search" -d 'Search tools by name, description, tags and arguments'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "pick" -d 'Pick the few tools that fit a task, best first'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "attach" -d 'Attach the tools an agent needs for a task, under limits'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "agent" -d 'See and correct the tools attached to agents (agents/<agentID>.json)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "invoke" -d 'Call a tool; print {"ok":true,"value":…} (with --json) or the value'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "export" -d 'Print the tools as a provider\'s request takes them (a JSON array)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "completions" -d 'Print the completion script for a shell'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "put" -d 'Create a bundle, or replace one (with --id, or a file holding its bundleID)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "get" -d 'Show a bundle: its fields, status, number of tools and where it is stored'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "list" -d 'List bundles in slug order'
@@ -305,5 +358,8 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_su
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "enable" -d 'Enable a tool (only its isEnabled flag changes)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "disable" -d 'Disable a tool (only its isEnabled flag changes)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "delete" -d 'Delete a tool version for good (built-in tools cannot be deleted)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from agent" -f -a "list" -d 'List the agents that have tools attached'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from agent" -f -a "show" -d 'Show an agent\'s tools, and whether each can still be called'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from agent" -f -a "detach" -d 'Detach tools from an agent by hand (protection is for attach runs, not for you)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from index" -f -a "status" -d 'Bring the index up to date and show what it holds'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from index" -f -a "rebuild" -d 'Delete the index and build it again from the files'

@@ -4,6 +4,7 @@
 //! The library holds every operation; `cli` is a thin layer that parses arguments and prints
 //! what the operations return. Nothing outside `cli` prints or knows about terminals.
 
+pub mod attach;
 pub mod catalog;
 pub mod cli;
 pub mod error_code;

@@ -31,6 +31,29 @@ struct ConfigView {
     reap: ReapView,
     #[serde(default)]
     pick: PickConfig,
+    #[serde(default)]
+    attach: AttachConfig,
+}
+
+/// `attach` settings: an agent's limits and protected tools. Each has an environment variable
+/// of the attach contract's name that overrides it (see [`crate::attach::Limits`]).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachConfig {
+    /// `MAX_TOTAL_TOOLS`
+    pub max_total_tools: Option<usize>,
+    /// `MAX_MCP_TOOLS`: external tools, every tool but the built-in ones.
+    pub max_mcp_tools: Option<usize>,
+    /// `MIN_MCP_TOOLS`
+    pub min_mcp_tools: Option<usize>,
+    /// `DEFAULT_DROP_RATE`
+    pub default_drop_rate: Option<f64>,
+    /// `NEVER_DETACH_TOOLS` / `PROTECTED_TOOLS`
+    pub protected_tools: Option<Vec<String>>,
+    /// `EXCLUDE_LETTA_CORE_TOOLS`
+    pub exclude_core_tools: Option<bool>,
+    /// `FIND_TOOLS_MAX_LIMIT`
+    pub find_tools_max_limit: Option<usize>,
 }
 
 /// `pick` settings: the endpoints of the `embed` and `llm` scorers.
@@ -86,6 +109,7 @@ pub struct Config {
     pub allowed_hosts: Vec<String>,
     pub grace_period: Duration,
     pub pick: PickConfig,
+    pub attach: AttachConfig,
     builtin_enabled: Option<bool>,
     builtin_tools: BTreeMap<String, bool>,
 }
@@ -139,6 +163,7 @@ impl Config {
             allowed_hosts: view.allowed_hosts,
             grace_period,
             pick: view.pick,
+            attach: view.attach,
             builtin_enabled: view.builtin.is_enabled,
             builtin_tools: view
                 .builtin

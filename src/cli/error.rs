@@ -15,6 +15,9 @@ pub struct CliError {
     pub usage: bool,
     /// A tool `invoke` ran failed (exit 7, whatever the code).
     pub tool_failed: bool,
+    /// Under `--json`, printed in the attach contract's shape (`{"success": false, "error",
+    /// "code"}`) rather than §2's error document.
+    pub attach_shape: bool,
     body: Box<Body>,
 }
 
@@ -33,6 +36,7 @@ impl CliError {
             code,
             usage: false,
             tool_failed: false,
+            attach_shape: false,
             body: Box::new(Body {
                 message: message.into(),
                 details: json!({}),
@@ -69,6 +73,12 @@ impl CliError {
         self
     }
 
+    /// Print the error in the attach contract's shape under `--json`.
+    pub fn in_attach_shape(mut self) -> Self {
+        self.attach_shape = true;
+        self
+    }
+
     pub fn exit_code(&self) -> u8 {
         if self.usage {
             exit::USAGE
@@ -79,8 +89,15 @@ impl CliError {
         }
     }
 
-    /// The `{"ok":false,"error":{…}}` document.
+    /// The `{"ok":false,"error":{…}}` document (attach: `{"success":false,"error","code"}`).
     pub fn to_json(&self) -> Value {
+        if self.attach_shape {
+            return json!({
+                "success": false,
+                "error": self.body.message,
+                "code": self.code,
+            });
+        }
         let mut error = json!({
             "code": self.code,
             "message": self.body.message,
@@ -124,6 +141,7 @@ impl From<catalog::Error> for CliError {
             code: error.code(),
             usage: false,
             tool_failed: false,
+            attach_shape: false,
             body: Box::new(Body {
                 message: error.to_string(),
                 details: error.details(),

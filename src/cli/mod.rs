@@ -187,6 +187,10 @@ fn report_parse_error(e: &clap::Error, json: bool) -> u8 {
         let mut error =
             CliError::invalid(message).with_details(serde_json::json!({ "usage": rendered }));
         error.usage = true;
+        // attach answers in the attach contract's shape, usage errors included.
+        if rendered.contains("Usage: toolctl attach ") {
+            error = error.in_attach_shape();
+        }
         let ui = Ui {
             json: true,
             quiet: false,

@@ -29,6 +29,13 @@ pub struct ToolRow {
     pub text: ToolText,
 }
 
+impl ToolRow {
+    /// A tool of the built-in bundle.
+    pub fn is_builtin(&self) -> bool {
+        self.bundle_dir == super::sync::BUILTIN_DIR
+    }
+}
+
 /// The words of a tool as indexed.
 #[derive(Debug, Clone, Default)]
 pub struct ToolText {

@@ -202,7 +202,7 @@ fn subdirs(dir: &Path) -> HashSet<String> {
         .unwrap_or_default()
 }
 
-const BUILTIN_DIR: &str = "builtin";
+pub(crate) const BUILTIN_DIR: &str = "builtin";
 
 /// The words of a tool's arguments: names (split) and descriptions, nested objects included.
 fn argument_text(schema: Option<&Value>, depth: usize, out: &mut String) {

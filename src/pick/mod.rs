@@ -241,10 +241,14 @@ impl PickRequest {
 }
 
 /// A scorer's verdict on one candidate.
-struct Scored {
-    score: f64,
-    reason: String,
-    details: Value,
+#[derive(Debug, Clone)]
+pub struct Scored {
+    /// 0..=1.
+    pub score: f64,
+    /// For people; `{name}` stands for the tool's exported name.
+    pub reason: String,
+    /// The scorer's provenance; `null` for a keyword non-match (built when shown).
+    pub details: Value,
 }
 
 /// Pick tools for `request.query` from the catalog.
@@ -268,60 +272,11 @@ pub fn pick(
     let considered = candidates.len();
     let state_dir = catalog.root().join(crate::catalog::STATE_DIR);
 
-    let mut scorer = request.scorer;
-    let mut fallback = None;
-    let scored = match request.scorer {
-        Scorer::Keyword => Ok(keyword_scores(index, &request.query, &candidates)?),
-        Scorer::Bm25 => Ok(bm25_scores(index, &request.query, &candidates)?),
-        Scorer::Embed => {
-            embed_scores(&state_dir, request, &candidates, deadline, progress).map(|scores| {
-                scores
-                    .into_iter()
-                    .map(|s| Scored {
-                        score: s,
-                        reason: "semantic similarity (embeddings)".to_owned(),
-                        details: json!({ "cosine": round(s) }),
-                    })
-                    .collect()
-            })
-        }
-        Scorer::Hybrid => {
-            let keyword = keyword_scores(index, &request.query, &candidates)?;
-            embed_scores(&state_dir, request, &candidates, deadline, progress).map(|semantic| {
-                keyword
-                    .into_iter()
-                    .zip(semantic)
-                    .map(|(k, s)| Scored {
-                        score: 0.4 * k.score + 0.6 * s,
-                        reason: "hybrid (keyword + semantic)".to_owned(),
-                        details: json!({
-                            "weights": { "keyword": 0.4, "semantic": 0.6 },
-                            "subScores": { "keyword": round(k.score), "semantic": round(s) },
-                            "keyword": if k.details.is_null() {
-                                no_keyword_details(&request.query)
-                            } else {
-                                k.details
-                            },
-                        }),
-                    })
-                    .collect()
-            })
-        }
-        Scorer::Llm => match llm_scores(&state_dir, request, &candidates, deadline) {
-            Err(ScorerError::Deadline) => Err(ScorerError::Deadline),
-            Err(failure) => {
-                scorer = Scorer::Keyword;
-                let reason = format!("the llm scorer failed ({failure}); keyword scores instead");
-                let mut scores = keyword_scores(index, &request.query, &candidates)?;
-                for s in &mut scores {
-                    s.details = json!({ "fallback": reason, "keyword": s.details });
-                }
-                fallback = Some(reason);
-                Ok(scores)
-            }
-            ok => ok,
-        },
-    };
+    let Scoring {
+        scored,
+        scorer,
+        mut fallback,
+    } = score(&state_dir, index, request, &candidates, deadline, progress)?;
     let timed_out = |fallback: &mut Option<String>| {
         let limit = request.timeout.unwrap_or_default().as_millis();
         *fallback = Some(format!(
@@ -375,6 +330,88 @@ pub fn pick(
         scorer,
         fallback,
         considered,
+    })
+}
+
+/// What a scorer made of the candidates.
+#[derive(Debug)]
+pub struct Scoring {
+    /// One verdict per candidate, in their order; the scorer's failure (the deadline passed,
+    /// the endpoint failed) otherwise. `llm` falls back to `keyword` instead of failing.
+    pub scored: Result<Vec<Scored>, ScorerError>,
+    /// The scorer that gave the scores.
+    pub scorer: Scorer,
+    /// Why the requested scorer did not give the result, when it did not.
+    pub fallback: Option<String>,
+}
+
+/// Score `candidates` for `request.query` with `request.scorer`.
+pub fn score(
+    state_dir: &std::path::Path,
+    index: &Index,
+    request: &PickRequest,
+    candidates: &[Member],
+    deadline: Instant,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Scoring, PickError> {
+    let mut scorer = request.scorer;
+    let mut fallback = None;
+    let scored = match request.scorer {
+        Scorer::Keyword => Ok(keyword_scores(index, &request.query, candidates)?),
+        Scorer::Bm25 => Ok(bm25_scores(index, &request.query, candidates)?),
+        Scorer::Embed => {
+            embed_scores(state_dir, request, candidates, deadline, progress).map(|scores| {
+                scores
+                    .into_iter()
+                    .map(|s| Scored {
+                        score: s,
+                        reason: "semantic similarity (embeddings)".to_owned(),
+                        details: json!({ "cosine": round(s) }),
+                    })
+                    .collect()
+            })
+        }
+        Scorer::Hybrid => {
+            let keyword = keyword_scores(index, &request.query, candidates)?;
+            embed_scores(state_dir, request, candidates, deadline, progress).map(|semantic| {
+                keyword
+                    .into_iter()
+                    .zip(semantic)
+                    .map(|(k, s)| Scored {
+                        score: 0.4 * k.score + 0.6 * s,
+                        reason: "hybrid (keyword + semantic)".to_owned(),
+                        details: json!({
+                            "weights": { "keyword": 0.4, "semantic": 0.6 },
+                            "subScores": { "keyword": round(k.score), "semantic": round(s) },
+                            "keyword": if k.details.is_null() {
+                                no_keyword_details(&request.query)
+                            } else {
+                                k.details
+                            },
+                        }),
+                    })
+                    .collect()
+            })
+        }
+        Scorer::Llm => match llm_scores(state_dir, request, candidates, deadline) {
+            Err(ScorerError::Deadline) => Err(ScorerError::Deadline),
+            Err(failure) => {
+                scorer = Scorer::Keyword;
+                let reason = format!("the llm scorer failed ({failure}); keyword scores instead");
+                let mut scores = keyword_scores(index, &request.query, candidates)?;
+                for s in &mut scores {
+                    s.details = json!({ "fallback": reason, "keyword": s.details });
+                }
+                fallback = Some(reason);
+                Ok(scores)
+            }
+            ok => ok,
+        },
+    };
+    Ok(Scoring {
+        scored,
+        scorer,
+        fallback,
     })
 }
 

@@ -1,5 +1,7 @@
 //! The subcommands: one file each, and the one place they are dispatched.
 
+pub mod agent;
+pub mod attach;
 pub mod bundle;
 pub mod completions;
 pub mod export;
@@ -28,6 +30,9 @@ pub enum Command {
     Tool(tool::ToolCommand),
     Search(search::SearchArgs),
     Pick(pick::PickArgs),
+    Attach(attach::AttachArgs),
+    #[command(subcommand)]
+    Agent(agent::AgentCommand),
     Invoke(invoke::InvokeArgs),
     Export(export::ExportArgs),
     #[command(subcommand)]
@@ -43,6 +48,8 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Output, CliError> {
         Command::Tool(command) => tool::run(ctx, command),
         Command::Search(args) => search::run(ctx, args),
         Command::Pick(args) => pick::run(ctx, args),
+        Command::Attach(args) => attach::run(ctx, args),
+        Command::Agent(command) => agent::run(ctx, command),
         Command::Invoke(args) => invoke::run(ctx, args),
         Command::Export(args) => export::run(ctx, args),
         Command::Index(command) => index::run(ctx, command),

@@ -1,7 +1,7 @@
 //! `toolctl pick`: the few right tools for a task.
 
 use super::export::{export_error, parse_provider, warn_left_out};
-use crate::catalog::config::EndpointConfig;
+use crate::catalog::config::{EndpointConfig, PickConfig};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
@@ -53,6 +53,13 @@ pub struct PickArgs {
     /// With --emit: leave out, with a warning, tools the provider cannot take
     #[arg(long, requires = "emit")]
     pub lenient: bool,
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
+}
+
+/// The endpoints of the network scorers, over `toolctl.json`'s `pick.embed` / `pick.llm`.
+#[derive(Debug, Args)]
+pub struct EndpointArgs {
     /// The embeddings endpoint (embed, hybrid), e.g. http://127.0.0.1:11434/v1
     #[arg(long, value_name = "URL")]
     pub embed_url: Option<String>,
@@ -67,14 +74,63 @@ pub struct PickArgs {
     pub llm_model: Option<String>,
 }
 
-fn parse_scorer(text: &str) -> Result<Scorer, String> {
+/// The endpoints a scorer needs.
+#[derive(Debug)]
+pub struct Endpoints {
+    pub embed: Option<Endpoint>,
+    pub embed_batch: usize,
+    pub llm: Option<Endpoint>,
+}
+
+impl Endpoints {
+    /// No endpoints: the local scorers need none.
+    pub fn none() -> Self {
+        Self {
+            embed: None,
+            embed_batch: pick::DEFAULT_EMBED_BATCH,
+            llm: None,
+        }
+    }
+}
+
+impl EndpointArgs {
+    /// The endpoints `scorer` needs (none for keyword and bm25): flags over `toolctl.json`.
+    pub fn resolve(&self, config: &PickConfig, scorer: Scorer) -> Result<Endpoints, CliError> {
+        let needs = |scorers: &[Scorer]| scorers.contains(&scorer);
+        Ok(Endpoints {
+            embed: if needs(&[Scorer::Embed, Scorer::Hybrid]) {
+                endpoint(&config.embed, &self.embed_url, &self.embed_model, "embed")?
+            } else {
+                None
+            },
+            embed_batch: config
+                .embed
+                .batch_size
+                .filter(|n| *n > 0)
+                .unwrap_or(pick::DEFAULT_EMBED_BATCH),
+            llm: if needs(&[Scorer::Llm]) {
+                endpoint(&config.llm, &self.llm_url, &self.llm_model, "llm")?
+            } else {
+                None
+            },
+        })
+    }
+
+    /// Whether an embeddings endpoint is set, by flags or `toolctl.json`.
+    pub fn has_embed(&self, config: &PickConfig) -> bool {
+        (self.embed_url.is_some() || config.embed.base_url.is_some())
+            && (self.embed_model.is_some() || config.embed.model.is_some())
+    }
+}
+
+pub fn parse_scorer(text: &str) -> Result<Scorer, String> {
     text.parse()
 }
 
 pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
     let catalog = ctx.catalog()?;
     let config = &catalog.config().pick;
-    let needs = |scorers: &[Scorer]| scorers.contains(&args.scorer);
+    let endpoints = args.endpoints.resolve(config, args.scorer)?;
     let request = PickRequest {
         query: args.query.join(" "),
         max: args.max,
@@ -82,21 +138,9 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
         allow_unsafe: args.allow_unsafe,
         scorer: args.scorer,
         timeout: args.timeout_ms.map(Duration::from_millis),
-        embed: if needs(&[Scorer::Embed, Scorer::Hybrid]) {
-            endpoint(&config.embed, &args.embed_url, &args.embed_model, "embed")?
-        } else {
-            None
-        },
-        embed_batch: config
-            .embed
-            .batch_size
-            .filter(|n| *n > 0)
-            .unwrap_or(pick::DEFAULT_EMBED_BATCH),
-        llm: if needs(&[Scorer::Llm]) {
-            endpoint(&config.llm, &args.llm_url, &args.llm_model, "llm")?
-        } else {
-            None
-        },
+        embed: endpoints.embed,
+        embed_batch: endpoints.embed_batch,
+        llm: endpoints.llm,
     };
     let mut progress = ctx.ui.progress(0, "embedding tools");
     let outcome = ctx.read_index(&catalog, |index| {
@@ -108,12 +152,7 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
         }
     });
     drop(progress);
-    let outcome = outcome?.map_err(|e| match e {
-        PickError::Index(e) => e.into(),
-        PickError::Invalid { message, hint } => CliError::invalid(message).with_hint(hint),
-        PickError::Upstream(_) => CliError::new(ErrorCode::UpstreamError, e.to_string())
-            .with_hint("check pick.embed in toolctl.json (baseUrl, model, apiKeySecret) or --embed-url/--embed-model"),
-    })?;
+    let outcome = outcome?.map_err(pick_error)?;
     if let Some(reason) = &outcome.fallback {
         ctx.ui.warn(reason);
     }
@@ -180,6 +219,16 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
         text
     };
     Ok(Output::new(Value::Array(items), Human::Text(text)))
+}
+
+/// A failed pick as the command line reports it.
+pub fn pick_error(error: PickError) -> CliError {
+    match error {
+        PickError::Index(e) => e.into(),
+        PickError::Invalid { message, hint } => CliError::invalid(message).with_hint(hint),
+        PickError::Upstream(_) => CliError::new(ErrorCode::UpstreamError, error.to_string())
+            .with_hint("check pick.embed in toolctl.json (baseUrl, model, apiKeySecret) or --embed-url/--embed-model"),
+    }
 }
 
 /// The endpoint of a network scorer: flags over `toolctl.json`; the API key from the catalog

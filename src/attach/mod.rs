@@ -1,0 +1,737 @@
+//! `attach`: keep an agent's tool set fitted to its task and under limits, as the attach
+//! contract (`seeds/attach-contract.md`) describes, on agents kept as files ([`agent`]).
+//!
+//! One run, under the agent's lock:
+//! 1. **Search**: with a query, every usable tool of the catalog is scored by a `pick` scorer
+//!    (the caller chooses; `toolctl attach` takes the best one available) and the best
+//!    `limit` tools with a score above 0 are the candidates (`processed_count`). Match
+//!    scores are relative to the best match, which scores 100 (see the comment in
+//!    [`attach`]); the candidates whose match score reaches `min_score` pass
+//!    (`passed_filter_count`).
+//! 2. **Processing**: the agent's tools are checked against the catalog. A tool follows its
+//!    slug to the version that stands for it now (a new version, or another after one was
+//!    disabled); a tool whose slug has no usable version left leaves the agent (reported as
+//!    detached in this phase, protected or not: an agent cannot hold what cannot be called).
+//!    Passed tools the agent holds already are kept; the others are to attach.
+//! 3. to 6. **Pre-attach pruning, detachment, attachment, post-attach pruning** and the
+//!    limits: [`plan`], a pure function whose module comment states each rule.
+//!
+//! Built-in tools are the contract's "core" tools; every other tool is "external" (its "MCP"
+//! tools). An attachment to a local file cannot fail, so `failed_attachments` and
+//! `failed_detachments` are always empty; they stay in the response for the contract's shape.
+
+pub mod agent;
+pub mod plan;
+#[cfg(test)]
+mod tests;
+
+pub use agent::{AgentFile, AgentId, AttachedTool};
+pub use plan::{Kind, Limits, Phase};
+
+use crate::catalog::config::AttachConfig;
+use crate::catalog::{self, Catalog, ToolRef};
+use crate::index::{self, Index};
+use crate::pick::{self, Endpoint, PickError, PickRequest, Scorer, ScorerError};
+use crate::provider::lineup::{Lineup, Member};
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+use uuid::Uuid;
+
+/// The contract's defaults and ranges.
+pub const DEFAULT_LIMIT: i64 = 10;
+pub const DEFAULT_MIN_SCORE: f64 = 35.0;
+pub const DEFAULT_MAX_TOTAL: usize = 30;
+pub const DEFAULT_MAX_EXTERNAL: usize = 20;
+pub const DEFAULT_MIN_EXTERNAL: usize = 7;
+pub const DEFAULT_DROP_RATE: f64 = 0.6;
+pub const DEFAULT_MAX_LIMIT: usize = 25;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AttachError {
+    /// A request or setting out of range; nothing was changed.
+    #[error("{message}")]
+    Invalid {
+        message: String,
+        hint: Option<String>,
+    },
+    #[error(transparent)]
+    Catalog(#[from] catalog::Error),
+    #[error(transparent)]
+    Index(#[from] index::Error),
+    #[error(transparent)]
+    Pick(#[from] PickError),
+}
+
+impl AttachError {
+    fn invalid(message: impl Into<String>, hint: impl Into<Option<String>>) -> Self {
+        Self::Invalid {
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+}
+
+/// The limits and protected names in force: `toolctl.json`'s `attach` settings, each
+/// overridden by the environment variable of the contract's name.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub limits: Limits,
+    /// Names never detached (`NEVER_DETACH_TOOLS`, `PROTECTED_TOOLS`), matched
+    /// case-insensitively against a tool's exported name, its slug and `bundle/slug`.
+    pub protected: Vec<String>,
+    /// `FIND_TOOLS_MAX_LIMIT`: the largest `--limit`.
+    pub max_limit: usize,
+}
+
+/// Where a setting came from, for error messages.
+fn from_env<T>(
+    env: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    parse: impl Fn(&str) -> Option<T>,
+    what: &str,
+) -> Result<Option<T>, AttachError> {
+    match env(name) {
+        None => Ok(None),
+        Some(text) => parse(text.trim()).map(Some).ok_or_else(|| {
+            AttachError::invalid(
+                format!("{name}={text:?} (environment) is not {what}"),
+                Some(format!(
+                    "set {name} to {what}, or unset it to use toolctl.json"
+                )),
+            )
+        }),
+    }
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+fn names(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+impl Settings {
+    /// The settings of `config`, overridden by `env` (a lookup of environment variables).
+    pub fn resolve(
+        config: &AttachConfig,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, AttachError> {
+        let count = |name: &str, configured: Option<usize>, default: usize| {
+            Ok::<_, AttachError>(
+                from_env(env, name, |t| t.parse::<usize>().ok(), "a whole number")?
+                    .map(|n| (n, "environment"))
+                    .or(configured.map(|n| (n, "toolctl.json")))
+                    .unwrap_or((default, "default")),
+            )
+        };
+        let max_total = count("MAX_TOTAL_TOOLS", config.max_total_tools, DEFAULT_MAX_TOTAL)?;
+        let max_external = count("MAX_MCP_TOOLS", config.max_mcp_tools, DEFAULT_MAX_EXTERNAL)?;
+        let min_external = count("MIN_MCP_TOOLS", config.min_mcp_tools, DEFAULT_MIN_EXTERNAL)?;
+        let max_limit = count(
+            "FIND_TOOLS_MAX_LIMIT",
+            config.find_tools_max_limit,
+            DEFAULT_MAX_LIMIT,
+        )?;
+        let rate = |t: &str| t.parse::<f64>().ok().filter(|r| (0.0..=1.0).contains(r));
+        let drop_rate = match from_env(env, "DEFAULT_DROP_RATE", rate, "a number from 0 to 1")? {
+            Some(rate) => rate,
+            None => match config.default_drop_rate {
+                Some(r) if (0.0..=1.0).contains(&r) => r,
+                Some(r) => {
+                    return Err(AttachError::invalid(
+                        format!(
+                            "toolctl.json: /attach/defaultDropRate: {r} is not between 0 and 1"
+                        ),
+                        None,
+                    ));
+                }
+                None => DEFAULT_DROP_RATE,
+            },
+        };
+        let exclude_core = from_env(env, "EXCLUDE_LETTA_CORE_TOOLS", parse_bool, "true or false")?
+            .or(config.exclude_core_tools)
+            .unwrap_or(true);
+        let from_vars: Vec<String> = ["NEVER_DETACH_TOOLS", "PROTECTED_TOOLS"]
+            .iter()
+            .filter_map(|name| env(name))
+            .flat_map(|text| names(&text))
+            .collect();
+        let protected = if from_vars.is_empty()
+            && env("NEVER_DETACH_TOOLS").is_none()
+            && env("PROTECTED_TOOLS").is_none()
+        {
+            config.protected_tools.clone().unwrap_or_default()
+        } else {
+            from_vars
+        };
+
+        let setting =
+            |name: &str, (value, source): (usize, &str)| format!("{name}={value} ({source})");
+        if min_external.0 > max_external.0 {
+            return Err(AttachError::invalid(
+                format!(
+                    "{} is above {}",
+                    setting("MIN_MCP_TOOLS", min_external),
+                    setting("MAX_MCP_TOOLS", max_external)
+                ),
+                Some("the minimum of external tools cannot be above their maximum".to_owned()),
+            ));
+        }
+        if min_external.0 > max_total.0 {
+            return Err(AttachError::invalid(
+                format!(
+                    "{} is above {}",
+                    setting("MIN_MCP_TOOLS", min_external),
+                    setting("MAX_TOTAL_TOOLS", max_total)
+                ),
+                Some("the minimum of external tools cannot be above the total".to_owned()),
+            ));
+        }
+        if max_limit.0 == 0 {
+            return Err(AttachError::invalid(
+                format!(
+                    "{} leaves no room for a search",
+                    setting("FIND_TOOLS_MAX_LIMIT", max_limit)
+                ),
+                Some("set it to 1 or more (25 by default)".to_owned()),
+            ));
+        }
+        Ok(Self {
+            limits: Limits {
+                max_total: max_total.0,
+                max_external: max_external.0,
+                min_external: min_external.0,
+                drop_rate,
+                exclude_core,
+            },
+            protected,
+            max_limit: max_limit.0,
+        })
+    }
+
+    /// Whether `member` is protected by name.
+    fn protects(&self, member: &Member) -> bool {
+        self.protected.iter().any(|p| {
+            p.eq_ignore_ascii_case(&member.name)
+                || p.eq_ignore_ascii_case(&member.row.slug)
+                || p.eq_ignore_ascii_case(&format!(
+                    "{}/{}",
+                    member.row.bundle_slug, member.row.slug
+                ))
+        })
+    }
+}
+
+/// One `attach` request: the contract's request fields, and how to score.
+#[derive(Debug, Clone)]
+pub struct AttachRequest {
+    pub agent: AgentId,
+    /// Empty: no search, nothing attached; only the limits are enforced.
+    pub query: String,
+    /// 1..=`FIND_TOOLS_MAX_LIMIT`.
+    pub limit: i64,
+    /// 0..=100.
+    pub min_score: f64,
+    /// Tools never detached: references, toolIDs or exported names.
+    pub keep: Vec<String>,
+    pub auto_prune: bool,
+    pub scorer: Scorer,
+    pub embed: Option<Endpoint>,
+    pub embed_batch: usize,
+    pub llm: Option<Endpoint>,
+}
+
+impl AttachRequest {
+    fn check(&self, settings: &Settings) -> Result<(), AttachError> {
+        let max = settings.max_limit;
+        if self.limit < 1 || self.limit as u64 > max as u64 {
+            return Err(AttachError::invalid(
+                format!(
+                    "--limit {} is out of range: it must be between 1 and {max}",
+                    self.limit
+                ),
+                Some(format!(
+                    "the largest limit is FIND_TOOLS_MAX_LIMIT ({max}), set in toolctl.json (attach.findToolsMaxLimit) or the environment"
+                )),
+            ));
+        }
+        if !(0.0..=100.0).contains(&self.min_score) {
+            return Err(AttachError::invalid(
+                format!(
+                    "--min-score {} is out of range: it must be between 0 and 100",
+                    self.min_score
+                ),
+                Some("match scores are on a 0–100 scale (35 by default)".to_owned()),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A tool the request matched, now on the agent.
+#[derive(Debug, Clone)]
+pub struct Attachment {
+    pub tool_id: Uuid,
+    pub name: String,
+    pub reference: String,
+    /// 0–100.
+    pub match_score: f64,
+    /// The agent held it before this run.
+    pub already_attached: bool,
+}
+
+/// A tool that left the agent.
+#[derive(Debug, Clone)]
+pub struct Detachment {
+    pub tool_id: Uuid,
+    pub name: String,
+    pub reference: String,
+    pub phase: Phase,
+    pub reason: String,
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub agent: AgentId,
+    /// Candidates from the search (`processed_count`).
+    pub processed: usize,
+    /// Candidates that reached `min_score` (`passed_filter_count`).
+    pub passed: usize,
+    /// The passed tools, best first.
+    pub attachments: Vec<Attachment>,
+    pub detachments: Vec<Detachment>,
+    /// ToolIDs of the agent's tools protected by `--keep` or by name.
+    pub preserved: Vec<Uuid>,
+    /// The scorer that gave the scores (none without a query).
+    pub scorer: Option<Scorer>,
+    /// Why the requested scorer did not give them, when it did not.
+    pub fallback: Option<String>,
+    pub warnings: Vec<String>,
+    /// The agent file was created by this run.
+    pub created: bool,
+    /// The agent file was written (created or changed).
+    pub written: bool,
+    /// The agent as it is now.
+    pub file: AgentFile,
+    pub settings: Settings,
+}
+
+/// A tool slug of a bundle: what an agent holds, whatever the version.
+type Key = (String, String);
+
+fn key_of(member: &Member) -> Key {
+    (member.row.bundle_dir.clone(), member.row.slug.clone())
+}
+
+fn kind_of(member: &Member) -> Kind {
+    if member.row.is_builtin() {
+        Kind::Core
+    } else {
+        Kind::External
+    }
+}
+
+/// Run `request` on the catalog whose index is `index`.
+pub fn attach(
+    catalog: &Catalog,
+    index: &Index,
+    settings: &Settings,
+    request: &AttachRequest,
+    lock_timeout: Duration,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Outcome, AttachError> {
+    request.check(settings)?;
+    let query = request.query.trim();
+    let has_query = !query.is_empty();
+    let root = catalog.root();
+
+    let needs_text =
+        has_query && matches!(request.scorer, Scorer::Embed | Scorer::Hybrid | Scorer::Llm);
+    let standing = Standing::read(index, needs_text)?;
+    let lookup = standing.lookup();
+
+    let mut kept_keys = HashSet::new();
+    for text in &request.keep {
+        let (entry, _) = catalog
+            .resolve_tool(text, catalog::Pick::Default)
+            .map_err(|e| keep_error(text, &e))?;
+        let key = standing
+            .key_of_id
+            .get(&entry.tool.tool_id.to_string())
+            .cloned()
+            .ok_or_else(|| {
+                AttachError::invalid(
+                    format!(
+                        "--keep '{text}': {} is not in a live bundle",
+                        entry.reference()
+                    ),
+                    None,
+                )
+            })?;
+        kept_keys.insert(key);
+    }
+
+    // Score before taking the lock: a network scorer can take seconds, and the agent's
+    // state does not change the scores.
+    let mut relevance: HashMap<Key, f64> = HashMap::new();
+    let mut ranked: Vec<(&Member, f64)> = Vec::new();
+    let mut used_scorer = None;
+    let mut fallback = None;
+    if has_query {
+        let pick_request = PickRequest {
+            query: query.to_owned(),
+            max: pick::MAX_PICKS,
+            min_score: 0.0,
+            allow_unsafe: true,
+            scorer: request.scorer,
+            timeout: None,
+            embed: request.embed.clone(),
+            embed_batch: request.embed_batch,
+            llm: request.llm.clone(),
+        };
+        // No time limit of attach's own: a network scorer is bounded by its endpoint's.
+        let deadline = Instant::now() + Duration::from_secs(24 * 3600);
+        let scoring = pick::score(
+            &root.join(catalog::STATE_DIR),
+            index,
+            &pick_request,
+            &standing.usable,
+            deadline,
+            progress,
+        )?;
+        let scored = scoring.scored.map_err(|e| match e {
+            ScorerError::Deadline => PickError::Upstream(e.to_string()),
+            other => PickError::Upstream(other.to_string()),
+        })?;
+        used_scorer = Some(scoring.scorer);
+        fallback = scoring.fallback;
+        // Relative scores, as the reference's hybrid search gives them (Weaviate's relative
+        // score fusion): the best match scores 1 and the others in proportion, so
+        // `min_score` 35 keeps the matches at least 35% as good as the best one. Absolute
+        // scores of a scorer depend on how many words a task has — a task told in a sentence
+        // shares few of its words with any one tool — and would pass almost nothing.
+        let best = scored.iter().map(|s| s.score).fold(0.0, f64::max);
+        for (member, s) in standing.usable.iter().zip(&scored) {
+            if s.score > 0.0 {
+                let relative = s.score / best;
+                relevance.insert(key_of(member), relative);
+                ranked.push((member, relative));
+            }
+        }
+        // Best first; equal scores in registration order (the candidates' order, kept by
+        // the stable sort).
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        ranked.truncate(request.limit as usize);
+    }
+    let processed = ranked.len();
+    let passed: Vec<(&Member, f64)> = ranked
+        .into_iter()
+        .filter(|(_, score)| score * 100.0 >= request.min_score)
+        .collect();
+
+    let _guard = request.agent.lock(root, lock_timeout)?;
+    let now = crate::time::now();
+    let existing = AgentFile::load(root, request.agent)?;
+    let created = existing.is_none();
+    let mut file = existing.unwrap_or_else(|| AgentFile::new(request.agent, now));
+    let before = file.tools.clone();
+
+    // Processing: follow each held tool to the version that stands for its slug now.
+    let mut detachments = Vec::new();
+    let mut held: Vec<(Key, AttachedTool, &Member)> = Vec::new();
+    for tool in std::mem::take(&mut file.tools) {
+        match lookup.follow(&tool) {
+            Ok((key, member)) => {
+                if let Some((_, first, _)) = held.iter().find(|(k, _, _)| *k == key) {
+                    detachments.push(Detachment {
+                        reason: format!(
+                            "processing: another version of {} is attached",
+                            first.reference
+                        ),
+                        tool_id: tool.tool_id,
+                        name: tool.name,
+                        reference: tool.reference,
+                        phase: Phase::Processing,
+                    });
+                    continue;
+                }
+                let mut tool = tool;
+                refresh(&mut tool, member);
+                held.push((key, tool, member));
+            }
+            Err(why) => detachments.push(Detachment {
+                tool_id: tool.tool_id,
+                name: tool.name.clone(),
+                reference: tool.reference.clone(),
+                phase: Phase::Processing,
+                reason: format!("processing: {why}"),
+            }),
+        }
+    }
+
+    let input = plan::Input {
+        held: held
+            .iter()
+            .map(|(key, tool, member)| plan::Held {
+                key: key.clone(),
+                kind: kind_of(member),
+                pinned: kept_keys.contains(key) || settings.protects(member),
+                relevance: relevance.get(key).copied().unwrap_or(0.0),
+                attached_at: tool.attached_at.as_millisecond(),
+            })
+            .collect(),
+        matched: passed
+            .iter()
+            .map(|(member, score)| plan::Matched {
+                key: key_of(member),
+                kind: kind_of(member),
+                score: *score,
+            })
+            .collect(),
+        has_query,
+        auto_prune: request.auto_prune,
+        limits: settings.limits.clone(),
+    };
+    let decided = plan::plan(&input);
+
+    // The planner never detaches a pinned tool.
+    let preserved = input
+        .held
+        .iter()
+        .zip(&held)
+        .filter(|(h, _)| h.pinned)
+        .map(|(_, (_, tool, _))| tool.tool_id)
+        .collect();
+    let score_of: HashMap<Key, f64> = passed.iter().map(|(m, s)| (key_of(m), *s)).collect();
+    let mut by_key: HashMap<Key, (AttachedTool, &Member)> = held
+        .into_iter()
+        .map(|(key, tool, member)| (key, (tool, member)))
+        .collect();
+    for (key, phase) in &decided.detached {
+        if let Some((tool, _)) = by_key.remove(key) {
+            detachments.push(Detachment {
+                tool_id: tool.tool_id,
+                name: tool.name,
+                reference: tool.reference,
+                phase: *phase,
+                reason: phase.reason().to_owned(),
+            });
+        }
+    }
+    let mut attachments = Vec::new();
+    for (member, score) in &passed {
+        let key = key_of(member);
+        attachments.push(Attachment {
+            tool_id: parse_id(&member.row.tool_id),
+            name: member.name.clone(),
+            reference: member.reference(),
+            match_score: percent(*score),
+            already_attached: by_key.contains_key(&key),
+        });
+    }
+    for key in &decided.kept {
+        let tool = match by_key.remove(key) {
+            Some((mut tool, _)) => {
+                if let Some(score) = score_of.get(key) {
+                    tool.match_score = Some(percent(*score));
+                }
+                tool
+            }
+            None => {
+                let Some(member) = lookup.members.get(key) else {
+                    continue;
+                };
+                AttachedTool {
+                    tool_id: parse_id(&member.row.tool_id),
+                    reference: member.reference(),
+                    name: member.name.clone(),
+                    kind: kind_of(member),
+                    attached_at: now,
+                    match_score: score_of.get(key).map(|s| percent(*s)),
+                }
+            }
+        };
+        file.tools.push(tool);
+    }
+
+    let written = created || file.tools != before;
+    if written {
+        file.modified_at = now;
+        file.save(root)?;
+    }
+    let mut warnings = decided.warnings;
+    for d in detachments.iter().filter(|d| d.phase == Phase::Processing) {
+        warnings.push(format!(
+            "{} left the agent: {}",
+            d.reference,
+            d.reason.trim_start_matches("processing: ")
+        ));
+    }
+    Ok(Outcome {
+        agent: request.agent,
+        processed,
+        passed: passed.len(),
+        attachments,
+        detachments,
+        preserved,
+        scorer: used_scorer,
+        fallback,
+        warnings,
+        created,
+        written,
+        file,
+        settings: settings.clone(),
+    })
+}
+
+/// The catalog's tools as an agent sees them: one member per slug, usable or not.
+struct Standing {
+    /// Every version's toolID, to its slug.
+    key_of_id: HashMap<String, Key>,
+    usable: Vec<Member>,
+    unusable: Vec<Member>,
+}
+
+impl Standing {
+    fn read(index: &Index, with_text: bool) -> index::Result<Self> {
+        let rows = index.tool_rows(with_text)?;
+        let key_of_id = rows
+            .iter()
+            .map(|r| (r.tool_id.clone(), (r.bundle_dir.clone(), r.slug.clone())))
+            .collect();
+        let (usable, unusable) = Lineup::from_rows(rows)
+            .members
+            .into_iter()
+            .partition(Member::is_usable);
+        Ok(Self {
+            key_of_id,
+            usable,
+            unusable,
+        })
+    }
+
+    fn lookup(&self) -> Lookup<'_> {
+        let members: HashMap<Key, &Member> = self
+            .usable
+            .iter()
+            .chain(&self.unusable)
+            .map(|m| (key_of(m), m))
+            .collect();
+        let by_ref = members
+            .iter()
+            .map(|(key, m)| ((m.row.bundle_slug.clone(), m.row.slug.clone()), key.clone()))
+            .collect();
+        Lookup {
+            key_of_id: &self.key_of_id,
+            members,
+            by_ref,
+        }
+    }
+}
+
+/// Finding the tool an agent's entry stands for.
+struct Lookup<'a> {
+    key_of_id: &'a HashMap<String, Key>,
+    members: HashMap<Key, &'a Member>,
+    /// (bundle slug, tool slug) to the slug's key.
+    by_ref: HashMap<(String, String), Key>,
+}
+
+impl<'a> Lookup<'a> {
+    /// The usable version that stands for `tool`'s slug now: found by its toolID, else (the
+    /// version was deleted) by its `ref`. Otherwise why there is none.
+    fn follow(&self, tool: &AttachedTool) -> Result<(Key, &'a Member), String> {
+        let key = self
+            .key_of_id
+            .get(&tool.tool_id.to_string())
+            .cloned()
+            .or_else(|| {
+                let parsed = ToolRef::parse(&tool.reference).ok()?;
+                self.by_ref.get(&(parsed.bundle?, parsed.slug)).cloned()
+            });
+        match key.and_then(|k| self.members.get(&k).map(|m| (k, *m))) {
+            Some((key, member)) if member.is_usable() => Ok((key, member)),
+            Some((_, member)) => Err(unusable_reason(member)),
+            None => Err("no longer in the catalog".to_owned()),
+        }
+    }
+}
+
+/// What became of an attached tool in the catalog, for `agent show`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolStatus {
+    /// Usable, at the version the agent file names.
+    Ok,
+    /// Usable at another version (or under another exported name) now.
+    Moved { reference: String, name: String },
+    /// It cannot be called; the next `attach` removes it.
+    Gone(String),
+}
+
+/// The status of each of `file`'s tools, in order.
+pub fn inspect(index: &Index, file: &AgentFile) -> index::Result<Vec<ToolStatus>> {
+    let standing = Standing::read(index, false)?;
+    let lookup = standing.lookup();
+    Ok(file
+        .tools
+        .iter()
+        .map(|tool| match lookup.follow(tool) {
+            Ok((_, m)) if m.reference() == tool.reference && m.name == tool.name => ToolStatus::Ok,
+            Ok((_, m)) => ToolStatus::Moved {
+                reference: m.reference(),
+                name: m.name.clone(),
+            },
+            Err(why) => ToolStatus::Gone(why),
+        })
+        .collect())
+}
+
+/// Point an attached tool at `member`, the version that stands for its slug now.
+fn refresh(tool: &mut AttachedTool, member: &Member) {
+    tool.tool_id = parse_id(&member.row.tool_id);
+    tool.reference = member.reference();
+    tool.name.clone_from(&member.name);
+    tool.kind = kind_of(member);
+}
+
+fn unusable_reason(member: &Member) -> String {
+    if !member.row.bundle_enabled {
+        "its bundle is disabled".to_owned()
+    } else if !member.row.is_enabled {
+        "disabled".to_owned()
+    } else if let Some(reason) = &member.row.unavailable {
+        format!("unavailable: {reason}")
+    } else {
+        "not usable".to_owned()
+    }
+}
+
+/// A score in 0..=1 as a match score in 0–100, to two decimals.
+fn percent(score: f64) -> f64 {
+    (score * 10_000.0).round() / 100.0
+}
+
+/// The index keeps toolIDs as their text; they were checked as UUIDs when the file was read.
+fn parse_id(text: &str) -> Uuid {
+    Uuid::try_parse(text).unwrap_or_default()
+}
+
+fn keep_error(text: &str, error: &catalog::Error) -> AttachError {
+    AttachError::invalid(
+        format!("--keep '{text}': {error}"),
+        Some(
+            "name a tool of the catalog by [bundle/]slug[@version], toolID or exported name"
+                .to_owned(),
+        ),
+    )
+}

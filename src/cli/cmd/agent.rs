@@ -1,0 +1,251 @@
+//! `toolctl agent`: see and correct the tools attached to agents.
+
+use crate::attach::{self, AgentFile, AgentId, AttachedTool, Kind, ToolStatus};
+use crate::catalog::{self, Catalog};
+use crate::cli::Ctx;
+use crate::cli::error::CliError;
+use crate::cli::output::{self, Human, Output};
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+
+/// See and correct the tools attached to agents (agents/<agentID>.json)
+#[derive(Debug, Subcommand)]
+pub enum AgentCommand {
+    /// List the agents that have tools attached
+    List,
+    /// Show an agent's tools, and whether each can still be called
+    Show(AgentArg),
+    /// Detach tools from an agent by hand (protection is for attach runs, not for you)
+    Detach(DetachArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AgentArg {
+    /// The agent: a UUID, bare or with the agent- prefix
+    #[arg(value_name = "AGENT")]
+    pub agent: String,
+}
+
+#[derive(Debug, Args)]
+pub struct DetachArgs {
+    /// The agent: a UUID, bare or with the agent- prefix
+    #[arg(value_name = "AGENT")]
+    pub agent: String,
+    /// A tool the agent holds: ref, bundle/slug, slug, exported name or toolID (can be
+    /// repeated)
+    #[arg(value_name = "TOOL", required_unless_present = "all")]
+    pub tools: Vec<String>,
+    /// Detach every tool
+    #[arg(long, conflicts_with = "tools")]
+    pub all: bool,
+}
+
+pub fn run(ctx: &Ctx, command: &AgentCommand) -> Result<Output, CliError> {
+    match command {
+        AgentCommand::List => list(ctx),
+        AgentCommand::Show(args) => show(ctx, args),
+        AgentCommand::Detach(args) => detach(ctx, args),
+    }
+}
+
+fn list(ctx: &Ctx) -> Result<Output, CliError> {
+    let catalog = ctx.catalog()?;
+    let (agents, problems) = attach::agent::list(catalog.root())?;
+    ctx.warn_problems(&problems);
+    let mut table = output::table(["AGENT", "TOOLS", "EXTERNAL", "BUILT-IN", "MODIFIED"]);
+    let mut items = Vec::new();
+    for agent in &agents {
+        let (total, external, core) = agent.counts();
+        table.add_row([
+            agent.agent_id.clone(),
+            total.to_string(),
+            external.to_string(),
+            core.to_string(),
+            agent.modified_at.to_string(),
+        ]);
+        items.push(json!({
+            "agentID": agent.agent_id,
+            "tools": total,
+            "external": external,
+            "core": core,
+            "modifiedAt": agent.modified_at,
+        }));
+    }
+    let text = if agents.is_empty() {
+        "no agents yet: `toolctl attach AGENT --query TASK` creates one".to_owned()
+    } else {
+        table.trim_fmt()
+    };
+    Ok(Output::new(Value::Array(items), Human::Text(text)))
+}
+
+/// Agent `text`'s file, which must exist.
+fn load(catalog: &Catalog, text: &str) -> Result<(AgentId, AgentFile), CliError> {
+    let id = AgentId::parse(text).map_err(CliError::invalid)?;
+    match AgentFile::load(catalog.root(), id)? {
+        Some(file) => Ok((id, file)),
+        None => Err(catalog::Error::NotFound {
+            what: "agent",
+            name: id.to_string(),
+            hint: Some(
+                "`toolctl agent list` shows the agents; `toolctl attach` creates one".into(),
+            ),
+        }
+        .into()),
+    }
+}
+
+fn show(ctx: &Ctx, args: &AgentArg) -> Result<Output, CliError> {
+    let catalog = ctx.catalog()?;
+    let (id, file) = load(&catalog, &args.agent)?;
+    let statuses = ctx.read_index(&catalog, |index| attach::inspect(index, &file))?;
+    let mut table = output::table(["#", "TOOL", "NAME", "KIND", "SCORE", "ATTACHED", "STATUS"]);
+    let mut tools = Vec::new();
+    for (i, (tool, status)) in file.tools.iter().zip(&statuses).enumerate() {
+        let status_text = match status {
+            ToolStatus::Ok => "ok".to_owned(),
+            ToolStatus::Moved { reference, name } if *reference != tool.reference => {
+                format!("now {reference}")
+            }
+            ToolStatus::Moved { name, .. } => format!("now named {name}"),
+            ToolStatus::Gone(why) => format!("gone: {why}"),
+        };
+        table.add_row([
+            (i + 1).to_string(),
+            tool.reference.clone(),
+            tool.name.clone(),
+            kind_label(tool.kind).to_owned(),
+            tool.match_score
+                .map_or_else(String::new, |s| format!("{s:.2}")),
+            tool.attached_at.to_string(),
+            status_text.clone(),
+        ]);
+        let mut item = serde_json::to_value(tool).unwrap_or_default();
+        item["status"] = status_text.into();
+        tools.push(item);
+    }
+    let (total, external, core) = file.counts();
+    let mut text = format!(
+        "{id}: {} ({external} external, {core} built-in)",
+        super::attach::tools(total)
+    );
+    if total > 0 {
+        text.push('\n');
+        text.push_str(&table.trim_fmt());
+    }
+    let doc = json!({
+        "agentID": file.agent_id,
+        "createdAt": file.created_at,
+        "modifiedAt": file.modified_at,
+        "tools": tools,
+    });
+    Ok(Output::new(doc, Human::Text(text)))
+}
+
+fn kind_label(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Core => "built-in",
+        Kind::External => "external",
+    }
+}
+
+fn detach(ctx: &Ctx, args: &DetachArgs) -> Result<Output, CliError> {
+    let catalog = ctx.catalog()?;
+    let id = AgentId::parse(&args.agent).map_err(CliError::invalid)?;
+    let _guard = id.lock(catalog.root(), ctx.global.lock_timeout)?;
+    let (_, mut file) = load(&catalog, &args.agent)?;
+    let gone: Vec<AttachedTool> = if args.all {
+        std::mem::take(&mut file.tools)
+    } else {
+        let mut chosen = Vec::new();
+        for text in &args.tools {
+            let i = find(&file.tools, text)?;
+            if !chosen.contains(&i) {
+                chosen.push(i);
+            }
+        }
+        let mut gone = Vec::new();
+        let mut i = 0;
+        file.tools.retain(|tool| {
+            let keep = !chosen.contains(&i);
+            if !keep {
+                gone.push(tool.clone());
+            }
+            i += 1;
+            keep
+        });
+        gone
+    };
+    if !gone.is_empty() {
+        file.modified_at = crate::time::now();
+        file.save(catalog.root())?;
+    }
+    let (total, ..) = file.counts();
+    let refs: Vec<&str> = gone.iter().map(|t| t.reference.as_str()).collect();
+    let text = if refs.is_empty() {
+        format!("{id} had no tools to detach")
+    } else {
+        format!(
+            "Detached {} from {id}; it holds {}",
+            refs.join(", "),
+            super::attach::tools(total)
+        )
+    };
+    let doc = json!({
+        "agentID": file.agent_id,
+        "detached": gone.iter().map(|t| json!({
+            "toolID": t.tool_id.to_string(),
+            "ref": t.reference,
+            "name": t.name,
+        })).collect::<Vec<_>>(),
+        "tools": total,
+    });
+    Ok(Output::new(doc, Human::Status(text)))
+}
+
+/// The one tool of `tools` that `text` names.
+fn find(tools: &[AttachedTool], text: &str) -> Result<usize, CliError> {
+    let unversioned = |t: &AttachedTool| {
+        t.reference
+            .rsplit_once('@')
+            .map_or(t.reference.clone(), |(r, _)| r.to_owned())
+    };
+    let slug = |t: &AttachedTool| {
+        let r = unversioned(t);
+        r.rsplit_once('/').map_or(r.clone(), |(_, s)| s.to_owned())
+    };
+    let matches: Vec<usize> = (0..tools.len())
+        .filter(|&i| {
+            let t = &tools[i];
+            t.tool_id.to_string().eq_ignore_ascii_case(text)
+                || t.reference == text
+                || unversioned(t) == text
+                || slug(t) == text
+                || t.name == text
+        })
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(CliError::from(catalog::Error::NotFound {
+            what: "attached tool",
+            name: text.to_owned(),
+            hint: Some(format!(
+                "the agent holds: {}",
+                tools
+                    .iter()
+                    .map(|t| t.reference.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        })),
+        many => Err(CliError::invalid(format!(
+            "'{text}' names {} of the agent's tools",
+            many.len()
+        ))
+        .with_causes(
+            many.iter()
+                .map(|&i| format!("candidate: {}", tools[i].reference)),
+        )
+        .with_hint("name one by bundle/slug or toolID")),
+    }
+}

@@ -1,0 +1,253 @@
+//! `toolctl attach`: fit an agent's tool set to its task, under limits.
+
+use super::pick::{EndpointArgs, parse_scorer, pick_error};
+use crate::attach::{self, AgentId, AttachError, AttachRequest, Outcome, Settings};
+use crate::cli::Ctx;
+use crate::cli::error::CliError;
+use crate::cli::output::{self, Human, Output};
+use crate::pick::Scorer;
+use clap::Args;
+use serde_json::{Value, json};
+
+/// Attach the tools an agent needs for a task, under limits
+///
+/// Runs the attach contract's phases: search (the best --limit tools for --query, kept when
+/// their match score reaches --min-score), processing, pre-attach pruning, detachment of the
+/// external tools the query did not match, attachment, and post-attach pruning (unless
+/// --no-auto-prune). Protected tools never leave: --keep tools, the tools matched now, the
+/// names in attach.protectedTools (or NEVER_DETACH_TOOLS / PROTECTED_TOOLS), and built-in
+/// tools unless EXCLUDE_LETTA_CORE_TOOLS=false. Limits come from toolctl.json's "attach"
+/// settings, overridden by MAX_TOTAL_TOOLS, MAX_MCP_TOOLS, MIN_MCP_TOOLS and
+/// DEFAULT_DROP_RATE. Without --query nothing is searched; only the limits are enforced.
+/// The agent's file (agents/agent-<uuid>.json) is created on first use.
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The agent: a UUID, bare or with the agent- prefix
+    #[arg(value_name = "AGENT")]
+    pub agent: String,
+    /// What the agent is about to do, in any words
+    #[arg(long, value_name = "Q")]
+    pub query: Option<String>,
+    /// Consider the best N matches (1 to FIND_TOOLS_MAX_LIMIT, 25 unless set)
+    #[arg(long, value_name = "N", default_value_t = attach::DEFAULT_LIMIT, allow_negative_numbers = true)]
+    pub limit: i64,
+    /// Attach only matches scoring X or more (0 to 100)
+    #[arg(long, value_name = "X", default_value_t = attach::DEFAULT_MIN_SCORE, allow_negative_numbers = true)]
+    pub min_score: f64,
+    /// Never detach TOOL: [bundle/]slug[@version], toolID or exported name (can be repeated)
+    #[arg(long, value_name = "TOOL")]
+    pub keep: Vec<String>,
+    /// Skip the post-attach pruning (the limits still hold)
+    #[arg(long)]
+    pub no_auto_prune: bool,
+    /// How to score relevance: keyword, bm25, hybrid, embed or llm [default: hybrid when an
+    /// embeddings endpoint is set, else bm25]
+    #[arg(long, value_name = "NAME", value_parser = parse_scorer)]
+    pub scorer: Option<Scorer>,
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
+}
+
+pub fn run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
+    attach_run(ctx, args).map_err(CliError::in_attach_shape)
+}
+
+fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
+    let agent = AgentId::parse(&args.agent).map_err(CliError::invalid)?;
+    let catalog = ctx.catalog()?;
+    let config = catalog.config();
+    let settings = Settings::resolve(&config.attach, &|name| std::env::var(name).ok())
+        .map_err(attach_error)?;
+    // The best scorer there is: embeddings with keywords when an endpoint is set (no labelled
+    // set can say how good a given model is, but semantic matching finds what words miss),
+    // else the search ranking, which scores best of the local scorers on the fixture queries.
+    let scorer = args
+        .scorer
+        .unwrap_or(if args.endpoints.has_embed(&config.pick) {
+            Scorer::Hybrid
+        } else {
+            Scorer::Bm25
+        });
+    let query = args.query.clone().unwrap_or_default();
+    let endpoints = if query.trim().is_empty() {
+        super::pick::Endpoints::none()
+    } else {
+        args.endpoints.resolve(&config.pick, scorer)?
+    };
+    let request = AttachRequest {
+        agent,
+        query,
+        limit: args.limit,
+        min_score: args.min_score,
+        keep: args.keep.clone(),
+        auto_prune: !args.no_auto_prune,
+        scorer,
+        embed: endpoints.embed,
+        embed_batch: endpoints.embed_batch,
+        llm: endpoints.llm,
+    };
+    let mut progress = ctx.ui.progress(0, "embedding tools");
+    let outcome = ctx.read_index(&catalog, |index| {
+        match attach::attach(
+            &catalog,
+            index,
+            &settings,
+            &request,
+            ctx.global.lock_timeout,
+            &mut |done, total| progress.update(done, total),
+        ) {
+            Err(AttachError::Index(e)) => Err(e),
+            other => Ok(other),
+        }
+    });
+    drop(progress);
+    let outcome = outcome?.map_err(attach_error)?;
+    if let Some(reason) = &outcome.fallback {
+        ctx.ui.warn(reason);
+    }
+    for warning in &outcome.warnings {
+        ctx.ui.warn(warning);
+    }
+    if outcome.created {
+        ctx.ui
+            .status(&format!("Created {}", agent.file(catalog.root()).display()));
+    }
+    Ok(Output::new(
+        response(&outcome, args.min_score),
+        Human::Text(summary(&outcome, args.min_score)),
+    ))
+}
+
+/// A failed attach as the command line reports it.
+fn attach_error(error: AttachError) -> CliError {
+    match error {
+        AttachError::Invalid { message, hint } => {
+            let error = CliError::invalid(message);
+            match hint {
+                Some(hint) => error.with_hint(hint),
+                None => error,
+            }
+        }
+        AttachError::Catalog(e) => e.into(),
+        AttachError::Index(e) => e.into(),
+        AttachError::Pick(e) => pick_error(e),
+    }
+}
+
+/// The contract's message.
+fn message(outcome: &Outcome, min_score: f64) -> String {
+    format!(
+        "Successfully processed {} candidates ({} passed min_score={min_score:?}%), attached {} tool(s) to agent {}",
+        outcome.processed,
+        outcome.passed,
+        outcome.attachments.len(),
+        outcome.agent
+    )
+}
+
+/// The contract's response document, field for field; `scorer`, `warnings` and
+/// `detachments` (why each tool left) are toolctl's additions under `details`.
+fn response(outcome: &Outcome, min_score: f64) -> Value {
+    let ids = |ids: Vec<String>| Value::from(ids);
+    json!({
+        "success": true,
+        "message": message(outcome, min_score),
+        "details": {
+            "detached_tools": ids(outcome.detachments.iter().map(|d| d.tool_id.to_string()).collect()),
+            "failed_detachments": [],
+            "processed_count": outcome.processed,
+            "passed_filter_count": outcome.passed,
+            "success_count": outcome.attachments.len(),
+            "failure_count": 0,
+            "successful_attachments": outcome.attachments.iter().map(|a| json!({
+                "success": true,
+                "tool_id": a.tool_id.to_string(),
+                "name": a.name,
+                "match_score": a.match_score,
+            })).collect::<Vec<_>>(),
+            "failed_attachments": [],
+            "preserved_tools": ids(outcome.preserved.iter().map(ToString::to_string).collect()),
+            "target_agent": outcome.agent.to_string(),
+            "scorer": outcome.scorer.map(Scorer::as_str),
+            "warnings": outcome.warnings,
+            "detachments": outcome.detachments.iter().map(|d| json!({
+                "tool_id": d.tool_id.to_string(),
+                "name": d.name,
+                "ref": d.reference,
+                "phase": d.phase,
+                "reason": d.reason,
+            })).collect::<Vec<_>>(),
+        }
+    })
+}
+
+/// What a person reads: what arrived, what stayed, what left and why, and where the agent
+/// stands against its limits.
+fn summary(outcome: &Outcome, min_score: f64) -> String {
+    let arrived = outcome
+        .attachments
+        .iter()
+        .filter(|a| !a.already_attached)
+        .count();
+    let mut text = match outcome.scorer {
+        Some(scorer) => format!(
+            "{}: attached {arrived}, {} already attached, detached {} ({} scores; {} candidates, {} passed --min-score {min_score})\n",
+            outcome.agent,
+            outcome.attachments.len() - arrived,
+            outcome.detachments.len(),
+            scorer.as_str(),
+            outcome.processed,
+            outcome.passed,
+        ),
+        None => format!(
+            "{}: no --query, nothing searched or attached; detached {}\n",
+            outcome.agent,
+            outcome.detachments.len()
+        ),
+    };
+    if !outcome.attachments.is_empty() || !outcome.detachments.is_empty() {
+        let mut table = output::table(["", "TOOL", "NAME", "SCORE", "NOTE"]);
+        for a in &outcome.attachments {
+            table.add_row([
+                if a.already_attached { "=" } else { "+" }.to_owned(),
+                a.reference.clone(),
+                a.name.clone(),
+                format!("{:.2}", a.match_score),
+                if a.already_attached {
+                    "already attached".to_owned()
+                } else {
+                    "attached".to_owned()
+                },
+            ]);
+        }
+        for d in &outcome.detachments {
+            table.add_row([
+                "-".to_owned(),
+                d.reference.clone(),
+                d.name.clone(),
+                String::new(),
+                d.reason.clone(),
+            ]);
+        }
+        text.push_str(&table.trim_fmt());
+        text.push('\n');
+    }
+    let (total, external, core) = outcome.file.counts();
+    let limits = &outcome.settings.limits;
+    text.push_str(&format!(
+        "{} holds {} ({external} external, {core} built-in); limits: {} in all, {} external, at least {} external",
+        outcome.agent,
+        tools(total),
+        limits.max_total, limits.max_external, limits.min_external
+    ));
+    text
+}
+
+/// "1 tool", "2 tools".
+pub fn tools(n: usize) -> String {
+    if n == 1 {
+        "1 tool".to_owned()
+    } else {
+        format!("{n} tools")
+    }
+}
