@@ -165,6 +165,31 @@ def measure(size: int, name: str, argvs: list[list[str]], scratch: Path) -> Resu
     return Result(size, name, times, peak)
 
 
+def generate(size: int, out: Path) -> list[str]:
+    """Generate a catalog of `size` tools in `out` (seed SEED) and return the base argv of
+    `toolctl --catalog out --json`."""
+    subprocess.run(
+        [str(GEN_CATALOG), "--tools", str(size), "--out", str(out), "--seed", str(SEED)],
+        check=True,
+    )
+    return [str(TOOLCTL), "--catalog", str(out), "--json"]
+
+
+def print_table(size: int, title: str, commands: dict[str, list[list[str]]], rounds: int,
+                scratch: Path) -> None:
+    """Measure each command (a list of argvs: every one --rounds times, a lone one at least
+    5 times) and print median, p95 and peak RSS."""
+    print()
+    print(f"{size} tools, {title}")
+    print(f"  {'command':<40} {'median ms':>9} {'p95 ms':>8} {'peak RSS MiB':>12} {'runs':>5}")
+    for name, argvs in commands.items():
+        timed = argvs * (rounds if len(argvs) > 1 else max(rounds, 5))
+        all_argvs = argvs[:WARMUP] + timed + (argvs * RSS_RUNS)[:RSS_RUNS]
+        r = measure(size, name, all_argvs, scratch)
+        print(f"  {name:<40} {r.median:>9.1f} {r.p95:>8.1f} {r.max_rss_kb / 1024:>12.1f} "
+              f"{len(r.times_ms):>5}")
+
+
 def put_file(path: Path, index: int) -> None:
     """Write a new native tool named bench-put-<index>."""
     doc = {

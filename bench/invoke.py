@@ -108,15 +108,10 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="toolctl-bench-invoke-"))
     try:
         catalog = work / "catalog"
-        subprocess.run(
-            [str(bench.GEN_CATALOG), "--tools", str(args.size), "--out", str(catalog),
-             "--seed", str(bench.SEED)],
-            check=True,
-        )
+        base = bench.generate(args.size, catalog)
         workspace = work / "workspace"
         workspace.mkdir()
         (workspace / "notes.txt").write_text("hello from the workspace\n" * 40)
-        base = [str(bench.TOOLCTL), "--catalog", str(catalog), "--json"]
         commands = {
             "invoke builtin/now": [*base, "invoke", "builtin/now"],
             "invoke builtin/readfile (1 KB)": [

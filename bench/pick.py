@@ -39,12 +39,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="toolctl-bench-pick-"))
     try:
         catalog = work / "catalog"
-        subprocess.run(
-            [str(bench.GEN_CATALOG), "--tools", str(args.size), "--out", str(catalog),
-             "--seed", str(bench.SEED)],
-            check=True,
-        )
-        base = [str(bench.TOOLCTL), "--catalog", str(catalog), "--json"]
+        base = bench.generate(args.size, catalog)
         subprocess.run([*base, "index", "rebuild"], check=True, capture_output=True)
         bundle = bench.toolctl_json(catalog, "bundle", "list", "--page-size", "2")["items"][-1]
         queries = [q for _, q in search.QUERIES]
@@ -55,16 +50,7 @@ def main() -> None:
                 [[*base, "export", "--provider", "openai", "--bundle", bundle["slug"]]],
             "export mcp, whole catalog": [[*base, "export", "--provider", "mcp"]],
         }
-        print()
-        print(f"{args.size} tools, whole process, warm cache")
-        print(f"  {'command':<40} {'median ms':>9} {'p95 ms':>8} {'peak RSS MiB':>12} {'runs':>5}")
-        for name, argvs in commands.items():
-            rounds = args.rounds if len(argvs) > 1 else max(args.rounds, 5)
-            timed = argvs * rounds
-            all_argvs = argvs[: bench.WARMUP] + timed + (argvs * bench.RSS_RUNS)[: bench.RSS_RUNS]
-            r = bench.measure(args.size, name, all_argvs, work)
-            print(f"  {name:<40} {r.median:>9.1f} {r.p95:>8.1f} {r.max_rss_kb / 1024:>12.1f} "
-                  f"{len(r.times_ms):>5}")
+        bench.print_table(args.size, "whole process, warm cache", commands, args.rounds, work)
         count, floor_ms = search.stat_floor(catalog)
         print(f"  {'stat floor: ' + str(count) + ' stats, 1 thread':<40} {floor_ms:>9.1f}")
     finally:
