@@ -314,8 +314,8 @@ pub struct Outcome {
     pub preserved: Vec<Uuid>,
     /// The scorer that gave the scores (none without a query).
     pub scorer: Option<Scorer>,
-    /// Why the requested scorer did not give them, when it did not.
-    pub fallback: Option<String>,
+    /// Why the requested scorer did not give the scores, when it did not; what protection
+    /// keeps over a limit; tools that left because they can no longer be called.
     pub warnings: Vec<String>,
     /// The agent file was created by this run.
     pub created: bool,
@@ -399,6 +399,7 @@ pub fn attach(
             embed_batch: request.embed_batch,
             llm: request.llm.clone(),
         };
+        pick_request.check()?;
         // No time limit of attach's own: a network scorer is bounded by its endpoint's.
         let deadline = Instant::now() + Duration::from_secs(24 * 3600);
         let scoring = pick::score(
@@ -449,22 +450,34 @@ pub fn attach(
     // Processing: follow each held tool to the version that stands for its slug now.
     let mut detachments = Vec::new();
     let mut held: Vec<(Key, AttachedTool, &Member)> = Vec::new();
+    // Each held entry as the file had it.
+    let mut originals: Vec<AttachedTool> = Vec::new();
     for tool in std::mem::take(&mut file.tools) {
         match lookup.follow(&tool) {
             Ok((key, member)) => {
-                if let Some((_, first, _)) = held.iter().find(|(k, _, _)| *k == key) {
+                if let Some(i) = held.iter().position(|(k, _, _)| *k == key) {
+                    // Two versions of one slug (a hand edit): the entry of the version that
+                    // stands for the slug stays (else the first, moved to it); the other is
+                    // reported gone.
+                    let gone = if tool.tool_id == parse_id(&member.row.tool_id) {
+                        held[i].1 = tool.clone();
+                        std::mem::replace(&mut originals[i], tool)
+                    } else {
+                        tool
+                    };
                     detachments.push(Detachment {
                         reason: format!(
-                            "processing: another version of {} is attached",
-                            first.reference
+                            "processing: another version, {}, is attached (one version per tool)",
+                            member.reference()
                         ),
-                        tool_id: tool.tool_id,
-                        name: tool.name,
-                        reference: tool.reference,
+                        tool_id: gone.tool_id,
+                        name: gone.name,
+                        reference: gone.reference,
                         phase: Phase::Processing,
                     });
                     continue;
                 }
+                originals.push(tool.clone());
                 let mut tool = tool;
                 refresh(&mut tool, member);
                 held.push((key, tool, member));
@@ -569,7 +582,8 @@ pub fn attach(
         file.modified_at = now;
         file.save(root)?;
     }
-    let mut warnings = decided.warnings;
+    let mut warnings: Vec<String> = fallback.iter().cloned().collect();
+    warnings.extend(decided.warnings);
     for d in detachments.iter().filter(|d| d.phase == Phase::Processing) {
         warnings.push(format!(
             "{} left the agent: {}",
@@ -585,7 +599,6 @@ pub fn attach(
         detachments,
         preserved,
         scorer: used_scorer,
-        fallback,
         warnings,
         created,
         written,

@@ -127,7 +127,7 @@ pub fn main() -> ExitCode {
     let wants_json = args.iter().any(|a| a == "--json");
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) => return ExitCode::from(report_parse_error(&e, wants_json)),
+        Err(e) => return ExitCode::from(report_parse_error(&e, wants_json, &args)),
     };
     let ui = Ui {
         json: cli.global.json,
@@ -161,7 +161,7 @@ pub fn main() -> ExitCode {
 }
 
 /// Print a clap error (or help/version) and return the exit code.
-fn report_parse_error(e: &clap::Error, json: bool) -> u8 {
+fn report_parse_error(e: &clap::Error, json: bool, args: &[std::ffi::OsString]) -> u8 {
     use clap::error::ErrorKind;
     if matches!(
         e.kind(),
@@ -188,7 +188,7 @@ fn report_parse_error(e: &clap::Error, json: bool) -> u8 {
             CliError::invalid(message).with_details(serde_json::json!({ "usage": rendered }));
         error.usage = true;
         // attach answers in the attach contract's shape, usage errors included.
-        if rendered.contains("Usage: toolctl attach ") {
+        if subcommand(args) == Some("attach") {
             error = error.in_attach_shape();
         }
         let ui = Ui {
@@ -201,6 +201,22 @@ fn report_parse_error(e: &clap::Error, json: bool) -> u8 {
         let _ = e.print();
     }
     exit::USAGE
+}
+
+/// The subcommand named on a command line clap refused: the first word that is neither a flag
+/// nor the value of a global flag.
+fn subcommand(args: &[std::ffi::OsString]) -> Option<&str> {
+    let mut words = args.iter().skip(1).filter_map(|a| a.to_str());
+    while let Some(word) = words.next() {
+        match word {
+            "--catalog" | "--lock-timeout" => {
+                words.next();
+            }
+            flag if flag.starts_with('-') => {}
+            name => return Some(name),
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -238,17 +238,40 @@ impl Index {
             conn.pragma_update(None, "synchronous", "NORMAL")
                 .map_err(db)?;
         }
-        let version: i32 = conn
-            .query_row("PRAGMA user_version", [], |row| row.get(0))
-            .map_err(db)?;
-        let tables: i64 = conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))
-            .map_err(db)?;
+        let state = |conn: &Connection| -> rusqlite::Result<(i32, i64)> {
+            Ok((
+                conn.query_row("PRAGMA user_version", [], |row| row.get(0))?,
+                conn.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))?,
+            ))
+        };
+        let (mut version, tables) = state(&conn).map_err(db)?;
         if tables == 0 {
-            conn.execute_batch(SCHEMA).map_err(db)?;
-            conn.pragma_update(None, "user_version", FORMAT_VERSION)
-                .map_err(db)?;
-        } else if version != FORMAT_VERSION {
+            // Several processes may find no index at once: the first to take the write lock
+            // creates the schema, whole (the schema and its format version in one
+            // transaction, so no reader sees tables without their version); the others find
+            // it made.
+            conn.execute_batch("BEGIN IMMEDIATE").map_err(db)?;
+            let created = state(&conn).and_then(|(v, tables)| {
+                if tables == 0 {
+                    conn.execute_batch(SCHEMA)?;
+                    conn.pragma_update(None, "user_version", FORMAT_VERSION)?;
+                    Ok(FORMAT_VERSION)
+                } else {
+                    Ok(v)
+                }
+            });
+            match created {
+                Ok(v) => {
+                    conn.execute_batch("COMMIT").map_err(db)?;
+                    version = v;
+                }
+                Err(e) => {
+                    let _ = conn.execute_batch("ROLLBACK");
+                    return Err(db(e));
+                }
+            }
+        }
+        if version != FORMAT_VERSION {
             return Err(db(rusqlite::Error::InvalidParameterName(format!(
                 "index format {version}, this toolctl uses {FORMAT_VERSION}"
             ))));

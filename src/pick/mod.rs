@@ -195,7 +195,8 @@ pub enum PickError {
 }
 
 impl PickRequest {
-    fn check(&self) -> Result<(), PickError> {
+    /// Refuse a request out of range, or a network scorer without its endpoint.
+    pub fn check(&self) -> Result<(), PickError> {
         let invalid = |message: String, hint: &str| {
             Err(PickError::Invalid {
                 message,

@@ -102,9 +102,6 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
     });
     drop(progress);
     let outcome = outcome?.map_err(attach_error)?;
-    if let Some(reason) = &outcome.fallback {
-        ctx.ui.warn(reason);
-    }
     for warning in &outcome.warnings {
         ctx.ui.warn(warning);
     }
