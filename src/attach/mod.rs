@@ -31,7 +31,7 @@ pub use plan::{Kind, Limits, Phase};
 use crate::catalog::config::AttachConfig;
 use crate::catalog::{self, Catalog, ToolRef};
 use crate::index::{self, Index};
-use crate::pick::{self, Endpoint, PickError, PickRequest, Scorer, ScorerError};
+use crate::pick::{self, Endpoint, PickError, PickRequest, Scorer};
 use crate::provider::lineup::{Lineup, Member};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -410,10 +410,10 @@ pub fn attach(
             deadline,
             progress,
         )?;
-        let scored = scoring.scored.map_err(|e| match e {
-            ScorerError::Deadline => PickError::Upstream(e.to_string()),
-            other => PickError::Upstream(other.to_string()),
-        })?;
+        // Without a time limit, any failure is the endpoint's.
+        let scored = scoring
+            .scored
+            .map_err(|e| PickError::Upstream(e.to_string()))?;
         used_scorer = Some(scoring.scorer);
         fallback = scoring.fallback;
         // Relative scores, as the reference's hybrid search gives them (Weaviate's relative
@@ -448,49 +448,7 @@ pub fn attach(
     let before = file.tools.clone();
 
     // Processing: follow each held tool to the version that stands for its slug now.
-    let mut detachments = Vec::new();
-    let mut held: Vec<(Key, AttachedTool, &Member)> = Vec::new();
-    // Each held entry as the file had it.
-    let mut originals: Vec<AttachedTool> = Vec::new();
-    for tool in std::mem::take(&mut file.tools) {
-        match lookup.follow(&tool) {
-            Ok((key, member)) => {
-                if let Some(i) = held.iter().position(|(k, _, _)| *k == key) {
-                    // Two versions of one slug (a hand edit): the entry of the version that
-                    // stands for the slug stays (else the first, moved to it); the other is
-                    // reported gone.
-                    let gone = if tool.tool_id == parse_id(&member.row.tool_id) {
-                        held[i].1 = tool.clone();
-                        std::mem::replace(&mut originals[i], tool)
-                    } else {
-                        tool
-                    };
-                    detachments.push(Detachment {
-                        reason: format!(
-                            "processing: another version, {}, is attached (one version per tool)",
-                            member.reference()
-                        ),
-                        tool_id: gone.tool_id,
-                        name: gone.name,
-                        reference: gone.reference,
-                        phase: Phase::Processing,
-                    });
-                    continue;
-                }
-                originals.push(tool.clone());
-                let mut tool = tool;
-                refresh(&mut tool, member);
-                held.push((key, tool, member));
-            }
-            Err(why) => detachments.push(Detachment {
-                tool_id: tool.tool_id,
-                name: tool.name.clone(),
-                reference: tool.reference.clone(),
-                phase: Phase::Processing,
-                reason: format!("processing: {why}"),
-            }),
-        }
-    }
+    let (held, mut detachments) = follow_held(&lookup, std::mem::take(&mut file.tools));
 
     let input = plan::Input {
         held: held
@@ -707,6 +665,59 @@ pub fn inspect(index: &Index, file: &AgentFile) -> index::Result<Vec<ToolStatus>
             Err(why) => ToolStatus::Gone(why),
         })
         .collect())
+}
+
+/// The processing phase on the agent's tools: each follows its slug to the version that
+/// stands for it now; those that can no longer be called, and second versions of one slug (a
+/// hand edit), leave.
+fn follow_held<'a>(
+    lookup: &Lookup<'a>,
+    tools: Vec<AttachedTool>,
+) -> (Vec<(Key, AttachedTool, &'a Member)>, Vec<Detachment>) {
+    let mut detachments = Vec::new();
+    let mut held: Vec<(Key, AttachedTool, &Member)> = Vec::new();
+    // Each held entry as the file had it.
+    let mut originals: Vec<AttachedTool> = Vec::new();
+    for tool in tools {
+        match lookup.follow(&tool) {
+            Ok((key, member)) => {
+                if let Some(i) = held.iter().position(|(k, _, _)| *k == key) {
+                    // The entry of the version that stands for the slug stays (else the first,
+                    // moved to it); the other is reported gone.
+                    let gone = if tool.tool_id == parse_id(&member.row.tool_id) {
+                        held[i].1 = tool.clone();
+                        refresh(&mut held[i].1, member);
+                        std::mem::replace(&mut originals[i], tool)
+                    } else {
+                        tool
+                    };
+                    detachments.push(Detachment {
+                        reason: format!(
+                            "processing: another version, {}, is attached (one version per tool)",
+                            member.reference()
+                        ),
+                        tool_id: gone.tool_id,
+                        name: gone.name,
+                        reference: gone.reference,
+                        phase: Phase::Processing,
+                    });
+                    continue;
+                }
+                originals.push(tool.clone());
+                let mut tool = tool;
+                refresh(&mut tool, member);
+                held.push((key, tool, member));
+            }
+            Err(why) => detachments.push(Detachment {
+                tool_id: tool.tool_id,
+                name: tool.name.clone(),
+                reference: tool.reference.clone(),
+                phase: Phase::Processing,
+                reason: format!("processing: {why}"),
+            }),
+        }
+    }
+    (held, detachments)
 }
 
 /// Point an attached tool at `member`, the version that stands for its slug now.
