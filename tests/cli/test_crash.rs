@@ -200,3 +200,61 @@ fn leftover_temporary_files_are_invisible() {
     // And writing goes on: the version whose write never finished can be put.
     env.put_tool("w", &tool_doc_with("t", "v2", json!({})));
 }
+
+#[test]
+fn killed_attaches_leave_the_agent_file_whole() {
+    let env = TestEnv::new();
+    env.bundle("w");
+    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"];
+    for (i, word) in words.iter().enumerate() {
+        let doc = tool_doc_with(
+            &format!("{word}-tool"),
+            "v1",
+            json!({ "description": format!("Does {word} things, number {i}.") }),
+        );
+        env.put_tool("w", &doc);
+    }
+    let agent = "agent-0190b000-0000-7000-8000-00000000c4a5";
+    let file = env.catalog().join("agents").join(format!("{agent}.json"));
+    for i in 0..24 {
+        let query = words[i % words.len()];
+        run_and_kill(&env, &["attach", agent, "--query", query], delay(i));
+        // After every kill the file is absent (killed before the first write) or whole: it
+        // parses, and agent show reads it.
+        if file.is_file() {
+            let doc = read_json(&file);
+            assert_eq!(doc["agentID"], agent);
+            assert!(doc["tools"].is_array(), "{doc}");
+            env.run(&["--json", "agent", "show", agent]).success();
+        }
+    }
+    // No lock was left held, and no temporary file left in agents/.
+    env.run(&["--lock-timeout", "2s", "attach", agent, "--query", "echo"])
+        .success();
+    let held = read_json(&file)["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["ref"].to_string())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    assert!(
+        held.iter().any(|r| r.contains("w/echo-tool@v1")),
+        "{held:?}"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(env.catalog().join("agents"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != &format!("{agent}.json"))
+        .collect();
+    // A kill between the temporary file and the rename may leave one behind; agent list
+    // never reports it.
+    let list = env.run(&["agent", "list"]);
+    list.success();
+    assert!(
+        !list.stderr.contains(".toolctl-tmp"),
+        "{list}\n{leftovers:?}"
+    );
+}
