@@ -184,7 +184,7 @@ def print_table(size: int, title: str, commands: dict[str, list[list[str]]], rou
     print(f"  {'command':<40} {'median ms':>9} {'p95 ms':>8} {'peak RSS MiB':>12} {'runs':>5}")
     for name, argvs in commands.items():
         timed = argvs * (rounds if len(argvs) > 1 else max(rounds, 5))
-        all_argvs = argvs[:WARMUP] + timed + (argvs * RSS_RUNS)[:RSS_RUNS]
+        all_argvs = (argvs * WARMUP)[:WARMUP] + timed + (argvs * RSS_RUNS)[:RSS_RUNS]
         r = measure(size, name, all_argvs, scratch)
         print(f"  {name:<40} {r.median:>9.1f} {r.p95:>8.1f} {r.max_rss_kb / 1024:>12.1f} "
               f"{len(r.times_ms):>5}")
