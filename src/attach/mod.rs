@@ -83,7 +83,8 @@ pub struct Settings {
     pub max_limit: usize,
 }
 
-/// Where a setting came from, for error messages.
+/// The environment variable `name` read by `parse`: `None` when unset, an error naming the
+/// variable when its value is not `what`.
 fn from_env<T>(
     env: &dyn Fn(&str) -> Option<String>,
     name: &str,
@@ -160,18 +161,15 @@ impl Settings {
         let exclude_core = from_env(env, "EXCLUDE_LETTA_CORE_TOOLS", parse_bool, "true or false")?
             .or(config.exclude_core_tools)
             .unwrap_or(true);
-        let from_vars: Vec<String> = ["NEVER_DETACH_TOOLS", "PROTECTED_TOOLS"]
+        // Either variable, when set (even empty), replaces the configured list.
+        let vars: Vec<String> = ["NEVER_DETACH_TOOLS", "PROTECTED_TOOLS"]
             .iter()
             .filter_map(|name| env(name))
-            .flat_map(|text| names(&text))
             .collect();
-        let protected = if from_vars.is_empty()
-            && env("NEVER_DETACH_TOOLS").is_none()
-            && env("PROTECTED_TOOLS").is_none()
-        {
+        let protected = if vars.is_empty() {
             config.protected_tools.clone().unwrap_or_default()
         } else {
-            from_vars
+            vars.iter().flat_map(|text| names(text)).collect()
         };
 
         let setting =

@@ -98,6 +98,9 @@ CREATE VIRTUAL TABLE tool_fts USING fts5(
 CREATE VIRTUAL TABLE tool_vocab USING fts5vocab(tool_fts, 'row');
 ";
 
+/// How long a connection waits for another process's lock on the index.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// An open, up-to-date index.
 #[derive(Debug)]
 pub struct Index {
@@ -230,11 +233,22 @@ impl Index {
             source,
         };
         let conn = conn.map_err(db)?;
-        conn.busy_timeout(Duration::from_secs(10)).map_err(db)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
         if path.is_some() {
-            // WAL: searches read while another process updates.
-            conn.pragma_update(None, "journal_mode", "WAL")
-                .map_err(db)?;
+            // WAL: searches read while another process updates. Switching a new database to
+            // WAL takes an exclusive lock without SQLite's busy handler, so processes that
+            // open a new index at once get SQLITE_BUSY here: wait and try again.
+            let started = std::time::Instant::now();
+            let mut pause = Duration::from_millis(1);
+            loop {
+                match conn.pragma_update(None, "journal_mode", "WAL") {
+                    Err(e) if sync::is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                        std::thread::sleep(pause);
+                        pause = (pause * 2).min(Duration::from_millis(25));
+                    }
+                    other => break other.map_err(db)?,
+                }
+            }
             conn.pragma_update(None, "synchronous", "NORMAL")
                 .map_err(db)?;
         }

@@ -21,7 +21,7 @@ use crate::common::{Run, TestEnv, find_prefixed, keys, read_json, timestamp, too
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -183,29 +183,6 @@ struct DetachedItem {
 }
 
 // --- helpers ---------------------------------------------------------------------------------
-
-/// A fresh copy of `fixtures/catalog` (never the original: attach writes `agents/`).
-fn fixture_env() -> TestEnv {
-    let env = TestEnv::uninit();
-    copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalog"),
-        env.catalog(),
-    );
-    env
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
 
 /// The n-th agent of a test, canonical (`agent-<uuid>`).
 fn agent(n: u32) -> String {
@@ -659,7 +636,7 @@ fn statuses(env: &TestEnv, agent: &str) -> BTreeMap<String, String> {
 
 #[test]
 fn the_seed_example_request_gives_the_contract_response() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let agent = "agent-123e4567-e89b-12d3-a456-426614174000";
     // The agent holds weather and GitHub tools from an earlier task.
     let first = attach_ok(
@@ -738,7 +715,7 @@ fn the_seed_example_request_gives_the_contract_response() {
 
 #[test]
 fn match_scores_are_relative_and_min_score_and_limit_filter_them() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let task = [
         "--query",
         "weather forecast for Oslo tomorrow with air quality",
@@ -836,7 +813,7 @@ fn match_scores_are_relative_and_min_score_and_limit_filter_them() {
 
 #[test]
 fn unusable_tools_are_never_attached() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     // Disabled tools, tools of the disabled bundle, the unavailable Go tool, disabled exec.
     let unusable: BTreeMap<String, String> = env
         .tool_list(&["--include-disabled", "--page-size", "1000"])
@@ -871,7 +848,7 @@ fn unusable_tools_are_never_attached() {
 
 #[test]
 fn a_repeated_attach_changes_nothing() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let args = [
         "--query",
         "open a github issue about a bug",
@@ -962,7 +939,7 @@ fn an_agent_is_created_on_first_use_under_any_spelling_of_its_id() {
 
 #[test]
 fn bad_requests_are_validation_errors_and_leave_the_agent_file_alone() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let a = agent(1);
     attach_ok(&env, &a, &["--query", "weather forecast"], &[]);
     let path = agent_path(&env, &a);
@@ -1051,7 +1028,7 @@ fn bad_requests_are_validation_errors_and_leave_the_agent_file_alone() {
 
 #[test]
 fn bad_settings_are_validation_errors_and_leave_the_agent_file_alone() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let a = agent(1);
     attach_ok(&env, &a, &["--query", "weather forecast"], &[]);
     let path = agent_path(&env, &a);
@@ -1137,7 +1114,7 @@ fn bad_settings_are_validation_errors_and_leave_the_agent_file_alone() {
 
 #[test]
 fn usage_errors_take_the_contract_shape_with_exit_2() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let run = env.run(&["--json", "attach"]);
     run.failure(2);
     assert_eq!(keys(&run.json()), ["success", "error", "code"], "{run}");
@@ -1182,7 +1159,7 @@ fn usage_errors_take_the_contract_shape_with_exit_2() {
 
 #[test]
 fn a_corrupt_agent_file_is_refused_and_left_byte_for_byte() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let a = agent(1);
     let forecast = listed(&env, "weather/forecast@v2.1");
     let good = |extra: Value| {
@@ -2056,7 +2033,7 @@ fn two_versions_of_one_slug_in_a_hand_edited_file_keep_one() {
 
 #[test]
 fn agent_list_show_and_detach() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let list: Vec<ListItem> = env.run(&["--json", "agent", "list"]).success().parse();
     assert!(list.is_empty());
     let human = env.run(&["agent", "list"]);
@@ -2242,7 +2219,7 @@ fn a_protected_tool_can_be_detached_by_hand() {
 
 #[test]
 fn agent_list_reports_unreadable_files_and_skips_temporary_ones() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let a = agent(1);
     attach_ok(&env, &a, &["--query", "weather forecast"], &[]);
     let dir = env.catalog().join("agents");
@@ -2339,7 +2316,7 @@ fn tools_sharing_a_slug_are_told_apart_by_exported_name() {
 
 #[test]
 fn a_blank_query_searches_nothing_and_a_missing_endpoint_fails_in_the_contract_shape() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let a = agent(1);
     attach_ok(&env, &a, &["--query", "weather forecast"], &[]);
     let out = attach_ok(&env, &a, &["--query", "   "], &[("MIN_MCP_TOOLS", "0")]);
@@ -2942,4 +2919,43 @@ fn attach_keeps_its_rules_over_random_catalogs_and_runs() {
     proptest!(config, |(case in arb_case())| {
         check_case(&case);
     });
+}
+
+// --- the scorer ------------------------------------------------------------------------------
+
+/// With an embeddings endpoint set, attach scores with `hybrid` (keywords and embeddings) and
+/// says so; `--scorer` overrides the choice; without an endpoint it is `bm25` (the other
+/// tests).
+#[tokio::test(flavor = "multi_thread")]
+async fn attach_uses_hybrid_when_an_embeddings_endpoint_is_set() {
+    use crate::test_pick::{embeddings_server, set_endpoint, v1};
+    let server = embeddings_server().await;
+    let env = TestEnv::fixture();
+    set_endpoint(
+        &env,
+        "embed",
+        json!({ "baseUrl": v1(&server), "model": "bag-of-words" }),
+    );
+    let a = agent(1);
+    let doc = env.json(&["attach", &a, "--query", "weather forecast"]);
+    assert_eq!(doc["details"]["scorer"], "hybrid", "{doc}");
+    let requests = server.received_requests().await.unwrap().len();
+    assert!(requests > 0, "the embeddings endpoint was not asked");
+    let best = &doc["details"]["successful_attachments"][0];
+    assert_eq!(best["match_score"], 100.0, "{doc}");
+
+    let doc = env.json(&[
+        "attach",
+        &a,
+        "--query",
+        "weather forecast",
+        "--scorer",
+        "bm25",
+    ]);
+    assert_eq!(doc["details"]["scorer"], "bm25", "{doc}");
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        requests,
+        "bm25 asked the embeddings endpoint"
+    );
 }

@@ -334,7 +334,7 @@ fn a_second_bundle_with_the_same_slug_renames_the_first() {
 
 #[test]
 fn every_exported_name_of_the_fixture_resolves_back_for_every_provider() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     for provider in PROVIDERS {
         let list = export(&env, &["--provider", provider, "--lenient", "--quiet"]);
         let names = names_of(provider, &list);
@@ -656,7 +656,7 @@ fn an_unknown_provider_is_a_usage_error() {
 
 #[test]
 fn the_output_is_the_same_with_or_without_json() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     for provider in PROVIDERS {
         let plain = env.run(&["export", "--provider", provider, "--lenient", "--quiet"]);
         plain.success();
@@ -1879,7 +1879,7 @@ fn verbatim_providers_keep_the_schema_byte_for_byte() {
 
 #[test]
 fn export_never_changes_the_catalog_files() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let before = catalog_files(env.catalog());
     assert!(before.keys().filter(|p| p.ends_with("tool.json")).count() >= 29);
     for provider in PROVIDERS {
@@ -1908,7 +1908,7 @@ fn export_never_changes_the_catalog_files() {
 
 #[test]
 fn bundle_filter_takes_slugs_and_ids() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     // The weather bundle, less `air-quality`, which OpenAI cannot take: --lenient leaves it
     // out, and says so.
     let weather = ["current-conditions", "weather-alerts", "forecast"];
@@ -1978,7 +1978,7 @@ fn bundle_filter_takes_slugs_and_ids() {
 
 #[test]
 fn tag_filter_needs_every_tag() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     assert_eq!(
         names_of(
             "openai",
@@ -2035,7 +2035,7 @@ fn tag_filter_needs_every_tag() {
 
 #[test]
 fn tool_filter_takes_refs_ids_and_exported_names() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let one = |tool: &str| export(&env, &["--provider", "openai", "--tool", tool]);
     // bundle/slug and the bare slug mean the newest enabled version; @version names one.
     for tool in [
@@ -2128,7 +2128,7 @@ fn tool_filter_takes_refs_ids_and_exported_names() {
 
 #[test]
 fn include_disabled_adds_disabled_and_unavailable_tools() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let (list, left_out) = export_lenient(
         &env,
         &["--provider", "openai", "--include-disabled", "--lenient"],
@@ -2180,7 +2180,7 @@ fn include_disabled_adds_disabled_and_unavailable_tools() {
 
 #[test]
 fn one_version_per_slug_the_newest_enabled() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let forecast = |extra: &[&str]| {
         // --lenient: the weather bundle holds `air-quality`, which OpenAI cannot take.
         let mut args = vec!["--provider", "openai", "--bundle", "weather", "--lenient"];
@@ -2281,31 +2281,8 @@ fn a_tool_without_arg_schema_is_refused_where_it_shows() {
 // ---------------------------------------------------------------------------------------------
 // Helpers.
 
-/// An environment whose catalog is a copy of `fixtures/catalog`.
-fn fixture_env() -> TestEnv {
-    let env = TestEnv::uninit();
-    copy_tree(&repo().join("fixtures/catalog"), env.catalog());
-    env
-}
-
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Copy a folder tree, leaving out `.toolctl` (derived state a developer's run may have left).
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            if entry.file_name() != ".toolctl" {
-                copy_tree(&entry.path(), &target);
-            }
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// `toolctl export ARGS`, which must succeed with nothing on stderr; the parsed output.
@@ -2763,7 +2740,7 @@ fn squeeze(text: &str) -> String {
 /// left out.
 #[track_caller]
 fn golden(name: &str, args: &[&str]) -> Vec<String> {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     let provider = args[args.iter().position(|a| *a == "--provider").unwrap() + 1];
     let strict = args.contains(&"--strict");
     let lenient = args.contains(&"--lenient");

@@ -161,32 +161,6 @@ fn state_dir(env: &TestEnv) -> PathBuf {
     env.catalog().join(".toolctl")
 }
 
-/// Copy a folder tree, leaving out `.toolctl` (derived state a developer's run may have left).
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            if entry.file_name() != ".toolctl" {
-                copy_tree(&entry.path(), &target);
-            }
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
-/// A test environment whose catalog is a copy of `fixtures/catalog`.
-fn fixture_env() -> TestEnv {
-    let env = TestEnv::uninit();
-    copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalog"),
-        env.catalog(),
-    );
-    env
-}
-
 /// `bundle/slug` of a `bundle/slug@version` ref.
 fn slug_of(reference: &str) -> &str {
     reference.split_once('@').map_or(reference, |(s, _)| s)
@@ -285,7 +259,7 @@ impl Respond for BagOfWords {
 }
 
 /// A server answering `POST /v1/embeddings` with [`BagOfWords`].
-async fn embeddings_server() -> MockServer {
+pub(crate) async fn embeddings_server() -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/embeddings"))
@@ -306,7 +280,7 @@ async fn server_answering(reply: impl Respond + 'static) -> MockServer {
 }
 
 /// The base URL of a server's OpenAI-compatible API.
-fn v1(server: &MockServer) -> String {
+pub(crate) fn v1(server: &MockServer) -> String {
     format!("{}/v1", server.uri())
 }
 
@@ -317,7 +291,7 @@ fn dead_port() -> u16 {
 }
 
 /// Set `pick.embed` (or `pick.llm`) of `toolctl.json` to these fields.
-fn set_endpoint(env: &TestEnv, which: &str, fields: Value) {
+pub(crate) fn set_endpoint(env: &TestEnv, which: &str, fields: Value) {
     env.edit_config(|config| config["pick"][which] = fields);
 }
 
@@ -1018,8 +992,8 @@ fn disabled_unavailable_and_disabled_bundle_tools_are_never_picked() {
 
 #[test]
 fn keyword_and_bm25_print_the_same_bytes_for_the_same_task() {
-    let first = fixture_env();
-    let second = fixture_env();
+    let first = TestEnv::fixture();
+    let second = TestEnv::fixture();
     for scorer in ["keyword", "bm25"] {
         for task in [
             "weather forecast for Oslo tomorrow",
@@ -1395,7 +1369,7 @@ fn not_taken(provider: &str, strict: bool) -> Vec<&'static str> {
 
 #[test]
 fn emit_prints_the_picked_tools_in_pick_order_as_export_does() {
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     for (task, flags) in [
         ("weather forecast and air quality", &[][..]),
         (
@@ -2821,7 +2795,7 @@ async fn test_pick_quality() {
         .collect();
     assert!(queries.len() >= 70, "{} queries", queries.len());
     let server = embeddings_server().await;
-    let env = fixture_env();
+    let env = TestEnv::fixture();
     set_endpoint(
         &env,
         "embed",

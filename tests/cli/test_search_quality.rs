@@ -92,22 +92,6 @@ fn slug_of(reference: &str) -> &str {
         .map_or(reference, |(slug, _)| slug)
 }
 
-/// Copy a folder tree, leaving out `.toolctl` (derived state a developer's run may have left).
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            if entry.file_name() != ".toolctl" {
-                copy_tree(&entry.path(), &target);
-            }
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn labelled_queries_rank_the_expected_tools_first() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -116,7 +100,7 @@ fn labelled_queries_rank_the_expected_tools_first() {
     )
     .expect("fixtures/queries.json does not have the expected shape");
     let env = TestEnv::uninit();
-    copy_tree(&repo.join("fixtures/catalog"), env.catalog());
+    crate::common::copy_tree(&repo.join("fixtures/catalog"), env.catalog());
 
     // The labels must name tools that exist, and that default search may return.
     let all: ToolList = env

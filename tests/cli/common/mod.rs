@@ -58,6 +58,16 @@ impl TestEnv {
         env
     }
 
+    /// An environment whose catalog is a copy of `fixtures/catalog`.
+    pub fn fixture() -> Self {
+        let env = Self::uninit();
+        copy_tree(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalog"),
+            env.catalog(),
+        );
+        env
+    }
+
     /// An environment whose catalog folder does not exist yet.
     pub fn uninit() -> Self {
         let tmp = tempfile::Builder::new()
@@ -247,6 +257,22 @@ impl TestEnv {
 
 /// Parse a JSON file.
 #[track_caller]
+/// Copy a folder tree, leaving out `.toolctl` (derived state a developer's run may have left).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            if entry.file_name() != ".toolctl" {
+                copy_tree(&entry.path(), &target);
+            }
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 pub fn read_json(path: &Path) -> Value {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
