@@ -46,11 +46,17 @@ _toolctl() {
             toolctl,pick)
                 cmd="toolctl__subcmd__pick"
                 ;;
+            toolctl,schema)
+                cmd="toolctl__subcmd__schema"
+                ;;
             toolctl,search)
                 cmd="toolctl__subcmd__search"
                 ;;
             toolctl,tool)
                 cmd="toolctl__subcmd__tool"
+                ;;
+            toolctl,validate)
+                cmd="toolctl__subcmd__validate"
                 ;;
             toolctl__subcmd__agent,detach)
                 cmd="toolctl__subcmd__agent__subcmd__detach"
@@ -160,11 +166,17 @@ _toolctl() {
             toolctl__subcmd__help,pick)
                 cmd="toolctl__subcmd__help__subcmd__pick"
                 ;;
+            toolctl__subcmd__help,schema)
+                cmd="toolctl__subcmd__help__subcmd__schema"
+                ;;
             toolctl__subcmd__help,search)
                 cmd="toolctl__subcmd__help__subcmd__search"
                 ;;
             toolctl__subcmd__help,tool)
                 cmd="toolctl__subcmd__help__subcmd__tool"
+                ;;
+            toolctl__subcmd__help,validate)
+                cmd="toolctl__subcmd__help__subcmd__validate"
                 ;;
             toolctl__subcmd__help__subcmd__agent,detach)
                 cmd="toolctl__subcmd__help__subcmd__agent__subcmd__detach"
@@ -220,6 +232,9 @@ _toolctl() {
             toolctl__subcmd__help__subcmd__tool,list)
                 cmd="toolctl__subcmd__help__subcmd__tool__subcmd__list"
                 ;;
+            toolctl__subcmd__help__subcmd__tool,new)
+                cmd="toolctl__subcmd__help__subcmd__tool__subcmd__new"
+                ;;
             toolctl__subcmd__help__subcmd__tool,put)
                 cmd="toolctl__subcmd__help__subcmd__tool__subcmd__put"
                 ;;
@@ -259,6 +274,9 @@ _toolctl() {
             toolctl__subcmd__tool,list)
                 cmd="toolctl__subcmd__tool__subcmd__list"
                 ;;
+            toolctl__subcmd__tool,new)
+                cmd="toolctl__subcmd__tool__subcmd__new"
+                ;;
             toolctl__subcmd__tool,put)
                 cmd="toolctl__subcmd__tool__subcmd__put"
                 ;;
@@ -280,6 +298,9 @@ _toolctl() {
             toolctl__subcmd__tool__subcmd__help,list)
                 cmd="toolctl__subcmd__tool__subcmd__help__subcmd__list"
                 ;;
+            toolctl__subcmd__tool__subcmd__help,new)
+                cmd="toolctl__subcmd__tool__subcmd__help__subcmd__new"
+                ;;
             toolctl__subcmd__tool__subcmd__help,put)
                 cmd="toolctl__subcmd__tool__subcmd__help__subcmd__put"
                 ;;
@@ -290,7 +311,7 @@ _toolctl() {
 
     case "${cmd}" in
         toolctl)
-            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search pick attach agent invoke export index completions help"
+            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search pick attach agent invoke export validate schema index completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -966,7 +987,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help)
-            opts="init bundle tool search pick attach agent invoke export index completions help"
+            opts="init bundle tool search pick attach agent invoke export validate schema index completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1301,6 +1322,20 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__help__subcmd__schema)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__help__subcmd__search)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1316,7 +1351,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help__subcmd__tool)
-            opts="put get list enable disable delete"
+            opts="put get list enable disable delete new"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1399,9 +1434,37 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__help__subcmd__tool__subcmd__new)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__help__subcmd__tool__subcmd__put)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__validate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1653,6 +1716,28 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__schema)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help config bundle tool"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__search)
             opts="-q -h --bundle --tag --include-disabled --include-deleted --page-size --page-token --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1692,7 +1777,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help put get list enable disable delete help"
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help put get list enable disable delete new help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1802,7 +1887,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__help)
-            opts="put get list enable disable delete help"
+            opts="put get list enable disable delete new help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1899,6 +1984,20 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__tool__subcmd__help__subcmd__new)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__tool__subcmd__help__subcmd__put)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -1951,6 +2050,44 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__tool__subcmd__new)
+            opts="-q -h --type --version --url --func --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --type)
+                    COMPREPLY=($(compgen -W "http native" -- "${cur}"))
+                    return 0
+                    ;;
+                --version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --func)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__tool__subcmd__put)
             opts="-q -h --bundle --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1959,6 +2096,36 @@ _toolctl() {
             fi
             case "${prev}" in
                 --bundle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__validate)
+            opts="-q -h --format --strict --provider --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "human json github" -- "${cur}"))
+                    return 0
+                    ;;
+                --provider)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

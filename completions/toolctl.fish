@@ -40,6 +40,8 @@ complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "attach" -d 'Attach 
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "agent" -d 'See and correct the tools attached to agents (agents/<agentID>.json)'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "invoke" -d 'Call a tool; print {"ok":true,"value":…} (with --json) or the value'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "export" -d 'Print the tools as a provider\'s request takes them (a JSON array)'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "validate" -d 'Check the catalog (or the files and folders given) and report every problem'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "schema" -d 'Print the JSON Schema of toolctl.json (config), bundle.json (bundle) or tool.json (tool)'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -134,19 +136,20 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "restore" -d 'Undo a soft delete'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "reap" -d 'Remove soft-deleted bundles whose grace period is over and that hold no tools'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -l catalog -d 'Use the catalog in DIR' -r -F
-complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
-complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -l json -d 'Print one JSON document on stdout, errors included'
-complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
-complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -l no-progress -d 'Never show progress bars'
-complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -s h -l help -d 'Print help'
-complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -f -a "put" -d 'Create a tool from a tool.json file (or - for stdin)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -f -a "get" -d 'Show a tool: its fields, status, schemas and where it is stored'
-complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -f -a "list" -d 'List tools in bundle, slug and version order'
-complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -f -a "enable" -d 'Enable a tool (only its isEnabled flag changes)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -f -a "disable" -d 'Disable a tool (only its isEnabled flag changes)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -f -a "delete" -d 'Delete a tool version for good (built-in tools cannot be deleted)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -f -a "put" -d 'Create a tool from a tool.json file (or - for stdin)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -f -a "get" -d 'Show a tool: its fields, status, schemas and where it is stored'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -f -a "list" -d 'List tools in bundle, slug and version order'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -f -a "enable" -d 'Enable a tool (only its isEnabled flag changes)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -f -a "disable" -d 'Disable a tool (only its isEnabled flag changes)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -f -a "delete" -d 'Delete a tool version for good (built-in tools cannot be deleted)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -f -a "new" -d 'Write a new tool.json to start from, valid as it is, and print its path'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -l bundle -d 'The bundle to put the tool into, by slug or ID (default: the file\'s bundleID)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
@@ -190,12 +193,24 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_su
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from delete" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l type -d 'How the tool runs' -r -f -a "http\t'An HTTP request'
+native\t'A function compiled into toolctl'"
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l version -d 'The version to create' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l url -d 'HTTP tools: the URL template (default: one on the first host of allowedHosts)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l func -d 'Native tools: the function to run (default: now)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "put" -d 'Create a tool from a tool.json file (or - for stdin)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "get" -d 'Show a tool: its fields, status, schemas and where it is stored'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "list" -d 'List tools in bundle, slug and version order'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "enable" -d 'Enable a tool (only its isEnabled flag changes)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "disable" -d 'Disable a tool (only its isEnabled flag changes)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete a tool version for good (built-in tools cannot be deleted)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "new" -d 'Write a new tool.json to start from, valid as it is, and print its path'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l bundle -d 'Only tools of this bundle, by slug or ID (can be repeated)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l tag -d 'Only tools with this tag (can be repeated: all must match)' -r
@@ -302,6 +317,23 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l json -d 'Prin
 complete -c toolctl -n "__fish_toolctl_using_subcommand export" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -l format -d 'How to print the findings' -r -f -a "human\t'One line per finding: file:line:column: severity[rule]: message'
+json\t'One JSON document (as --json)'
+github\t'GitHub Actions annotations (::error file=…,line=…::message)'"
+complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -l provider -d 'Also warn of what this provider would refuse, and of more enabled tools than it takes (can be repeated)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -l strict -d 'Treat warnings as errors'
+complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l json -d 'Print one JSON document on stdout, errors included'
@@ -332,18 +364,20 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l json -d 
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "search" -d 'Search tools by name, description, tags and arguments'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "pick" -d 'Pick the few tools that fit a task, best first'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "attach" -d 'Attach the tools an agent needs for a task, under limits'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "agent" -d 'See and correct the tools attached to agents (agents/<agentID>.json)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "invoke" -d 'Call a tool; print {"ok":true,"value":…} (with --json) or the value'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "export" -d 'Print the tools as a provider\'s request takes them (a JSON array)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "completions" -d 'Print the completion script for a shell'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export index completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions help" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions help" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions help" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions help" -f -a "search" -d 'Search tools by name, description, tags and arguments'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions help" -f -a "pick" -d 'Pick the few tools that fit a task, best first'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions help" -f -a "attach" -d 'Attach the tools an agent needs for a task, under limits'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions help" -f -a "agent" -d 'See and correct the tools attached to agents (agents/<agentID>.json)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions help" -f -a "invoke" -d 'Call a tool; print {"ok":true,"value":…} (with --json) or the value'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions help" -f -a "export" -d 'Print the tools as a provider\'s request takes them (a JSON array)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions help" -f -a "validate" -d 'Check the catalog (or the files and folders given) and report every problem'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions help" -f -a "schema" -d 'Print the JSON Schema of toolctl.json (config), bundle.json (bundle) or tool.json (tool)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions help" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions help" -f -a "completions" -d 'Print the completion script for a shell'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "put" -d 'Create a bundle, or replace one (with --id, or a file holding its bundleID)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "get" -d 'Show a bundle: its fields, status, number of tools and where it is stored'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "list" -d 'List bundles in slug order'
@@ -358,6 +392,7 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_su
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "enable" -d 'Enable a tool (only its isEnabled flag changes)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "disable" -d 'Disable a tool (only its isEnabled flag changes)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "delete" -d 'Delete a tool version for good (built-in tools cannot be deleted)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "new" -d 'Write a new tool.json to start from, valid as it is, and print its path'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from agent" -f -a "list" -d 'List the agents that have tools attached'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from agent" -f -a "show" -d 'Show an agent\'s tools, and whether each can still be called'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from agent" -f -a "detach" -d 'Detach tools from an agent by hand (protection is for attach runs, not for you)'

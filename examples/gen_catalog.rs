@@ -556,6 +556,8 @@ struct Parts {
     annotations: Option<Value>,
     arg_schema: Value,
     implementation: Value,
+    /// The catalog secrets the templates name.
+    secrets: Vec<String>,
 }
 
 struct Native {
@@ -777,6 +779,9 @@ impl Generator {
                 doc.insert("outputSchema".into(), output_schema(noun));
             }
             doc.insert("impl".into(), parts.implementation);
+            if !parts.secrets.is_empty() {
+                doc.insert("secrets".into(), parts.secrets.into());
+            }
             doc.insert("createdAt".into(), timestamp(created)?.into());
             doc.insert("modifiedAt".into(), timestamp(modified)?.into());
             docs.push(Value::Object(doc));
@@ -976,6 +981,7 @@ impl Generator {
             annotations,
             arg_schema: object_schema(props, required),
             implementation: implementation.into(),
+            secrets: vec![secret],
         }
     }
 
@@ -1052,6 +1058,7 @@ impl Generator {
             annotations,
             arg_schema: object_schema(props, required),
             implementation: json!({ "func": native.func }),
+            secrets: Vec::new(),
         }
     }
 

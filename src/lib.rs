@@ -14,3 +14,4 @@ pub mod native;
 pub mod pick;
 pub mod provider;
 pub mod time;
+pub mod validate;

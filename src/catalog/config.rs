@@ -138,7 +138,7 @@ impl Config {
         }
     }
 
-    fn from_doc(doc: Value, path: &Path) -> Result<Self> {
+    pub(crate) fn from_doc(doc: Value, path: &Path) -> Result<Self> {
         let source = path.display().to_string();
         let view: ConfigView = model::typed(&doc, &source)?;
         let hosts =

@@ -11,6 +11,10 @@ use std::time::Duration;
 pub struct Violation {
     pub pointer: String,
     pub message: String,
+    /// Which of `validate`'s rules this breaks (`name`, `timestamps`, …); `None` for the shape
+    /// of the document, which its JSON Schema states (`schema`).
+    #[serde(skip)]
+    pub rule: Option<&'static str>,
 }
 
 impl Violation {
@@ -18,7 +22,14 @@ impl Violation {
         Self {
             pointer: pointer.into(),
             message: message.into(),
+            rule: None,
         }
+    }
+
+    /// The same violation, filed under `validate`'s rule `rule`.
+    pub fn rule(mut self, rule: &'static str) -> Self {
+        self.rule = Some(rule);
+        self
     }
 }
 

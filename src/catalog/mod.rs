@@ -20,6 +20,7 @@ pub mod page;
 mod reap;
 mod resolve;
 pub mod rules;
+pub mod skeleton;
 pub mod store;
 mod write;
 
@@ -366,14 +367,8 @@ impl Catalog {
                 bundle.bundle_id
             )));
         }
-        if let Err(message) = rules::check_name(rules::NameKind::Slug, &bundle.slug) {
-            return Err(problem(message));
-        }
-        if bundle.slug == builtin::SLUG || bundle.is_built_in {
-            return Err(problem(
-                "a bundle on disk cannot be the built-in bundle (slug 'builtin' or isBuiltIn: true)"
-                    .to_owned(),
-            ));
+        if let Some(violation) = bundle.check(&doc).first() {
+            return Err(problem(violation.to_string()));
         }
         Ok(Some(BundleEntry {
             is_enabled: bundle.is_enabled,

@@ -246,6 +246,70 @@ pub fn parse_doc(text: &str, path: &std::path::Path) -> Result<Value> {
     Ok(value)
 }
 
+impl Bundle {
+    /// The rules a `bundle.json` must meet: its IDs, slug and format version, and that it is
+    /// not the built-in bundle. (Its folder, and the order of its timestamps, are checked by
+    /// `validate`.)
+    pub fn check(&self, doc: &Value) -> Vec<Violation> {
+        let mut out = Vec::new();
+        check_document(doc, &["bundleID"], &mut out);
+        rules::check_name_at(NameKind::Slug, &self.slug, "/slug", &mut out);
+        if self.slug == super::builtin::SLUG || self.is_built_in {
+            out.push(Violation::new(
+                if self.is_built_in { "/isBuiltIn" } else { "/slug" },
+                "a bundle on disk cannot be the built-in bundle (slug 'builtin' or isBuiltIn: true)",
+            ));
+        }
+        out
+    }
+}
+
+/// `createdAt` must not be after `modifiedAt`.
+pub fn check_timestamps(created: Timestamp, modified: Timestamp, out: &mut Vec<Violation>) {
+    if created > modified {
+        out.push(
+            Violation::new(
+                "/modifiedAt",
+                format!("modifiedAt {modified} is before createdAt {created}"),
+            )
+            .rule("timestamps"),
+        );
+    }
+}
+
+/// Rules on the raw document that its typed view does not see: the format version is one
+/// this toolctl reads, and each ID field is a UUIDv7 written in the usual hyphenated form.
+fn check_document(doc: &Value, id_fields: &[&str], out: &mut Vec<Violation>) {
+    if let Some(version) = doc.get("schemaVersion")
+        && version.as_str() != Some(SCHEMA_VERSION)
+    {
+        out.push(Violation::new(
+            "/schemaVersion",
+            format!("schemaVersion {version} is not one this toolctl reads (\"{SCHEMA_VERSION}\")"),
+        ));
+    }
+    for field in id_fields {
+        let Some(text) = doc.get(*field).and_then(Value::as_str) else {
+            continue;
+        };
+        let problem = match Uuid::try_parse(text) {
+            Err(e) => Some(format!("'{text}' is not a UUID: {e}")),
+            Ok(id) if id.hyphenated().to_string() != text.to_ascii_lowercase() => Some(format!(
+                "'{text}' is not written as a hyphenated UUID ({})",
+                id.hyphenated()
+            )),
+            Ok(id) if id.get_version_num() != 7 => Some(format!(
+                "'{text}' is a version {} UUID; IDs are UUIDv7",
+                id.get_version_num()
+            )),
+            Ok(_) => None,
+        };
+        if let Some(message) = problem {
+            out.push(Violation::new(format!("/{field}"), message).rule("id"));
+        }
+    }
+}
+
 impl Tool {
     /// The native function this tool names (`impl.func`, or `impl.goFunc`).
     pub fn native_func(&self) -> Option<String> {
@@ -284,17 +348,10 @@ impl Tool {
     /// schema presence and the shape of `impl`.
     pub fn check(&self, doc: &Value) -> Vec<Violation> {
         let mut out = Vec::new();
+        check_document(doc, &["toolID", "bundleID"], &mut out);
         rules::check_name_at(NameKind::Slug, &self.slug, "/slug", &mut out);
         rules::check_name_at(NameKind::Version, &self.version, "/version", &mut out);
-        if self.created_at > self.modified_at {
-            out.push(Violation::new(
-                "/modifiedAt",
-                format!(
-                    "modifiedAt {} is before createdAt {}",
-                    self.modified_at, self.created_at
-                ),
-            ));
-        }
+        check_timestamps(self.created_at, self.modified_at, &mut out);
         for (field, schema) in [
             ("argSchema", &self.arg_schema),
             ("outputSchema", &self.output_schema),
@@ -313,12 +370,15 @@ impl Tool {
                 out.push(Violation::new(
                     "/argSchema",
                     "argSchema is missing; give the tool a JSON Schema for its arguments, or set allowNoSchema: true with a noSchemaMode",
-                ));
+                ).rule("no-schema"));
             } else if self.no_schema_mode.is_none() {
-                out.push(Violation::new(
-                    "/noSchemaMode",
-                    "allowNoSchema needs a noSchemaMode: read-only, human-approval or full",
-                ));
+                out.push(
+                    Violation::new(
+                        "/noSchemaMode",
+                        "allowNoSchema needs a noSchemaMode: read-only, human-approval or full",
+                    )
+                    .rule("no-schema"),
+                );
             }
         }
         for (i, tag) in self.tags.iter().enumerate() {
@@ -409,10 +469,13 @@ fn check_http_impl(doc: &Value, out: &mut Vec<Violation>) {
     }
     let lower = http.url_template.to_ascii_lowercase();
     if !(lower.starts_with("http://") || lower.starts_with("https://")) {
-        out.push(Violation::new(
-            "/impl/urlTemplate",
-            "urlTemplate must start with http:// or https://",
-        ));
+        out.push(
+            Violation::new(
+                "/impl/urlTemplate",
+                "urlTemplate must start with http:// or https://",
+            )
+            .rule("url"),
+        );
     }
     for (name, value) in &http.headers {
         match value.as_str() {

@@ -81,7 +81,7 @@ fn describe_char(c: char) -> String {
 /// Add a violation at `pointer` when `name` breaks the rules for `kind`.
 pub fn check_name_at(kind: NameKind, name: &str, pointer: &str, out: &mut Vec<Violation>) {
     if let Err(message) = check_name(kind, name) {
-        out.push(Violation::new(pointer, message));
+        out.push(Violation::new(pointer, message).rule("name"));
     }
 }
 
@@ -162,6 +162,22 @@ fn parse_host_entry(entry: &str) -> Result<HostEntry, String> {
 /// path, so no argument can ever choose where a request goes), and that host allowed.
 /// Returns the parsed URL with placeholders replaced by their names.
 pub fn check_url_template(template: &str, hosts: &HostPolicy) -> Result<url::Url, String> {
+    let url = check_url_shape(template)?;
+    if !hosts.allows(&url) {
+        return Err(host_not_allowed(&url));
+    }
+    Ok(url)
+}
+
+/// Why `url`'s host may not be called.
+pub fn host_not_allowed(url: &url::Url) -> String {
+    let host = url.host_str().unwrap_or_default();
+    format!("host '{host}' of urlTemplate is not in allowedHosts of toolctl.json")
+}
+
+/// [`check_url_template`] without the host policy: the scheme, a literal host, no user info.
+/// Returns the scheme and authority as a URL.
+pub fn check_url_shape(template: &str) -> Result<url::Url, String> {
     let lower = template.to_ascii_lowercase();
     let after_scheme = if lower.starts_with("https://") {
         8
@@ -185,12 +201,6 @@ pub fn check_url_template(template: &str, hosts: &HostPolicy) -> Result<url::Url
     if !url.username().is_empty() || url.password().is_some() {
         return Err(format!(
             "urlTemplate '{template}' carries user info before the host; put credentials in headers"
-        ));
-    }
-    if !hosts.allows(&url) {
-        let host = url.host_str().unwrap_or_default();
-        return Err(format!(
-            "host '{host}' of urlTemplate is not in allowedHosts of toolctl.json"
         ));
     }
     Ok(url)

@@ -289,6 +289,20 @@ impl Catalog {
         })
     }
 
+    /// Write the JSON Schemas of the catalog's files into `schemas/` (where new tools'
+    /// `"$schema"` points), unless they are there already as this toolctl has them.
+    pub fn write_schemas(&self) -> Result<()> {
+        let dir = self.root.join(super::skeleton::SCHEMAS_DIR);
+        store::ensure_dir(&dir)?;
+        for kind in crate::validate::schemas::Kind::ALL {
+            let path = dir.join(kind.file_name());
+            if std::fs::read_to_string(&path).ok().as_deref() != Some(kind.text()) {
+                store::write_atomic(&path, kind.text().as_bytes())?;
+            }
+        }
+        Ok(())
+    }
+
     fn tool_dir(&self, bundle: &BundleEntry, slug: &str, version: &str) -> PathBuf {
         let base = bundle
             .dir

@@ -150,9 +150,12 @@ pub fn main() -> ExitCode {
         ui,
         cwd,
     };
-    let result = cmd::run(&ctx, &cli.command).and_then(|output| Ok(ctx.ui.emit(&output)?));
+    let result = cmd::run(&ctx, &cli.command).and_then(|output| {
+        ctx.ui.emit(&output)?;
+        Ok(output.exit)
+    });
     match result {
-        Ok(()) => ExitCode::from(exit::SUCCESS),
+        Ok(code) => ExitCode::from(code),
         Err(error) => {
             error.report(&ctx.ui);
             ExitCode::from(error.exit_code())

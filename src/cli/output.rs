@@ -19,6 +19,9 @@ pub struct Output {
     pub json: Value,
     /// What a person sees otherwise.
     pub human: Human,
+    /// The exit code once printed: success, unless the output itself reports a failure
+    /// (`validate` finding errors).
+    pub exit: u8,
 }
 
 /// The human form of an output.
@@ -34,7 +37,17 @@ pub enum Human {
 
 impl Output {
     pub fn new(json: Value, human: Human) -> Self {
-        Self { json, human }
+        Self {
+            json,
+            human,
+            exit: crate::error_code::exit::SUCCESS,
+        }
+    }
+
+    /// The same output, ending the process with `code`.
+    pub fn with_exit(mut self, code: u8) -> Self {
+        self.exit = code;
+        self
     }
 }
 

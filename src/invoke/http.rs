@@ -61,6 +61,13 @@ const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
 static PLACEHOLDER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\$\{([A-Za-z0-9_.\-]+)\}").expect("a valid regex"));
 
+/// The names of the `${name}` placeholders in `template`, in order.
+pub fn placeholder_names(template: &str) -> impl Iterator<Item = &str> {
+    PLACEHOLDER
+        .captures_iter(template)
+        .filter_map(|found| found.get(1).map(|name| name.as_str()))
+}
+
 /// A value as one percent-encoded URL component.
 pub fn encode_component(text: &str) -> String {
     utf8_percent_encode(text, COMPONENT).to_string()

@@ -72,6 +72,9 @@ pub fn is_valid(name: &str) -> bool {
 pub struct NameMap {
     by_key: HashMap<Key, String>,
     by_name: HashMap<String, Key>,
+    /// Names wanted by more than one tool slug (or by one, but equal to another tool's slug),
+    /// with the tool slugs that wanted them: each got a suffixed name instead (rule 4).
+    collisions: Vec<(String, Vec<Key>)>,
 }
 
 impl NameMap {
@@ -101,7 +104,13 @@ impl NameMap {
                 [key] if name == key.1 || !bundles_per_slug.contains_key(name.as_str()) => {
                     map.insert(name, key)
                 }
-                _ => colliding.extend(owners.into_iter().map(|key| (name.clone(), key))),
+                _ => {
+                    let keys = owners
+                        .iter()
+                        .map(|(b, s)| ((*b).to_owned(), (*s).to_owned()));
+                    map.collisions.push((name.clone(), keys.collect()));
+                    colliding.extend(owners.into_iter().map(|key| (name.clone(), key)));
+                }
             }
         }
         for (name, key) in colliding {
@@ -138,6 +147,13 @@ impl NameMap {
         self.by_name
             .get(name)
             .map(|(bundle, slug)| (bundle.as_str(), slug.as_str()))
+    }
+
+    /// The names more than one tool slug wanted, with those slugs, in name order. Each of
+    /// them is exported under a name with a hash suffix, which a model reads less well than
+    /// the tool's own name: `validate` reports them.
+    pub fn collisions(&self) -> &[(String, Vec<Key>)] {
+        &self.collisions
     }
 
     pub fn len(&self) -> usize {

@@ -9,8 +9,10 @@ pub mod index;
 pub mod init;
 pub mod invoke;
 pub mod pick;
+pub mod schema;
 pub mod search;
 pub mod tool;
+pub mod validate;
 
 use super::Ctx;
 use super::error::CliError;
@@ -35,6 +37,8 @@ pub enum Command {
     Agent(agent::AgentCommand),
     Invoke(invoke::InvokeArgs),
     Export(export::ExportArgs),
+    Validate(validate::ValidateArgs),
+    Schema(schema::SchemaArgs),
     #[command(subcommand)]
     Index(index::IndexCommand),
     Completions(completions::CompletionsArgs),
@@ -52,6 +56,8 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Output, CliError> {
         Command::Agent(command) => agent::run(ctx, command),
         Command::Invoke(args) => invoke::run(ctx, args),
         Command::Export(args) => export::run(ctx, args),
+        Command::Validate(args) => validate::run(ctx, args),
+        Command::Schema(args) => schema::run(args),
         Command::Index(command) => index::run(ctx, command),
         Command::Completions(args) => completions::run(args),
     }

@@ -1,6 +1,7 @@
 //! `toolctl tool …`: create, inspect, toggle and remove tools.
 
 use super::{PageArgs, next_page_note, read_document};
+use crate::catalog::skeleton::{self, Skeleton};
 use crate::catalog::{Pick, Toggle, ToolEntry, ToolFilter};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
@@ -22,6 +23,44 @@ pub enum ToolCommand {
     Disable(ToolArg),
     /// Delete a tool version for good (built-in tools cannot be deleted)
     Delete(ToolArg),
+    New(NewArgs),
+}
+
+/// Write a new tool.json to start from, valid as it is, and print its path
+///
+/// The tool is created disabled, with placeholder descriptions and one example argument, and
+/// "$schema" pointing at the catalog's schemas/tool.schema.json (written with it) so editors
+/// check the file as you type. Edit it, check it with `toolctl validate FILE`, then enable it
+/// with `toolctl tool enable`.
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The bundle to create the tool in, by slug or ID
+    #[arg(value_name = "BUNDLE")]
+    pub bundle: String,
+    /// The new tool's slug (letters, digits and -)
+    #[arg(value_name = "SLUG")]
+    pub slug: String,
+    /// How the tool runs
+    #[arg(long = "type", value_enum, default_value_t = NewType::Http)]
+    pub kind: NewType,
+    /// The version to create
+    #[arg(long, value_name = "V", default_value = "v1")]
+    pub version: String,
+    /// HTTP tools: the URL template (default: one on the first host of allowedHosts)
+    #[arg(long, value_name = "URL", conflicts_with = "func")]
+    pub url: Option<String>,
+    /// Native tools: the function to run (default: now)
+    #[arg(long, value_name = "NAME")]
+    pub func: Option<String>,
+}
+
+/// The kinds of tool `tool new` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NewType {
+    /// An HTTP request
+    Http,
+    /// A function compiled into toolctl
+    Native,
 }
 
 /// Create a tool from a tool.json file (or - for stdin)
@@ -74,7 +113,53 @@ pub fn run(ctx: &Ctx, command: &ToolCommand) -> Result<Output, CliError> {
         ToolCommand::Enable(args) => toggle(ctx, args, true),
         ToolCommand::Disable(args) => toggle(ctx, args, false),
         ToolCommand::Delete(args) => delete(ctx, args),
+        ToolCommand::New(args) => new(ctx, args),
     }
+}
+
+fn new(ctx: &Ctx, args: &NewArgs) -> Result<Output, CliError> {
+    let catalog = ctx.catalog()?;
+    let how = match args.kind {
+        NewType::Native => {
+            let func = args.func.clone().unwrap_or_else(|| "now".to_owned());
+            if !crate::native::has(&func) {
+                return Err(CliError::invalid(format!(
+                    "--func {func}: this toolctl has no native function of that name"
+                ))
+                .with_hint(format!("one of: {}", crate::native::FUNCTIONS.join(", "))));
+            }
+            Skeleton::Native { func }
+        }
+        NewType::Http => match &args.url {
+            Some(url) => Skeleton::Http { url: url.clone() },
+            None => {
+                let config = catalog.config();
+                let url = skeleton::example_url(&config.hosts, &config.allowed_hosts)
+                    .ok_or_else(|| {
+                        CliError::invalid("no host to call: allowedHosts in toolctl.json is empty")
+                            .with_hint("add the API's host to allowedHosts in toolctl.json, or pass --url with a host that is there")
+                    })?;
+                Skeleton::Http { url }
+            }
+        },
+    };
+    let doc = skeleton::tool(&args.slug, &args.version, &how);
+    let entry = ctx.write(|catalog| {
+        let entry = catalog.put_tool(doc, "tool new", Some(&args.bundle))?;
+        catalog.write_schemas()?;
+        Ok(entry)
+    })?;
+    let path = entry.path.clone().unwrap_or_default();
+    ctx.ui.status(&format!(
+        "Created tool {} (disabled) in {}\nhint: edit it, check it with `toolctl validate {}`, then `toolctl tool enable {}`",
+        entry.reference(),
+        path.display(),
+        path.display(),
+        entry.reference()
+    ));
+    let mut json = ToolView::with_document(&entry);
+    json["path"] = json!(path);
+    Ok(Output::new(json, Human::Text(path.display().to_string())))
 }
 
 fn put(ctx: &Ctx, args: &PutArgs) -> Result<Output, CliError> {

@@ -1,0 +1,236 @@
+//! `toolctl validate`: every problem in the catalog, for CI and for people editing files.
+
+use super::export::parse_provider;
+use crate::cli::Ctx;
+use crate::cli::error::CliError;
+use crate::cli::output::{Human, Output};
+use crate::error_code::exit;
+use crate::provider::Provider;
+use crate::validate::{self, Finding, Report, Request, Severity};
+use anstyle::{AnsiColor, Style};
+use clap::{Args, ValueEnum};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Check the catalog (or the files and folders given) and report every problem
+///
+/// Errors: files that do not parse or break their JSON Schema, argSchema/outputSchema that are
+/// not JSON Schema or use a remote $ref, slug and version rules, IDs (UUIDv7, matching their
+/// folders), duplicates, createdAt after modifiedAt, HTTP tools' URLs, hosts and ${…}
+/// placeholders, native functions this toolctl lacks, exported names that collide, tools
+/// without a schema. Warnings: missing or long descriptions, HTTP tools that change things
+/// without an explicit "safe", unknown fields, and with --provider what that provider would
+/// refuse. Exit 0 when clean, 3 when errors were found (with --strict: warnings too).
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Files or folders to check (default: the whole catalog)
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// How to print the findings
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Treat warnings as errors
+    #[arg(long)]
+    pub strict: bool,
+    /// Also warn of what this provider would refuse, and of more enabled tools than it takes
+    /// (can be repeated)
+    #[arg(long, value_name = "PROVIDER", value_parser = parse_provider)]
+    pub provider: Vec<Provider>,
+}
+
+/// Output formats of `validate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One line per finding: file:line:column: severity[rule]: message
+    Human,
+    /// One JSON document (as --json)
+    Json,
+    /// GitHub Actions annotations (::error file=…,line=…::message)
+    Github,
+}
+
+pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Output, CliError> {
+    let location = ctx.location()?;
+    let request = Request {
+        paths: args.paths.clone(),
+        providers: args.provider.clone(),
+    };
+    let progress = Mutex::new(ctx.ui.progress(0, "validating"));
+    let mut report = validate::validate(location.path(), &request, &|done, total| {
+        if let Ok(mut bar) = progress.lock() {
+            bar.update(done, total);
+        }
+    })
+    .map_err(|e| {
+        CliError::invalid(e.to_string())
+            .with_details(json!({ "path": e.path }))
+            .with_hint(
+                "give catalog files (toolctl.json, bundle.json, tool.json) or folders holding them",
+            )
+    })?;
+    drop(progress);
+    if args.strict {
+        for finding in &mut report.findings {
+            finding.severity = Severity::Error;
+        }
+    }
+    for finding in &mut report.findings {
+        finding.file = shown(&finding.file, &ctx.cwd);
+    }
+    let errors = report.count(Severity::Error);
+    let warnings = report.count(Severity::Warning);
+    let format = if ctx.ui.json {
+        Format::Json
+    } else {
+        args.format
+    };
+    let document = json!({
+        "ok": errors == 0,
+        "files": report.files,
+        "errors": errors,
+        "warnings": warnings,
+        "strict": args.strict,
+        "findings": report.findings,
+    });
+    let text = match format {
+        Format::Human => human(&report, errors, warnings),
+        Format::Github => github(&report, errors, warnings),
+        Format::Json => {
+            let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
+            text.push('\n');
+            text
+        }
+    };
+    let code = if errors > 0 {
+        exit::INVALID_INPUT
+    } else {
+        exit::SUCCESS
+    };
+    Ok(Output::new(document, Human::Text(text)).with_exit(code))
+}
+
+/// `path` relative to the working folder when it is under it.
+fn shown(path: &Path, cwd: &Path) -> PathBuf {
+    path.strip_prefix(cwd)
+        .map_or_else(|_| path.to_owned(), Path::to_owned)
+}
+
+fn summary(report: &Report, errors: usize, warnings: usize) -> String {
+    let files = plural(report.files, "file");
+    if errors == 0 && warnings == 0 {
+        return format!("{files} checked: no problems\n");
+    }
+    format!(
+        "{} and {} in {files}\n",
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    )
+}
+
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+const ERROR: Style = AnsiColor::Red.on_default().bold();
+const WARNING: Style = AnsiColor::Yellow.on_default().bold();
+
+fn human(report: &Report, errors: usize, warnings: usize) -> String {
+    let mut text = String::new();
+    for finding in &report.findings {
+        let (label, style) = match finding.severity {
+            Severity::Error => ("error", ERROR),
+            Severity::Warning => ("warning", WARNING),
+        };
+        let at = match (finding.line, finding.column) {
+            (Some(line), Some(column)) => format!(":{line}:{column}"),
+            _ => String::new(),
+        };
+        let pointer = match finding.pointer.as_deref() {
+            Some(pointer) if !pointer.is_empty() => format!(" (at {pointer})"),
+            _ => String::new(),
+        };
+        text.push_str(&format!(
+            "{}{at}: {style}{label}[{}]{style:#}: {}{pointer}\n",
+            finding.file.display(),
+            finding.rule,
+            finding.message
+        ));
+    }
+    text.push_str(&summary(report, errors, warnings));
+    text
+}
+
+/// GitHub Actions workflow commands: one annotation per finding, shown on the file's line in
+/// a pull request.
+fn github(report: &Report, errors: usize, warnings: usize) -> String {
+    let mut text = String::new();
+    for finding in &report.findings {
+        text.push_str(&annotation(finding));
+        text.push('\n');
+    }
+    text.push_str(&summary(report, errors, warnings));
+    text
+}
+
+fn annotation(finding: &Finding) -> String {
+    let command = match finding.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let mut properties = vec![format!(
+        "file={}",
+        property(&finding.file.display().to_string())
+    )];
+    if let (Some(line), Some(column)) = (finding.line, finding.column) {
+        properties.push(format!("line={line}"));
+        properties.push(format!("col={column}"));
+    }
+    properties.push(format!(
+        "title={}",
+        property(&format!("toolctl validate: {}", finding.rule))
+    ));
+    let message = match finding.pointer.as_deref() {
+        Some(pointer) if !pointer.is_empty() => format!("{} (at {pointer})", finding.message),
+        _ => finding.message.clone(),
+    };
+    format!("::{command} {}::{}", properties.join(","), data(&message))
+}
+
+/// A workflow command's message, escaped as GitHub's toolkit does (`escapeData`).
+fn data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A workflow command's property value, escaped as GitHub's toolkit does (`escapeProperty`).
+fn property(text: &str) -> String {
+    data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn annotations_escape_as_the_github_toolkit_does() {
+        let finding = Finding {
+            severity: Severity::Error,
+            rule: "parse",
+            file: PathBuf::from("a,b:c%.json"),
+            line: Some(3),
+            column: Some(7),
+            pointer: Some("/x".to_owned()),
+            message: "50% bad\nreally: yes, really".to_owned(),
+        };
+        assert_eq!(
+            annotation(&finding),
+            "::error file=a%2Cb%3Ac%25.json,line=3,col=7,title=toolctl validate%3A parse::50%25 bad%0Areally: yes, really (at /x)"
+        );
+    }
+}

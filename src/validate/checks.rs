@@ -1,0 +1,550 @@
+//! The checks of one file: its JSON, its schema, the store's rules, and what only code can say
+//! about one file (folders, hosts, placeholders, native functions, argument schemas,
+//! descriptions, what providers would refuse).
+
+use super::schemas::{self, Kind};
+use super::{Facts, Place, Severity};
+use crate::catalog::config::Config;
+use crate::catalog::model::{self, Bundle, Tool, ToolType};
+use crate::catalog::rules::{self, HostPolicy};
+use crate::catalog::{ToolEntry, Violation};
+use crate::provider::{self, Provider, names};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Descriptions longer than this are cut or refused by providers (OpenAI takes 1,024
+/// characters for a function's description) and cost every request tokens.
+pub const MAX_DESCRIPTION: usize = 1024;
+
+/// What one file's checks need to know about the catalog.
+#[derive(Debug)]
+pub struct Context<'a> {
+    /// The catalog's host policy; `None` when `toolctl.json` is unusable (reported itself).
+    pub hosts: Option<&'a HostPolicy>,
+    pub providers: &'a [Provider],
+}
+
+/// One problem, before it is placed in its file.
+#[derive(Debug, Clone)]
+pub struct Note {
+    pub severity: Severity,
+    pub rule: &'static str,
+    pub pointer: String,
+    pub message: String,
+}
+
+impl Note {
+    pub fn error(
+        rule: &'static str,
+        pointer: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            severity: Severity::Error,
+            rule,
+            pointer: pointer.into(),
+            message: message.into(),
+        }
+    }
+
+    pub fn warning(
+        rule: &'static str,
+        pointer: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            severity: Severity::Warning,
+            ..Self::error(rule, pointer, message)
+        }
+    }
+
+    fn from_violation(violation: Violation) -> Self {
+        Self::error(
+            violation.rule.unwrap_or("schema"),
+            violation.pointer,
+            violation.message,
+        )
+    }
+}
+
+/// The checks of one parsed document: its notes and what the checks across files need.
+pub fn check(
+    kind: Kind,
+    doc: &Value,
+    path: &Path,
+    place: &Place,
+    cx: &Context,
+) -> (Vec<Note>, Facts) {
+    let schema = schemas::violations(kind, doc);
+    let mut notes = Vec::new();
+    let facts = match kind {
+        Kind::Config => {
+            check_config(doc, path, &mut notes);
+            Facts::None
+        }
+        Kind::Bundle => match model::typed::<Bundle>(doc, "") {
+            Ok(bundle) => check_bundle(&bundle, doc, place, &mut notes),
+            Err(e) => {
+                typed_failure(&e, &schema, &mut notes);
+                Facts::None
+            }
+        },
+        Kind::Tool => match model::typed::<Tool>(doc, "") {
+            Ok(tool) => check_tool(tool, doc, path, place, cx, &mut notes),
+            Err(e) => {
+                typed_failure(&e, &schema, &mut notes);
+                Facts::None
+            }
+        },
+    };
+    if kind == Kind::Tool {
+        for field in ["argSchema", "outputSchema"] {
+            if let Some(schema) = doc.get(field) {
+                check_json_schema(schema, &format!("/{field}"), &mut notes);
+            }
+        }
+        check_tool_descriptions(doc, &mut notes);
+    }
+    unknown_fields(kind, doc, &mut notes);
+    // The store's rules say what is wrong in the user's terms; the schema's message at the
+    // same place (or above it) says less.
+    let covered = |pointer: &str| {
+        notes.iter().any(|n| {
+            n.severity == Severity::Error
+                && (n.pointer == pointer
+                    || pointer.is_empty()
+                    || n.pointer.starts_with(&format!("{pointer}/")))
+        })
+    };
+    let schema: Vec<Note> = schema
+        .into_iter()
+        .filter(|v| !covered(&v.pointer))
+        .map(Note::from_violation)
+        .collect();
+    notes.extend(schema);
+    (notes, facts)
+}
+
+/// The typed view could not be read: its one error, unless the schema said it already.
+fn typed_failure(error: &crate::catalog::Error, schema: &[Violation], notes: &mut Vec<Note>) {
+    if schema.is_empty() {
+        notes.extend(error.violations().iter().cloned().map(Note::from_violation));
+    }
+}
+
+fn check_config(doc: &Value, path: &Path, notes: &mut Vec<Note>) {
+    match Config::from_doc(doc.clone(), path) {
+        Ok(config) => {
+            if let Err(e) = crate::attach::Settings::resolve(&config.attach, &|_| None) {
+                notes.push(Note::error("schema", "/attach", e.to_string()));
+            }
+        }
+        Err(e) => notes.extend(e.violations().iter().cloned().map(Note::from_violation)),
+    }
+}
+
+fn check_bundle(bundle: &Bundle, doc: &Value, place: &Place, notes: &mut Vec<Note>) -> Facts {
+    notes.extend(bundle.check(doc).into_iter().map(Note::from_violation));
+    let mut timestamps = Vec::new();
+    model::check_timestamps(bundle.created_at, bundle.modified_at, &mut timestamps);
+    notes.extend(timestamps.into_iter().map(Note::from_violation));
+    if let Place::Bundle { dir } = place
+        && bundle.bundle_id.to_string() != *dir
+    {
+        notes.push(Note::error(
+            "folder",
+            "/bundleID",
+            format!(
+                "bundleID {} does not match its folder name '{dir}'",
+                bundle.bundle_id
+            ),
+        ));
+    }
+    Facts::Bundle {
+        id: bundle.bundle_id,
+        slug: bundle.slug.clone(),
+        live: bundle.is_enabled && bundle.soft_deleted_at.is_none(),
+        deleted: bundle.soft_deleted_at.is_some(),
+    }
+}
+
+fn check_tool(
+    tool: Tool,
+    doc: &Value,
+    path: &Path,
+    place: &Place,
+    cx: &Context,
+    notes: &mut Vec<Note>,
+) -> Facts {
+    notes.extend(tool.check(doc).into_iter().map(Note::from_violation));
+    if let Place::Tool { dir, slug, version } = place {
+        let folder = |pointer: &str, what: &str, value: &str, folder: &str| {
+            Note::error(
+                "folder",
+                pointer,
+                format!("{what} '{value}' does not match its folder '{folder}'"),
+            )
+        };
+        if tool.bundle_id.to_string() != *dir {
+            notes.push(folder(
+                "/bundleID",
+                "bundleID",
+                &tool.bundle_id.to_string(),
+                dir,
+            ));
+        }
+        if tool.slug != *slug {
+            notes.push(folder("/slug", "slug", &tool.slug, slug));
+        }
+        if tool.version != *version {
+            notes.push(folder("/version", "version", &tool.version, version));
+        }
+    }
+    match tool.kind {
+        ToolType::Native | ToolType::Go => {
+            if let Some(func) = tool.native_func()
+                && !func.is_empty()
+                && !crate::native::has(&func)
+            {
+                notes.push(Note::error(
+                    "native",
+                    "/impl/func",
+                    format!(
+                        "native function '{func}' is not in this toolctl (it has {})",
+                        crate::native::FUNCTIONS.join(", ")
+                    ),
+                ));
+            }
+        }
+        ToolType::Http => check_http(&tool, doc, cx, notes),
+    }
+    if !cx.providers.is_empty() {
+        check_providers(&tool, doc, path, cx.providers, notes);
+    }
+    let usable = !notes.iter().any(|n| n.severity == Severity::Error);
+    Facts::Tool {
+        id: tool.tool_id,
+        bundle_id: tool.bundle_id,
+        slug: tool.slug,
+        version: tool.version,
+        enabled: tool.is_enabled && usable,
+    }
+}
+
+fn check_http(tool: &Tool, doc: &Value, cx: &Context, notes: &mut Vec<Note>) {
+    let Some(http) = tool.http_impl() else {
+        return;
+    };
+    let lower = http.url_template.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        match rules::check_url_shape(&http.url_template) {
+            Err(message) => notes.push(Note::error("url", "/impl/urlTemplate", message)),
+            Ok(url) => {
+                if let Some(hosts) = cx.hosts
+                    && !hosts.allows(&url)
+                {
+                    notes.push(Note::error(
+                        "host",
+                        "/impl/urlTemplate",
+                        rules::host_not_allowed(&url),
+                    ));
+                }
+            }
+        }
+    }
+    // Annotations that speak of side effects say it as clearly as `safe` does.
+    let said = tool.safe.is_some()
+        || tool
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.read_only_hint.is_some() || a.destructive_hint.is_some());
+    if !said && !matches!(http.method.as_str(), "GET" | "HEAD") {
+        notes.push(Note::warning(
+            "unsafe-method",
+            "/impl/method",
+            format!(
+                "a {} tool is taken to change things, so pick hides it without --allow-unsafe; say so with \"safe\": false (or true if it is harmless)",
+                http.method
+            ),
+        ));
+    }
+    check_placeholders(tool, doc, notes);
+}
+
+/// Every `${name}` in the templates must be an argument or a secret the tool declares.
+fn check_placeholders(tool: &Tool, doc: &Value, notes: &mut Vec<Note>) {
+    // Without a schema any argument may come: nothing to check against.
+    let Some(arguments) = tool.arg_schema.as_ref() else {
+        return;
+    };
+    let arguments: BTreeSet<&str> = arguments
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let secrets: BTreeSet<&str> = doc
+        .get("secrets")
+        .and_then(Value::as_array)
+        .map(|s| s.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut templates = Vec::new();
+    if let Some(imp) = doc.get("impl") {
+        for field in ["urlTemplate", "headers", "bodyTemplate"] {
+            if let Some(value) = imp.get(field) {
+                strings_in(value, &format!("/impl/{field}"), &mut templates);
+            }
+        }
+    }
+    for (pointer, text) in templates {
+        for name in crate::invoke::http::placeholder_names(text) {
+            if !arguments.contains(name) && !secrets.contains(name) {
+                notes.push(Note::error(
+                    "placeholder",
+                    pointer.clone(),
+                    format!(
+                        "${{{name}}} is neither an argument (a property of argSchema) nor a secret the tool declares (add \"{name}\" to \"secrets\")"
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// Every string inside `value`, with its pointer.
+fn strings_in<'a>(value: &'a Value, pointer: &str, out: &mut Vec<(String, &'a str)>) {
+    match value {
+        Value::String(text) => out.push((pointer.to_owned(), text)),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                strings_in(item, &format!("{pointer}/{i}"), out);
+            }
+        }
+        Value::Object(fields) => {
+            for (key, item) in fields {
+                strings_in(item, &format!("{pointer}/{}", escape(key)), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A key as one JSON pointer token.
+pub fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// `argSchema`/`outputSchema` must be JSON Schema (checked against its meta-schema), use no
+/// remote `$ref`, and compile (patterns are regular expressions, …).
+fn check_json_schema(schema: &Value, at: &str, notes: &mut Vec<Note>) {
+    if !(schema.is_object() || schema.is_boolean()) {
+        return; // The tool's schema says so.
+    }
+    let before = notes.len();
+    match jsonschema::meta::validator_for(schema) {
+        Err(e) => notes.push(Note::error(
+            "arg-schema",
+            format!("{at}/$schema"),
+            format!("not a JSON Schema dialect toolctl knows: {e}"),
+        )),
+        Ok(meta) => {
+            for error in meta.iter_errors(schema) {
+                notes.push(Note::error(
+                    "arg-schema",
+                    format!("{at}{}", error.instance_path().as_str()),
+                    format!("not valid JSON Schema: {error}"),
+                ));
+            }
+        }
+    }
+    remote_refs(schema, at, notes);
+    if notes.len() == before
+        && let Err(e) = jsonschema::options().build(schema)
+    {
+        notes.push(Note::error(
+            "arg-schema",
+            format!("{at}{}", e.schema_path().as_str()),
+            format!("not a usable JSON Schema: {e}"),
+        ));
+    }
+}
+
+/// A `$ref` outside the schema would be fetched (or fail) when a call is checked.
+fn remote_refs(schema: &Value, at: &str, notes: &mut Vec<Note>) {
+    match schema {
+        Value::Object(fields) => {
+            for (key, value) in fields {
+                let pointer = format!("{at}/{}", escape(key));
+                match (key.as_str(), value) {
+                    ("$ref" | "$dynamicRef", Value::String(target)) if !target.starts_with('#') => {
+                        notes.push(Note::error(
+                            "remote-ref",
+                            pointer,
+                            format!(
+                                "{key} '{target}' points outside the schema; toolctl never fetches schemas: put the definition in $defs and use '#/$defs/…'"
+                            ),
+                        ));
+                    }
+                    // Values of these keywords are data, not schemas.
+                    ("const" | "enum" | "default" | "examples" | "example", _) => {}
+                    _ => remote_refs(value, &pointer, notes),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                remote_refs(item, &format!("{at}/{i}"), notes);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The tool's description and its arguments' are what a model picks and calls it by.
+fn check_tool_descriptions(doc: &Value, notes: &mut Vec<Note>) {
+    match doc
+        .get("description")
+        .and_then(Value::as_str)
+        .map(str::trim)
+    {
+        None | Some("") => notes.push(Note::warning(
+            "description",
+            "/description",
+            "the tool has no description; models choose tools by what it says",
+        )),
+        Some(text) => too_long(text, "/description", "the tool's description", notes),
+    }
+    if let Some(schema) = doc.get("argSchema") {
+        argument_descriptions(schema, "/argSchema", notes);
+    }
+}
+
+fn too_long(text: &str, pointer: &str, what: &str, notes: &mut Vec<Note>) {
+    let count = text.chars().count();
+    if count > MAX_DESCRIPTION {
+        notes.push(Note::warning(
+            "description",
+            pointer,
+            format!(
+                "{what} is {count} characters long; providers take at most {MAX_DESCRIPTION}, and every request pays for it"
+            ),
+        ));
+    }
+}
+
+/// Every property of every object in an argument schema should say what it is for.
+fn argument_descriptions(schema: &Value, at: &str, notes: &mut Vec<Note>) {
+    let Value::Object(fields) = schema else {
+        return;
+    };
+    for (key, value) in fields {
+        let pointer = format!("{at}/{}", escape(key));
+        match (key.as_str(), value) {
+            ("properties", Value::Object(properties)) => {
+                for (name, property) in properties {
+                    let here = format!("{pointer}/{}", escape(name));
+                    match property.get("description").and_then(Value::as_str) {
+                        // A `$ref` carries its description where it points.
+                        None if property.get("$ref").is_some() => {}
+                        None if property.is_object() => notes.push(Note::warning(
+                            "description",
+                            here.clone(),
+                            format!("argument '{name}' has no description"),
+                        )),
+                        Some(text) if text.trim().is_empty() => notes.push(Note::warning(
+                            "description",
+                            format!("{here}/description"),
+                            format!("argument '{name}' has an empty description"),
+                        )),
+                        Some(text) => too_long(
+                            text,
+                            &format!("{here}/description"),
+                            &format!("the description of argument '{name}'"),
+                            notes,
+                        ),
+                        None => {}
+                    }
+                    argument_descriptions(property, &here, notes);
+                }
+            }
+            ("const" | "enum" | "default" | "examples" | "example", _) => {}
+            (_, Value::Object(_)) => argument_descriptions(value, &pointer, notes),
+            (_, Value::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    argument_descriptions(item, &format!("{pointer}/{i}"), notes);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What each asked-for provider would refuse, as warnings.
+fn check_providers(
+    tool: &Tool,
+    doc: &Value,
+    path: &Path,
+    providers: &[Provider],
+    notes: &mut Vec<Note>,
+) {
+    if tool.arg_schema.is_none() && !tool.allow_no_schema {
+        return; // An error already.
+    }
+    let entry = ToolEntry {
+        tool: tool.clone(),
+        doc: doc.clone(),
+        path: Some(path.to_owned()),
+        bundle_slug: String::new(),
+        bundle_enabled: true,
+        bundle_deleted: false,
+        is_enabled: tool.is_enabled,
+        unavailable: None,
+    };
+    let name = names::sanitize(&tool.slug);
+    for provider in providers {
+        if let Err(problems) = provider::tool_definition(*provider, &name, &entry, false) {
+            for problem in problems {
+                notes.push(Note::warning(
+                    "provider",
+                    problem.pointer.clone(),
+                    format!("{provider} would refuse this tool: {problem}"),
+                ));
+            }
+        }
+    }
+}
+
+/// Fields the schema does not name are kept, but are most often a misspelling.
+fn unknown_fields(kind: Kind, doc: &Value, notes: &mut Vec<Note>) {
+    let Some(fields) = doc.as_object() else {
+        return;
+    };
+    let known: Vec<&str> = kind.known_fields().collect();
+    for key in fields.keys() {
+        if known.contains(&key.as_str()) {
+            continue;
+        }
+        let closest = known
+            .iter()
+            .map(|k| {
+                (
+                    strsim::damerau_levenshtein(&key.to_lowercase(), &k.to_lowercase()),
+                    *k,
+                )
+            })
+            .min();
+        let message = match closest {
+            Some((distance, known)) if distance <= 2 => {
+                format!(
+                    "unknown field '{key}' (did you mean '{known}'?); it is kept but toolctl does not read it"
+                )
+            }
+            _ => format!("unknown field '{key}'; it is kept but toolctl does not read it"),
+        };
+        notes.push(Note::warning(
+            "unknown-field",
+            format!("/{}", escape(key)),
+            message,
+        ));
+    }
+}

@@ -1,0 +1,621 @@
+//! `validate`: every problem in a catalog (or in the files given), for CI and for people
+//! writing files by hand.
+//!
+//! Each file is checked on its own, in parallel: it parses, matches its JSON Schema
+//! ([`schemas`]), meets the store's rules, and what only code can check about one file
+//! ([`checks`]). Then the checks across files run over what the first pass kept of each file:
+//! duplicate `<slug, version>` in a bundle, duplicate IDs and bundle slugs, exported names
+//! that collide, and, for `--provider`, more enabled tools than the provider takes. Every
+//! finding names its file, the JSON pointer and the line and column of the value at fault.
+//!
+//! Given paths narrow the files checked (a folder: the catalog files under it); the checks
+//! across files then run among those files only. The catalog's `toolctl.json` (found above
+//! each path) still supplies the host policy.
+
+mod checks;
+mod locate;
+pub mod schemas;
+
+pub use checks::MAX_DESCRIPTION;
+pub use locate::{Locator, Position};
+
+use crate::catalog::config::Config;
+use crate::catalog::{BUNDLE_FILE, BUNDLES_DIR, CONFIG_FILE, TOOL_FILE, TOOLS_DIR, builtin};
+use crate::provider::Provider;
+use crate::provider::names::NameMap;
+use checks::{Context, Note};
+use rayon::prelude::*;
+use schemas::Kind;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use uuid::Uuid;
+
+/// How bad a finding is: errors fail `validate`, warnings only with `--strict`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One problem in one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    /// Which rule: `parse`, `schema`, `name`, `folder`, `id`, `timestamps`, `duplicate`, …
+    /// (the README lists them).
+    pub rule: &'static str,
+    pub file: PathBuf,
+    /// 1-based; absent for a file that cannot be read.
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    /// Where in the document (RFC 6901), when the finding is about a value.
+    pub pointer: Option<String>,
+    pub message: String,
+}
+
+/// What to validate.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// Files or folders; empty: the whole catalog.
+    pub paths: Vec<PathBuf>,
+    /// Also warn of what these providers would refuse, and of more enabled tools than they
+    /// take.
+    pub providers: Vec<Provider>,
+}
+
+/// What `validate` found.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// In file, line and column order.
+    pub findings: Vec<Finding>,
+    /// How many files were checked.
+    pub files: usize,
+}
+
+impl Report {
+    pub fn count(&self, severity: Severity) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == severity)
+            .count()
+    }
+}
+
+/// A path argument that names nothing to check.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct BadPath {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// Where a file sits in its catalog, which decides the folder checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    Config,
+    /// `bundles/<dir>/bundle.json`
+    Bundle {
+        dir: String,
+    },
+    /// `bundles/<dir>/tools/<slug>/<version>/tool.json`
+    Tool {
+        dir: String,
+        slug: String,
+        version: String,
+    },
+    /// Anywhere else (a file being written, outside any catalog).
+    Loose,
+}
+
+/// What the checks across files keep of each file.
+#[derive(Debug, Clone)]
+pub enum Facts {
+    None,
+    Bundle {
+        id: Uuid,
+        slug: String,
+        /// Enabled and not deleted.
+        live: bool,
+        deleted: bool,
+    },
+    Tool {
+        id: Uuid,
+        bundle_id: Uuid,
+        slug: String,
+        version: String,
+        /// Enabled, and without errors.
+        enabled: bool,
+    },
+}
+
+/// One file to check.
+#[derive(Debug, Clone)]
+struct Target {
+    /// The catalog the file belongs to, if any.
+    root: Option<PathBuf>,
+    file: PathBuf,
+    kind: Kind,
+    place: Place,
+}
+
+/// Validate the catalog at `catalog` (no paths), or the paths of `request`. `progress` is told
+/// `(done, total)` as files are checked.
+pub fn validate(
+    catalog: &Path,
+    request: &Request,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Report, BadPath> {
+    let mut targets = Vec::new();
+    if request.paths.is_empty() {
+        collect_catalog(catalog, &mut targets);
+    } else {
+        for path in &request.paths {
+            collect_path(path, &mut targets)?;
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    targets.retain(|t| seen.insert(t.file.clone()));
+
+    let mut by_root: BTreeMap<Option<PathBuf>, Vec<Target>> = BTreeMap::new();
+    for target in targets {
+        by_root.entry(target.root.clone()).or_default().push(target);
+    }
+    let total: usize = by_root.values().map(Vec::len).sum();
+    let done = AtomicUsize::new(0);
+    let mut report = Report {
+        files: total,
+        ..Report::default()
+    };
+    for (root, targets) in by_root {
+        let config = root.as_deref().and_then(|root| Config::load(root).ok());
+        let cx = Context {
+            hosts: config.as_ref().map(|c| &c.hosts),
+            providers: &request.providers,
+        };
+        let checked: Vec<(Target, Vec<Finding>, Facts)> = targets
+            .into_par_iter()
+            .map(|target| {
+                let (findings, facts) = check_file(&target, &cx);
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+                (target, findings, facts)
+            })
+            .collect();
+        let mut across = Vec::new();
+        across_files(
+            root.as_deref(),
+            &checked,
+            config.as_ref(),
+            &request.providers,
+            &mut across,
+        );
+        for (_, findings, _) in checked {
+            report.findings.extend(findings);
+        }
+        report.findings.extend(place_all(across));
+    }
+    report.findings.sort_by(|a, b| {
+        (&a.file, a.line, a.column, a.severity, a.rule, &a.message)
+            .cmp(&(&b.file, b.line, b.column, b.severity, b.rule, &b.message))
+    });
+    Ok(report)
+}
+
+/// Every file of the catalog at `root`.
+fn collect_catalog(root: &Path, out: &mut Vec<Target>) {
+    let config = root.join(CONFIG_FILE);
+    if config.is_file() {
+        out.push(target(Some(root), config));
+    }
+    for dir in visible_dirs(&root.join(BUNDLES_DIR)) {
+        let bundle_file = dir.join(BUNDLE_FILE);
+        out.push(target(Some(root), bundle_file));
+        for slug in visible_dirs(&dir.join(TOOLS_DIR)) {
+            for version in visible_dirs(&slug) {
+                let file = version.join(TOOL_FILE);
+                // A version folder without its file is what a killed write leaves; the store
+                // skips it too.
+                if file.is_file() {
+                    out.push(target(Some(root), file));
+                }
+            }
+        }
+    }
+}
+
+/// The files one path argument names.
+fn collect_path(path: &Path, out: &mut Vec<Target>) -> Result<(), BadPath> {
+    let bad = |reason: &str| BadPath {
+        path: path.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let meta = std::fs::metadata(path).map_err(|e| bad(&format!("cannot read it: {e}")))?;
+    if meta.is_dir() {
+        if path.join(CONFIG_FILE).is_file() {
+            collect_catalog(path, out);
+            return Ok(());
+        }
+        let root = catalog_above(path);
+        let before = out.len();
+        walk_json(path, &mut |file| out.push(target(root.as_deref(), file)));
+        if out.len() == before {
+            return Err(bad("no toolctl.json, bundle.json or tool.json under it"));
+        }
+        return Ok(());
+    }
+    let root = path.parent().and_then(catalog_above);
+    out.push(target(root.as_deref(), path.to_owned()));
+    Ok(())
+}
+
+/// The nearest folder at or above `dir` holding `toolctl.json`.
+fn catalog_above(dir: &Path) -> Option<PathBuf> {
+    let dir = std::path::absolute(dir).ok()?;
+    dir.ancestors()
+        .find(|d| d.join(CONFIG_FILE).is_file())
+        .map(Path::to_owned)
+}
+
+/// The catalog files under `dir` (hidden folders skipped), in name order.
+fn walk_json(dir: &Path, found: &mut dyn FnMut(PathBuf)) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for entry in entries {
+        if entry.is_dir() {
+            walk_json(&entry, found);
+        } else if entry
+            .file_name()
+            .is_some_and(|n| n == CONFIG_FILE || n == BUNDLE_FILE || n == TOOL_FILE)
+        {
+            found(entry);
+        }
+    }
+}
+
+fn visible_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// A file with its kind (by name) and place (by where it is in its catalog).
+fn target(root: Option<&Path>, file: PathBuf) -> Target {
+    let kind = match file.file_name().and_then(|n| n.to_str()) {
+        Some(CONFIG_FILE) => Kind::Config,
+        Some(BUNDLE_FILE) => Kind::Bundle,
+        _ => Kind::Tool,
+    };
+    let place = root
+        .and_then(|root| {
+            let absolute = std::path::absolute(&file).ok()?;
+            let relative = absolute.strip_prefix(root).ok()?;
+            let parts: Vec<&str> = relative.iter().filter_map(|p| p.to_str()).collect();
+            match (kind, parts.as_slice()) {
+                (Kind::Config, [CONFIG_FILE]) => Some(Place::Config),
+                (Kind::Bundle, [BUNDLES_DIR, dir, BUNDLE_FILE]) => Some(Place::Bundle {
+                    dir: (*dir).to_owned(),
+                }),
+                (Kind::Tool, [BUNDLES_DIR, dir, TOOLS_DIR, slug, version, TOOL_FILE]) => {
+                    Some(Place::Tool {
+                        dir: (*dir).to_owned(),
+                        slug: (*slug).to_owned(),
+                        version: (*version).to_owned(),
+                    })
+                }
+                _ => None,
+            }
+        })
+        .unwrap_or(Place::Loose);
+    Target {
+        root: root.map(Path::to_owned),
+        file,
+        kind,
+        place,
+    }
+}
+
+/// Read, parse and check one file; its findings are placed in it.
+fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Facts) {
+    let finding = |note: Note, position: Option<Position>| Finding {
+        severity: note.severity,
+        rule: note.rule,
+        file: target.file.clone(),
+        line: position.map(|p| p.line),
+        column: position.map(|p| p.column),
+        pointer: Some(note.pointer).filter(|_| position.is_some()),
+        message: note.message,
+    };
+    let text = match std::fs::read_to_string(&target.file) {
+        Ok(text) => text,
+        Err(e) => {
+            let message = if e.kind() == std::io::ErrorKind::NotFound && target.kind == Kind::Bundle
+            {
+                "the bundle folder has no bundle.json".to_owned()
+            } else {
+                format!("cannot read it: {e}")
+            };
+            return (
+                vec![finding(Note::error("read", "", message), None)],
+                Facts::None,
+            );
+        }
+    };
+    let doc: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(doc) => doc,
+        Err(e) => {
+            let position = Position {
+                line: e.line(),
+                column: e.column(),
+            };
+            // serde_json ends its message with the position, which the finding carries.
+            let message = e.to_string();
+            let message = message
+                .rsplit_once(" at line ")
+                .map_or(message.as_str(), |(m, _)| m)
+                .to_owned();
+            let mut found = finding(
+                Note::error("parse", "", format!("not JSON: {message}")),
+                Some(position),
+            );
+            found.pointer = None;
+            return (vec![found], Facts::None);
+        }
+    };
+    if !doc.is_object() {
+        let note = Note::error("schema", "", "the document must be a JSON object");
+        return (
+            vec![finding(note, Some(Position { line: 1, column: 1 }))],
+            Facts::None,
+        );
+    }
+    let (notes, facts) = checks::check(target.kind, &doc, &target.file, &target.place, cx);
+    if notes.is_empty() {
+        return (Vec::new(), facts);
+    }
+    let locator = Locator::new(&text);
+    let findings = notes
+        .into_iter()
+        .map(|note| {
+            let position = locator.find(&note.pointer);
+            finding(note, position)
+        })
+        .collect();
+    (findings, facts)
+}
+
+/// A finding of the checks across files, before it is placed in its file.
+struct Across {
+    file: PathBuf,
+    note: Note,
+}
+
+/// Place each finding at its pointer, reading each file once.
+fn place_all(across: Vec<Across>) -> Vec<Finding> {
+    let mut by_file: BTreeMap<PathBuf, Vec<Note>> = BTreeMap::new();
+    for item in across {
+        by_file.entry(item.file).or_default().push(item.note);
+    }
+    let mut out = Vec::new();
+    for (file, notes) in by_file {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let locator = Locator::new(&text);
+        for note in notes {
+            let position = locator.find(&note.pointer);
+            out.push(Finding {
+                severity: note.severity,
+                rule: note.rule,
+                file: file.clone(),
+                line: position.map(|p| p.line),
+                column: position.map(|p| p.column),
+                pointer: Some(note.pointer).filter(|p| !p.is_empty() || position.is_some()),
+                message: note.message,
+            });
+        }
+    }
+    out
+}
+
+/// The checks across the files of one catalog.
+fn across_files(
+    root: Option<&Path>,
+    checked: &[(Target, Vec<Finding>, Facts)],
+    config: Option<&Config>,
+    providers: &[Provider],
+    out: &mut Vec<Across>,
+) {
+    let mut bundles: HashMap<Uuid, (&str, bool, bool)> = HashMap::new();
+    let mut bundle_slugs: BTreeMap<&str, Vec<&Path>> = BTreeMap::new();
+    let mut tool_ids: BTreeMap<Uuid, Vec<&Path>> = BTreeMap::new();
+    let mut versions: BTreeMap<(Uuid, &str, &str), Vec<&Path>> = BTreeMap::new();
+    for (target, _, facts) in checked {
+        match facts {
+            Facts::Bundle {
+                id,
+                slug,
+                live,
+                deleted,
+            } => {
+                bundles.insert(*id, (slug, *live, *deleted));
+                bundle_slugs.entry(slug).or_default().push(&target.file);
+            }
+            Facts::Tool {
+                id,
+                bundle_id,
+                slug,
+                version,
+                ..
+            } => {
+                tool_ids.entry(*id).or_default().push(&target.file);
+                versions
+                    .entry((*bundle_id, slug, version))
+                    .or_default()
+                    .push(&target.file);
+            }
+            Facts::None => {}
+        }
+    }
+    let others = |files: &[&Path], me: &Path| {
+        files
+            .iter()
+            .filter(|f| **f != me)
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut duplicates = |files: &[&Path], pointer: &str, what: String| {
+        if files.len() < 2 {
+            return;
+        }
+        for file in files {
+            out.push(Across {
+                file: file.to_path_buf(),
+                note: Note::error(
+                    "duplicate",
+                    pointer,
+                    format!("{what} also in {}", others(files, file)),
+                ),
+            });
+        }
+    };
+    for (slug, files) in &bundle_slugs {
+        duplicates(files, "/slug", format!("bundle slug '{slug}' is used"));
+    }
+    for (id, files) in &tool_ids {
+        duplicates(files, "/toolID", format!("toolID {id} is used"));
+    }
+    for ((_, slug, version), files) in &versions {
+        duplicates(
+            files,
+            "/version",
+            format!("{slug}@{version} is in this bundle twice: it is"),
+        );
+    }
+
+    // Exported names: over every tool of every bundle that is not deleted, as export builds
+    // them (bundles whose bundle.json was not among the files checked are read for their slug).
+    let bundle_slug = |id: Uuid| -> Option<(String, bool, bool)> {
+        if let Some((slug, live, deleted)) = bundles.get(&id) {
+            return Some(((*slug).to_owned(), *live, *deleted));
+        }
+        let root = root?;
+        let path = root
+            .join(BUNDLES_DIR)
+            .join(id.to_string())
+            .join(BUNDLE_FILE);
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+        let bundle: crate::catalog::model::Bundle = crate::catalog::model::typed(&doc, "").ok()?;
+        let slug = bundle.slug.clone();
+        let deleted = bundle.soft_deleted_at.is_some();
+        Some((slug, bundle.is_enabled && !deleted, deleted))
+    };
+    let mut keyed: Vec<((String, String), &Path, bool)> = Vec::new();
+    for (target, _, facts) in checked {
+        if let Facts::Tool {
+            bundle_id,
+            slug,
+            enabled,
+            ..
+        } = facts
+            && let Some((bundle, live, deleted)) = bundle_slug(*bundle_id)
+            && !deleted
+        {
+            keyed.push(((bundle, slug.clone()), &target.file, *enabled && live));
+        }
+    }
+    let builtin_slug = builtin::SLUG.to_owned();
+    let builtin_tools: Vec<(String, bool)> = builtin::tools()
+        .iter()
+        .map(|t| {
+            let enabled = config.map_or(t.view.is_enabled, |c| {
+                c.builtin_bundle_enabled()
+                    && c.builtin_tool_enabled(&t.view.slug)
+                        .unwrap_or(t.view.is_enabled)
+            });
+            (t.view.slug.clone(), enabled)
+        })
+        .collect();
+    let names = NameMap::build(
+        keyed
+            .iter()
+            .map(|((b, s), _, _)| (b.as_str(), s.as_str()))
+            .chain(
+                builtin_tools
+                    .iter()
+                    .map(|(s, _)| (builtin_slug.as_str(), s.as_str())),
+            ),
+    );
+    for (wanted, keys) in names.collisions() {
+        let refs: Vec<String> = keys.iter().map(|(b, s)| format!("{b}/{s}")).collect();
+        let exported: Vec<String> = keys
+            .iter()
+            .filter_map(|(b, s)| names.name(b, s))
+            .map(|n| format!("'{n}'"))
+            .collect();
+        let message = if keys.len() == 1 {
+            format!(
+                "the exported name '{wanted}' of {} is another tool's slug, so it goes out as {}; rename the slug",
+                refs.join(""),
+                exported.join("")
+            )
+        } else {
+            format!(
+                "{} all want the exported name '{wanted}', so they go out as {}, which models read less well; rename one of the slugs",
+                refs.join(" and "),
+                exported.join(" and ")
+            )
+        };
+        for (_, file, _) in keyed.iter().filter(|(k, _, _)| keys.contains(k)) {
+            out.push(Across {
+                file: file.to_path_buf(),
+                note: Note::error("name-collision", "/slug", message.clone()),
+            });
+        }
+    }
+
+    // More enabled tools than a provider takes in one request (one version per tool slug).
+    let mut enabled: std::collections::BTreeSet<(&str, &str)> = keyed
+        .iter()
+        .filter(|(_, _, enabled)| *enabled)
+        .map(|((b, s), _, _)| (b.as_str(), s.as_str()))
+        .collect();
+    enabled.extend(
+        builtin_tools
+            .iter()
+            .filter(|(_, on)| *on)
+            .map(|(s, _)| (builtin_slug.as_str(), s.as_str())),
+    );
+    for provider in providers {
+        if let Some(max) = provider.max_tools()
+            && enabled.len() > max
+        {
+            let file = root.map_or_else(|| PathBuf::from(CONFIG_FILE), |r| r.join(CONFIG_FILE));
+            out.push(Across {
+                file,
+                note: Note::warning(
+                    "provider-limit",
+                    "",
+                    format!(
+                        "{} tools are enabled, more than {provider} takes in one request ({max}); send a few with `toolctl pick` or export a subset (--bundle, --tag)",
+                        enabled.len()
+                    ),
+                ),
+            });
+        }
+    }
+}
