@@ -113,6 +113,8 @@ pub fn check(
         notes.iter().any(|n| {
             n.severity == Severity::Error
                 && (n.pointer == pointer
+                    || (n.rule == "no-schema"
+                        && matches!(pointer, "/allowNoSchema" | "/noSchemaMode"))
                     || pointer.is_empty()
                     || n.pointer.starts_with(&format!("{pointer}/")))
         })
@@ -507,7 +509,10 @@ fn check_providers(
                 notes.push(Note::warning(
                     "provider",
                     problem.pointer.clone(),
-                    format!("{provider} would refuse this tool: {problem}"),
+                    format!(
+                        "{provider} would refuse this tool ({}): {}",
+                        problem.keyword, problem.message
+                    ),
                 ));
             }
         }

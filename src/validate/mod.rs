@@ -415,14 +415,17 @@ fn place_all(across: Vec<Across>) -> Vec<Finding> {
         let text = std::fs::read_to_string(&file).unwrap_or_default();
         let locator = Locator::new(&text);
         for note in notes {
-            let position = locator.find(&note.pointer);
+            // A finding about the whole catalog (no pointer) has no place in the file.
+            let position = (!note.pointer.is_empty())
+                .then(|| locator.find(&note.pointer))
+                .flatten();
             out.push(Finding {
                 severity: note.severity,
                 rule: note.rule,
                 file: file.clone(),
                 line: position.map(|p| p.line),
                 column: position.map(|p| p.column),
-                pointer: Some(note.pointer).filter(|p| !p.is_empty() || position.is_some()),
+                pointer: Some(note.pointer).filter(|p| !p.is_empty()),
                 message: note.message,
             });
         }
@@ -469,11 +472,17 @@ fn across_files(
             Facts::None => {}
         }
     }
+    // Other files are named from the catalog's root, the way its layout reads.
     let others = |files: &[&Path], me: &Path| {
         files
             .iter()
             .filter(|f| **f != me)
-            .map(|f| f.display().to_string())
+            .map(|f| {
+                root.and_then(|r| f.strip_prefix(r).ok())
+                    .unwrap_or(f)
+                    .display()
+                    .to_string()
+            })
             .collect::<Vec<_>>()
             .join(", ")
     };

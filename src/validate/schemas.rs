@@ -104,9 +104,17 @@ pub fn violations(kind: Kind, doc: &Value) -> Vec<Violation> {
             match error.kind() {
                 ValidationErrorKind::Required { property } => {
                     let name = property.as_str().unwrap_or_default();
+                    let message = if kind == Kind::Tool
+                        && matches!(name, "allowNoSchema" | "noSchemaMode")
+                    {
+                        // Required only because argSchema is missing (the schema's if/then).
+                        format!("required field '{name}' is missing: a tool without argSchema needs allowNoSchema: true and a noSchemaMode")
+                    } else {
+                        format!("required field '{name}' is missing")
+                    };
                     Violation::new(
                         format!("{at}/{}", name.replace('~', "~0").replace('/', "~1")),
-                        format!("required field '{name}' is missing"),
+                        message,
                     )
                 }
                 _ => Violation::new(at, error.to_string()),

@@ -38,3 +38,4 @@ mod test_reap;
 mod test_search;
 mod test_search_quality;
 mod test_tool;
+mod test_validate;
