@@ -357,9 +357,12 @@ pub fn read_archive<R: Read + Seek>(
                 size_text(size)
             ));
         }
-        declared_total = declared_total.saturating_add(size);
-        if fine && is_file {
-            wanted.push((name, entry));
+        if fine {
+            // Entries refused on their own do not count again in the total.
+            declared_total = declared_total.saturating_add(size);
+            if is_file {
+                wanted.push((name, entry));
+            }
         }
     }
     if declared_total > MAX_TOTAL_BYTES {

@@ -224,11 +224,15 @@ fn import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
     let imported = ctx.write(|catalog| catalog.import_bundle(&archive, &options, &mut report))?;
     drop(progress);
     let bundle = &imported.bundle;
+    let from = if args.file == "-" {
+        "standard input"
+    } else {
+        &args.file
+    };
     let mut line = format!(
-        "Imported bundle {} ({}) from {}",
+        "Imported bundle {} ({}) from {from}",
         bundle.bundle.slug,
         tools_text(imported.tools),
-        args.file
     );
     if imported.as_new {
         line.push_str(&format!(
