@@ -85,11 +85,17 @@ _toolctl() {
             toolctl__subcmd__bundle,enable)
                 cmd="toolctl__subcmd__bundle__subcmd__enable"
                 ;;
+            toolctl__subcmd__bundle,export)
+                cmd="toolctl__subcmd__bundle__subcmd__export"
+                ;;
             toolctl__subcmd__bundle,get)
                 cmd="toolctl__subcmd__bundle__subcmd__get"
                 ;;
             toolctl__subcmd__bundle,help)
                 cmd="toolctl__subcmd__bundle__subcmd__help"
+                ;;
+            toolctl__subcmd__bundle,import)
+                cmd="toolctl__subcmd__bundle__subcmd__import"
                 ;;
             toolctl__subcmd__bundle,list)
                 cmd="toolctl__subcmd__bundle__subcmd__list"
@@ -112,11 +118,17 @@ _toolctl() {
             toolctl__subcmd__bundle__subcmd__help,enable)
                 cmd="toolctl__subcmd__bundle__subcmd__help__subcmd__enable"
                 ;;
+            toolctl__subcmd__bundle__subcmd__help,export)
+                cmd="toolctl__subcmd__bundle__subcmd__help__subcmd__export"
+                ;;
             toolctl__subcmd__bundle__subcmd__help,get)
                 cmd="toolctl__subcmd__bundle__subcmd__help__subcmd__get"
                 ;;
             toolctl__subcmd__bundle__subcmd__help,help)
                 cmd="toolctl__subcmd__bundle__subcmd__help__subcmd__help"
+                ;;
+            toolctl__subcmd__bundle__subcmd__help,import)
+                cmd="toolctl__subcmd__bundle__subcmd__help__subcmd__import"
                 ;;
             toolctl__subcmd__bundle__subcmd__help,list)
                 cmd="toolctl__subcmd__bundle__subcmd__help__subcmd__list"
@@ -184,8 +196,14 @@ _toolctl() {
             toolctl__subcmd__help__subcmd__bundle,enable)
                 cmd="toolctl__subcmd__help__subcmd__bundle__subcmd__enable"
                 ;;
+            toolctl__subcmd__help__subcmd__bundle,export)
+                cmd="toolctl__subcmd__help__subcmd__bundle__subcmd__export"
+                ;;
             toolctl__subcmd__help__subcmd__bundle,get)
                 cmd="toolctl__subcmd__help__subcmd__bundle__subcmd__get"
+                ;;
+            toolctl__subcmd__help__subcmd__bundle,import)
+                cmd="toolctl__subcmd__help__subcmd__bundle__subcmd__import"
                 ;;
             toolctl__subcmd__help__subcmd__bundle,list)
                 cmd="toolctl__subcmd__help__subcmd__bundle__subcmd__list"
@@ -528,7 +546,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help put get list enable disable delete restore reap help"
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help put get list enable disable delete restore reap export import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -615,6 +633,36 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__bundle__subcmd__export)
+            opts="-o -q -h --output --force --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__bundle__subcmd__get)
             opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -638,7 +686,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__help)
-            opts="put get list enable disable delete restore reap help"
+            opts="put get list enable disable delete restore reap export import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -693,6 +741,20 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__bundle__subcmd__help__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__bundle__subcmd__help__subcmd__get)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -708,6 +770,20 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__bundle__subcmd__help__subcmd__import)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -770,6 +846,32 @@ _toolctl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__bundle__subcmd__import)
+            opts="-q -h --as-new --slug --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --slug)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1050,7 +1152,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help__subcmd__bundle)
-            opts="put get list enable disable delete restore reap"
+            opts="put get list enable disable delete restore reap export import"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1105,7 +1207,35 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__help__subcmd__bundle__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__help__subcmd__bundle__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__bundle__subcmd__import)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
