@@ -1056,8 +1056,18 @@ fn zip_files(files: &[ArchiveFile]) -> std::io::Result<Vec<u8>> {
 }
 
 /// Write an exported archive to `path` atomically. An existing file is a `CONFLICT` unless
-/// `force`.
+/// `force`; a missing folder is an error.
 pub fn write_archive_file(path: &Path, bytes: &[u8], force: bool) -> Result<()> {
+    // Unlike catalog files, an output file's folder is never created on the way.
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+        && !parent.is_dir()
+    {
+        return Err(Error::io(
+            "cannot write",
+            path,
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        ));
+    }
     if force {
         return store::write_atomic(path, bytes);
     }

@@ -428,6 +428,15 @@ fn export_refuses_what_it_cannot_do() {
         .success();
     assert_eq!(std::fs::read(&path).unwrap(), first);
 
+    // The output's folder must exist; it is not made on the way.
+    let nowhere = env.root().join("inputs/missing/clock.zip");
+    let err = env.json_error(
+        &["bundle", "export", "clock", "-o", nowhere.to_str().unwrap()],
+        1,
+    );
+    assert_eq!(err.error.code, "INTERNAL");
+    assert!(!nowhere.parent().unwrap().exists());
+
     // --json and -o - would both write to stdout.
     let err = env.json_error(&["bundle", "export", "clock", "-o", "-"], 2);
     assert!(err.error.message.contains("-o -"), "{err:?}");
