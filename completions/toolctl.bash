@@ -91,11 +91,17 @@ _toolctl() {
             toolctl__subcmd__bundle,enable)
                 cmd="toolctl__subcmd__bundle__subcmd__enable"
                 ;;
+            toolctl__subcmd__bundle,export)
+                cmd="toolctl__subcmd__bundle__subcmd__export"
+                ;;
             toolctl__subcmd__bundle,get)
                 cmd="toolctl__subcmd__bundle__subcmd__get"
                 ;;
             toolctl__subcmd__bundle,help)
                 cmd="toolctl__subcmd__bundle__subcmd__help"
+                ;;
+            toolctl__subcmd__bundle,import)
+                cmd="toolctl__subcmd__bundle__subcmd__import"
                 ;;
             toolctl__subcmd__bundle,list)
                 cmd="toolctl__subcmd__bundle__subcmd__list"
@@ -118,11 +124,17 @@ _toolctl() {
             toolctl__subcmd__bundle__subcmd__help,enable)
                 cmd="toolctl__subcmd__bundle__subcmd__help__subcmd__enable"
                 ;;
+            toolctl__subcmd__bundle__subcmd__help,export)
+                cmd="toolctl__subcmd__bundle__subcmd__help__subcmd__export"
+                ;;
             toolctl__subcmd__bundle__subcmd__help,get)
                 cmd="toolctl__subcmd__bundle__subcmd__help__subcmd__get"
                 ;;
             toolctl__subcmd__bundle__subcmd__help,help)
                 cmd="toolctl__subcmd__bundle__subcmd__help__subcmd__help"
+                ;;
+            toolctl__subcmd__bundle__subcmd__help,import)
+                cmd="toolctl__subcmd__bundle__subcmd__help__subcmd__import"
                 ;;
             toolctl__subcmd__bundle__subcmd__help,list)
                 cmd="toolctl__subcmd__bundle__subcmd__help__subcmd__list"
@@ -196,8 +208,14 @@ _toolctl() {
             toolctl__subcmd__help__subcmd__bundle,enable)
                 cmd="toolctl__subcmd__help__subcmd__bundle__subcmd__enable"
                 ;;
+            toolctl__subcmd__help__subcmd__bundle,export)
+                cmd="toolctl__subcmd__help__subcmd__bundle__subcmd__export"
+                ;;
             toolctl__subcmd__help__subcmd__bundle,get)
                 cmd="toolctl__subcmd__help__subcmd__bundle__subcmd__get"
+                ;;
+            toolctl__subcmd__help__subcmd__bundle,import)
+                cmd="toolctl__subcmd__help__subcmd__bundle__subcmd__import"
                 ;;
             toolctl__subcmd__help__subcmd__bundle,list)
                 cmd="toolctl__subcmd__help__subcmd__bundle__subcmd__list"
@@ -549,7 +567,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help put get list enable disable delete restore reap help"
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help put get list enable disable delete restore reap export import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -636,6 +654,36 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__bundle__subcmd__export)
+            opts="-o -q -h --output --force --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__bundle__subcmd__get)
             opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -659,7 +707,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__help)
-            opts="put get list enable disable delete restore reap help"
+            opts="put get list enable disable delete restore reap export import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -714,6 +762,20 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__bundle__subcmd__help__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__bundle__subcmd__help__subcmd__get)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -729,6 +791,20 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__bundle__subcmd__help__subcmd__import)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -791,6 +867,32 @@ _toolctl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__bundle__subcmd__import)
+            opts="-q -h --as-new --slug --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --slug)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1071,7 +1173,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help__subcmd__bundle)
-            opts="put get list enable disable delete restore reap"
+            opts="put get list enable disable delete restore reap export import"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1126,7 +1228,35 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__help__subcmd__bundle__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__help__subcmd__bundle__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__bundle__subcmd__import)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

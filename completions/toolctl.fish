@@ -51,21 +51,23 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand init" -l json -d 'Print 
 complete -c toolctl -n "__fish_toolctl_using_subcommand init" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand init" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -l catalog -d 'Use the catalog in DIR' -r -F
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -l json -d 'Print one JSON document on stdout, errors included'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -l no-progress -d 'Never show progress bars'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -s h -l help -d 'Print help'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "put" -d 'Create a bundle, or replace one (with --id, or a file holding its bundleID)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "get" -d 'Show a bundle: its fields, status, number of tools and where it is stored'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "list" -d 'List bundles in slug order'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "enable" -d 'Enable a bundle and with it its enabled tools'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "disable" -d 'Disable a bundle and with it all its tools'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "delete" -d 'Soft-delete a bundle: it is hidden, and reaped once empty and past the grace period'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "restore" -d 'Undo a soft delete'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "reap" -d 'Remove soft-deleted bundles whose grace period is over and that hold no tools'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -f -a "put" -d 'Create a bundle, or replace one (with --id, or a file holding its bundleID)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -f -a "get" -d 'Show a bundle: its fields, status, number of tools and where it is stored'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -f -a "list" -d 'List bundles in slug order'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -f -a "enable" -d 'Enable a bundle and with it its enabled tools'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -f -a "disable" -d 'Disable a bundle and with it all its tools'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -f -a "delete" -d 'Soft-delete a bundle: it is hidden, and reaped once empty and past the grace period'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -f -a "restore" -d 'Undo a soft delete'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -f -a "reap" -d 'Remove soft-deleted bundles whose grace period is over and that hold no tools'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -f -a "export" -d 'Write a bundle and all its tools to a ZIP archive'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -f -a "import" -d 'Add a bundle and its tools from a ZIP archive made by `bundle export`'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l slug -d 'The bundle\'s slug (letters, digits and \'-\')' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l id -d 'The bundle\'s ID (a UUIDv7); made when creating without it' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l display-name -d 'A human-readable name' -r
@@ -127,6 +129,22 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -s o -l output -d 'Write the archive to FILE (- for standard output)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -l force -d 'Replace FILE if it exists'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l slug -d 'Give the imported bundle this slug (letters, digits and \'-\')' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l as-new -d 'Import a copy: a new bundleID and new toolIDs, the bundle\'s createdAt and modifiedAt now'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "put" -d 'Create a bundle, or replace one (with --id, or a file holding its bundleID)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "get" -d 'Show a bundle: its fields, status, number of tools and where it is stored'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "list" -d 'List bundles in slug order'
@@ -135,6 +153,8 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Soft-delete a bundle: it is hidden, and reaped once empty and past the grace period'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "restore" -d 'Undo a soft delete'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "reap" -d 'Remove soft-deleted bundles whose grace period is over and that hold no tools'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "export" -d 'Write a bundle and all its tools to a ZIP archive'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "import" -d 'Add a bundle and its tools from a ZIP archive made by `bundle export`'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
@@ -386,6 +406,8 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_su
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "delete" -d 'Soft-delete a bundle: it is hidden, and reaped once empty and past the grace period'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "restore" -d 'Undo a soft delete'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "reap" -d 'Remove soft-deleted bundles whose grace period is over and that hold no tools'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "export" -d 'Write a bundle and all its tools to a ZIP archive'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "import" -d 'Add a bundle and its tools from a ZIP archive made by `bundle export`'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "put" -d 'Create a tool from a tool.json file (or - for stdin)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "get" -d 'Show a tool: its fields, status, schemas and where it is stored'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from tool" -f -a "list" -d 'List tools in bundle, slug and version order'

@@ -44,6 +44,29 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
 
 /// Replace `path` with `bytes` atomically (temp file, fsync, rename, fsync of the folder).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let (temp, dir) = write_temp(path, bytes)?;
+    temp.persist(path)
+        .map_err(|e| Error::io("cannot replace", path, e.error))?;
+    sync_dir(&dir)
+}
+
+/// Create `path` holding `bytes` atomically, as [`write_atomic`] does, but never replace an
+/// existing file: returns `false`, having written nothing, when `path` exists. The check and
+/// the rename are one step (no other writer can slip in between).
+pub fn create_atomic(path: &Path, bytes: &[u8]) -> Result<bool> {
+    let (temp, dir) = write_temp(path, bytes)?;
+    match temp.persist_noclobber(path) {
+        Ok(_) => {}
+        // The temporary file is removed when the error drops it.
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => return Err(Error::io("cannot create", path, e.error)),
+    }
+    sync_dir(&dir)?;
+    Ok(true)
+}
+
+/// A flushed temporary file holding `bytes` in `path`'s folder, and that folder.
+fn write_temp(path: &Path, bytes: &[u8]) -> Result<(tempfile::NamedTempFile, std::path::PathBuf)> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -61,9 +84,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     temp.write_all(bytes)
         .and_then(|()| temp.as_file().sync_all())
         .map_err(|e| Error::io("cannot write", temp.path().to_owned(), e))?;
-    temp.persist(path)
-        .map_err(|e| Error::io("cannot replace", path, e.error))?;
-    sync_dir(dir)
+    Ok((temp, dir.to_owned()))
 }
 
 /// The bytes toolctl writes for a JSON document: pretty, two-space indent, final newline.

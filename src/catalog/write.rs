@@ -53,15 +53,15 @@ pub enum BundleInput {
 const GITIGNORE: &str =
     "# Derived state of the toolctl catalog: safe to delete, never committed.\n*\n";
 
-fn new_id() -> Uuid {
+pub(super) fn new_id() -> Uuid {
     Uuid::now_v7()
 }
 
-fn timestamp(t: jiff::Timestamp) -> Value {
+pub(super) fn timestamp(t: jiff::Timestamp) -> Value {
     Value::String(t.to_string())
 }
 
-fn uuid_v7(value: &Value, pointer: &str, source_name: &str) -> Result<Uuid> {
+pub(super) fn uuid_v7(value: &Value, pointer: &str, source_name: &str) -> Result<Uuid> {
     let bad = |message: String| Error::invalid(source_name, vec![Violation::new(pointer, message)]);
     let text = value
         .as_str()
@@ -107,7 +107,7 @@ impl Catalog {
     /// writer may have changed it while this one waited), run `op`, and make sure the
     /// catalog's own files exist once something was written. A write that fails on a catalog
     /// this call created leaves nothing behind.
-    fn write<T>(
+    pub(super) fn write<T>(
         &mut self,
         op: impl FnOnce(&Self) -> Result<T>,
         touched: impl FnOnce(&T) -> Option<String>,

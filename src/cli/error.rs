@@ -137,6 +137,18 @@ impl From<catalog::Error> for CliError {
         if let catalog::Error::Ambiguous { candidates, .. } = &error {
             causes.extend(candidates.iter().map(|c| format!("candidate: {c}")));
         }
+        // Several conflicts (an import): list every one after the summary.
+        if let catalog::Error::Conflict { details, .. } = &error
+            && let Some(conflicts) = details.get("conflicts").and_then(|c| c.as_array())
+            && conflicts.len() > 1
+        {
+            causes.extend(
+                conflicts
+                    .iter()
+                    .filter_map(|c| c.get("message").and_then(|m| m.as_str()))
+                    .map(str::to_owned),
+            );
+        }
         Self {
             code: error.code(),
             usage: false,

@@ -31,6 +31,8 @@ pub enum Human {
     Text(String),
     /// A status line on stderr (for changes: the data is in the JSON form).
     Status(String),
+    /// Bytes written to stdout as they are (an archive sent to `-o -`).
+    Raw(Vec<u8>),
     /// Nothing.
     Nothing,
 }
@@ -84,6 +86,10 @@ const HINT: Style = AnsiColor::Cyan.on_default().bold();
 impl Ui {
     /// Print a command's output. A closed stdout is not an error.
     pub fn emit(&self, output: &Output) -> io::Result<()> {
+        if let (false, Human::Raw(bytes)) = (self.json, &output.human) {
+            // Binary: past anstream, which would strip what looks like terminal escapes.
+            return write_all(&mut io::stdout().lock(), bytes);
+        }
         let text = if self.json {
             let mut text = serde_json::to_string_pretty(&output.json).unwrap_or_default();
             text.push('\n');
@@ -97,7 +103,7 @@ impl Ui {
                     self.status(line);
                     String::new()
                 }
-                Human::Nothing => String::new(),
+                Human::Nothing | Human::Raw(_) => String::new(),
             }
         };
         // JSON goes out byte for byte (anstream would strip a DEL inside a string); human

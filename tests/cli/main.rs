@@ -17,6 +17,7 @@
 )]
 
 mod common;
+mod test_archive;
 mod test_attach;
 mod test_builtin;
 mod test_bundle;

@@ -1,7 +1,9 @@
-//! `toolctl bundle …`: create, inspect, toggle, soft-delete, restore and reap bundles.
+//! `toolctl bundle …`: create, inspect, toggle, soft-delete, restore, reap, export and import
+//! bundles.
 
 use super::{PageArgs, next_page_note, read_document};
-use crate::catalog::{BundleFilter, BundleInput, Toggle};
+use crate::catalog::archive::{self, ImportOptions};
+use crate::catalog::{BundleEntry, BundleFilter, BundleInput, Toggle};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
@@ -27,6 +29,8 @@ pub enum BundleCommand {
     /// Undo a soft delete
     Restore(BundleArg),
     Reap(ReapArgs),
+    Export(ExportArgs),
+    Import(ImportArgs),
 }
 
 /// Create a bundle, or replace one (with --id, or a file holding its bundleID)
@@ -94,6 +98,43 @@ pub struct ReapArgs {
     pub dry_run: bool,
 }
 
+/// Write a bundle and all its tools to a ZIP archive
+///
+/// The archive holds bundle.json and tools/<slug>/<version>/tool.json for every version,
+/// disabled ones included, byte for byte as on disk. Exporting an unchanged bundle twice gives
+/// the same bytes. A file that would not import (it does not parse or breaks a rule) stops the
+/// export and is named (exit 3). An existing FILE is a conflict (exit 5) unless --force. The
+/// built-in bundle cannot be exported (exit 6).
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The bundle's slug or bundleID
+    pub bundle: String,
+    /// Write the archive to FILE (- for standard output)
+    #[arg(short, long, value_name = "FILE")]
+    pub output: String,
+    /// Replace FILE if it exists
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Add a bundle and its tools from a ZIP archive made by `bundle export`
+///
+/// Everything is checked before anything is written: entry names and sizes (at most 20,000
+/// entries, 4 MiB per file, 256 MiB in all), then every file as the catalog reads it. A
+/// bundleID, bundle slug or toolID the catalog already has is a conflict (exit 5) that lists
+/// each; nothing is overwritten. --as-new imports a copy with new IDs; --slug renames it.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The archive (- for standard input)
+    pub file: String,
+    /// Import a copy: a new bundleID and new toolIDs, the bundle's createdAt and modifiedAt now
+    #[arg(long)]
+    pub as_new: bool,
+    /// Give the imported bundle this slug (letters, digits and '-')
+    #[arg(long, value_name = "SLUG")]
+    pub slug: Option<String>,
+}
+
 pub fn run(ctx: &Ctx, command: &BundleCommand) -> Result<Output, CliError> {
     match command {
         BundleCommand::Put(args) => put(ctx, args),
@@ -108,7 +149,103 @@ pub fn run(ctx: &Ctx, command: &BundleCommand) -> Result<Output, CliError> {
         BundleCommand::Delete(args) => toggle(ctx, args, "deleted", |c, b| c.delete_bundle(b)),
         BundleCommand::Restore(args) => toggle(ctx, args, "restored", |c, b| c.restore_bundle(b)),
         BundleCommand::Reap(args) => reap(ctx, args),
+        BundleCommand::Export(args) => export(ctx, args),
+        BundleCommand::Import(args) => import(ctx, args),
     }
+}
+
+/// A bundle as `bundle get --json` prints it: the view, its number of tools and its document.
+fn bundle_json(entry: &BundleEntry, tools: usize) -> serde_json::Value {
+    let mut json = serde_json::to_value(BundleView::new(entry, Some(tools))).unwrap_or_default();
+    json["document"] = entry.doc.clone();
+    json
+}
+
+fn tools_text(count: usize) -> String {
+    match count {
+        1 => "1 tool".to_owned(),
+        n => format!("{n} tools"),
+    }
+}
+
+fn export(ctx: &Ctx, args: &ExportArgs) -> Result<Output, CliError> {
+    let to_stdout = args.output == "-";
+    if to_stdout && ctx.ui.json {
+        let mut error = CliError::invalid(
+            "--json and -o - cannot be used together: both write to standard output",
+        )
+        .with_hint("write the archive to a file with -o FILE");
+        error.usage = true;
+        return Err(error);
+    }
+    let catalog = ctx.catalog()?;
+    let exported = catalog.export_bundle(&args.bundle)?;
+    for path in &exported.left_out {
+        ctx.ui.warn(&format!(
+            "left out {}: not part of a bundle (only bundle.json and tools/<slug>/<version>/tool.json are)",
+            path.display()
+        ));
+    }
+    let slug = &exported.bundle.bundle.slug;
+    let tools = tools_text(exported.tools);
+    if to_stdout {
+        ctx.ui.status(&format!(
+            "Exported bundle {slug} ({tools}) to standard output"
+        ));
+        return Ok(Output::new(
+            serde_json::Value::Null,
+            Human::Raw(exported.bytes),
+        ));
+    }
+    let path = ctx.cwd.join(&args.output);
+    archive::write_archive_file(&path, &exported.bytes, args.force)?;
+    let json = json!({
+        "bundle": bundle_json(&exported.bundle, exported.tools),
+        "file": path,
+        "tools": exported.tools,
+        "bytes": exported.bytes.len(),
+    });
+    let line = format!("Exported bundle {slug} ({tools}) to {}", args.output);
+    Ok(Output::new(json, Human::Status(line)))
+}
+
+fn import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
+    let mut progress = ctx.ui.progress(0, "importing");
+    let mut report = |done, total| progress.update(done, total);
+    let archive = if args.file == "-" {
+        archive::read_archive_stream(std::io::stdin().lock(), "<stdin>", &mut report)?
+    } else {
+        archive::read_archive_file(&ctx.cwd.join(&args.file), &args.file, &mut report)?
+    };
+    let options = ImportOptions {
+        as_new: args.as_new,
+        slug: args.slug.clone(),
+    };
+    let imported = ctx.write(|catalog| catalog.import_bundle(&archive, &options, &mut report))?;
+    drop(progress);
+    let bundle = &imported.bundle;
+    let from = if args.file == "-" {
+        "standard input"
+    } else {
+        &args.file
+    };
+    let mut line = format!(
+        "Imported bundle {} ({}) from {from}",
+        bundle.bundle.slug,
+        tools_text(imported.tools),
+    );
+    if imported.as_new {
+        line.push_str(&format!(
+            " as a copy with new IDs ({})",
+            bundle.bundle.bundle_id
+        ));
+    }
+    let json = json!({
+        "bundle": bundle_json(bundle, imported.tools),
+        "tools": imported.tools,
+        "asNew": imported.as_new,
+    });
+    Ok(Output::new(json, Human::Status(line)))
 }
 
 fn put(ctx: &Ctx, args: &PutArgs) -> Result<Output, CliError> {
