@@ -20,6 +20,7 @@ use super::model::{self, Bundle, Tool};
 use super::rules::{self, NameKind};
 use super::write::{new_id, timestamp, uuid_v7};
 use super::{BUNDLE_FILE, BundleEntry, Catalog, Scan, TOOL_FILE, TOOLS_DIR, builtin, store};
+use crate::validate::{self, Place, Severity};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
@@ -482,7 +483,6 @@ pub(crate) fn check_archive(files: &[ArchiveFile]) -> Vec<ArchiveProblem> {
         }
         Some(file) => check_bundle_file(file, &mut problems),
     };
-    let mut tool_ids: HashMap<Uuid, &str> = HashMap::new();
     for file in files.iter().filter(|f| f.name != BUNDLE_FILE) {
         let Some((slug, version)) = tool_path(&file.name) else {
             problems.push(ArchiveProblem::new(
@@ -544,23 +544,53 @@ pub(crate) fn check_archive(files: &[ArchiveFile]) -> Vec<ArchiveProblem> {
         if let Some(Err(e)) = doc.get("toolID").map(|v| uuid_v7(v, "/toolID", &file.name)) {
             push_error(&mut problems, &file.name, &e);
         }
-        match tool_ids.get(&tool.tool_id) {
-            Some(other) => problems.push(ArchiveProblem::new(
-                &file.name,
-                "/toolID",
-                format!("toolID {} is also the toolID of {other}", tool.tool_id),
-            )),
-            None => {
-                tool_ids.insert(tool.tool_id, &file.name);
-            }
-        }
-        problems.extend(
-            tool.check(&doc)
-                .into_iter()
-                .map(|v| ArchiveProblem::new(&file.name, v.pointer, v.message)),
-        );
     }
+    validate_entries(files, bundle_id, &mut problems);
+    problems.sort_by(|a, b| a.entry.cmp(&b.entry));
     problems
+}
+
+/// The errors `validate` finds in the entries (every rule of one file, and duplicates and
+/// exported-name collisions among them), where the checks above have not said so already.
+fn validate_entries(
+    files: &[ArchiveFile],
+    bundle_id: Option<Uuid>,
+    problems: &mut Vec<ArchiveProblem>,
+) {
+    let dir = bundle_id.map(|id| id.to_string()).unwrap_or_default();
+    let documents: Vec<(PathBuf, Place, &str)> = files
+        .iter()
+        .filter_map(|file| {
+            let place = if file.name == BUNDLE_FILE {
+                Place::Bundle { dir: dir.clone() }
+            } else {
+                let (slug, version) = tool_path(&file.name)?;
+                Place::Tool {
+                    dir: dir.clone(),
+                    slug: slug.to_owned(),
+                    version: version.to_owned(),
+                }
+            };
+            let text = std::str::from_utf8(&file.bytes).ok()?;
+            Some((PathBuf::from(&file.name), place, text))
+        })
+        .collect();
+    for finding in validate::check_documents(&documents) {
+        let entry = printable(&finding.file.display().to_string());
+        let pointer = finding.pointer.unwrap_or_default();
+        let said = problems
+            .iter()
+            .any(|p| p.entry == entry && (p.pointer == pointer || p.pointer.is_empty()));
+        // A file that does not parse is reported above, by the store's own reading. A native
+        // function this build lacks is, like a host this catalog does not allow, a matter of
+        // where the file is used: such a tool is imported and listed as unavailable.
+        if finding.severity == Severity::Error
+            && !said
+            && !matches!(finding.rule, "parse" | "native")
+        {
+            problems.push(ArchiveProblem::new(&entry, pointer, finding.message));
+        }
+    }
 }
 
 /// Check `bundle.json`; returns its bundleID when it reads as a bundle.

@@ -331,6 +331,66 @@ fn target(root: Option<&Path>, file: PathBuf) -> Target {
 
 /// Read, parse and check one file; its findings are placed in it.
 fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Facts) {
+    match std::fs::read_to_string(&target.file) {
+        Ok(text) => check_text(target, &text, cx),
+        Err(e) => {
+            let message = if e.kind() == std::io::ErrorKind::NotFound && target.kind == Kind::Bundle
+            {
+                "the bundle folder has no bundle.json".to_owned()
+            } else {
+                format!("cannot read it: {e}")
+            };
+            let finding = Finding {
+                severity: Severity::Error,
+                rule: "read",
+                file: target.file.clone(),
+                line: None,
+                column: None,
+                pointer: None,
+                message,
+            };
+            (vec![finding], Facts::None)
+        }
+    }
+}
+
+/// Check documents that are not files of a catalog on disk (`bundle import` checks the
+/// entries of an archive): each with the name findings call it by, where it would be, and its
+/// text. They are checked as `validate` checks files, with no host policy (a tool whose host a
+/// catalog does not allow is a usable file, listed as unavailable there); the checks across
+/// files run among these documents.
+pub fn check_documents(documents: &[(PathBuf, Place, &str)]) -> Vec<Finding> {
+    let cx = Context {
+        hosts: None,
+        providers: &[],
+    };
+    let checked: Vec<(Target, Vec<Finding>, Facts)> = documents
+        .par_iter()
+        .map(|(name, place, text)| {
+            let kind = match place {
+                Place::Config => Kind::Config,
+                Place::Bundle { .. } => Kind::Bundle,
+                Place::Tool { .. } | Place::Loose => Kind::Tool,
+            };
+            let target = Target {
+                root: None,
+                file: name.clone(),
+                kind,
+                place: place.clone(),
+            };
+            let (findings, facts) = check_text(&target, text, &cx);
+            (target, findings, facts)
+        })
+        .collect();
+    let mut across = Vec::new();
+    across_files(None, &checked, None, &[], &mut across);
+    let mut findings: Vec<Finding> = checked.into_iter().flat_map(|(_, f, _)| f).collect();
+    findings.extend(place_all(across));
+    findings
+}
+
+/// Parse and check the text of one file; its findings are placed in it.
+fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Facts) {
     let finding = |note: Note, position: Option<Position>| Finding {
         severity: note.severity,
         rule: note.rule,
@@ -340,22 +400,7 @@ fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Facts) {
         pointer: Some(note.pointer).filter(|_| position.is_some()),
         message: note.message,
     };
-    let text = match std::fs::read_to_string(&target.file) {
-        Ok(text) => text,
-        Err(e) => {
-            let message = if e.kind() == std::io::ErrorKind::NotFound && target.kind == Kind::Bundle
-            {
-                "the bundle folder has no bundle.json".to_owned()
-            } else {
-                format!("cannot read it: {e}")
-            };
-            return (
-                vec![finding(Note::error("read", "", message), None)],
-                Facts::None,
-            );
-        }
-    };
-    let doc: serde_json::Value = match serde_json::from_str(&text) {
+    let doc: serde_json::Value = match serde_json::from_str(text) {
         Ok(doc) => doc,
         Err(e) => {
             let position = Position {
@@ -387,7 +432,7 @@ fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Facts) {
     if notes.is_empty() {
         return (Vec::new(), facts);
     }
-    let locator = Locator::new(&text);
+    let locator = Locator::new(text);
     let findings = notes
         .into_iter()
         .map(|note| {

@@ -985,9 +985,27 @@ fn a_tool_outside_its_folder_and_a_builtin_bundle_are_refused() {
         serde_json::to_vec(&doc).unwrap(),
     ));
     let err = refused(&env, &zip_files(&files), 3);
-    let found = problems(&err);
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].0, "tools/thing/v9/tool.json#/toolID");
+    let mut found = problems(&err);
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            (
+                "tools/thing/v1/tool.json#/toolID".to_owned(),
+                format!(
+                    "toolID {} is used also in tools/thing/v9/tool.json",
+                    doc["toolID"].as_str().unwrap()
+                )
+            ),
+            (
+                "tools/thing/v9/tool.json#/toolID".to_owned(),
+                format!(
+                    "toolID {} is used also in tools/thing/v1/tool.json",
+                    doc["toolID"].as_str().unwrap()
+                )
+            ),
+        ]
+    );
 
     // The built-in bundle is never imported.
     let mut files = good.clone();
@@ -1074,4 +1092,38 @@ fn import_waits_for_the_lock_and_racing_imports_give_one_winner() {
         snapshot(&source.bundle_dir(&id))
     );
     assert_eq!(staging_leftovers(&target), Vec::<String>::new());
+}
+
+#[test]
+fn import_refuses_what_validate_refuses() {
+    let env = TestEnv::new();
+    let good = valid_files();
+    let tool = good[1].0.clone();
+    let mut files = good.clone();
+    let mut doc = file_doc(&files, &tool);
+    doc["argSchema"] = json!({
+        "type": "object",
+        "properties": { "city": { "$ref": "https://schemas.example.com/city.json" } }
+    });
+    doc["createdAt"] = "2030-01-01T00:00:00Z".into();
+    set_file(&mut files, &tool, &doc);
+    let before = snapshot(env.catalog());
+    let err = refused(&env, &zip_files(&files), 3);
+    assert_eq!(
+        problems(&err),
+        [
+            (
+                "tools/thing/v1/tool.json#/modifiedAt".to_owned(),
+                format!(
+                    "modifiedAt {} is before createdAt 2030-01-01T00:00:00Z",
+                    doc["modifiedAt"].as_str().unwrap()
+                )
+            ),
+            (
+                "tools/thing/v1/tool.json#/argSchema/properties/city/$ref".to_owned(),
+                "$ref 'https://schemas.example.com/city.json' points outside the schema; toolctl never fetches schemas: put the definition in $defs and use '#/$defs/…'".to_owned()
+            ),
+        ]
+    );
+    assert_eq!(snapshot(env.catalog()), before, "nothing written");
 }

@@ -387,8 +387,17 @@ fn tool_new_writes_a_skeleton_that_validates_as_it_is() {
     run.success();
     assert_eq!(run.stdout, "7 files checked: no problems\n");
     // Disabled until someone enables it; then it is a tool like any other.
-    assert!(env.json(&["tool", "list"]).to_string().contains("radar") == false);
+    assert!(
+        !env.json(&["tool", "list"])
+            .to_string()
+            .contains("weather/radar@v1")
+    );
     env.run(&["tool", "enable", "weather/radar"]).success();
+    assert!(
+        env.json(&["tool", "list"])
+            .to_string()
+            .contains("weather/radar@v1")
+    );
 
     let taken = env.json_error(&["tool", "new", "weather", "radar"], 5);
     assert_eq!(taken.error.code, "CONFLICT");
