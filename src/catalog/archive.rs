@@ -18,7 +18,7 @@
 use super::error::{Error, Result, Violation};
 use super::model::{self, Bundle, Tool};
 use super::rules::{self, NameKind};
-use super::write::{new_id, timestamp, uuid_v7};
+use super::write::{new_id, timestamp};
 use super::{BUNDLE_FILE, BundleEntry, Catalog, Scan, TOOL_FILE, TOOLS_DIR, builtin, store};
 use crate::validate::{self, Place, Severity};
 use serde::Serialize;
@@ -460,113 +460,80 @@ fn parse_entry(file: &ArchiveFile) -> Result<Value> {
 
 /// Check the files of an archive as one bundle, as the catalog would read them, and return
 /// every problem found (empty: the archive is a valid bundle), each with its file and JSON
-/// pointer.
+/// pointer, in entry order.
 ///
-/// This is the one place an archive's content is validated (the seam where the catalog's
-/// `validate` checks plug in). It checks: `bundle.json` is there, parses (line and column on a
-/// syntax error), reads as a bundle, has a valid slug, is not the built-in bundle, and its
-/// `bundleID` is a UUIDv7; every `tool.json` parses and reads as a tool, its `slug` and
-/// `version` are its folders', its `bundleID` is the archive's bundle, it is not marked
-/// built in, its `toolID` is a UUIDv7 no other tool of the archive has, and `Tool::check`
-/// passes. Catalog-dependent rules (allowed HTTP hosts) are not checked: a tool whose host
-/// this catalog does not allow is imported and listed as unavailable, as a copied file is.
+/// What only an archive can get wrong is checked here: `bundle.json` is missing, a file is
+/// outside the bundle layout, the bundle is the built-in one, a file does not parse (with the
+/// store's line and column). Everything else is `validate`'s rules over the entries as they
+/// would lie in `bundles/<bundleID>/` ([`validate::check_documents`]): the files' schemas,
+/// names, IDs, folders, timestamps, argument schemas, placeholders, and duplicates and
+/// exported-name collisions among them. Rules that depend on where a file is used are left
+/// out: a tool whose host this catalog does not allow, or whose native function this build
+/// lacks, is imported and listed as unavailable, as a copied file is.
 pub(crate) fn check_archive(files: &[ArchiveFile]) -> Vec<ArchiveProblem> {
     let mut problems = Vec::new();
-    let bundle_id = match files.iter().find(|f| f.name == BUNDLE_FILE) {
-        None => {
-            problems.push(ArchiveProblem::new(
-                BUNDLE_FILE,
-                "",
-                "the archive has no bundle.json",
-            ));
-            None
+    let mut bundle_id = None;
+    match files.iter().find(|f| f.name == BUNDLE_FILE) {
+        None => problems.push(ArchiveProblem::new(
+            BUNDLE_FILE,
+            "",
+            "the archive has no bundle.json",
+        )),
+        Some(file) => {
+            if let Ok(doc) = parse_entry(file) {
+                bundle_id = doc
+                    .get("bundleID")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                let builtin_id = builtin::bundle_id().to_string();
+                if bundle_id.as_deref() == Some(builtin_id.as_str())
+                    || doc.get("slug").and_then(Value::as_str) == Some(builtin::SLUG)
+                    || doc.get("isBuiltIn") == Some(&Value::Bool(true))
+                {
+                    problems.push(ArchiveProblem::new(
+                        BUNDLE_FILE,
+                        "",
+                        "the archive holds the built-in bundle (slug 'builtin', isBuiltIn: true or its bundleID), which is compiled into toolctl",
+                    ));
+                }
+            }
         }
-        Some(file) => check_bundle_file(file, &mut problems),
-    };
-    for file in files.iter().filter(|f| f.name != BUNDLE_FILE) {
-        let Some((slug, version)) = tool_path(&file.name) else {
+    }
+    for file in files {
+        if file.name != BUNDLE_FILE && tool_path(&file.name).is_none() {
             problems.push(ArchiveProblem::new(
                 &file.name,
                 "",
                 "the file is not part of a bundle: only bundle.json and tools/<slug>/<version>/tool.json are",
             ));
-            continue;
-        };
-        let mut add = |pointer: &str, message: String| {
-            problems.push(ArchiveProblem::new(&file.name, pointer, message));
-        };
-        let doc = match parse_entry(file) {
-            Ok(doc) => doc,
-            Err(e) => {
-                push_error(&mut problems, &file.name, &e);
-                continue;
-            }
-        };
-        let tool: Tool = match model::typed(&doc, &file.name) {
-            Ok(tool) => tool,
-            Err(e) => {
-                push_error(&mut problems, &file.name, &e);
-                continue;
-            }
-        };
-        if tool.slug != slug {
-            add(
-                "/slug",
-                format!("slug '{}' does not match its folder '{slug}'", tool.slug),
-            );
-        }
-        if tool.version != version {
-            add(
-                "/version",
-                format!(
-                    "version '{}' does not match its folder '{version}'",
-                    tool.version
-                ),
-            );
-        }
-        if let Some(bundle_id) = bundle_id
-            && tool.bundle_id != bundle_id
-        {
-            add(
-                "/bundleID",
-                format!(
-                    "bundleID {} is not the archive's bundle {bundle_id}",
-                    tool.bundle_id
-                ),
-            );
-        }
-        if tool.is_built_in {
-            add(
-                "/isBuiltIn",
-                "isBuiltIn: true is reserved for tools compiled into toolctl".to_owned(),
-            );
-        }
-        if let Some(Err(e)) = doc.get("toolID").map(|v| uuid_v7(v, "/toolID", &file.name)) {
+        } else if let Err(e) = parse_entry(file) {
             push_error(&mut problems, &file.name, &e);
         }
     }
-    validate_entries(files, bundle_id, &mut problems);
+    validate_entries(files, bundle_id.as_deref(), &mut problems);
     problems.sort_by(|a, b| a.entry.cmp(&b.entry));
     problems
 }
 
-/// The errors `validate` finds in the entries (every rule of one file, and duplicates and
-/// exported-name collisions among them), where the checks above have not said so already.
+/// The errors `validate` finds in the entries, where the checks above have not said so
+/// already.
 fn validate_entries(
     files: &[ArchiveFile],
-    bundle_id: Option<Uuid>,
+    bundle_id: Option<&str>,
     problems: &mut Vec<ArchiveProblem>,
 ) {
-    let dir = bundle_id.map(|id| id.to_string()).unwrap_or_default();
+    let dir = bundle_id.unwrap_or_default();
     let documents: Vec<(PathBuf, Place, &str)> = files
         .iter()
         .filter_map(|file| {
             let place = if file.name == BUNDLE_FILE {
-                Place::Bundle { dir: dir.clone() }
+                Place::Bundle {
+                    dir: dir.to_owned(),
+                }
             } else {
                 let (slug, version) = tool_path(&file.name)?;
                 Place::Tool {
-                    dir: dir.clone(),
+                    dir: dir.to_owned(),
                     slug: slug.to_owned(),
                     version: version.to_owned(),
                 }
@@ -581,59 +548,16 @@ fn validate_entries(
         let said = problems
             .iter()
             .any(|p| p.entry == entry && (p.pointer == pointer || p.pointer.is_empty()));
-        // A file that does not parse is reported above, by the store's own reading. A native
-        // function this build lacks is, like a host this catalog does not allow, a matter of
-        // where the file is used: such a tool is imported and listed as unavailable.
+        // Without a bundleID to compare with, a tool's cannot be wrong.
+        let no_folder = bundle_id.is_none() && finding.rule == "folder" && pointer == "/bundleID";
         if finding.severity == Severity::Error
             && !said
+            && !no_folder
             && !matches!(finding.rule, "parse" | "native")
         {
             problems.push(ArchiveProblem::new(&entry, pointer, finding.message));
         }
     }
-}
-
-/// Check `bundle.json`; returns its bundleID when it reads as a bundle.
-fn check_bundle_file(file: &ArchiveFile, problems: &mut Vec<ArchiveProblem>) -> Option<Uuid> {
-    let doc = match parse_entry(file) {
-        Ok(doc) => doc,
-        Err(e) => {
-            push_error(problems, &file.name, &e);
-            return None;
-        }
-    };
-    let bundle: Bundle = match model::typed(&doc, &file.name) {
-        Ok(bundle) => bundle,
-        Err(e) => {
-            push_error(problems, &file.name, &e);
-            return None;
-        }
-    };
-    let mut add = |pointer: &str, message: String| {
-        problems.push(ArchiveProblem::new(&file.name, pointer, message));
-    };
-    if let Err(message) = rules::check_name(NameKind::Slug, &bundle.slug) {
-        add("/slug", message);
-    }
-    if bundle.slug == builtin::SLUG
-        || bundle.is_built_in
-        || bundle.bundle_id == builtin::bundle_id()
-    {
-        add(
-            "",
-            "the archive holds the built-in bundle (slug 'builtin', isBuiltIn: true or its bundleID), which is compiled into toolctl".to_owned(),
-        );
-    }
-    if bundle.created_at > bundle.modified_at {
-        add("/modifiedAt", "modifiedAt is before createdAt".to_owned());
-    }
-    if let Some(Err(e)) = doc
-        .get("bundleID")
-        .map(|v| uuid_v7(v, "/bundleID", &file.name))
-    {
-        push_error(problems, &file.name, &e);
-    }
-    Some(bundle.bundle_id)
 }
 
 /// A bundle written as a ZIP archive, in memory.

@@ -29,7 +29,7 @@ mod write;
 mod tests;
 
 pub use config::{CONFIG_FILE, Config};
-pub use error::{Error, Result, Violation};
+pub use error::{Error, Result, Violation, pointer_join};
 pub use reap::{ReapOutcome, ReapReport};
 pub use resolve::{Pick, ToolRef};
 pub use write::{BundleInput, InitReport, Toggle};

@@ -192,14 +192,13 @@ fn pointer_of(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let mut pointer = String::new();
     for segment in path.iter() {
-        pointer.push('/');
-        match segment {
-            Segment::Seq { index } => pointer.push_str(&index.to_string()),
+        pointer = match segment {
+            Segment::Seq { index } => format!("{pointer}/{index}"),
             Segment::Map { key } | Segment::Enum { variant: key } => {
-                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                super::error::pointer_join(&pointer, key)
             }
-            Segment::Unknown => pointer.push('?'),
-        }
+            Segment::Unknown => format!("{pointer}/?"),
+        };
     }
     pointer
 }
@@ -480,17 +479,11 @@ fn check_http_impl(doc: &Value, out: &mut Vec<Violation>) {
     for (name, value) in &http.headers {
         match value.as_str() {
             None => out.push(Violation::new(
-                format!(
-                    "/impl/headers/{}",
-                    name.replace('~', "~0").replace('/', "~1")
-                ),
+                super::error::pointer_join("/impl/headers", name),
                 "a header value must be a string",
             )),
             Some(v) if v.contains(['\r', '\n']) => out.push(Violation::new(
-                format!(
-                    "/impl/headers/{}",
-                    name.replace('~', "~0").replace('/', "~1")
-                ),
+                super::error::pointer_join("/impl/headers", name),
                 "a header value must not contain CR or LF",
             )),
             Some(_) => {}

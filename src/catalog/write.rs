@@ -61,7 +61,7 @@ pub(super) fn timestamp(t: jiff::Timestamp) -> Value {
     Value::String(t.to_string())
 }
 
-pub(super) fn uuid_v7(value: &Value, pointer: &str, source_name: &str) -> Result<Uuid> {
+fn uuid_v7(value: &Value, pointer: &str, source_name: &str) -> Result<Uuid> {
     let bad = |message: String| Error::invalid(source_name, vec![Violation::new(pointer, message)]);
     let text = value
         .as_str()

@@ -142,10 +142,7 @@ pub(super) fn finish(out: Value, errors: Vec<Unexpressible>) -> Result<Value, Ve
     }
 }
 
-/// `base` with one more JSON pointer token, escaped per RFC 6901 (`~` → `~0`, `/` → `~1`).
-pub(super) fn join(base: &str, token: &str) -> String {
-    format!("{base}/{}", token.replace('~', "~0").replace('/', "~1"))
-}
+pub(super) use crate::catalog::pointer_join as join;
 
 /// The JSON pointer a local `$ref` (`#`, `#/$defs/x`, percent-encoded or not) points at.
 pub(super) fn local_pointer(reference: &str) -> Option<String> {

@@ -7,7 +7,7 @@ use super::{Facts, Place, Severity};
 use crate::catalog::config::Config;
 use crate::catalog::model::{self, Bundle, Tool, ToolType};
 use crate::catalog::rules::{self, HostPolicy};
-use crate::catalog::{ToolEntry, Violation};
+use crate::catalog::{ToolEntry, Violation, pointer_join};
 use crate::provider::{self, Provider, names};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -324,16 +324,11 @@ fn strings_in<'a>(value: &'a Value, pointer: &str, out: &mut Vec<(String, &'a st
         }
         Value::Object(fields) => {
             for (key, item) in fields {
-                strings_in(item, &format!("{pointer}/{}", escape(key)), out);
+                strings_in(item, &pointer_join(pointer, key), out);
             }
         }
         _ => {}
     }
-}
-
-/// A key as one JSON pointer token.
-pub fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// `argSchema`/`outputSchema` must be JSON Schema (checked against its meta-schema), use no
@@ -376,7 +371,7 @@ fn remote_refs(schema: &Value, at: &str, notes: &mut Vec<Note>) {
     match schema {
         Value::Object(fields) => {
             for (key, value) in fields {
-                let pointer = format!("{at}/{}", escape(key));
+                let pointer = pointer_join(at, key);
                 match (key.as_str(), value) {
                     ("$ref" | "$dynamicRef", Value::String(target)) if !target.starts_with('#') => {
                         notes.push(Note::error(
@@ -440,11 +435,11 @@ fn argument_descriptions(schema: &Value, at: &str, notes: &mut Vec<Note>) {
         return;
     };
     for (key, value) in fields {
-        let pointer = format!("{at}/{}", escape(key));
+        let pointer = pointer_join(at, key);
         match (key.as_str(), value) {
             ("properties", Value::Object(properties)) => {
                 for (name, property) in properties {
-                    let here = format!("{pointer}/{}", escape(name));
+                    let here = pointer_join(&pointer, name);
                     match property.get("description").and_then(Value::as_str) {
                         // A `$ref` carries its description where it points.
                         None if property.get("$ref").is_some() => {}
@@ -548,7 +543,7 @@ fn unknown_fields(kind: Kind, doc: &Value, notes: &mut Vec<Note>) {
         };
         notes.push(Note::warning(
             "unknown-field",
-            format!("/{}", escape(key)),
+            pointer_join("", key),
             message,
         ));
     }

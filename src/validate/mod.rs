@@ -196,11 +196,16 @@ pub fn validate(
         }
         report.findings.extend(place_all(across));
     }
-    report.findings.sort_by(|a, b| {
+    sort(&mut report.findings);
+    Ok(report)
+}
+
+/// Findings in file, line and column order.
+fn sort(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
         (&a.file, a.line, a.column, a.severity, a.rule, &a.message)
             .cmp(&(&b.file, b.line, b.column, b.severity, b.rule, &b.message))
     });
-    Ok(report)
 }
 
 /// Every file of the catalog at `root`.
@@ -245,7 +250,12 @@ fn collect_path(path: &Path, out: &mut Vec<Target>) -> Result<(), BadPath> {
         }
         return Ok(());
     }
-    let root = path.parent().and_then(catalog_above);
+    // A bare file name's folder is the working folder.
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let root = catalog_above(folder);
     out.push(target(root.as_deref(), path.to_owned()));
     Ok(())
 }
@@ -386,6 +396,7 @@ pub fn check_documents(documents: &[(PathBuf, Place, &str)]) -> Vec<Finding> {
     across_files(None, &checked, None, &[], &mut across);
     let mut findings: Vec<Finding> = checked.into_iter().flat_map(|(_, f, _)| f).collect();
     findings.extend(place_all(across));
+    sort(&mut findings);
     findings
 }
 
@@ -561,22 +572,28 @@ fn across_files(
     }
 
     // Exported names: over every tool of every bundle that is not deleted, as export builds
-    // them (bundles whose bundle.json was not among the files checked are read for their slug).
-    let bundle_slug = |id: Uuid| -> Option<(String, bool, bool)> {
+    // them. Bundles whose bundle.json was not among the files checked are read for their slug,
+    // once each.
+    let mut read_bundles: HashMap<Uuid, Option<(String, bool, bool)>> = HashMap::new();
+    let mut bundle_slug = |id: Uuid| -> Option<(String, bool, bool)> {
         if let Some((slug, live, deleted)) = bundles.get(&id) {
             return Some(((*slug).to_owned(), *live, *deleted));
         }
-        let root = root?;
-        let path = root
-            .join(BUNDLES_DIR)
-            .join(id.to_string())
-            .join(BUNDLE_FILE);
-        let doc: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-        let bundle: crate::catalog::model::Bundle = crate::catalog::model::typed(&doc, "").ok()?;
-        let slug = bundle.slug.clone();
-        let deleted = bundle.soft_deleted_at.is_some();
-        Some((slug, bundle.is_enabled && !deleted, deleted))
+        read_bundles
+            .entry(id)
+            .or_insert_with(|| {
+                let path = root?
+                    .join(BUNDLES_DIR)
+                    .join(id.to_string())
+                    .join(BUNDLE_FILE);
+                let doc: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+                let bundle: crate::catalog::model::Bundle =
+                    crate::catalog::model::typed(&doc, "").ok()?;
+                let deleted = bundle.soft_deleted_at.is_some();
+                Some((bundle.slug, bundle.is_enabled && !deleted, deleted))
+            })
+            .clone()
     };
     let mut keyed: Vec<((String, String), &Path, bool)> = Vec::new();
     for (target, _, facts) in checked {

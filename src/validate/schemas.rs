@@ -113,7 +113,7 @@ pub fn violations(kind: Kind, doc: &Value) -> Vec<Violation> {
                         format!("required field '{name}' is missing")
                     };
                     Violation::new(
-                        format!("{at}/{}", name.replace('~', "~0").replace('/', "~1")),
+                        crate::catalog::pointer_join(&at, name),
                         message,
                     )
                 }

@@ -1113,15 +1113,15 @@ fn import_refuses_what_validate_refuses() {
         problems(&err),
         [
             (
+                "tools/thing/v1/tool.json#/argSchema/properties/city/$ref".to_owned(),
+                "$ref 'https://schemas.example.com/city.json' points outside the schema; toolctl never fetches schemas: put the definition in $defs and use '#/$defs/…'".to_owned()
+            ),
+            (
                 "tools/thing/v1/tool.json#/modifiedAt".to_owned(),
                 format!(
                     "modifiedAt {} is before createdAt 2030-01-01T00:00:00Z",
                     doc["modifiedAt"].as_str().unwrap()
                 )
-            ),
-            (
-                "tools/thing/v1/tool.json#/argSchema/properties/city/$ref".to_owned(),
-                "$ref 'https://schemas.example.com/city.json' points outside the schema; toolctl never fetches schemas: put the definition in $defs and use '#/$defs/…'".to_owned()
             ),
         ]
     );

@@ -242,6 +242,22 @@ fn paths_narrow_what_is_checked() {
 }
 
 #[test]
+fn a_bare_file_name_is_checked_with_its_catalogs_host_policy() {
+    let env = catalog_with(Some("host"));
+    let folder = env
+        .catalog()
+        .join("bundles/0190c000-0000-7000-8000-0000000000b1/tools/elsewhere/v1");
+    let mut cmd = env.bare_command();
+    cmd.current_dir(&folder).args(["validate", "tool.json"]);
+    let run = Run::of(cmd, None);
+    run.failure(3);
+    assert_eq!(
+        run.stdout,
+        "tool.json:36:5: error[host]: host 'api.other.test' of urlTemplate is not in allowedHosts of toolctl.json (at /impl/urlTemplate)\n1 error and 0 warnings in 1 file\n"
+    );
+}
+
+#[test]
 fn a_file_outside_any_catalog_is_checked_on_its_own() {
     let env = catalog_with(None);
     let file = env.root().join("inputs/forecast.json");
