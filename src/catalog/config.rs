@@ -33,6 +33,44 @@ struct ConfigView {
     pick: PickConfig,
     #[serde(default)]
     attach: AttachConfig,
+    #[serde(default)]
+    index: IndexConfig,
+}
+
+/// `index` settings.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexConfig {
+    /// When a command starts the index watcher by itself (`$TOOLCTL_WATCH` overrides it).
+    #[serde(default)]
+    pub watch: WatchMode,
+}
+
+/// When a command starts the index watcher (`toolctl index watch`) by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WatchMode {
+    /// When the catalog is big enough for the change check to cost, on a local filesystem.
+    #[default]
+    Auto,
+    /// Always (the user vouches for the filesystem).
+    Always,
+    /// Never; a watcher started by hand is still used.
+    Never,
+}
+
+impl WatchMode {
+    /// Parse `auto`, `always` or `never`.
+    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+        match text {
+            "auto" => Ok(Self::Auto),
+            "always" => Ok(Self::Always),
+            "never" => Ok(Self::Never),
+            other => Err(format!(
+                "{other:?} is not a watch mode: use auto, always or never"
+            )),
+        }
+    }
 }
 
 /// `attach` settings: an agent's limits and protected tools. Each has an environment variable
@@ -110,6 +148,7 @@ pub struct Config {
     pub grace_period: Duration,
     pub pick: PickConfig,
     pub attach: AttachConfig,
+    pub index: IndexConfig,
     builtin_enabled: Option<bool>,
     builtin_tools: BTreeMap<String, bool>,
 }
@@ -164,6 +203,7 @@ impl Config {
             grace_period,
             pick: view.pick,
             attach: view.attach,
+            index: view.index,
             builtin_enabled: view.builtin.is_enabled,
             builtin_tools: view
                 .builtin

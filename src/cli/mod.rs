@@ -145,6 +145,15 @@ pub fn main() -> ExitCode {
             return ExitCode::from(error.exit_code());
         }
     };
+    if let Err(message) = crate::index::watch::check_env() {
+        let error = CliError::invalid(message);
+        error.report(&ui);
+        return ExitCode::from(error.exit_code());
+    }
+    // Index checks may start a watcher: this program, run as `toolctl index watch`.
+    if let Ok(program) = std::env::current_exe() {
+        crate::index::watch::allow_auto_start(program);
+    }
     let ctx = Ctx {
         global: cli.global,
         ui,

@@ -18,6 +18,7 @@ mod sync;
 #[cfg(test)]
 mod tests;
 pub mod text;
+pub mod watch;
 
 pub use rows::{Field, ToolRow, ToolText};
 pub use search::{Hit, SearchRequest, SearchResults, Tier};
@@ -119,6 +120,8 @@ pub struct Status {
     pub problems: u64,
     pub size_bytes: u64,
     pub last_sync: SyncReport,
+    /// The catalog's watcher, when one runs.
+    pub watcher: Option<watch::Status>,
 }
 
 impl Index {
@@ -366,6 +369,12 @@ impl Index {
                 .and_then(|p| std::fs::metadata(p).ok())
                 .map_or(0, |m| m.len()),
             last_sync,
+            // The index lives in <root>/.toolctl/.
+            watcher: self
+                .path
+                .as_ref()
+                .and_then(|p| p.parent()?.parent())
+                .and_then(watch::status),
         })
     }
 }

@@ -24,7 +24,7 @@
 //! parsed again (and not counted as read).
 
 use super::text::index_text;
-use super::{Error, Index, Result};
+use super::{Error, Index, Result, watch};
 use crate::catalog::{
     BUNDLE_FILE, BUNDLES_DIR, BundleEntry, Catalog, Problem, TOOL_FILE, TOOLS_DIR, ToolEntry,
     builtin, page, read_tool_text,
@@ -77,6 +77,11 @@ pub struct SyncReport {
     pub read: usize,
     /// Tools dropped because their files or folders went away.
     pub removed: usize,
+    /// Files and folders whose stamps were compared.
+    pub checked: usize,
+    /// A watcher told what changed (see [`super::watch`]); only its paths were checked, unless
+    /// it could not say.
+    pub watcher: bool,
     pub millis: u64,
 }
 
@@ -347,12 +352,16 @@ impl Index {
         // Most syncs find nothing and only read, so they start as readers. One that must write
         // while another process writes gets SQLITE_BUSY; it then starts again as a writer,
         // waiting its turn, and checks afresh.
-        match self.sync_as(TransactionBehavior::Deferred, catalog, progress) {
+        let report = match self.sync_as(TransactionBehavior::Deferred, catalog, progress) {
             Err(Error::Database { source, .. }) if is_busy(&source) => {
                 self.sync_as(TransactionBehavior::Immediate, catalog, progress)
             }
             other => other,
+        }?;
+        if !report.watcher && self.path.is_some() {
+            watch::maybe_start(catalog, report.checked);
         }
+        Ok(report)
     }
 
     fn sync_as(
@@ -386,7 +395,8 @@ impl Index {
                 "INSERT OR IGNORE INTO bundle (dir) VALUES (?1)",
                 [dir_name],
             )?;
-            check(&tx, catalog, Some(dir_name), &mut report, &mut |_, _| {})
+            let scope = Scope::Bundle(dir_name.to_owned());
+            check(&tx, catalog, &scope, &mut report, &mut |_, _| {})
         })();
         work.map_err(|e| into_error(&self.path, e))?;
         tx.commit().map_err(|e| db(&self.path, e))
@@ -463,11 +473,17 @@ fn sync_all(
 ) -> Result<(), SyncError> {
     // Availability depends on allowedHosts: when they change, every tool is read again.
     let hosts = page::fingerprint(&catalog.config().allowed_hosts);
-    if meta(tx, "hosts")? != hosts {
+    let hosts_changed = meta(tx, "hosts")? != hosts;
+    if hosts_changed {
         run(tx, "UPDATE tool SET stamp = ''", [])?;
         set_meta(tx, "hosts", &hosts)?;
     }
     sync_builtins(tx, catalog)?;
+
+    // Asked before any stamp is taken: the answer covers every change made before this point.
+    let token = meta(tx, "watch")?;
+    let answer = watch::changes_since(catalog.root(), &token);
+    report.watcher = answer.is_some();
 
     let bundles_dir = catalog.bundles_dir();
     let bundles_stamp = stamp(&bundles_dir, racy_from());
@@ -485,7 +501,83 @@ fn sync_all(
         }
         set_meta(tx, "bundles", &bundles_stamp)?;
     }
-    check(tx, catalog, None, report, progress)
+    let scopes = answer
+        .as_ref()
+        .filter(|_| !hosts_changed)
+        .and_then(|answer| scopes_of(answer.paths.as_deref()?));
+    match scopes {
+        Some(scopes) => {
+            for scope in &scopes {
+                check(tx, catalog, scope, report, progress)?;
+            }
+        }
+        None => check(tx, catalog, &Scope::All, report, progress)?,
+    }
+    if let Some(answer) = answer
+        && answer.token != token
+    {
+        set_meta(tx, "watch", &answer.token)?;
+    }
+    Ok(())
+}
+
+/// The rows of the index a check compares with the files.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Scope {
+    All,
+    /// A bundle folder: its `bundle.json`, `tools/`, slug folders and tool files.
+    Bundle(String),
+    /// A slug folder (bundle folder, slug): its versions and their tool files.
+    Slug(String, String),
+    /// A tool file, by path.
+    Tool(String),
+}
+
+/// More scopes than this from a watcher: one walk is cheaper than as many small checks.
+const MAX_SCOPES: usize = 1_000;
+
+/// What must be checked after changes to `paths` (relative to the catalog, from a watcher):
+/// a path's change can move the stamp of the path and of its folder's listing, so its
+/// folder's rows are checked, and everything under a folder that came or went. `None`: a
+/// full check is as cheap or the change is everywhere.
+fn scopes_of(paths: &[String]) -> Option<std::collections::BTreeSet<Scope>> {
+    let mut scopes = std::collections::BTreeSet::new();
+    for path in paths {
+        let mut parts = path.split('/');
+        if parts.next() != Some(BUNDLES_DIR) {
+            continue;
+        }
+        let parts: Vec<&str> = parts.collect();
+        let scope = match parts.as_slice() {
+            // bundles/ itself.
+            [] => return None,
+            // A bundle folder, or a file or folder in one (bundle.json, tools/).
+            [dir] | [dir, _] => Scope::Bundle((*dir).to_owned()),
+            // A slug folder came or went: the bundle's tools/ listing.
+            [dir, TOOLS_DIR, _] => Scope::Bundle((*dir).to_owned()),
+            // A version folder came or went: the slug folder's listing.
+            [dir, TOOLS_DIR, slug, _] => Scope::Slug((*dir).to_owned(), (*slug).to_owned()),
+            // Anything in a version folder (tool.json, an editor's temporary file).
+            [dir, TOOLS_DIR, slug, version, _] => Scope::Tool(format!(
+                "{BUNDLES_DIR}/{dir}/{TOOLS_DIR}/{slug}/{version}/{TOOL_FILE}"
+            )),
+            // Deeper, or beside tools/: the index reads nothing there.
+            _ => continue,
+        };
+        scopes.insert(scope);
+    }
+    // A scope inside another is checked by it.
+    let within = |scope: &Scope, outer: &Scope| match (scope, outer) {
+        (Scope::Slug(dir, _), Scope::Bundle(b)) => dir == b,
+        (Scope::Tool(path), Scope::Bundle(b)) => tool_path_parts(path).is_some_and(|p| p.0 == b),
+        (Scope::Tool(path), Scope::Slug(b, s)) => {
+            tool_path_parts(path).is_some_and(|p| (p.0, p.1) == (b, s))
+        }
+        _ => false,
+    };
+    let all: Vec<Scope> = scopes.iter().cloned().collect();
+    scopes.retain(|scope| !all.iter().any(|outer| within(scope, outer)));
+    (scopes.len() <= MAX_SCOPES).then_some(scopes)
 }
 
 fn drop_bundle(tx: &Transaction, dir: &str) -> rusqlite::Result<usize> {
@@ -558,23 +650,30 @@ fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
     Ok(())
 }
 
-/// Compare the stamps of the bundles' files and folders (all bundles, or the one in `only`)
-/// with the index, list the folders that changed, and read the tool files that changed.
+/// Compare the stamps of the files and folders in `scope` with the index, list the folders
+/// that changed, and read the tool files that changed.
 fn check(
     tx: &Transaction,
     catalog: &Catalog,
-    only: Option<&str>,
+    scope: &Scope,
     report: &mut SyncReport,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(), SyncError> {
     let root = catalog.root();
     let stamper = Stamper::new(root, racy_from());
     // Bundles, slug folders, then tool files, their stamps compared on the workers.
-    std::thread::scope(|scope| {
-        let mut pool = Pool::new(scope, &stamper);
-        check_bundles(tx, &mut pool, catalog, only, report)?;
-        check_slugs(tx, &mut pool, root, only, report)?;
-        check_tools(tx, &mut pool, catalog, only, report, progress)
+    std::thread::scope(|threads| {
+        let mut pool = Pool::new(threads, &stamper);
+        let only = match scope {
+            Scope::All => Some(None),
+            Scope::Bundle(dir) => Some(Some(dir.as_str())),
+            Scope::Slug(..) | Scope::Tool(_) => None,
+        };
+        if let Some(only) = only {
+            check_bundles(tx, &mut pool, catalog, only, report)?;
+        }
+        check_slugs(tx, &mut pool, root, scope, report)?;
+        check_tools(tx, &mut pool, catalog, scope, report, progress)
     })
 }
 
@@ -616,6 +715,7 @@ fn check_bundles(
         }
     }
     pool.submit(batch);
+    report.checked += 2 * bundles.len();
     let mut now: Vec<Option<String>> = vec![None; 2 * bundles.len()];
     while let Some(mut batch) = pool.next(true) {
         for (i, stamp) in batch.moved.drain(..) {
@@ -700,15 +800,26 @@ fn check_slugs(
     tx: &Transaction,
     pool: &mut Pool,
     root: &Path,
-    only: Option<&str>,
+    scope: &Scope,
     report: &mut SyncReport,
 ) -> Result<(), SyncError> {
-    let sql = if only.is_some() {
-        "SELECT rowid, bundle_dir, slug, stamp FROM slug_dir
-         WHERE rowid > ?1 AND bundle_dir = ?3 ORDER BY rowid LIMIT ?2"
-    } else {
-        "SELECT rowid, bundle_dir, slug, stamp FROM slug_dir
-         WHERE rowid > ?1 ORDER BY rowid LIMIT ?2"
+    let (sql, only): (_, Vec<&str>) = match scope {
+        Scope::All => (
+            "SELECT rowid, bundle_dir, slug, stamp FROM slug_dir
+             WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
+            vec![],
+        ),
+        Scope::Bundle(dir) => (
+            "SELECT rowid, bundle_dir, slug, stamp FROM slug_dir
+             WHERE rowid > ?1 AND bundle_dir = ?3 ORDER BY rowid LIMIT ?2",
+            vec![dir],
+        ),
+        Scope::Slug(dir, slug) => (
+            "SELECT rowid, bundle_dir, slug, stamp FROM slug_dir
+             WHERE rowid > ?1 AND bundle_dir = ?3 AND slug = ?4 ORDER BY rowid LIMIT ?2",
+            vec![dir, slug],
+        ),
+        Scope::Tool(_) => return Ok(()),
     };
     let push = |row: &rusqlite::Row, batch: &mut Batch| {
         let id = row.get(0)?;
@@ -717,14 +828,16 @@ fn check_slugs(
         batch.push(id, &path, text(row, 3)?, None);
         Ok(id)
     };
-    scan(tx, pool, sql, only, push, |batch| {
+    let checked = scan(tx, pool, sql, &only, push, |batch| {
         for (i, now) in &batch.moved {
             let path = batch.path(*i);
             let (dir, slug) = slug_path_parts(path).ok_or_else(|| odd_path(path))?;
             list_versions(tx, root, dir, slug, path, now, report)?;
         }
         Ok(())
-    })
+    })?;
+    report.checked += checked;
+    Ok(())
 }
 
 /// Tool files that changed (edited, replaced or removed): they are read again.
@@ -732,31 +845,49 @@ fn check_tools(
     tx: &Transaction,
     pool: &mut Pool,
     catalog: &Catalog,
-    only: Option<&str>,
+    scope: &Scope,
     report: &mut SyncReport,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(), SyncError> {
-    // For the progress bar. A bare count(*) of the table counts the cells of its smallest
-    // b-tree without decoding a row (a 100,000-tool index: 2 ms instead of 10).
-    let total: i64 = match only {
-        None => tx.query_row(
+    // For the progress bar (a narrower check is too small for one). A bare count(*) of the
+    // table counts the cells of its smallest b-tree without decoding a row (a 100,000-tool
+    // index: 2 ms instead of 10).
+    let total: i64 = match scope {
+        Scope::All => tx.query_row(
             "SELECT (SELECT count(*) FROM tool) - (SELECT count(*) FROM tool WHERE bundle_dir = 'builtin')",
             [],
             |r| r.get(0),
         )?,
-        Some(dir) => tx.query_row(
+        Scope::Bundle(dir) => tx.query_row(
             "SELECT count(*) FROM tool WHERE bundle_dir = ?1 AND bundle_dir != 'builtin'",
             [dir],
             |r| r.get(0),
         )?,
+        Scope::Slug(..) | Scope::Tool(_) => 0,
     };
     let total = total as usize;
-    let sql = if only.is_some() {
-        "SELECT id, path, stamp, content_hash FROM tool
-         WHERE id > ?1 AND bundle_dir = ?3 AND bundle_dir != 'builtin' ORDER BY id LIMIT ?2"
-    } else {
-        "SELECT id, path, stamp, content_hash FROM tool
-         WHERE id > ?1 AND bundle_dir != 'builtin' ORDER BY id LIMIT ?2"
+    let (sql, only): (_, Vec<&str>) = match scope {
+        Scope::All => (
+            "SELECT id, path, stamp, content_hash FROM tool
+             WHERE id > ?1 AND bundle_dir != 'builtin' ORDER BY id LIMIT ?2",
+            vec![],
+        ),
+        Scope::Bundle(dir) => (
+            "SELECT id, path, stamp, content_hash FROM tool
+             WHERE id > ?1 AND bundle_dir = ?3 AND bundle_dir != 'builtin' ORDER BY id LIMIT ?2",
+            vec![dir],
+        ),
+        Scope::Slug(dir, slug) => (
+            "SELECT id, path, stamp, content_hash FROM tool
+             WHERE id > ?1 AND bundle_dir = ?3 AND slug_dir = ?4 AND bundle_dir != 'builtin'
+             ORDER BY id LIMIT ?2",
+            vec![dir, slug],
+        ),
+        Scope::Tool(path) => (
+            "SELECT id, path, stamp, content_hash FROM tool
+             WHERE id > ?1 AND path = ?3 AND bundle_dir != 'builtin' ORDER BY id LIMIT ?2",
+            vec![path],
+        ),
     };
     let push = |row: &rusqlite::Row, batch: &mut Batch| {
         let id = row.get(0)?;
@@ -771,7 +902,7 @@ fn check_tools(
     let mut bundles = HashMap::new();
     let mut pending = Vec::new();
     let mut done = 0;
-    scan(tx, pool, sql, only, push, |batch| {
+    let checked = scan(tx, pool, sql, &only, push, |batch| {
         for (i, now) in &batch.moved {
             let (path, old) = (batch.path(*i), batch.stamp(*i));
             let (dir, slug, version) = tool_path_parts(path).ok_or_else(|| odd_path(path))?;
@@ -799,6 +930,7 @@ fn check_tools(
         progress(done - pending.len(), total);
         Ok(())
     })?;
+    report.checked += checked;
     load_pending(tx, catalog, pending, &mut bundles, report)?;
     progress(done, total);
     Ok(())
@@ -928,28 +1060,30 @@ impl Batch {
     }
 }
 
-/// Read rows of the index with `sql` (parameters: the last rowid read, [`CHUNK`], `only`),
-/// a chunk at a time; `push` copies a row into a batch and gives its rowid. The batches'
-/// stamps are compared on the pool while the next rows are read; `handle` gets each batch
-/// once compared (in any order), between queries, so rows are never written while a query
-/// reads them. It must write only the rows of the batch it gets.
+/// Read rows of the index with `sql` (parameters: the last rowid read, [`CHUNK`], then
+/// `only`), a chunk at a time; `push` copies a row into a batch and gives its rowid. The
+/// batches' stamps are compared on the pool while the next rows are read; `handle` gets each
+/// batch once compared (in any order), between queries, so rows are never written while a
+/// query reads them. It must write only the rows of the batch it gets. Gives the number of
+/// rows compared.
 fn scan(
     tx: &Transaction,
     pool: &mut Pool,
     sql: &str,
-    only: Option<&str>,
+    only: &[&str],
     push: impl Fn(&rusqlite::Row, &mut Batch) -> rusqlite::Result<i64>,
     mut handle: impl FnMut(&Batch) -> Result<(), SyncError>,
-) -> Result<(), SyncError> {
+) -> Result<usize, SyncError> {
     let mut after = i64::MIN;
+    let mut total = 0;
     loop {
         let mut read = 0;
         {
             let mut statement = tx.prepare_cached(sql)?;
-            let mut rows = match only {
-                Some(dir) => statement.query(params![after, CHUNK as i64, dir])?,
-                None => statement.query(params![after, CHUNK as i64])?,
-            };
+            let (from, chunk) = (after, CHUNK as i64);
+            let mut values: Vec<&dyn rusqlite::ToSql> = vec![&from, &chunk];
+            values.extend(only.iter().map(|v| v as &dyn rusqlite::ToSql));
+            let mut rows = statement.query(values.as_slice())?;
             let mut batch = pool.batch();
             while let Some(row) = rows.next()? {
                 after = push(row, &mut batch)?;
@@ -961,6 +1095,7 @@ fn scan(
             }
             pool.submit(batch);
         }
+        total += read;
         while let Some(batch) = pool.next(false) {
             handle(&batch)?;
             pool.recycle(batch);
@@ -973,7 +1108,7 @@ fn scan(
         handle(&batch)?;
         pool.recycle(batch);
     }
-    Ok(())
+    Ok(total)
 }
 
 /// Stat workers that live for a whole check, and the main thread with them. The main thread
@@ -1243,8 +1378,75 @@ fn load_pending(
 
 #[cfg(test)]
 mod tests {
-    use super::{Facts, stamp_is, write_stamp};
+    use super::{Facts, MAX_SCOPES, Scope, scopes_of, stamp_is, write_stamp};
     use proptest::prelude::*;
+
+    fn scopes(paths: &[&str]) -> Option<Vec<Scope>> {
+        let paths: Vec<String> = paths.iter().map(|p| (*p).to_owned()).collect();
+        scopes_of(&paths).map(|s| s.into_iter().collect())
+    }
+
+    #[test]
+    fn a_changed_path_is_checked_with_its_folder() {
+        let bundle = |b: &str| Scope::Bundle(b.to_owned());
+        let slug = |b: &str, s: &str| Scope::Slug(b.to_owned(), s.to_owned());
+        let tool = |p: &str| Scope::Tool(p.to_owned());
+        // bundles/ itself: everything.
+        assert_eq!(scopes(&["bundles"]), None);
+        // A bundle folder, its bundle.json or tools/, a slug folder: the bundle.
+        for path in [
+            "bundles/b",
+            "bundles/b/bundle.json",
+            "bundles/b/tools",
+            "bundles/b/tools/s",
+        ] {
+            assert_eq!(scopes(&[path]), Some(vec![bundle("b")]), "{path}");
+        }
+        // A version folder: its slug folder's listing.
+        assert_eq!(scopes(&["bundles/b/tools/s/v1"]), Some(vec![slug("b", "s")]));
+        // Anything in a version folder: its tool file.
+        for path in [
+            "bundles/b/tools/s/v1/tool.json",
+            "bundles/b/tools/s/v1/.tool.json.swp",
+        ] {
+            assert_eq!(
+                scopes(&[path]),
+                Some(vec![tool("bundles/b/tools/s/v1/tool.json")]),
+                "{path}"
+            );
+        }
+        // What the index never reads, and paths outside bundles/.
+        for path in [
+            "bundles/b/docs/readme.md",
+            "bundles/b/tools/s/v1/assets/icon.png",
+            "toolctl.json",
+            ".toolctl/watch/cookie-1",
+        ] {
+            assert_eq!(scopes(&[path]), Some(vec![]), "{path}");
+        }
+        // Narrow scopes inside wider ones are left to them.
+        assert_eq!(
+            scopes(&[
+                "bundles/b/tools/s/v1/tool.json",
+                "bundles/b/tools/s/v2",
+                "bundles/c/tools/t/v1/tool.json",
+                "bundles/c/tools/t/v1",
+                "bundles/c/tools/u/v1/tool.json",
+                "bundles/b/bundle.json",
+            ]),
+            Some(vec![
+                bundle("b"),
+                slug("c", "t"),
+                tool("bundles/c/tools/u/v1/tool.json"),
+            ])
+        );
+        // Past MAX_SCOPES, one walk.
+        let many: Vec<String> = (0..=MAX_SCOPES)
+            .map(|i| format!("bundles/b{i}/bundle.json"))
+            .collect();
+        assert_eq!(scopes_of(&many), None);
+        assert!(scopes_of(&many[1..]).is_some());
+    }
 
     fn written(facts: Option<Facts>, racy_from: i128) -> String {
         let mut out = String::from("left over");

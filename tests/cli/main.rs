@@ -40,3 +40,5 @@ mod test_search;
 mod test_search_quality;
 mod test_tool;
 mod test_validate;
+#[cfg(target_os = "linux")]
+mod test_watch;

@@ -15,23 +15,41 @@ use std::time::SystemTime;
 /// `index status --json`, pinned.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct IndexStatus {
+pub(crate) struct IndexStatus {
     path: Option<PathBuf>,
     format_version: i32,
     tools: u64,
     bundles: u64,
     problems: u64,
     size_bytes: u64,
-    last_sync: LastSync,
+    pub(crate) last_sync: LastSync,
+    /// The watcher (test_watch.rs), when one runs.
+    pub(crate) watcher: Option<WatcherStatus>,
+}
+
+/// A running watcher, as `index status` shows it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct WatcherStatus {
+    pub(crate) pid: u32,
+    pub(crate) folders: usize,
+    pub(crate) epoch: String,
+    pub(crate) events: u64,
+    #[allow(dead_code)]
+    pub(crate) started_at: String,
 }
 
 /// What the change check of the command did.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct LastSync {
-    rebuilt: bool,
-    read: usize,
-    removed: usize,
+pub(crate) struct LastSync {
+    pub(crate) rebuilt: bool,
+    pub(crate) read: usize,
+    pub(crate) removed: usize,
+    /// Files and folders whose stamps were compared.
+    pub(crate) checked: usize,
+    /// A watcher said what changed.
+    pub(crate) watcher: bool,
     #[allow(dead_code)]
     millis: u64,
 }
@@ -106,7 +124,7 @@ fn found(env: &TestEnv, query: &str) -> Vec<String> {
 
 /// `index status --json`, which must exit 0.
 #[track_caller]
-fn status(env: &TestEnv) -> IndexStatus {
+pub(crate) fn status(env: &TestEnv) -> IndexStatus {
     env.run(&["--json", "index", "status"]).success().parse()
 }
 

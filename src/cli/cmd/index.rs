@@ -1,10 +1,13 @@
 //! `toolctl index`: look at or rebuild the search index (it maintains itself otherwise).
 
+use crate::catalog::Catalog;
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
+use crate::error_code::ErrorCode;
 use crate::index::Index;
-use clap::Subcommand;
+use crate::index::watch;
+use clap::{Args, Subcommand};
 
 /// Look at or rebuild the search index in .toolctl/ (kept up to date automatically)
 #[derive(Debug, Subcommand)]
@@ -13,15 +16,36 @@ pub enum IndexCommand {
     Status,
     /// Delete the index and build it again from the files
     Rebuild,
+    /// Watch the catalog's files so commands need not check each one (Linux)
+    ///
+    /// Every command first checks which files changed since the index last saw them: one stat
+    /// per tool file and slug folder (about 35 ms at 10,000 tools). A watcher (inotify) tells
+    /// it instead. Commands start one by themselves on big catalogs on a local filesystem
+    /// (index.watch in toolctl.json, or $TOOLCTL_WATCH: auto, always or never). It stops
+    /// after 30 minutes without a command, or with --stop.
+    Watch(WatchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Run in the background and return once it answers
+    #[arg(long, conflicts_with = "stop")]
+    detach: bool,
+    /// Stop the catalog's watcher
+    #[arg(long)]
+    stop: bool,
 }
 
 pub fn run(ctx: &Ctx, command: &IndexCommand) -> Result<Output, CliError> {
     let catalog = ctx.catalog()?;
+    if let IndexCommand::Watch(args) = command {
+        return watch(ctx, &catalog, args);
+    }
     let mut progress = ctx.ui.progress(0, "indexing");
     let mut update = |done, total| progress.update(done, total);
     let (index, report) = match command {
-        IndexCommand::Status => Index::open(&catalog, &mut update)?,
         IndexCommand::Rebuild => Index::rebuild(&catalog, &mut update)?,
+        _ => Index::open(&catalog, &mut update)?,
     };
     drop(progress);
     let status = index.status(report)?;
@@ -41,15 +65,71 @@ pub fn run(ctx: &Ctx, command: &IndexCommand) -> Result<Output, CliError> {
     table.add_row([
         "last check",
         &format!(
-            "{} ms, {} files read, {} removed{}",
+            "{} ms, {} entries compared{}, {} files read, {} removed{}",
             sync.millis,
+            sync.checked,
+            if sync.watcher { " (watcher)" } else { "" },
             sync.read,
             sync.removed,
             if sync.rebuilt { ", rebuilt" } else { "" }
         ),
     ]);
+    table.add_row(["watcher", &describe(status.watcher.as_ref())]);
     Ok(Output::new(
         serde_json::to_value(&status).unwrap_or_default(),
         Human::Text(table.trim_fmt()),
     ))
+}
+
+/// A watcher's status in a line.
+fn describe(watcher: Option<&watch::Status>) -> String {
+    watcher.map_or_else(
+        || "not running".to_owned(),
+        |w| {
+            format!(
+                "running (pid {}, {} folders, {} events since {})",
+                w.pid, w.folders, w.events, w.started_at
+            )
+        },
+    )
+}
+
+/// `index watch [--detach | --stop]`.
+fn watch(ctx: &Ctx, catalog: &Catalog, args: &WatchArgs) -> Result<Output, CliError> {
+    let root = catalog.root();
+    let done = |message: String, status: Option<watch::Status>| {
+        Output::new(
+            serde_json::json!({ "watcher": status, "message": message }),
+            Human::Text(message),
+        )
+    };
+    if args.stop {
+        let stopped = watch::stop(root);
+        let message = if stopped {
+            format!("Stopped the watcher of {}", root.display())
+        } else {
+            format!("No watcher was running for {}", root.display())
+        };
+        return Ok(done(message, None));
+    }
+    if args.detach {
+        let program = std::env::current_exe().map_err(|e| {
+            CliError::new(
+                ErrorCode::Internal,
+                format!("cannot find this program: {e}"),
+            )
+        })?;
+        let status = watch::detach(&program, root).map_err(CliError::invalid)?;
+        let message = format!("Watching {}: {}", root.display(), describe(Some(&status)));
+        return Ok(done(message, Some(status)));
+    }
+    watch::run(root, |status| {
+        ctx.ui.status(&format!(
+            "Watching {} ({} folders); Ctrl-C stops it",
+            root.display(),
+            status.folders
+        ));
+    })
+    .map_err(CliError::invalid)?;
+    Ok(done("The watcher stopped".to_owned(), None))
 }

@@ -120,6 +120,8 @@ impl TestEnv {
             .env("XDG_CONFIG_HOME", self.root.join("xdg-config"))
             .env("COLUMNS", "100")
             .env("NO_COLOR", "1")
+            // No test starts an index watcher unless it means to (test_watch.rs).
+            .env("TOOLCTL_WATCH", "never")
             .current_dir(self.work())
             .stdin(Stdio::null());
         cmd
@@ -454,6 +456,16 @@ impl Run {
     #[track_caller]
     pub fn failure(&self, code: i32) -> &Self {
         assert_eq!(self.status, Some(code), "expected exit {code}\n{self}");
+        self
+    }
+
+    /// Assert stdout holds `needle`.
+    #[track_caller]
+    pub fn stdout_has(&self, needle: &str) -> &Self {
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}\n{self}"
+        );
         self
     }
 

@@ -1,0 +1,392 @@
+//! The index watcher (README "The index watcher"): with `toolctl index watch` running, the change
+//! check compares only the paths the watcher saw change, and every answer stays what a full
+//! check gives. Each hand change here is followed at once by a command (no sleep): the watcher's
+//! cookie must make it see the change before it answers. The oracle for "what a full check
+//! gives" is a copy of the catalog, listed with no watcher and a fresh index.
+
+use crate::common::{TestEnv, copy_tree, read_json, write_file};
+use crate::test_index::{IndexStatus, status};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Start the catalog's watcher in the background; its pid.
+#[track_caller]
+fn start(env: &TestEnv) -> u32 {
+    start_lagging(env, 0)
+}
+
+/// Start a watcher that waits `lag_ms` before it handles each batch of events.
+#[track_caller]
+fn start_lagging(env: &TestEnv, lag_ms: u64) -> u32 {
+    let mut command = env.command(&["--json", "index", "watch", "--detach"]);
+    command.env("TOOLCTL_WATCH_TEST_LAG_MS", lag_ms.to_string());
+    let started = crate::common::Run::of(command, None).success().json();
+    let pid = started["watcher"]["pid"].as_u64().expect("a pid") as u32;
+    assert!(alive(pid));
+    pid
+}
+
+fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
+}
+
+/// Wait up to five seconds for `done`.
+fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(5) {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    done()
+}
+
+/// Stops the watcher when a test ends, passed or failed (it would also exit on its own once the
+/// temporary catalog is gone).
+struct Stop<'a>(&'a TestEnv);
+
+impl Drop for Stop<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.run(&["index", "watch", "--stop"]);
+    }
+}
+
+/// The tools and bundles as a command shows them, with the catalog's path left out.
+fn snapshot(env: &TestEnv) -> String {
+    let tools = env.json(&["tool", "list", "--include-disabled", "--page-size", "1000"]);
+    let bundles = env.json(&["bundle", "list", "--include-disabled"]);
+    let text = serde_json::to_string_pretty(&(tools, bundles)).unwrap();
+    text.replace(env.catalog().to_str().unwrap(), "[CATALOG]")
+}
+
+/// What a full check of the same files gives: a copy without `.toolctl`, listed afresh.
+fn truth(env: &TestEnv) -> String {
+    let copy = TestEnv::uninit();
+    copy_tree(env.catalog(), copy.catalog());
+    snapshot(&copy)
+}
+
+/// The change check of an `index status` run now.
+#[track_caller]
+fn last_check(env: &TestEnv) -> IndexStatus {
+    status(env)
+}
+
+/// The `v1` tool file of the fixture catalog's tool `slug`.
+fn tool_file(env: &TestEnv, slug: &str) -> PathBuf {
+    let bundles = env.catalog().join("bundles");
+    std::fs::read_dir(&bundles)
+        .unwrap()
+        .flatten()
+        .map(|bundle| bundle.path().join("tools").join(slug).join("v1/tool.json"))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| panic!("no tool {slug}@v1 in the fixture catalog"))
+}
+
+/// Set a tool file's description in place (same inode, as many editors write).
+fn describe_in_place(path: &Path, description: &str) {
+    let mut doc = read_json(path);
+    doc["description"] = description.into();
+    write_file(path, &serde_json::to_string_pretty(&doc).unwrap());
+}
+
+fn found(env: &TestEnv, query: &str) -> Vec<String> {
+    env.json(&["search", query])["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["ref"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_watched_catalog_checks_only_what_changed() {
+    let env = TestEnv::fixture();
+    let pid = start(&env);
+    let _stop = Stop(&env);
+
+    // The first check under a watcher still walks (the index has no token yet); the next one
+    // compares nothing.
+    let first = last_check(&env);
+    assert!(first.last_sync.watcher);
+    assert!(first.last_sync.checked > 20, "{:?}", first.last_sync);
+    let quiet = last_check(&env);
+    assert!(quiet.last_sync.watcher);
+    assert_eq!(quiet.last_sync.checked, 0, "{:?}", quiet.last_sync);
+    let watcher = quiet.watcher.expect("index status shows the watcher");
+    assert_eq!(watcher.pid, pid);
+    assert!(
+        watcher.folders > 20,
+        "bundles/, bundles, tools/, slugs and versions"
+    );
+
+    // A hand edit: one file compared, one read, and the search finds it.
+    describe_in_place(
+        &tool_file(&env, "forecast"),
+        "Forecast for zanzibar weather",
+    );
+    assert_eq!(found(&env, "zanzibar"), ["weather/forecast@v1"]);
+    describe_in_place(
+        &tool_file(&env, "forecast"),
+        "Forecast for quixotic weather",
+    );
+    let edited = last_check(&env);
+    assert!(edited.last_sync.watcher);
+    assert_eq!(
+        (edited.last_sync.checked, edited.last_sync.read),
+        (1, 1),
+        "{:?}",
+        edited.last_sync
+    );
+    assert!(edited.watcher.unwrap().events > watcher.events);
+    assert_eq!(found(&env, "quixotic"), ["weather/forecast@v1"]);
+    assert!(found(&env, "zanzibar").is_empty());
+    assert_eq!(snapshot(&env), truth(&env));
+}
+
+/// A hand change, and what it is.
+type Change<'a> = (&'static str, Box<dyn Fn() + 'a>);
+
+#[test]
+fn every_kind_of_hand_change_is_seen_through_the_watcher() {
+    let env = TestEnv::fixture();
+    start(&env);
+    let _stop = Stop(&env);
+    env.run(&["tool", "list"]).success();
+    let forecast = tool_file(&env, "forecast");
+    let weather_bundle = forecast.ancestors().nth(4).unwrap().to_owned();
+    let outside = env.root().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+
+    let changes: Vec<Change> = vec![
+        (
+            "a tool file edited in place",
+            Box::new(|| describe_in_place(&forecast, "edited in place")),
+        ),
+        (
+            "a tool file replaced by a rename",
+            Box::new(|| {
+                let mut doc = read_json(&forecast);
+                doc["description"] = "replaced by a rename".into();
+                let temp = forecast.with_file_name(".tool.json.tmp");
+                write_file(&temp, &serde_json::to_string(&doc).unwrap());
+                std::fs::rename(&temp, &forecast).unwrap();
+            }),
+        ),
+        (
+            "a new version folder",
+            Box::new(|| {
+                let mut doc = read_json(&forecast);
+                doc["version"] = "v9".into();
+                doc["toolID"] = uuid::Uuid::now_v7().to_string().into();
+                doc["createdAt"] = "2030-01-01T00:00:00Z".into();
+                let v9 = forecast.parent().unwrap().with_file_name("v9");
+                std::fs::create_dir(&v9).unwrap();
+                write_file(&v9.join("tool.json"), &serde_json::to_string(&doc).unwrap());
+            }),
+        ),
+        (
+            "a file broken by hand",
+            Box::new(|| write_file(&tool_file(&env, "air-quality"), "{ \"slug\": ")),
+        ),
+        (
+            "a slug folder removed",
+            Box::new(|| {
+                let slug = tool_file(&env, "weather-alerts");
+                std::fs::remove_dir_all(slug.ancestors().nth(2).unwrap()).unwrap();
+            }),
+        ),
+        (
+            "bundle.json edited (the bundle disabled)",
+            Box::new(|| {
+                let path = weather_bundle.join("bundle.json");
+                let mut doc = read_json(&path);
+                doc["isEnabled"] = false.into();
+                write_file(&path, &serde_json::to_string_pretty(&doc).unwrap());
+            }),
+        ),
+        (
+            "a bundle moved out of the catalog",
+            Box::new(|| std::fs::rename(&weather_bundle, outside.join("b")).unwrap()),
+        ),
+        (
+            "a bundle moved back in",
+            Box::new(|| std::fs::rename(outside.join("b"), &weather_bundle).unwrap()),
+        ),
+        (
+            "a file edited in a folder that was moved in",
+            Box::new(|| describe_in_place(&forecast, "edited after the move")),
+        ),
+        (
+            "a version folder renamed",
+            Box::new(|| {
+                let v9 = forecast.parent().unwrap().with_file_name("v9");
+                std::fs::rename(&v9, v9.with_file_name("v10")).unwrap();
+            }),
+        ),
+        (
+            "allowedHosts changed in toolctl.json",
+            Box::new(|| env.edit_config(|c| c["allowedHosts"] = serde_json::json!([]))),
+        ),
+    ];
+    for (what, change) in changes {
+        change();
+        let seen = snapshot(&env);
+        assert!(
+            last_check(&env).last_sync.watcher,
+            "{what}: the watcher answered"
+        );
+        assert_eq!(seen, truth(&env), "{what}");
+    }
+}
+
+#[test]
+fn a_change_made_just_before_a_command_is_never_missed() {
+    let env = TestEnv::fixture();
+    // Behind on its events by more than a command takes: only the cookie keeps answers right.
+    start_lagging(&env, 150);
+    let _stop = Stop(&env);
+    let forecast = tool_file(&env, "forecast");
+    let slug_dir = forecast.ancestors().nth(2).unwrap().to_owned();
+    for round in 0..6 {
+        // An edit, then at once a search for it.
+        let word = format!("zq{round}word");
+        describe_in_place(&forecast, &format!("forecast {word}"));
+        assert_eq!(found(&env, &word), ["weather/forecast@v1"], "round {round}");
+
+        // A new version folder written at once, then edited in place: the watch on the new
+        // folder must be there before the command after the first write answers.
+        let version = format!("v{}", round + 10);
+        let mut doc = read_json(&forecast);
+        doc["version"] = version.clone().into();
+        doc["toolID"] = uuid::Uuid::now_v7().to_string().into();
+        let file = slug_dir.join(&version).join("tool.json");
+        std::fs::create_dir(file.parent().unwrap()).unwrap();
+        write_file(&file, &serde_json::to_string(&doc).unwrap());
+        let reference = format!("weather/forecast@{version}");
+        assert!(env.refs(&[]).contains(&reference), "round {round}");
+        let word = format!("zq{round}new");
+        describe_in_place(&file, &format!("forecast {word}"));
+        assert_eq!(found(&env, &word), [reference], "round {round}");
+    }
+}
+
+#[test]
+fn commands_stay_right_when_the_watcher_dies() {
+    let env = TestEnv::fixture();
+    let pid = start(&env);
+    let _stop = Stop(&env);
+    env.run(&["tool", "list"]).success();
+    let epoch = last_check(&env).watcher.unwrap().epoch;
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(eventually(|| !alive(pid)));
+
+    // Its socket is left behind; nobody answers on it: the check walks.
+    describe_in_place(
+        &tool_file(&env, "forecast"),
+        "after the watcher died xylophone",
+    );
+    assert_eq!(found(&env, "xylophone"), ["weather/forecast@v1"]);
+    let check = last_check(&env);
+    assert!(!check.last_sync.watcher);
+    assert!(check.watcher.is_none());
+
+    // A new one starts in its place, in a new epoch: the first check walks again.
+    let again = start(&env);
+    assert_ne!(again, pid);
+    let fresh = last_check(&env);
+    assert_ne!(fresh.watcher.unwrap().epoch, epoch);
+    assert!(fresh.last_sync.checked > 20, "{:?}", fresh.last_sync);
+    describe_in_place(&tool_file(&env, "forecast"), "with the new watcher marimba");
+    assert_eq!(found(&env, "marimba"), ["weather/forecast@v1"]);
+    assert_eq!(snapshot(&env), truth(&env));
+}
+
+#[test]
+fn one_watcher_per_catalog_and_stop_stops_it() {
+    let env = TestEnv::fixture();
+    let pid = start(&env);
+    // --detach again: the same watcher.
+    assert_eq!(start(&env), pid);
+    // A second one in the foreground is refused.
+    env.run(&["index", "watch"])
+        .failure(3)
+        .stderr_has("another watcher already watches");
+
+    env.run(&["index", "watch", "--stop"])
+        .success()
+        .stdout_has("Stopped the watcher");
+    assert!(eventually(|| !alive(pid)));
+    env.run(&["index", "watch", "--stop"])
+        .success()
+        .stdout_has("No watcher was running");
+    assert!(last_check(&env).watcher.is_none());
+}
+
+#[test]
+fn the_watcher_exits_when_its_catalog_is_deleted() {
+    let env = TestEnv::fixture();
+    let pid = start(&env);
+    std::fs::remove_dir_all(env.catalog()).unwrap();
+    assert!(
+        eventually(|| !alive(pid)),
+        "the watcher outlived its catalog"
+    );
+}
+
+#[test]
+fn a_command_starts_a_watcher_when_the_mode_says_so() {
+    let env = TestEnv::fixture();
+    let _stop = Stop(&env);
+    // auto (the tests' catalogs are far below the size that starts one) and never: none.
+    for mode in ["auto", "never"] {
+        let mut search = env.command(&["search", "weather"]);
+        search.env("TOOLCTL_WATCH", mode);
+        assert!(search.status().unwrap().success());
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(last_check(&env).watcher.is_none(), "{mode}");
+    }
+
+    // index.watch in toolctl.json, overridden by $TOOLCTL_WATCH.
+    env.edit_config(|c| c["index"] = serde_json::json!({ "watch": "always" }));
+    env.run(&["search", "weather"]).success();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        last_check(&env).watcher.is_none(),
+        "$TOOLCTL_WATCH=never wins"
+    );
+
+    let mut search = env.command(&["search", "weather"]);
+    search.env_remove("TOOLCTL_WATCH");
+    assert!(search.status().unwrap().success());
+    assert!(eventually(|| last_check(&env).watcher.is_some()));
+    env.run(&["search", "weather"]).success();
+    assert!(last_check(&env).last_sync.watcher);
+}
+
+#[test]
+fn a_bad_watch_mode_is_refused() {
+    let env = TestEnv::fixture();
+    let mut search = env.command(&["--json", "search", "weather"]);
+    search.env("TOOLCTL_WATCH", "sometimes");
+    let run = crate::common::Run::of(search, None);
+    run.failure(3)
+        .stdout_has("$TOOLCTL_WATCH")
+        .stdout_has("auto, always or never");
+
+    env.edit_config(|c| c["index"] = serde_json::json!({ "watch": "sometimes" }));
+    env.run(&["search", "weather"])
+        .failure(3)
+        .stderr_has("toolctl.json")
+        .stderr_has("/index/watch");
+    let report = env.run(&["--json", "validate"]);
+    report.failure(3);
+    let findings: Value = report.json();
+    assert!(findings.to_string().contains("/index/watch"), "{findings}");
+}
