@@ -235,6 +235,9 @@ _toolctl() {
             toolctl__subcmd__help__subcmd__index,status)
                 cmd="toolctl__subcmd__help__subcmd__index__subcmd__status"
                 ;;
+            toolctl__subcmd__help__subcmd__index,watch)
+                cmd="toolctl__subcmd__help__subcmd__index__subcmd__watch"
+                ;;
             toolctl__subcmd__help__subcmd__tool,delete)
                 cmd="toolctl__subcmd__help__subcmd__tool__subcmd__delete"
                 ;;
@@ -265,6 +268,9 @@ _toolctl() {
             toolctl__subcmd__index,status)
                 cmd="toolctl__subcmd__index__subcmd__status"
                 ;;
+            toolctl__subcmd__index,watch)
+                cmd="toolctl__subcmd__index__subcmd__watch"
+                ;;
             toolctl__subcmd__index__subcmd__help,help)
                 cmd="toolctl__subcmd__index__subcmd__help__subcmd__help"
                 ;;
@@ -273,6 +279,9 @@ _toolctl() {
                 ;;
             toolctl__subcmd__index__subcmd__help,status)
                 cmd="toolctl__subcmd__index__subcmd__help__subcmd__status"
+                ;;
+            toolctl__subcmd__index__subcmd__help,watch)
+                cmd="toolctl__subcmd__index__subcmd__help__subcmd__watch"
                 ;;
             toolctl__subcmd__tool,delete)
                 cmd="toolctl__subcmd__tool__subcmd__delete"
@@ -1369,7 +1378,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help__subcmd__index)
-            opts="status rebuild"
+            opts="status rebuild watch"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1397,6 +1406,20 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help__subcmd__index__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__index__subcmd__watch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1607,7 +1630,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__index)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help status rebuild help"
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help status rebuild watch help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1629,7 +1652,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__index__subcmd__help)
-            opts="status rebuild help"
+            opts="status rebuild watch help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1684,6 +1707,20 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__index__subcmd__help__subcmd__watch)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__index__subcmd__rebuild)
             opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1708,6 +1745,28 @@ _toolctl() {
             ;;
         toolctl__subcmd__index__subcmd__status)
             opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__index__subcmd__watch)
+            opts="-q -h --detach --stop --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

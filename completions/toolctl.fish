@@ -354,15 +354,16 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -l json -d 'Prin
 complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l catalog -d 'Use the catalog in DIR' -r -F
-complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
-complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l json -d 'Print one JSON document on stdout, errors included'
-complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
-complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -l no-progress -d 'Never show progress bars'
-complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -s h -l help -d 'Print help'
-complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -f -a "status" -d 'Bring the index up to date and show what it holds'
-complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -f -a "rebuild" -d 'Delete the index and build it again from the files'
-complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -f -a "status" -d 'Bring the index up to date and show what it holds'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -f -a "rebuild" -d 'Delete the index and build it again from the files'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -f -a "watch" -d 'Watch the catalog\'s files so commands need not check each one (Linux)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -l json -d 'Print one JSON document on stdout, errors included'
@@ -375,8 +376,17 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_s
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from watch" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from watch" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from watch" -l detach -d 'Run in the background and return once it answers'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from watch" -l stop -d 'Stop the catalog\'s watcher'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from watch" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from watch" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from watch" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from help" -f -a "status" -d 'Bring the index up to date and show what it holds'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from help" -f -a "rebuild" -d 'Delete the index and build it again from the files'
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from help" -f -a "watch" -d 'Watch the catalog\'s files so commands need not check each one (Linux)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
@@ -420,3 +430,4 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_su
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from agent" -f -a "detach" -d 'Detach tools from an agent by hand (protection is for attach runs, not for you)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from index" -f -a "status" -d 'Bring the index up to date and show what it holds'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from index" -f -a "rebuild" -d 'Delete the index and build it again from the files'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from index" -f -a "watch" -d 'Watch the catalog\'s files so commands need not check each one (Linux)'
