@@ -70,7 +70,7 @@ def main() -> None:
             "attach (no query: limits only)": [[*base, "attach", AGENT]],
             "agent show": [[*base, "agent", "show", AGENT]],
         }
-        bench.print_table(args.size, "agent holding 30 tools, whole process, warm cache", commands, args.rounds, work)
+        bench.print_tables(args.size, "agent holding 30 tools, whole process, warm cache", commands, args.rounds, work, base)
         held = json.loads((catalog / "agents" / f"{AGENT}.json").read_text())["tools"]
         print(f"  the agent holds {len(held)} tools after the runs")
         count, floor_ms = search.stat_floor(catalog)

@@ -34,6 +34,7 @@ reports toolctl's own peak (the method's floor, shown with the results, is about
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import json
 import math
@@ -56,6 +57,10 @@ WARMUP = 3
 RSS_RUNS = 5
 SEED = 42
 PR_SET_CHILD_SUBREAPER = 36
+
+# No command starts an index watcher by itself during a benchmark (README "The index
+# watcher"): figures are taken walking, and with a watcher only inside `watcher()`.
+os.environ["TOOLCTL_WATCH"] = "never"
 
 
 @dataclass
@@ -173,6 +178,24 @@ def generate(size: int, out: Path) -> list[str]:
         check=True,
     )
     return [str(TOOLCTL), "--catalog", str(out), "--json"]
+
+
+@contextlib.contextmanager
+def watcher(base: list[str]):
+    """Run the catalog's index watcher (`index watch --detach`) for the block."""
+    subprocess.run([*base, "index", "watch", "--detach"], check=True, capture_output=True)
+    try:
+        yield
+    finally:
+        subprocess.run([*base, "index", "watch", "--stop"], capture_output=True)
+
+
+def print_tables(size: int, title: str, commands: dict[str, list[list[str]]], rounds: int,
+                 scratch: Path, base: list[str]) -> None:
+    """print_table walking (every command stats every entry), then with the index watcher."""
+    print_table(size, f"{title}, walking (no watcher)", commands, rounds, scratch)
+    with watcher(base):
+        print_table(size, f"{title}, with the index watcher", commands, rounds, scratch)
 
 
 def print_table(size: int, title: str, commands: dict[str, list[list[str]]], rounds: int,

@@ -50,7 +50,7 @@ def main() -> None:
                 [[*base, "export", "--provider", "openai", "--bundle", bundle["slug"]]],
             "export mcp, whole catalog": [[*base, "export", "--provider", "mcp"]],
         }
-        bench.print_table(args.size, "whole process, warm cache", commands, args.rounds, work)
+        bench.print_tables(args.size, "whole process, warm cache", commands, args.rounds, work, base)
         count, floor_ms = search.stat_floor(catalog)
         print(f"  {'stat floor: ' + str(count) + ' stats, 1 thread':<40} {floor_ms:>9.1f}")
     finally:

@@ -27,8 +27,13 @@ and the peak-RSS method explained there) and prints, for each size:
 - peak RSS of search (largest of RSS_RUNS runs, on the costliest queries) and index size on disk
   (.toolctl/index.sqlite plus its -wal);
 - stat floor: one `os.stat` of every tool.json and slug folder (what toolctl's change check
-  must do on every command), best of 3, single-threaded: what this machine's filesystem
-  charges before toolctl does anything, to read the search figures against.
+  must do on every command without a watcher), best of 3, single-threaded: what this
+  machine's filesystem charges before toolctl does anything, to read the search figures
+  against.
+
+The search, edit and list figures are taken twice: walking (`TOOLCTL_WATCH=never`, no watcher:
+every command stats every entry) and with the index watcher (`toolctl index watch --detach`,
+stopped afterwards; README "The index watcher").
 
 The catalogs are in the page cache (just written), so the figures are warm-cache figures.
 """
@@ -36,6 +41,7 @@ The catalogs are in the page cache (just written), so the figures are warm-cache
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -52,6 +58,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import catalog as bench  # noqa: E402  (bench/catalog.py: build, spawn, timers, RSS method)
 
 EDITS = 5
+# How commands learn what changed: the walk, or the index watcher.
+MODES = {
+    "walk": "walking (no watcher: every command stats every entry)",
+    "watcher": "with the index watcher (toolctl index watch --detach)",
+}
 SQLITE3 = shutil.which("sqlite3")
 BM25 = "bm25(tool_fts, 10.0, 5.0, 2.0, 3.0, 1.0)"
 
@@ -164,34 +175,13 @@ def bench_size(size: int, rounds: int, runs: int, work: Path) -> dict:
     def search_argv(query: str) -> list[str]:
         return [*base, "search", query, "--json", "--page-size", "10"]
 
-    # Warm-up round (page cache, the first command's WAL checkpoint), then the timed rounds.
-    for _, q in QUERIES:
-        bench.run_timed(search_argv(q), stderr_file)
-    samples: dict[str, list[float]] = {}
-    for _ in range(rounds):
-        for kind, q in QUERIES:
-            samples.setdefault(kind, []).append(bench.run_timed(search_argv(q), stderr_file))
-    out["search"] = [t for ts in samples.values() for t in ts]
-    out["search_by_kind"] = samples
-
-    # Edit one tool.json by hand, then time the next search (a different file each round).
     tools = sorted((catalog / "bundles").glob("*/tools/*/*/tool.json"))
-    step = max(1, len(tools) // EDITS)
-    query = "invoice"
-    before, after = [], []
-    for i in range(EDITS):
-        before.append(bench.run_timed(search_argv(query), stderr_file))
-        edit_description(tools[i * step], i)
-        after.append(bench.run_timed(search_argv(query), stderr_file))
-    out["edit_after"] = after
-    out["edit_extra"] = [a - b for a, b in zip(after, before)]
+    out["modes"] = {}
+    for mode in MODES:
+        with bench.watcher(base) if mode == "watcher" else contextlib.nullcontext():
+            out["modes"][mode] = bench_mode(search_argv, tools, mode, rounds, runs, base,
+                                            stderr_file)
     out["index_mib_after"] = disk_mib(catalog)
-
-    # tool list.
-    list_argv = [*base, "tool", "list", "--page-size", "50", "--json"]
-    for _ in range(bench.WARMUP):
-        bench.run_timed(list_argv, stderr_file)
-    out["list"] = [bench.run_timed(list_argv, stderr_file) for _ in range(runs)]
 
     # Peak RSS of search, on the costliest kinds of query.
     rss_queries = ["delte user", "subscribtion", "search contacts by owner",
@@ -212,6 +202,41 @@ def bench_size(size: int, rounds: int, runs: int, work: Path) -> dict:
         out["sqlite"] = [
             bench.run_timed(sqlite_argv(q), stderr_file) for _ in range(rounds) for _, q in QUERIES
         ]
+    return out
+
+
+def bench_mode(search_argv, tools: list[Path], mode: str, rounds: int, runs: int,
+               base: list[str], stderr_file: Path) -> dict:
+    """Searches, edit → search and tool list, walking or with a watcher."""
+    out: dict = {}
+    # Warm-up round (page cache, the first command's WAL checkpoint, the watcher's first
+    # check), then the timed rounds.
+    for _, q in QUERIES:
+        bench.run_timed(search_argv(q), stderr_file)
+    samples: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        for kind, q in QUERIES:
+            samples.setdefault(kind, []).append(bench.run_timed(search_argv(q), stderr_file))
+    out["search"] = [t for ts in samples.values() for t in ts]
+    out["search_by_kind"] = samples
+
+    # Edit one tool.json by hand, then time the next search (a different file each round).
+    step = max(1, len(tools) // EDITS)
+    offset = 1 if mode == "watcher" else 0
+    query = "invoice"
+    before, after = [], []
+    for i in range(EDITS):
+        before.append(bench.run_timed(search_argv(query), stderr_file))
+        edit_description(tools[(i * step + offset) % len(tools)], i)
+        after.append(bench.run_timed(search_argv(query), stderr_file))
+    out["edit_after"] = after
+    out["edit_extra"] = [a - b for a, b in zip(after, before)]
+
+    # tool list.
+    list_argv = [*base, "tool", "list", "--page-size", "50", "--json"]
+    for _ in range(bench.WARMUP):
+        bench.run_timed(list_argv, stderr_file)
+    out["list"] = [bench.run_timed(list_argv, stderr_file) for _ in range(runs)]
     return out
 
 
@@ -245,17 +270,19 @@ def report(results: list[dict], rounds: int, runs: int, floor_kb: int) -> None:
             med, p95 = stats(samples)
             print(f"  {label:<36} {med:>9.1f} {p95:>8.1f} {len(samples):>7}")
 
-        row("search (all queries)", r["search"])
-        for kind, samples in r["search_by_kind"].items():
-            row(f"  search: {kind}", samples)
         if "sqlite" in r:
             row("sqlite3 shell, same FTS query (floor)", r["sqlite"])
-        row("search after a hand edit", r["edit_after"])
-        row("  extra over the search before it", r["edit_extra"])
-        row("tool list --page-size 50 --json", r["list"])
-        if "sqlite" in r:
-            ratio = statistics.median(r["search"]) / statistics.median(r["sqlite"])
-            print(f"  search median / sqlite3 floor median: {ratio:.2f}x")
+        for mode, m in r["modes"].items():
+            print(f"  -- {MODES[mode]}")
+            row("search (all queries)", m["search"])
+            for kind, samples in m["search_by_kind"].items():
+                row(f"  search: {kind}", samples)
+            row("search after a hand edit", m["edit_after"])
+            row("  extra over the search before it", m["edit_extra"])
+            row("tool list --page-size 50 --json", m["list"])
+            if "sqlite" in r:
+                ratio = statistics.median(m["search"]) / statistics.median(r["sqlite"])
+                print(f"  search median / sqlite3 floor median: {ratio:.2f}x")
 
 
 def main() -> None:

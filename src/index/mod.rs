@@ -99,6 +99,10 @@ CREATE VIRTUAL TABLE tool_fts USING fts5(
 CREATE VIRTUAL TABLE tool_vocab USING fts5vocab(tool_fts, 'row');
 ";
 
+/// How much of the index file SQLite maps into memory (address space, not memory: pages are
+/// the kernel's page cache, shared by every process).
+const MMAP_SIZE: i64 = 1 << 30;
+
 /// How long a connection waits for another process's lock on the index.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -254,6 +258,11 @@ impl Index {
             }
             conn.pragma_update(None, "synchronous", "NORMAL")
                 .map_err(db)?;
+            // Read pages straight from the page cache instead of copying each into SQLite's
+            // own (a fresh process has none): a search at 10,000 tools touches ~1,200 pages,
+            // one pread each otherwise.
+            conn.pragma_update(None, "mmap_size", MMAP_SIZE)
+                .map_err(db)?;
         }
         let state = |conn: &Connection| -> rusqlite::Result<(i32, i64)> {
             Ok((
@@ -324,7 +333,9 @@ impl Index {
         let mut statement = self
             .conn
             .prepare(
-                "SELECT path, problem FROM tool WHERE problem IS NOT NULL
+                // Without INDEXED BY, SQLite walks every tool in path order for the ORDER BY
+                // (37% of a search at 10,000 tools) instead of the few with problems.
+                "SELECT path, problem FROM tool INDEXED BY tool_problems WHERE problem IS NOT NULL
                  UNION ALL SELECT 'bundles/' || dir || '/bundle.json', problem FROM bundle WHERE problem IS NOT NULL
                  ORDER BY 1",
             )
