@@ -672,7 +672,7 @@ fn check(
         if let Some(only) = only {
             check_bundles(tx, &mut pool, catalog, only, report)?;
         }
-        check_slugs(tx, &mut pool, root, scope, report)?;
+        check_slugs(tx, &mut pool, scope, report)?;
         check_tools(tx, &mut pool, catalog, scope, report, progress)
     })
 }
@@ -799,7 +799,6 @@ fn check_bundles(
 fn check_slugs(
     tx: &Transaction,
     pool: &mut Pool,
-    root: &Path,
     scope: &Scope,
     report: &mut SyncReport,
 ) -> Result<(), SyncError> {
@@ -828,11 +827,11 @@ fn check_slugs(
         batch.push(id, &path, text(row, 3)?, None);
         Ok(id)
     };
-    let checked = scan(tx, pool, sql, &only, push, |batch| {
-        for (i, now) in &batch.moved {
+    let checked = scan(tx, pool, sql, &only, true, push, |batch| {
+        for ((i, now), present) in batch.moved.iter().zip(&batch.listings) {
             let path = batch.path(*i);
             let (dir, slug) = slug_path_parts(path).ok_or_else(|| odd_path(path))?;
-            list_versions(tx, root, dir, slug, path, now, report)?;
+            list_versions(tx, present, dir, slug, path, now, report)?;
         }
         Ok(())
     })?;
@@ -902,7 +901,7 @@ fn check_tools(
     let mut bundles = HashMap::new();
     let mut pending = Vec::new();
     let mut done = 0;
-    let checked = scan(tx, pool, sql, &only, push, |batch| {
+    let checked = scan(tx, pool, sql, &only, false, push, |batch| {
         for (i, now) in &batch.moved {
             let (path, old) = (batch.path(*i), batch.stamp(*i));
             let (dir, slug, version) = tool_path_parts(path).ok_or_else(|| odd_path(path))?;
@@ -997,6 +996,11 @@ struct Batch {
     text: String,
     /// The rows whose stamps moved (see [`moved`]), with their stamps now.
     moved: Vec<(usize, String)>,
+    /// Whether the rows are folders to list again when their stamps moved (on the worker,
+    /// after the stamp is taken: a change after the listing moves the stamp again).
+    list: bool,
+    /// With `list`: the sub-folders of each moved row's folder, in `moved`'s order.
+    listings: Vec<HashSet<String>>,
 }
 
 /// A row of a [`Batch`]: its id and where its parts end in the text.
@@ -1049,6 +1053,10 @@ impl Batch {
                 let mut now = String::new();
                 write_stamp(facts, stamper.racy_from, &mut now);
                 self.moved.push((i, now));
+                if self.list {
+                    self.listings
+                        .push(subdirs(&stamper.root.join(self.path(i))));
+                }
             }
         }
     }
@@ -1057,6 +1065,7 @@ impl Batch {
         self.rows.clear();
         self.text.clear();
         self.moved.clear();
+        self.listings.clear();
     }
 }
 
@@ -1071,6 +1080,7 @@ fn scan(
     pool: &mut Pool,
     sql: &str,
     only: &[&str],
+    list: bool,
     push: impl Fn(&rusqlite::Row, &mut Batch) -> rusqlite::Result<i64>,
     mut handle: impl FnMut(&Batch) -> Result<(), SyncError>,
 ) -> Result<usize, SyncError> {
@@ -1085,11 +1095,13 @@ fn scan(
             values.extend(only.iter().map(|v| v as &dyn rusqlite::ToSql));
             let mut rows = statement.query(values.as_slice())?;
             let mut batch = pool.batch();
+            batch.list = list;
             while let Some(row) = rows.next()? {
                 after = push(row, &mut batch)?;
                 read += 1;
                 if batch.rows.len() == BATCH {
-                    let next = pool.batch();
+                    let mut next = pool.batch();
+                    next.list = list;
                     pool.submit(std::mem::replace(&mut batch, next));
                 }
             }
@@ -1248,17 +1260,16 @@ impl<'scope, 'env> Pool<'scope, 'env> {
     }
 }
 
-/// A slug folder changed: versions were added or removed; make the rows match.
+/// A slug folder changed: versions were added or removed (`present` now); make the rows match.
 fn list_versions(
     tx: &Transaction,
-    root: &Path,
+    present: &HashSet<String>,
     dir: &str,
     slug: &str,
     slug_path: &str,
     slug_stamp: &str,
     report: &mut SyncReport,
 ) -> rusqlite::Result<()> {
-    let present = subdirs(&root.join(slug_path));
     let known: Vec<String> = tx
         .prepare_cached("SELECT path FROM tool WHERE bundle_dir = ?1 AND slug_dir = ?2")?
         .query_map([dir, slug], |r| r.get(0))?
@@ -1403,7 +1414,10 @@ mod tests {
             assert_eq!(scopes(&[path]), Some(vec![bundle("b")]), "{path}");
         }
         // A version folder: its slug folder's listing.
-        assert_eq!(scopes(&["bundles/b/tools/s/v1"]), Some(vec![slug("b", "s")]));
+        assert_eq!(
+            scopes(&["bundles/b/tools/s/v1"]),
+            Some(vec![slug("b", "s")])
+        );
         // Anything in a version folder: its tool file.
         for path in [
             "bundles/b/tools/s/v1/tool.json",

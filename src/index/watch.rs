@@ -28,7 +28,8 @@
 //! `--stop` stops it. With `index.watch` (or `$TOOLCTL_WATCH`) at `auto`, the default, a
 //! command whose check had to stat at least [`AUTO_MIN_ENTRIES`] entries starts one in the
 //! background, on a local filesystem only (inotify never hears of changes made by another
-//! machine on NFS, SMB or 9p); `always` starts one on any catalog, `never` never. It exits
+//! machine on NFS, SMB or 9p) and not in CI (`$CI` set: a job's few commands end before a
+//! watcher pays off); `always` starts one on any catalog, `never` never. It exits
 //! after [`IDLE`] without a question, when its socket or `bundles/` goes away, or when asked.
 //! Elsewhere than Linux there is no watcher and every command walks.
 
@@ -190,21 +191,28 @@ fn wait_for(mut done: impl FnMut() -> bool) -> bool {
 
 /// Start `program index watch` for the catalog in the background, in its own process group
 /// (a Ctrl-C in the terminal does not stop it) and with no terminal output.
-pub fn spawn(program: &Path, root: &Path) -> std::io::Result<()> {
+fn spawn(program: &Path, root: &Path) -> std::io::Result<std::process::Child> {
     use std::process::{Command, Stdio};
     let mut command = Command::new(program);
+    // An absolute root, and the catalog as the working folder: the watcher holds no other
+    // folder busy.
+    let root = std::path::absolute(root)?;
     command
         .arg("--catalog")
-        .arg(root)
+        .arg(&root)
         .args(["--quiet", "index", "watch"])
+        .current_dir(&root)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    // Not waited for: it outlives this command.
-    command.spawn().map(drop)
+    command.spawn()
 }
+
+/// How long `index watch --detach` waits for a new watcher to answer: watching a 100,000-tool
+/// catalog (~190,000 folders) takes the kernel tens of seconds.
+const START_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// Start a watcher in the background and wait until it answers.
 pub fn detach(program: &Path, root: &Path) -> Result<Status, String> {
@@ -212,13 +220,48 @@ pub fn detach(program: &Path, root: &Path) -> Result<Status, String> {
         return Ok(running);
     }
     why_not(root)?;
-    spawn(program, root).map_err(|e| format!("cannot start {}: {e}", program.display()))?;
-    let mut running = None;
-    wait_for(|| {
-        running = status(root);
-        running.is_some()
-    });
-    running.ok_or_else(|| "the watcher did not start within 5 s".to_owned())
+    let mut child =
+        spawn(program, root).map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(running) = status(root) {
+            // Not waited for: it outlives this command.
+            return Ok(running);
+        }
+        if let Ok(Some(_)) = child.try_wait() {
+            return Err(last_failure(root)
+                .unwrap_or_else(|| "the watcher stopped before it answered".to_owned()));
+        }
+        if started.elapsed() > START_TIMEOUT {
+            return Err(format!(
+                "the watcher did not answer within {} s",
+                START_TIMEOUT.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Where a watcher that could not start says why (so commands stop starting one for a while).
+fn failure_file(root: &Path) -> PathBuf {
+    dir(root).join("failed")
+}
+
+/// Why the last watcher could not start, if it could not.
+fn last_failure(root: &Path) -> Option<String> {
+    std::fs::read_to_string(failure_file(root)).ok()
+}
+
+/// After a failed start, commands do not start another for this long.
+const RETRY_AFTER: Duration = Duration::from_secs(3600);
+
+/// The kernel's limit of inotify watches per user, when it can be read.
+fn watch_limit() -> Option<usize> {
+    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Why no watcher can run on this catalog, if so.
@@ -256,11 +299,22 @@ pub(super) fn maybe_start(catalog: &Catalog, entries_checked: usize) {
     let wanted = match mode(catalog) {
         Mode::Never => false,
         Mode::Always => true,
-        Mode::Auto => entries_checked >= AUTO_MIN_ENTRIES && is_local(root),
+        // A CI job runs a few commands and ends: a watcher would outlive its use.
+        Mode::Auto => {
+            entries_checked >= AUTO_MIN_ENTRIES
+                && std::env::var_os("CI").is_none()
+                && is_local(root)
+        }
     };
-    if wanted && why_not(root).is_ok() {
-        // A failure to start costs nothing but speed: the next command walks again.
-        let _ = spawn(program, root);
+    // Each folder checked is about one watch: a catalog past the limit cannot be watched.
+    let fits = watch_limit().is_none_or(|limit| entries_checked < limit);
+    let failed_lately = std::fs::metadata(failure_file(root))
+        .and_then(|m| m.modified())
+        .is_ok_and(|at| at.elapsed().is_ok_and(|age| age < RETRY_AFTER));
+    if wanted && fits && !failed_lately && why_not(root).is_ok() {
+        // A failure to start costs nothing but speed: the next command walks again. Not
+        // waited for: it outlives this command.
+        let _ = spawn(program, root).map(drop);
     }
 }
 
@@ -301,7 +355,7 @@ pub fn run(root: &Path, _ready: impl FnOnce(&Status)) -> Result<(), String> {
 
 #[cfg(target_os = "linux")]
 mod daemon {
-    use super::{Answer, IDLE, Request, Status, dir, socket, why_not};
+    use super::{Answer, IDLE, Request, Status, dir, failure_file, socket, why_not};
     use crate::catalog::BUNDLES_DIR;
     use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
     use rustix::io::Errno;
@@ -585,7 +639,9 @@ mod daemon {
     }
 
     /// Run the watcher until it is stopped, idle or its catalog goes away. `ready` is called
-    /// once it answers questions.
+    /// once it answers questions. Why it could not start is also left in
+    /// `.toolctl/watch/failed`, for `--detach` to tell and for commands not to start another
+    /// at once.
     pub fn run(root: &Path, ready: impl FnOnce(&Status)) -> Result<(), String> {
         why_not(root)?;
         let watch_dir = dir(root);
@@ -603,6 +659,15 @@ mod daemon {
             }
             Err(e) => return Err(e.to_string()),
         };
+        let failed = failure_file(root);
+        let _ = std::fs::remove_file(&failed);
+        watch(root, ready).inspect_err(|message| {
+            let _ = crate::catalog::store::write_atomic(&failed, message.as_bytes());
+        })
+    }
+
+    /// Watch and answer, once the lock is held.
+    fn watch(root: &Path, ready: impl FnOnce(&Status)) -> Result<(), String> {
         let socket_path = socket(root);
         // Left by a watcher that died: nobody listens on it (we hold the lock).
         let _ = std::fs::remove_file(&socket_path);

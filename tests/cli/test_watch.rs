@@ -390,3 +390,34 @@ fn a_bad_watch_mode_is_refused() {
     let findings: Value = report.json();
     assert!(findings.to_string().contains("/index/watch"), "{findings}");
 }
+
+#[test]
+fn a_watcher_that_cannot_start_says_why_and_is_not_retried_at_once() {
+    let env = TestEnv::fixture();
+    let _stop = Stop(&env);
+    // A folder where the socket goes: the watcher cannot listen.
+    let socket = env.catalog().join(".toolctl/watch/sock");
+    std::fs::create_dir_all(&socket).unwrap();
+    env.run(&["index", "watch", "--detach"])
+        .failure(3)
+        .stderr_has("cannot listen on")
+        .stderr_has(socket.to_str().unwrap());
+    let failed = env.catalog().join(".toolctl/watch/failed");
+    assert!(
+        std::fs::read_to_string(&failed)
+            .unwrap()
+            .contains("cannot listen on")
+    );
+
+    // Commands do not start one again right away, even when always asked to.
+    std::fs::remove_dir(&socket).unwrap();
+    let mut search = env.command(&["search", "weather"]);
+    search.env("TOOLCTL_WATCH", "always");
+    assert!(search.status().unwrap().success());
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(last_check(&env).watcher.is_none());
+
+    // By hand it starts, and clears the failure.
+    start(&env);
+    assert!(!failed.exists());
+}
