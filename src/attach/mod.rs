@@ -30,9 +30,9 @@ pub use plan::{Kind, Limits, Phase};
 
 use crate::catalog::config::AttachConfig;
 use crate::catalog::{self, Catalog, ToolRef};
-use crate::index::{self, Index};
+use crate::index::{self, Index, ToolRow};
 use crate::pick::{self, Endpoint, PickError, PickRequest, Scorer};
-use crate::provider::lineup::{Lineup, Member};
+use crate::provider::lineup::Member;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 use uuid::Uuid;
@@ -328,7 +328,11 @@ pub struct Outcome {
 type Key = (String, String);
 
 fn key_of(member: &Member) -> Key {
-    (member.row.bundle_dir.clone(), member.row.slug.clone())
+    key_of_row(&member.row)
+}
+
+fn key_of_row(row: &ToolRow) -> Key {
+    (row.bundle_dir.clone(), row.slug.clone())
 }
 
 fn kind_of(member: &Member) -> Kind {
@@ -353,20 +357,15 @@ pub fn attach(
     let has_query = !query.is_empty();
     let root = catalog.root();
 
-    let needs_text =
-        has_query && matches!(request.scorer, Scorer::Embed | Scorer::Hybrid | Scorer::Llm);
-    let standing = Standing::read(index, needs_text)?;
-    let lookup = standing.lookup();
+    let lookup = Lookup { index };
 
     let mut kept_keys = HashSet::new();
     for text in &request.keep {
         let (entry, _) = catalog
             .resolve_tool(text, catalog::Pick::Default)
             .map_err(|e| keep_error(text, &e))?;
-        let key = standing
-            .key_of_id
-            .get(&entry.tool.tool_id.to_string())
-            .cloned()
+        let key = lookup
+            .key_of_id(&entry.tool.tool_id.to_string())?
             .ok_or_else(|| {
                 AttachError::invalid(
                     format!(
@@ -381,8 +380,8 @@ pub fn attach(
 
     // Score before taking the lock: a network scorer can take seconds, and the agent's
     // state does not change the scores.
-    let mut relevance: HashMap<Key, f64> = HashMap::new();
-    let mut ranked: Vec<(&Member, f64)> = Vec::new();
+    let mut ranked = pick::Ranked::default();
+    let mut matches = None;
     let mut used_scorer = None;
     let mut fallback = None;
     if has_query {
@@ -404,12 +403,11 @@ pub fn attach(
             &root.join(catalog::STATE_DIR),
             index,
             &pick_request,
-            &standing.usable,
             deadline,
             progress,
         )?;
         // Without a time limit, any failure is the endpoint's.
-        let scored = scoring
+        let mut scored = scoring
             .scored
             .map_err(|e| PickError::Upstream(e.to_string()))?;
         used_scorer = Some(scoring.scorer);
@@ -419,24 +417,24 @@ pub fn attach(
         // `min_score` 35 keeps the matches at least 35% as good as the best one. Absolute
         // scores of a scorer depend on how many words a task has — a task told in a sentence
         // shares few of its words with any one tool — and would pass almost nothing.
-        let best = scored.iter().map(|s| s.score).fold(0.0, f64::max);
-        for (member, s) in standing.usable.iter().zip(&scored) {
-            if s.score > 0.0 {
-                let relative = s.score / best;
-                relevance.insert(key_of(member), relative);
-                ranked.push((member, relative));
-            }
-        }
-        // Best first; equal scores in registration order (the candidates' order, kept by
-        // the stable sort).
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-        ranked.truncate(request.limit as usize);
+        // Best first; equal scores in registration order.
+        ranked = pick::rank(
+            index,
+            &mut scored,
+            request.limit as usize,
+            true,
+            |score, best| (score > 0.0).then(|| score / best),
+        )?;
+        matches = Some(scored);
     }
-    let processed = ranked.len();
-    let passed: Vec<(&Member, f64)> = ranked
-        .into_iter()
+    let processed = ranked.top.len();
+    let passed: Vec<(i64, f64)> = ranked
+        .top
+        .iter()
         .filter(|(_, score)| score * 100.0 >= request.min_score)
+        .map(|(r, score)| (r.id, *score))
         .collect();
+    let passed_ids: Vec<i64> = passed.iter().map(|(id, _)| *id).collect();
 
     let _guard = request.agent.lock(root, lock_timeout)?;
     let now = crate::time::now();
@@ -446,7 +444,25 @@ pub fn attach(
     let before = file.tools.clone();
 
     // Processing: follow each held tool to the version that stands for its slug now.
-    let (held, mut detachments) = follow_held(&lookup, std::mem::take(&mut file.tools));
+    let found = lookup.follow(&file.tools, index.rows_by_id(&passed_ids, false)?)?;
+    let (held, mut detachments) = follow_held(&found, std::mem::take(&mut file.tools));
+    if let Some(matches) = &mut matches {
+        // The held tools' relevance, which the ranking may not have read.
+        let ids: Vec<i64> = held.iter().map(|(_, _, m)| m.row.id).collect();
+        matches.settle(index, &ids)?;
+    }
+    // The relative score of a candidate that matched; 0 for the others.
+    let relevance = |member: &Member| match (&matches, ranked.best) {
+        (Some(matches), Some(best)) if member.is_usable() => {
+            let score = matches.score(member.row.id);
+            if score > 0.0 { score / best } else { 0.0 }
+        }
+        _ => 0.0,
+    };
+    let passed: Vec<(&Member, f64)> = passed
+        .iter()
+        .filter_map(|(id, score)| Some((found.by_id(*id)?, *score)))
+        .collect();
 
     let input = plan::Input {
         held: held
@@ -455,7 +471,7 @@ pub fn attach(
                 key: key.clone(),
                 kind: kind_of(member),
                 pinned: kept_keys.contains(key) || settings.protects(member),
-                relevance: relevance.get(key).copied().unwrap_or(0.0),
+                relevance: relevance(member),
                 attached_at: tool.attached_at.as_millisecond(),
             })
             .collect(),
@@ -517,7 +533,7 @@ pub fn attach(
                 tool
             }
             None => {
-                let Some(member) = lookup.members.get(key) else {
+                let Some(member) = found.members.get(key) else {
                     continue;
                 };
                 AttachedTool {
@@ -563,76 +579,88 @@ pub fn attach(
     })
 }
 
-/// The catalog's tools as an agent sees them: one member per slug, usable or not.
-struct Standing {
-    /// Every version's toolID, to its slug.
-    key_of_id: HashMap<String, Key>,
-    usable: Vec<Member>,
-    unusable: Vec<Member>,
+/// Finding, in the index, the tools an agent's entries stand for.
+struct Lookup<'a> {
+    index: &'a Index,
 }
 
-impl Standing {
-    fn read(index: &Index, with_text: bool) -> index::Result<Self> {
-        let rows = index.tool_rows(with_text)?;
-        let key_of_id = rows
-            .iter()
-            .map(|r| (r.tool_id.clone(), (r.bundle_dir.clone(), r.slug.clone())))
-            .collect();
-        let (usable, unusable) = Lineup::from_rows(rows)
-            .members
-            .into_iter()
-            .partition(Member::is_usable);
-        Ok(Self {
-            key_of_id,
-            usable,
-            unusable,
+/// The tools an agent's entries stand for, and the tools that matched a query, as members.
+struct Found {
+    /// For each entry, in order: its slug (a key of `members`) when the version standing for
+    /// it now can be called, otherwise why not.
+    entries: Vec<Result<Key, String>>,
+    members: HashMap<Key, Member>,
+}
+
+/// Why an entry whose slug has no version left cannot be followed.
+const GONE: &str = "no longer in the catalog";
+
+impl Found {
+    /// The member of index row `id`, if it is one of them.
+    fn by_id(&self, id: i64) -> Option<&Member> {
+        self.members.values().find(|m| m.row.id == id)
+    }
+
+    /// For each entry, in order: its slug and the usable member that stands for it, or why
+    /// there is none.
+    fn followed(&self) -> impl Iterator<Item = Result<(&Key, &Member), String>> {
+        self.entries.iter().map(|entry| {
+            let key = entry.as_ref().map_err(Clone::clone)?;
+            let member = self.members.get(key).ok_or_else(|| GONE.to_owned())?;
+            Ok((key, member))
         })
     }
+}
 
-    fn lookup(&self) -> Lookup<'_> {
-        let members: HashMap<Key, &Member> = self
-            .usable
-            .iter()
-            .chain(&self.unusable)
-            .map(|m| (key_of(m), m))
-            .collect();
-        let by_ref = members
-            .iter()
-            .map(|(key, m)| ((m.row.bundle_slug.clone(), m.row.slug.clone()), key.clone()))
-            .collect();
-        Lookup {
-            key_of_id: &self.key_of_id,
-            members,
-            by_ref,
+impl Lookup<'_> {
+    /// The slug of the live tool with this toolID (any version).
+    fn key_of_id(&self, tool_id: &str) -> index::Result<Option<Key>> {
+        self.index.slug_of_tool_id(tool_id)
+    }
+
+    /// The version that stands for `tool`'s slug now, usable or not: found by its toolID, else
+    /// (the version was deleted) by its `ref`.
+    fn standing(&self, tool: &AttachedTool) -> index::Result<Option<ToolRow>> {
+        if let Some((dir, slug)) = self.key_of_id(&tool.tool_id.to_string())? {
+            return self.index.standing_in_folder(&dir, &slug);
+        }
+        match ToolRef::parse(&tool.reference) {
+            Ok(ToolRef {
+                bundle: Some(bundle),
+                slug,
+                ..
+            }) => self.index.standing_of(&bundle, &slug),
+            _ => Ok(None),
         }
     }
-}
 
-/// Finding the tool an agent's entry stands for.
-struct Lookup<'a> {
-    key_of_id: &'a HashMap<String, Key>,
-    members: HashMap<Key, &'a Member>,
-    /// (bundle slug, tool slug) to the slug's key.
-    by_ref: HashMap<(String, String), Key>,
-}
-
-impl<'a> Lookup<'a> {
-    /// The usable version that stands for `tool`'s slug now: found by its toolID, else (the
-    /// version was deleted) by its `ref`. Otherwise why there is none.
-    fn follow(&self, tool: &AttachedTool) -> Result<(Key, &'a Member), String> {
-        let key = self
-            .key_of_id
-            .get(&tool.tool_id.to_string())
-            .cloned()
-            .or_else(|| {
-                let parsed = ToolRef::parse(&tool.reference).ok()?;
-                self.by_ref.get(&(parsed.bundle?, parsed.slug)).cloned()
-            });
-        match key.and_then(|k| self.members.get(&k).map(|m| (k, *m))) {
-            Some((key, member)) if member.is_usable() => Ok((key, member)),
-            Some((_, member)) => Err(unusable_reason(member)),
-            None => Err("no longer in the catalog".to_owned()),
-        }
+    /// Follow `tools` to the versions that stand for their slugs, and name those and the
+    /// members of `rows` together.
+    fn follow(&self, tools: &[AttachedTool], rows: Vec<ToolRow>) -> index::Result<Found> {
+        let standing = tools
+            .iter()
+            .map(|tool| self.standing(tool))
+            .collect::<index::Result<Vec<_>>>()?;
+        let keys: Vec<Option<Key>> = standing
+            .iter()
+            .map(|row| row.as_ref().map(key_of_row))
+            .collect();
+        let rows = rows.into_iter().chain(standing.into_iter().flatten());
+        let members: HashMap<Key, Member> = Member::named(self.index, rows.collect())?
+            .into_iter()
+            .map(|m| (key_of(&m), m))
+            .collect();
+        let entries = keys
+            .into_iter()
+            .map(
+                |key| match key.and_then(|k| members.get(&k).map(|m| (k, m))) {
+                    Some((key, member)) if member.is_usable() => Ok(key),
+                    Some((_, member)) => Err(unusable_reason(member)),
+                    None => Err(GONE.to_owned()),
+                },
+            )
+            .collect();
+        Ok(Found { entries, members })
     }
 }
 
@@ -649,12 +677,12 @@ pub enum ToolStatus {
 
 /// The status of each of `file`'s tools, in order.
 pub fn inspect(index: &Index, file: &AgentFile) -> index::Result<Vec<ToolStatus>> {
-    let standing = Standing::read(index, false)?;
-    let lookup = standing.lookup();
+    let found = Lookup { index }.follow(&file.tools, Vec::new())?;
     Ok(file
         .tools
         .iter()
-        .map(|tool| match lookup.follow(tool) {
+        .zip(found.followed())
+        .map(|(tool, followed)| match followed {
             Ok((_, m)) if m.reference() == tool.reference && m.name == tool.name => ToolStatus::Ok,
             Ok((_, m)) => ToolStatus::Moved {
                 reference: m.reference(),
@@ -668,17 +696,18 @@ pub fn inspect(index: &Index, file: &AgentFile) -> index::Result<Vec<ToolStatus>
 /// The processing phase on the agent's tools: each follows its slug to the version that
 /// stands for it now; those that can no longer be called, and second versions of one slug (a
 /// hand edit), leave.
-fn follow_held<'a>(
-    lookup: &Lookup<'a>,
+fn follow_held(
+    found: &Found,
     tools: Vec<AttachedTool>,
-) -> (Vec<(Key, AttachedTool, &'a Member)>, Vec<Detachment>) {
+) -> (Vec<(Key, AttachedTool, &Member)>, Vec<Detachment>) {
     let mut detachments = Vec::new();
     let mut held: Vec<(Key, AttachedTool, &Member)> = Vec::new();
     // Each held entry as the file had it.
     let mut originals: Vec<AttachedTool> = Vec::new();
-    for tool in tools {
-        match lookup.follow(&tool) {
+    for (tool, followed) in tools.into_iter().zip(found.followed()) {
+        match followed {
             Ok((key, member)) => {
+                let key = key.clone();
                 if let Some(i) = held.iter().position(|(k, _, _)| *k == key) {
                     // The entry of the version that stands for the slug stays (else the first,
                     // moved to it); the other is reported gone.

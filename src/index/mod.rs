@@ -14,6 +14,7 @@
 mod list;
 mod rows;
 mod search;
+mod standing;
 mod sync;
 #[cfg(test)]
 mod tests;
@@ -21,7 +22,8 @@ pub mod text;
 pub mod watch;
 
 pub use rows::{Field, ToolRow, ToolText};
-pub use search::{Hit, SearchRequest, SearchResults, Tier};
+pub use search::{Hit, SearchRequest, SearchResults, Tier, Tiers};
+pub use standing::Registration;
 pub use sync::SyncReport;
 
 use crate::catalog::{self, Catalog, STATE_DIR};
@@ -33,7 +35,7 @@ use std::time::Duration;
 pub const INDEX_FILE: &str = "index.sqlite";
 
 /// The layout version of the index; an index of another version is rebuilt.
-pub const FORMAT_VERSION: i32 = 3;
+pub const FORMAT_VERSION: i32 = 4;
 
 /// Errors of the index. Anything wrong with the database itself leads to a rebuild, so what
 /// reaches a user is a catalog error or a bad query.
@@ -86,11 +88,21 @@ CREATE TABLE tool (
     unavailable TEXT,
     modified_ns INTEGER NOT NULL DEFAULT 0, -- modifiedAt, nanoseconds since the epoch
     created_ns INTEGER NOT NULL DEFAULT 0,  -- createdAt: registration order, and which version is the default
-    safe INTEGER NOT NULL DEFAULT 0         -- pick shows it without --allow-unsafe (Tool::is_safe)
+    safe INTEGER NOT NULL DEFAULT 0,        -- pick shows it without --allow-unsafe (Tool::is_safe)
+    -- The exported names its slug asks for, alone and after its bundle's slug
+    -- (provider::names::wanted): which tools a shown tool's name could collide with is then
+    -- an indexed lookup, not a pass over the catalog.
+    bare_name TEXT,
+    qualified_name TEXT
 );
 CREATE INDEX tool_by_bundle ON tool (bundle_dir, slug_dir);
 CREATE INDEX tool_problems ON tool (problem) WHERE problem IS NOT NULL;
 CREATE INDEX tool_by_id ON tool (tool_id);
+CREATE INDEX tool_by_slug ON tool (slug_dir);
+CREATE INDEX tool_by_registration ON tool (created_ns, tool_id);
+CREATE INDEX tool_by_bare_name ON tool (bare_name);
+CREATE INDEX tool_by_qualified_name ON tool (qualified_name);
+CREATE INDEX bundle_by_slug ON bundle (slug);
 CREATE VIRTUAL TABLE tool_fts USING fts5(
     name, tags, args, description, bundle,
     tokenize = 'porter unicode61 remove_diacritics 2',

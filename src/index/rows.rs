@@ -62,51 +62,66 @@ impl Field {
     }
 }
 
+/// The conditions on a tool row (alias `t`) and its bundle row (alias `bu`) for the tool to be
+/// live: a usable file in a usable bundle that is not soft-deleted.
+pub(super) fn live(t: &str, bu: &str) -> String {
+    format!(
+        "{t}.tool_id IS NOT NULL AND {bu}.bundle_id IS NOT NULL AND {bu}.problem IS NULL
+         AND {bu}.is_deleted = 0"
+    )
+}
+
+/// A query for [`ToolRow`]s of the live tools that also meet `condition` (on `t` and `bu`);
+/// read them with [`tool_row`].
+pub(super) fn tool_row_sql(with_text: bool, condition: &str) -> String {
+    let (text_columns, join) = if with_text {
+        (
+            "f.name, f.description, f.tags",
+            "JOIN tool_fts f ON f.rowid = t.id",
+        )
+    } else {
+        ("'', '', ''", "")
+    };
+    format!(
+        "SELECT t.id, t.path, t.bundle_dir, bu.slug, t.slug_dir, t.version, t.tool_id, t.is_enabled,
+                bu.is_enabled, t.unavailable, t.safe, t.created_ns, {text_columns}
+         FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir {join}
+         WHERE {live} AND ({condition})",
+        live = live("t", "bu")
+    )
+}
+
+/// A row of a [`tool_row_sql`] query.
+pub(super) fn tool_row(r: &rusqlite::Row) -> rusqlite::Result<ToolRow> {
+    Ok(ToolRow {
+        id: r.get(0)?,
+        path: r.get(1)?,
+        bundle_dir: r.get(2)?,
+        bundle_slug: r.get(3)?,
+        slug: r.get(4)?,
+        version: r.get(5)?,
+        tool_id: r.get(6)?,
+        is_enabled: r.get(7)?,
+        bundle_enabled: r.get(8)?,
+        unavailable: r.get(9)?,
+        safe: r.get(10)?,
+        created_ns: r.get(11)?,
+        text: ToolText {
+            name: r.get(12)?,
+            description: r.get(13)?,
+            tags: r.get(14)?,
+        },
+    })
+}
+
 impl Index {
     /// Every tool of every live bundle, in registration order (`createdAt`, then toolID).
     /// With `with_text`, each row carries its indexed words too.
     pub fn tool_rows(&self, with_text: bool) -> Result<Vec<ToolRow>> {
-        let text_columns = if with_text {
-            "f.name, f.description, f.tags"
-        } else {
-            "'', '', ''"
-        };
-        let sql = format!(
-            "SELECT t.id, t.path, t.bundle_dir, bu.slug, t.slug_dir, t.version, t.tool_id, t.is_enabled,
-                    bu.is_enabled, t.unavailable, t.safe, t.created_ns, {text_columns}
-             FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
-             {join}
-             WHERE t.tool_id IS NOT NULL AND bu.bundle_id IS NOT NULL AND bu.problem IS NULL
-               AND bu.is_deleted = 0",
-            join = if with_text {
-                "JOIN tool_fts f ON f.rowid = t.id"
-            } else {
-                ""
-            }
-        );
+        let sql = tool_row_sql(with_text, "TRUE");
         let mut statement = self.conn.prepare(&sql).map_err(|e| self.db_error(e))?;
         let rows = statement
-            .query_map([], |r| {
-                Ok(ToolRow {
-                    id: r.get(0)?,
-                    path: r.get(1)?,
-                    bundle_dir: r.get(2)?,
-                    bundle_slug: r.get(3)?,
-                    slug: r.get(4)?,
-                    version: r.get(5)?,
-                    tool_id: r.get(6)?,
-                    is_enabled: r.get(7)?,
-                    bundle_enabled: r.get(8)?,
-                    unavailable: r.get(9)?,
-                    safe: r.get(10)?,
-                    created_ns: r.get(11)?,
-                    text: ToolText {
-                        name: r.get(12)?,
-                        description: r.get(13)?,
-                        tags: r.get(14)?,
-                    },
-                })
-            })
+            .query_map([], tool_row)
             .map_err(|e| self.db_error(e))?;
         let mut rows: Vec<ToolRow> = rows
             .collect::<rusqlite::Result<_>>()

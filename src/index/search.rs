@@ -85,6 +85,9 @@ pub struct SearchRequest {
 /// One result.
 #[derive(Debug, Clone, Serialize)]
 pub struct Hit {
+    /// The tool's row in the index.
+    #[serde(skip)]
+    pub id: i64,
     /// The tool's file relative to the catalog, or `builtin:<slug>`.
     pub path: String,
     pub tier: Tier,
@@ -105,7 +108,60 @@ pub struct SearchResults {
     pub offset: usize,
 }
 
+/// A query planned into its tiers; see [`Index::search_tiers`].
+#[derive(Debug)]
+pub struct Tiers {
+    /// The request, bundles named by folder.
+    request: SearchRequest,
+    plan: Plan,
+}
+
+impl Tiers {
+    /// How many tiers there are.
+    pub fn len(&self) -> usize {
+        self.plan.tiers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.plan.tiers.is_empty()
+    }
+}
+
+/// The conditions on a tool row `t` and its bundle `bu` (after `WHERE …`, each starting with
+/// ` AND`) for a search hit of `request`; their values are pushed to `params`.
+fn filters(request: &SearchRequest, params: &mut Vec<SqlValue>) -> String {
+    let mut sql = String::from(
+        " AND t.tool_id IS NOT NULL AND bu.problem IS NULL AND bu.bundle_id IS NOT NULL",
+    );
+    if !request.include_disabled {
+        sql.push_str(" AND t.is_enabled = 1 AND bu.is_enabled = 1 AND t.unavailable IS NULL");
+    }
+    if !request.include_deleted {
+        sql.push_str(" AND bu.is_deleted = 0");
+    }
+    if !request.bundles.is_empty() {
+        let marks: Vec<String> = request
+            .bundles
+            .iter()
+            .map(|dir| {
+                params.push(SqlValue::Text(dir.clone()));
+                format!("?{}", params.len())
+            })
+            .collect();
+        sql.push_str(&format!(" AND t.bundle_dir IN ({})", marks.join(", ")));
+    }
+    for tag in &request.tags {
+        params.push(SqlValue::Text(tag.clone()));
+        sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM json_each(t.tags) WHERE json_each.value = ?{})",
+            params.len()
+        ));
+    }
+    sql
+}
+
 /// How each tier is written as an FTS5 query, and why it matches.
+#[derive(Debug)]
 struct Plan {
     tiers: Vec<(Tier, String, String)>,
     corrections: Vec<(String, String)>,
@@ -150,7 +206,89 @@ impl Index {
             });
         }
         let plan = self.plan(&tokens)?;
+        let mut hits = self.hits(request, &plan, Some((size + 1, offset)))?;
+        let next_page_token = if hits.len() > size {
+            hits.truncate(size);
+            Some(page::encode(&[(offset + size).to_string()], &fingerprint))
+        } else {
+            None
+        };
+        Ok(SearchResults {
+            hits,
+            next_page_token,
+            corrections: plan.corrections,
+            offset,
+        })
+    }
 
+    /// The tiers of `request`'s query, to read its hits a tier at a time ([`tier_hits`]);
+    /// none for a query without tokens, which matches nothing.
+    ///
+    /// [`tier_hits`]: Self::tier_hits
+    pub fn search_tiers(&self, request: &SearchRequest) -> Result<Option<Tiers>> {
+        let tokens = text::query_tokens(&request.query);
+        if tokens.is_empty() {
+            return Ok(None);
+        }
+        let request = SearchRequest {
+            bundles: self.bundle_dirs(&request.bundles)?,
+            ..request.clone()
+        };
+        let plan = self.plan(&tokens)?;
+        Ok(Some(Tiers { request, plan }))
+    }
+
+    /// The tools of tier `i` of `tiers` that [`search`](Self::search) finds, in no order, each
+    /// with its BM25 relevance in that tier; only the rows `only`, when given. A tool found in
+    /// an earlier tier too is a hit of that tier (the best one), not of this one: the caller,
+    /// reading the tiers in order, leaves it out.
+    pub fn tier_hits(&self, tiers: &Tiers, i: usize, only: Option<&[i64]>) -> Result<Vec<Hit>> {
+        let Some((tier, expression, why)) = tiers.plan.tiers.get(i) else {
+            return Ok(Vec::new());
+        };
+        let mut params = vec![SqlValue::Text(expression.clone())];
+        // The full-text table first (CROSS JOIN keeps it outside), so bm25() has its match.
+        let mut sql = String::from(
+            "SELECT tool_fts.rowid, t.path, bm25(tool_fts, 10.0, 5.0, 2.0, 3.0, 1.0)
+             FROM tool_fts CROSS JOIN tool t ON t.id = tool_fts.rowid
+             JOIN bundle bu ON bu.dir = t.bundle_dir
+             WHERE tool_fts MATCH ?1",
+        );
+        sql.push_str(&filters(&tiers.request, &mut params));
+        if let Some(ids) = only {
+            params.push(SqlValue::Text(
+                serde_json::to_string(ids).unwrap_or_else(|_| "[]".to_owned()),
+            ));
+            sql.push_str(&format!(
+                " AND tool_fts.rowid IN (SELECT value FROM json_each(?{}))",
+                params.len()
+            ));
+        }
+        let mut statement = self.conn.prepare(&sql).map_err(|e| self.db_error(e))?;
+        let rows = statement
+            .query_map(rusqlite::params_from_iter(params), |row| {
+                Ok(Hit {
+                    id: row.get(0)?,
+                    path: row.get(1)?,
+                    tier: *tier,
+                    // bm25() is negative, more negative is better.
+                    score: -row.get::<_, f64>(2)?,
+                    why: why.clone(),
+                })
+            })
+            .map_err(|e| self.db_error(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.db_error(e))
+    }
+
+    /// The hits of `plan` for `request`, best first; `window` (how many, after how many)
+    /// narrows them to a page.
+    fn hits(
+        &self,
+        request: &SearchRequest,
+        plan: &Plan,
+        window: Option<(usize, usize)>,
+    ) -> Result<Vec<Hit>> {
         let mut sql = String::from("WITH hits(id, tier, rank) AS (");
         let mut params: Vec<SqlValue> = Vec::new();
         for (i, (tier, expression, _)) in plan.tiers.iter().enumerate() {
@@ -166,55 +304,36 @@ impl Index {
         }
         sql.push_str(
             "), best AS (SELECT id, min(tier) AS tier FROM hits GROUP BY id)
-             SELECT t.path, b.tier, (SELECT min(h.rank) FROM hits h WHERE h.id = b.id AND h.tier = b.tier) AS rank
+             SELECT t.id, t.path, b.tier, (SELECT min(h.rank) FROM hits h WHERE h.id = b.id AND h.tier = b.tier) AS rank
              FROM best b JOIN tool t ON t.id = b.id JOIN bundle bu ON bu.dir = t.bundle_dir
-             WHERE t.tool_id IS NOT NULL AND bu.problem IS NULL AND bu.bundle_id IS NOT NULL",
+             WHERE TRUE",
         );
-        if !request.include_disabled {
-            sql.push_str(" AND t.is_enabled = 1 AND bu.is_enabled = 1 AND t.unavailable IS NULL");
-        }
-        if !request.include_deleted {
-            sql.push_str(" AND bu.is_deleted = 0");
-        }
-        if !request.bundles.is_empty() {
-            let marks: Vec<String> = request
-                .bundles
-                .iter()
-                .map(|dir| {
-                    params.push(SqlValue::Text(dir.clone()));
-                    format!("?{}", params.len())
-                })
-                .collect();
-            sql.push_str(&format!(" AND t.bundle_dir IN ({})", marks.join(", ")));
-        }
-        for tag in &request.tags {
-            params.push(SqlValue::Text(tag.clone()));
+        sql.push_str(&filters(request, &mut params));
+        sql.push_str(" ORDER BY b.tier, rank, t.modified_ns DESC, t.id");
+        if let Some((limit, offset)) = window {
+            params.push(SqlValue::Integer(limit as i64));
+            params.push(SqlValue::Integer(offset as i64));
             sql.push_str(&format!(
-                " AND EXISTS (SELECT 1 FROM json_each(t.tags) WHERE json_each.value = ?{})",
+                " LIMIT ?{} OFFSET ?{}",
+                params.len() - 1,
                 params.len()
             ));
         }
-        params.push(SqlValue::Integer((size + 1) as i64));
-        params.push(SqlValue::Integer(offset as i64));
-        sql.push_str(&format!(
-            " ORDER BY b.tier, rank, t.modified_ns DESC, t.id LIMIT ?{} OFFSET ?{}",
-            params.len() - 1,
-            params.len()
-        ));
 
         let mut statement = self.conn.prepare(&sql).map_err(|e| self.db_error(e))?;
         let rows = statement
             .query_map(rusqlite::params_from_iter(params), |row| {
                 Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, i64>(1)?,
-                    row.get::<_, f64>(2)?,
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, i64>(2)?,
+                    row.get::<_, f64>(3)?,
                 ))
             })
             .map_err(|e| self.db_error(e))?;
         let mut hits = Vec::new();
         for row in rows {
-            let (path, tier, rank) = row.map_err(|e| self.db_error(e))?;
+            let (id, path, tier, rank) = row.map_err(|e| self.db_error(e))?;
             let tier = Tier::from_number(tier);
             let why = plan
                 .tiers
@@ -224,24 +343,14 @@ impl Index {
                 .unwrap_or_default();
             // bm25() is negative, more negative is better.
             hits.push(Hit {
+                id,
                 path,
                 tier,
                 score: -rank,
                 why,
             });
         }
-        let next_page_token = if hits.len() > size {
-            hits.truncate(size);
-            Some(page::encode(&[(offset + size).to_string()], &fingerprint))
-        } else {
-            None
-        };
-        Ok(SearchResults {
-            hits,
-            next_page_token,
-            corrections: plan.corrections,
-            offset,
-        })
+        Ok(hits)
     }
 
     /// The FTS5 expressions of each tier. Tokens are letters and digits only, quoted.

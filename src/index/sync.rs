@@ -29,6 +29,7 @@ use crate::catalog::{
     BUNDLE_FILE, BUNDLES_DIR, BundleEntry, Catalog, Problem, TOOL_FILE, TOOLS_DIR, ToolEntry,
     builtin, page, read_tool_text,
 };
+use crate::provider::names;
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 use serde_json::Value;
@@ -257,7 +258,7 @@ fn put_tool(
         tx,
         "UPDATE tool SET stamp = ?2, content_hash = ?9, problem = NULL, tool_id = ?3, version = ?4,
                 tags = ?5, is_enabled = ?6, unavailable = ?7, modified_ns = ?8, created_ns = ?10,
-                safe = ?11 WHERE id = ?1",
+                safe = ?11, bare_name = ?12, qualified_name = ?13 WHERE id = ?1",
         params![
             id,
             stamp,
@@ -270,6 +271,8 @@ fn put_tool(
             hash,
             epoch_ns(tool.created_at),
             tool.is_safe(),
+            names::wanted(&entry.bundle_slug, &tool.slug, false),
+            names::wanted(&entry.bundle_slug, &tool.slug, true),
         ],
     )?;
     let mut args = String::new();
@@ -306,7 +309,7 @@ fn clear_tool(
         tx,
         "UPDATE tool SET stamp = ?2, content_hash = ?4, problem = ?3, tool_id = NULL,
                 version = NULL, tags = '[]', is_enabled = 0, unavailable = NULL, modified_ns = 0,
-                created_ns = 0, safe = 0
+                created_ns = 0, safe = 0, bare_name = NULL, qualified_name = NULL
          WHERE id = ?1",
         params![id, stamp, problem, hash],
     )?;

@@ -17,18 +17,24 @@
 //!
 //! With a time limit, a scorer that runs past it is abandoned and the first `max` candidates
 //! in registration order are returned instead, marked as such (the seed's fallback).
+//!
+//! The local scorers look words up in the index, so they see only the tools that match
+//! ([`Matches`]); ranking then asks the index about the best of those alone ([`rank`]), and
+//! only the tools shown are read and named. A pick costs what it matches and shows, not the
+//! size of the catalog. The network scorers read every candidate's words.
 
 pub mod embed;
 pub mod keyword;
 pub mod llm;
 
 use crate::catalog::Catalog;
-use crate::index::{self, Index, SearchRequest, Tier};
+use crate::index::{self, Hit, Index, Registration, SearchRequest, Tier, Tiers};
 use crate::provider::lineup::{Lineup, Member};
+use keyword::KeywordScore;
 use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 /// A tool as a scorer sees it.
@@ -179,8 +185,6 @@ pub struct PickOutcome {
     pub scorer: Scorer,
     /// Why the requested scorer did not give the result, when it did not.
     pub fallback: Option<String>,
-    /// How many tools were considered (usable, and safe unless unsafe ones were allowed).
-    pub considered: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -242,7 +246,7 @@ impl PickRequest {
 }
 
 /// A scorer's verdict on one candidate.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Scored {
     /// 0..=1.
     pub score: f64,
@@ -250,6 +254,245 @@ pub struct Scored {
     pub reason: String,
     /// The scorer's provenance; `null` for a keyword non-match (built when shown).
     pub details: Value,
+}
+
+/// A scorer's verdicts, by the index row of each tool, handed to the ranking a score at a
+/// time, best first ([`next_group`](Self::next_group)).
+#[derive(Debug)]
+pub struct Matches {
+    verdicts: Verdicts,
+    /// Rows with a verdict not yet handed out, in groups of equal score, best first.
+    groups: VecDeque<(f64, Vec<i64>)>,
+}
+
+#[derive(Debug)]
+enum Verdicts {
+    /// `keyword`: the tools that hold a token of the task; the others score 0.
+    Keyword {
+        tokens: Vec<String>,
+        found: HashMap<i64, KeywordScore>,
+    },
+    /// `bm25`: the search hits; the others score 0.
+    Bm25(Bm25),
+    /// A network scorer: a verdict on every candidate.
+    Each(HashMap<i64, Scored>),
+}
+
+/// The search index's hits, read a tier at a time: every hit of a tier scores above every hit
+/// of the next (its band; bm25 stays far below the 10^16 at which `r / (r + 10)` would round
+/// to 1), so the best tools are found without reading the tiers below them, which for a
+/// question in plain language ("some words") hold most of the catalog.
+#[derive(Debug)]
+struct Bm25 {
+    tiers: Option<Tiers>,
+    /// How many tiers were read whole.
+    read: usize,
+    /// The hits of those tiers, with their scores.
+    hits: HashMap<i64, (f64, Hit)>,
+    /// Hits of later tiers read for a few rows only ([`Matches::settle`]).
+    settled: HashMap<i64, (f64, Hit)>,
+}
+
+impl Bm25 {
+    /// The score of a hit; see the module comment for the mapping.
+    fn score(hit: &Hit) -> f64 {
+        let band = match hit.tier {
+            Tier::Prefix => 0.75,
+            Tier::WholeWord => 0.5,
+            Tier::Fuzzy => 0.25,
+            Tier::SomeWords => 0.0,
+        };
+        let relevance = hit.score.max(0.0);
+        band + 0.25 * relevance / (relevance + 10.0)
+    }
+
+    /// Read the next tier whole: its new hits, with their scores; `None` after the last.
+    fn read_tier(&mut self, index: &Index) -> index::Result<Option<Vec<(f64, i64)>>> {
+        let Some(tiers) = self.tiers.as_ref().filter(|t| self.read < t.len()) else {
+            return Ok(None);
+        };
+        let mut found = Vec::new();
+        for hit in index.tier_hits(tiers, self.read, None)? {
+            if let std::collections::hash_map::Entry::Vacant(slot) = self.hits.entry(hit.id) {
+                let score = Self::score(&hit);
+                found.push((score, hit.id));
+                slot.insert((score, hit));
+            }
+        }
+        self.read += 1;
+        Ok(Some(found))
+    }
+
+    /// The hit of index row `id`, if it is one.
+    fn hit(&self, id: i64) -> Option<&(f64, Hit)> {
+        self.hits.get(&id).or_else(|| self.settled.get(&id))
+    }
+}
+
+/// `scored` in groups of equal score, best first.
+fn groups(mut scored: Vec<(f64, i64)>) -> VecDeque<(f64, Vec<i64>)> {
+    scored.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+    let mut groups: VecDeque<(f64, Vec<i64>)> = VecDeque::new();
+    for (score, id) in scored {
+        match groups.back_mut() {
+            Some((last, ids)) if last.total_cmp(&score).is_eq() => ids.push(id),
+            _ => groups.push_back((score, vec![id])),
+        }
+    }
+    groups
+}
+
+impl Matches {
+    fn new(verdicts: Verdicts) -> Self {
+        let mut matches = Self {
+            verdicts,
+            groups: VecDeque::new(),
+        };
+        if !matches!(matches.verdicts, Verdicts::Bm25(_)) {
+            let scored = matches
+                .ids()
+                .into_iter()
+                .map(|id| (matches.score(id), id))
+                .collect();
+            matches.groups = groups(scored);
+        }
+        matches
+    }
+
+    /// The keyword scorer's matches for `query`.
+    pub fn keyword(index: &Index, query: &str) -> index::Result<Self> {
+        let tokens = keyword::tokens(query);
+        let found = keyword::scores(index, &tokens)?;
+        Ok(Self::new(Verdicts::Keyword { tokens, found }))
+    }
+
+    /// The search index's hits for `query`, scored as the module comment says. They are read
+    /// as the ranking asks for them.
+    pub fn bm25(index: &Index, query: &str) -> index::Result<Self> {
+        let request = SearchRequest {
+            query: query.to_owned(),
+            ..SearchRequest::default()
+        };
+        Ok(Self::new(Verdicts::Bm25(Bm25 {
+            tiers: index.search_tiers(&request)?,
+            read: 0,
+            hits: HashMap::new(),
+            settled: HashMap::new(),
+        })))
+    }
+
+    /// The verdicts of a network scorer on `candidates`, in their order.
+    fn each(candidates: &[Member], verdicts: Vec<Scored>) -> Self {
+        let verdicts = candidates.iter().map(|m| m.row.id).zip(verdicts);
+        Self::new(Verdicts::Each(verdicts.collect()))
+    }
+
+    /// The next rows with a verdict, of equal score, and that score: below those handed out
+    /// before.
+    pub fn next_group(&mut self, index: &Index) -> index::Result<Option<(f64, Vec<i64>)>> {
+        loop {
+            if let Some(group) = self.groups.pop_front() {
+                return Ok(Some(group));
+            }
+            let Verdicts::Bm25(bm25) = &mut self.verdicts else {
+                return Ok(None);
+            };
+            match bm25.read_tier(index)? {
+                Some(found) => self.groups = groups(found),
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// Make [`score`](Self::score) exact for the rows `ids` whatever the ranking has read.
+    pub fn settle(&mut self, index: &Index, ids: &[i64]) -> index::Result<()> {
+        let Verdicts::Bm25(bm25) = &mut self.verdicts else {
+            return Ok(());
+        };
+        let Some(tiers) = &bm25.tiers else {
+            return Ok(());
+        };
+        let mut unknown: Vec<i64> = ids
+            .iter()
+            .copied()
+            .filter(|id| bm25.hit(*id).is_none())
+            .collect();
+        // A row's tier is the first it is found in.
+        for tier in bm25.read..tiers.len() {
+            if unknown.is_empty() {
+                break;
+            }
+            for hit in index.tier_hits(tiers, tier, Some(&unknown))? {
+                unknown.retain(|id| *id != hit.id);
+                bm25.settled.insert(hit.id, (Bm25::score(&hit), hit));
+            }
+        }
+        Ok(())
+    }
+
+    /// The score of the tool in index row `id`.
+    pub fn score(&self, id: i64) -> f64 {
+        match &self.verdicts {
+            Verdicts::Keyword { found, .. } => found.get(&id).map_or(0.0, |k| k.score),
+            Verdicts::Bm25(bm25) => bm25.hit(id).map_or(0.0, |(score, _)| *score),
+            Verdicts::Each(verdicts) => verdicts.get(&id).map_or(0.0, |s| s.score),
+        }
+    }
+
+    /// The verdict on the tool in index row `id`, with its reason and provenance.
+    pub fn verdict(&self, id: i64) -> Scored {
+        match &self.verdicts {
+            Verdicts::Keyword { tokens, found } => match found.get(&id) {
+                Some(k) => Scored {
+                    score: k.score,
+                    reason: format!(
+                        "matched keywords in {{name}}: {}",
+                        k.terms(tokens).join(", ")
+                    ),
+                    details: k.details(tokens),
+                },
+                // Most of a large catalog: nothing built per tool that is not shown.
+                None => Scored {
+                    score: 0.0,
+                    reason: "no keyword in common".to_owned(),
+                    details: Value::Null,
+                },
+            },
+            Verdicts::Bm25(bm25) => match bm25.hit(id) {
+                Some((score, hit)) => Scored {
+                    score: *score,
+                    reason: format!("search match ({}): {}", hit.tier.label(), hit.why),
+                    details: json!({ "tier": hit.tier, "bm25": round(hit.score), "why": hit.why }),
+                },
+                None => Scored {
+                    score: 0.0,
+                    reason: "no search match".to_owned(),
+                    details: json!({}),
+                },
+            },
+            Verdicts::Each(verdicts) => verdicts.get(&id).cloned().unwrap_or_default(),
+        }
+    }
+
+    /// The verdicts on `candidates`, in their order.
+    fn verdicts(&self, candidates: &[Member]) -> Vec<Scored> {
+        candidates.iter().map(|m| self.verdict(m.row.id)).collect()
+    }
+
+    /// Whether the tools without a verdict are candidates that score 0 (a local scorer sees
+    /// only what matches), rather than tools that are no candidates.
+    fn is_sparse(&self) -> bool {
+        !matches!(self.verdicts, Verdicts::Each(_))
+    }
+
+    /// The rows with a verdict (of the tiers read, for `bm25`).
+    fn ids(&self) -> HashSet<i64> {
+        match &self.verdicts {
+            Verdicts::Keyword { found, .. } => found.keys().copied().collect(),
+            Verdicts::Bm25(bm25) => bm25.hits.keys().copied().collect(),
+            Verdicts::Each(verdicts) => verdicts.keys().copied().collect(),
+        }
+    }
 }
 
 /// Pick tools for `request.query` from the catalog.
@@ -263,54 +506,60 @@ pub fn pick(
     let started = Instant::now();
     // Without a time limit, a network scorer is still bounded by its endpoint's timeout.
     let deadline = started + request.timeout.unwrap_or(Duration::from_secs(24 * 3600));
-    let needs_text = matches!(request.scorer, Scorer::Embed | Scorer::Hybrid | Scorer::Llm);
-    let lineup = Lineup::read(index, needs_text)?;
-    let candidates: Vec<Member> = lineup
-        .members
-        .into_iter()
-        .filter(|m| m.is_usable() && (request.allow_unsafe || m.row.safe))
-        .collect();
-    let considered = candidates.len();
     let state_dir = catalog.root().join(crate::catalog::STATE_DIR);
 
     let Scoring {
         scored,
         scorer,
         mut fallback,
-    } = score(&state_dir, index, request, &candidates, deadline, progress)?;
-    let timed_out = |fallback: &mut Option<String>| {
-        let limit = request.timeout.unwrap_or_default().as_millis();
-        *fallback = Some(format!(
-            "scoring ran past --timeout-ms {limit}; the first tools in registration order instead"
-        ));
-    };
-    let scored = match scored {
-        Ok(scored) if Instant::now() <= deadline => scored,
+    } = score(&state_dir, index, request, deadline, progress)?;
+    let mut matches = match scored {
+        Ok(matches) if Instant::now() <= deadline => matches,
         Ok(_) | Err(ScorerError::Deadline) => {
-            timed_out(&mut fallback);
+            let limit = request.timeout.unwrap_or_default().as_millis();
+            fallback = Some(format!(
+                "scoring ran past --timeout-ms {limit}; the first tools in registration order instead"
+            ));
+            let first = index.first_usable(request.max, request.allow_unsafe, &HashSet::new())?;
+            let picks = registration_order(index, &first)?;
             return Ok(PickOutcome {
-                picks: registration_order(candidates, request.max),
+                picks,
                 scorer,
                 fallback,
-                considered,
             });
         }
         Err(failure) => return Err(PickError::Upstream(failure.to_string())),
     };
 
-    let mut ranked: Vec<(usize, Scored)> = scored
+    let min_score = request.min_score;
+    let mut ranked = rank(
+        index,
+        &mut matches,
+        request.max,
+        request.allow_unsafe,
+        |score, _| (score >= min_score).then_some(score),
+    )?
+    .top;
+    if matches.is_sparse() && min_score <= 0.0 && ranked.len() < request.max {
+        // The tools the scorer did not match score 0, and pass a minimum of 0 too: in
+        // registration order, among those that matched with a score of 0. (The ranking
+        // stopped short of `max`, so it read every verdict.)
+        let zeros = ranked
+            .iter()
+            .position(|(_, score)| *score <= 0.0)
+            .unwrap_or(ranked.len());
+        let unmatched =
+            index.first_usable(request.max - zeros, request.allow_unsafe, &matches.ids())?;
+        ranked.extend(unmatched.into_iter().map(|r| (r, 0.0)));
+        ranked[zeros..].sort_by(|a, b| a.0.cmp(&b.0));
+        ranked.truncate(request.max);
+    }
+    let ids: Vec<i64> = ranked.iter().map(|(r, _)| r.id).collect();
+    let members = Member::named(index, index.rows_by_id(&ids, false)?)?;
+    let picks: Vec<Picked> = members
         .into_iter()
-        .enumerate()
-        .filter(|(_, s)| s.score >= request.min_score)
-        .collect();
-    // Highest score first; equal scores in registration order (the candidates' order).
-    ranked.sort_by(|(i, a), (j, b)| b.score.total_cmp(&a.score).then(i.cmp(j)));
-    ranked.truncate(request.max);
-    let mut slots: Vec<Option<Member>> = candidates.into_iter().map(Some).collect();
-    let picks = ranked
-        .into_iter()
-        .filter_map(|(i, s)| {
-            let member = slots[i].take()?;
+        .map(|member| {
+            let s = matches.verdict(member.row.id);
             // The keyword scorer leaves the details of tools without a match to be written
             // here, for the few shown.
             let details = if s.details.is_null() {
@@ -318,64 +567,166 @@ pub fn pick(
             } else {
                 s.details
             };
-            Some(Picked {
+            Picked {
                 score: round(s.score),
                 reason: s.reason.replace("{name}", &member.name),
                 provenance: json!({ "scorer": scorer.as_str(), "details": details }),
                 member,
-            })
+            }
         })
         .collect();
     Ok(PickOutcome {
         picks,
         scorer,
         fallback,
-        considered,
     })
+}
+
+/// How many tools a pick considers: usable tools that stand for their slug, safe ones only
+/// unless `allow_unsafe`. A pass over the catalog, which a pick itself does not make.
+pub fn considered(index: &Index, allow_unsafe: bool) -> index::Result<usize> {
+    index.count_usable(allow_unsafe)
+}
+
+/// The best candidates of a ranking, and the best score among all candidates.
+#[derive(Debug, Clone, Default)]
+pub struct Ranked {
+    /// The best candidate's score; `None` when no candidate has a verdict.
+    pub best: Option<f64>,
+    /// The candidates ranked first, each with its ranking key.
+    pub top: Vec<(Registration, f64)>,
+}
+
+/// The `n` best candidates with a verdict in `matches`: usable tools that stand for their
+/// slug, safe ones only unless `allow_unsafe`. They are ranked by `key(score, best)` (`best`:
+/// the best candidate's score), highest first, equal keys in registration order; the key must
+/// not rise as the score falls, and `None` ends the ranking (lower scores are not wanted
+/// either).
+///
+/// The verdicts are taken a score at a time, best first, and the index asked only which of
+/// those are candidates, until `n` are found: a common word matches thousands of tools, of
+/// which a pick shows three.
+pub fn rank(
+    index: &Index,
+    matches: &mut Matches,
+    n: usize,
+    allow_unsafe: bool,
+    key: impl Fn(f64, f64) -> Option<f64>,
+) -> index::Result<Ranked> {
+    let mut ranked = Ranked::default();
+    // The key of the candidates last added and where they start: later ones of an equal key
+    // join them in registration order.
+    let (mut class_key, mut class_start) = (f64::NAN, 0);
+    while let Some((score, ids)) = matches.next_group(index)? {
+        // The first candidates found set the best score: if they are these, it is `score`.
+        let Some(k) = key(score, ranked.best.unwrap_or(score)) else {
+            break;
+        };
+        let joins = !ranked.top.is_empty() && k.total_cmp(&class_key).is_eq();
+        if !joins && ranked.top.len() >= n {
+            break;
+        }
+        let start = if joins { class_start } else { ranked.top.len() };
+        let found = first_candidates(index, &ids, n - start, allow_unsafe)?;
+        if found.is_empty() {
+            continue;
+        }
+        ranked.best.get_or_insert(score);
+        if !joins {
+            (class_key, class_start) = (k, start);
+        }
+        ranked.top.extend(found.into_iter().map(|r| (r, k)));
+        ranked.top[class_start..].sort_by(|a, b| a.0.cmp(&b.0));
+        ranked.top.truncate(n);
+    }
+    Ok(ranked)
+}
+
+/// The first `n` candidates (see [`rank`]) among rows `ids`, in registration order.
+fn first_candidates(
+    index: &Index,
+    ids: &[i64],
+    n: usize,
+    allow_unsafe: bool,
+) -> index::Result<Vec<Registration>> {
+    let mut found = Vec::new();
+    if n == 0 {
+        return Ok(found);
+    }
+    // Whether a version stands for its slug is the costly question (it looks at the slug's
+    // other versions): asked of `n` tools at a time, in order, until `n` are found. Most
+    // usable tools are the version that stands.
+    for chunk in index.usable_among(ids, allow_unsafe)?.chunks(n) {
+        let ids: Vec<i64> = chunk.iter().map(|r| r.id).collect();
+        let standing = index.standing_among(&ids)?;
+        let wanted = n - found.len();
+        found.extend(
+            chunk
+                .iter()
+                .filter(|r| standing.contains(&r.id))
+                .take(wanted)
+                .cloned(),
+        );
+        if found.len() == n {
+            break;
+        }
+    }
+    Ok(found)
 }
 
 /// What a scorer made of the candidates.
 #[derive(Debug)]
 pub struct Scoring {
-    /// One verdict per candidate, in their order; the scorer's failure (the deadline passed,
-    /// the endpoint failed) otherwise. `llm` falls back to `keyword` instead of failing.
-    pub scored: Result<Vec<Scored>, ScorerError>,
+    /// The verdicts; the scorer's failure (the deadline passed, the endpoint failed)
+    /// otherwise. `llm` falls back to `keyword` instead of failing.
+    pub scored: Result<Matches, ScorerError>,
     /// The scorer that gave the scores.
     pub scorer: Scorer,
     /// Why the requested scorer did not give the result, when it did not.
     pub fallback: Option<String>,
 }
 
-/// Score `candidates` for `request.query` with `request.scorer`.
+/// Score the catalog's tools for `request.query` with `request.scorer`. The network scorers
+/// score every candidate (usable tools that stand for their slug, safe ones only unless
+/// `request.allow_unsafe`).
 pub fn score(
     state_dir: &std::path::Path,
     index: &Index,
     request: &PickRequest,
-    candidates: &[Member],
     deadline: Instant,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Scoring, PickError> {
     let mut scorer = request.scorer;
     let mut fallback = None;
+    let candidates = || -> index::Result<Vec<Member>> {
+        Ok(Lineup::read(index, true)?
+            .members
+            .into_iter()
+            .filter(|m| m.is_usable() && (request.allow_unsafe || m.row.safe))
+            .collect())
+    };
     let scored = match request.scorer {
-        Scorer::Keyword => Ok(keyword_scores(index, &request.query, candidates)?),
-        Scorer::Bm25 => Ok(bm25_scores(index, &request.query, candidates)?),
+        Scorer::Keyword => Ok(Matches::keyword(index, &request.query)?),
+        Scorer::Bm25 => Ok(Matches::bm25(index, &request.query)?),
         Scorer::Embed => {
-            embed_scores(state_dir, request, candidates, deadline, progress).map(|scores| {
-                scores
+            let candidates = candidates()?;
+            embed_scores(state_dir, request, &candidates, deadline, progress).map(|scores| {
+                let verdicts = scores
                     .into_iter()
                     .map(|s| Scored {
                         score: s,
                         reason: "semantic similarity (embeddings)".to_owned(),
                         details: json!({ "cosine": round(s) }),
                     })
-                    .collect()
+                    .collect();
+                Matches::each(&candidates, verdicts)
             })
         }
         Scorer::Hybrid => {
-            let keyword = keyword_scores(index, &request.query, candidates)?;
-            embed_scores(state_dir, request, candidates, deadline, progress).map(|semantic| {
-                keyword
+            let candidates = candidates()?;
+            let keyword = Matches::keyword(index, &request.query)?.verdicts(&candidates);
+            embed_scores(state_dir, request, &candidates, deadline, progress).map(|semantic| {
+                let verdicts = keyword
                     .into_iter()
                     .zip(semantic)
                     .map(|(k, s)| Scored {
@@ -391,23 +742,29 @@ pub fn score(
                             },
                         }),
                     })
-                    .collect()
+                    .collect();
+                Matches::each(&candidates, verdicts)
             })
         }
-        Scorer::Llm => match llm_scores(state_dir, request, candidates, deadline) {
-            Err(ScorerError::Deadline) => Err(ScorerError::Deadline),
-            Err(failure) => {
-                scorer = Scorer::Keyword;
-                let reason = format!("the llm scorer failed ({failure}); keyword scores instead");
-                let mut scores = keyword_scores(index, &request.query, candidates)?;
-                for s in &mut scores {
-                    s.details = json!({ "fallback": reason, "keyword": s.details });
+        Scorer::Llm => {
+            let candidates = candidates()?;
+            match llm_scores(state_dir, request, &candidates, deadline) {
+                Err(ScorerError::Deadline) => Err(ScorerError::Deadline),
+                Err(failure) => {
+                    scorer = Scorer::Keyword;
+                    let reason =
+                        format!("the llm scorer failed ({failure}); keyword scores instead");
+                    let mut verdicts =
+                        Matches::keyword(index, &request.query)?.verdicts(&candidates);
+                    for s in &mut verdicts {
+                        s.details = json!({ "fallback": reason, "keyword": s.details });
+                    }
+                    fallback = Some(reason);
+                    Ok(Matches::each(&candidates, verdicts))
                 }
-                fallback = Some(reason);
-                Ok(scores)
+                Ok(verdicts) => Ok(Matches::each(&candidates, verdicts)),
             }
-            ok => ok,
-        },
+        }
     };
     Ok(Scoring {
         scored,
@@ -425,97 +782,18 @@ fn round(score: f64) -> f64 {
     (score * 10_000.0).round() / 10_000.0
 }
 
-/// The seed's timeout fallback: the first `max` candidates in registration order.
-fn registration_order(candidates: Vec<Member>, max: usize) -> Vec<Picked> {
-    candidates
+/// The seed's timeout fallback: the candidates `first` (in registration order) as picks.
+fn registration_order(index: &Index, first: &[Registration]) -> index::Result<Vec<Picked>> {
+    let ids: Vec<i64> = first.iter().map(|r| r.id).collect();
+    let members = Member::named(index, index.rows_by_id(&ids, false)?)?;
+    Ok(members
         .into_iter()
-        .take(max)
         .enumerate()
         .map(|(i, member)| Picked {
             member,
             score: 0.0,
             reason: "time limit reached: registration order".to_owned(),
             provenance: json!({ "scorer": "registration-order", "details": { "position": i + 1 } }),
-        })
-        .collect()
-}
-
-fn keyword_scores(index: &Index, query: &str, candidates: &[Member]) -> index::Result<Vec<Scored>> {
-    let tokens = keyword::tokens(query);
-    let found = keyword::scores(index, &tokens)?;
-    Ok(candidates
-        .iter()
-        .map(|m| match found.get(&m.row.id) {
-            Some(k) => Scored {
-                score: k.score,
-                reason: format!(
-                    "matched keywords in {{name}}: {}",
-                    k.terms(&tokens).join(", ")
-                ),
-                details: k.details(&tokens),
-            },
-            // Most of a large catalog: nothing built per tool that is not shown.
-            None => Scored {
-                score: 0.0,
-                reason: "no keyword in common".to_owned(),
-                details: Value::Null,
-            },
-        })
-        .collect())
-}
-
-/// Scores from the search index's ranking; see the module comment for the mapping.
-fn bm25_scores(index: &Index, query: &str, candidates: &[Member]) -> index::Result<Vec<Scored>> {
-    let by_path: HashMap<&str, usize> = candidates
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.row.path.as_str(), i))
-        .collect();
-    let mut scored: Vec<Option<Scored>> = (0..candidates.len()).map(|_| None).collect();
-    let request = SearchRequest {
-        query: query.to_owned(),
-        ..SearchRequest::default()
-    };
-    let mut token = None;
-    loop {
-        let page = index.search(
-            &request,
-            crate::catalog::page::MAX_PAGE_SIZE,
-            token.as_deref(),
-        )?;
-        for hit in &page.hits {
-            let Some(&i) = by_path.get(hit.path.as_str()) else {
-                continue;
-            };
-            if scored[i].is_some() {
-                continue;
-            }
-            let band = match hit.tier {
-                Tier::Prefix => 0.75,
-                Tier::WholeWord => 0.5,
-                Tier::Fuzzy => 0.25,
-                Tier::SomeWords => 0.0,
-            };
-            let relevance = hit.score.max(0.0);
-            scored[i] = Some(Scored {
-                score: band + 0.25 * relevance / (relevance + 10.0),
-                reason: format!("search match ({}): {}", hit.tier.label(), hit.why),
-                details: json!({ "tier": hit.tier, "bm25": round(hit.score), "why": hit.why }),
-            });
-        }
-        match page.next_page_token {
-            Some(next) => token = Some(next),
-            None => break,
-        }
-    }
-    Ok(scored
-        .into_iter()
-        .map(|s| {
-            s.unwrap_or_else(|| Scored {
-                score: 0.0,
-                reason: "no search match".to_owned(),
-                details: json!({}),
-            })
         })
         .collect())
 }

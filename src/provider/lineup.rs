@@ -1,9 +1,10 @@
 //! The tools a model can be shown: one version per tool slug of a live bundle, each with its
 //! exported name. `export` and `pick` both start here, from the index's rows, so they agree on
 //! which version stands for a slug (SPEC §2: the enabled version with the newest `createdAt`,
-//! as `invoke bundle/slug` means) and on every name.
+//! as `invoke bundle/slug` means) and on every name. `pick` and `attach`, which show a few tools,
+//! read only those from the index ([`Member::named`]), by the same rules.
 
-use super::names::NameMap;
+use super::names::{self, NameMap};
 use crate::index::{self, Index, ToolRow};
 use std::collections::HashMap;
 
@@ -28,6 +29,61 @@ impl Member {
     pub fn is_usable(&self) -> bool {
         self.row.is_enabled && self.row.bundle_enabled && self.row.unavailable.is_none()
     }
+
+    /// The members of `rows` (versions that stand for their slugs), with their exported names.
+    pub fn named(index: &Index, rows: Vec<ToolRow>) -> index::Result<Vec<Self>> {
+        let keys: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r.bundle_slug.as_str(), r.slug.as_str()))
+            .collect();
+        let names = names_of(index, &keys)?;
+        Ok(rows
+            .into_iter()
+            .zip(names)
+            .map(|(row, name)| Self { row, name })
+            .collect())
+    }
+}
+
+/// The exported names of the tool slugs `keys` (bundle slug, tool slug) of live bundles, as
+/// the whole catalog's [`NameMap`] gives them, from the tools near them in the index: the
+/// slugs and names they could collide with ([`NameMap::local_name`]). Only when one of them
+/// does collide is the whole map built.
+pub fn names_of(index: &Index, keys: &[(&str, &str)]) -> index::Result<Vec<String>> {
+    let slugs: Vec<&str> = keys.iter().map(|(_, slug)| *slug).collect();
+    let mut bundles_per_slug = index.bundles_per_slug(&slugs)?;
+    let shared =
+        |counts: &HashMap<String, usize>, slug: &str| counts.get(slug).is_some_and(|n| *n > 1);
+    let wanted: Vec<String> = keys
+        .iter()
+        .map(|(bundle, slug)| names::wanted(bundle, slug, shared(&bundles_per_slug, slug)))
+        .collect();
+    let near = index.slugs_near_names(&wanted)?;
+    let unknown: Vec<&str> = near
+        .iter()
+        .map(|(_, slug)| slug.as_str())
+        .filter(|slug| !bundles_per_slug.contains_key(*slug))
+        .collect();
+    bundles_per_slug.extend(index.bundles_per_slug(&unknown)?);
+    let local: Option<Vec<String>> = keys
+        .iter()
+        .map(|key| {
+            NameMap::local_name(
+                *key,
+                near.iter().map(|(b, s)| (b.as_str(), s.as_str())),
+                |slug| shared(&bundles_per_slug, slug),
+            )
+        })
+        .collect();
+    if let Some(names) = local {
+        return Ok(names);
+    }
+    let all = index.all_slugs()?;
+    let map = NameMap::build(all.iter().map(|(b, s)| (b.as_str(), s.as_str())));
+    Ok(keys
+        .iter()
+        .map(|(bundle, slug)| map.name(bundle, slug).unwrap_or(slug).to_owned())
+        .collect())
 }
 
 /// The live catalog as providers see it.
@@ -78,5 +134,137 @@ impl Lineup {
             })
             .collect();
         Self { names, members }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{BundleInput, Catalog};
+    use serde_json::json;
+    use std::collections::HashSet;
+
+    fn bundle(catalog: &mut Catalog, slug: &str) {
+        let input = BundleInput::Fields {
+            id: None,
+            slug: slug.to_owned(),
+            display_name: None,
+            description: None,
+            enabled: true,
+        };
+        catalog.put_bundle(input).unwrap();
+    }
+
+    /// Version `version` of `slug` in `bundle`, created `second` seconds into 2026.
+    fn tool(catalog: &mut Catalog, bundle: &str, slug: &str, version: &str, second: u32) {
+        let doc = json!({
+            "slug": slug, "version": version, "type": "native", "impl": { "func": "now" },
+            "argSchema": { "type": "object" }, "safe": second.is_multiple_of(2),
+            "createdAt": format!("2026-01-01T00:00:{second:02}Z"),
+        });
+        catalog.put_tool(doc, "inline", Some(bundle)).unwrap();
+    }
+
+    /// Versions, disabled tools and bundles, a soft-deleted bundle, a slug in two bundles and
+    /// names that collide: what the lineup's rules are about.
+    fn catalog() -> (tempfile::TempDir, Catalog) {
+        let dir = tempfile::tempdir().unwrap();
+        Catalog::init(dir.path()).unwrap();
+        let mut catalog = Catalog::open(dir.path()).unwrap();
+        for slug in ["alpha", "beta", "gamma", "delta"] {
+            bundle(&mut catalog, slug);
+        }
+        tool(&mut catalog, "alpha", "forecast", "v1", 1);
+        tool(&mut catalog, "alpha", "forecast", "v2", 4);
+        tool(&mut catalog, "alpha", "forecast", "v3", 9);
+        catalog
+            .set_tool_enabled("alpha/forecast@v3", false)
+            .unwrap();
+        tool(&mut catalog, "alpha", "search", "v1", 2);
+        tool(&mut catalog, "alpha", "météo", "v1", 3);
+        tool(&mut catalog, "beta", "search", "v1", 6);
+        tool(&mut catalog, "beta", "meteo", "v1", 8);
+        tool(&mut catalog, "beta", "only-beta", "v1", 5);
+        catalog
+            .set_tool_enabled("beta/only-beta@v1", false)
+            .unwrap();
+        tool(&mut catalog, "gamma", "gamma-tool", "v1", 10);
+        catalog.set_bundle_enabled("gamma", false).unwrap();
+        tool(&mut catalog, "delta", "forecast", "v1", 12);
+        catalog.delete_bundle("delta").unwrap();
+        (dir, catalog)
+    }
+
+    #[test]
+    fn the_index_read_a_few_tools_at_a_time_agrees_with_the_whole_lineup() {
+        let (_dir, catalog) = catalog();
+        let (index, _) = Index::open(&catalog, &mut |_, _| {}).unwrap();
+        let lineup = Lineup::read(&index, false).unwrap();
+        let all: Vec<i64> = index
+            .tool_rows(false)
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        let members: HashSet<i64> = lineup.members.iter().map(|m| m.row.id).collect();
+        assert_eq!(index.standing_among(&all).unwrap(), members);
+
+        for member in &lineup.members {
+            let row = &member.row;
+            let standing = index.standing_of(&row.bundle_slug, &row.slug).unwrap();
+            assert_eq!(
+                standing.map(|r| r.id),
+                Some(row.id),
+                "{}",
+                member.reference()
+            );
+            let standing = index
+                .standing_in_folder(&row.bundle_dir, &row.slug)
+                .unwrap();
+            assert_eq!(
+                standing.map(|r| r.id),
+                Some(row.id),
+                "{}",
+                member.reference()
+            );
+            let key = (row.bundle_slug.as_str(), row.slug.as_str());
+            assert_eq!(names_of(&index, &[key]).unwrap(), [member.name.as_str()]);
+        }
+        let rows = index.rows_by_id(&all, false).unwrap();
+        let named: Vec<(i64, String)> = Member::named(&index, rows)
+            .unwrap()
+            .into_iter()
+            .filter(|m| members.contains(&m.row.id))
+            .map(|m| (m.row.id, m.name))
+            .collect();
+        let expected: Vec<(i64, String)> = lineup
+            .members
+            .iter()
+            .map(|m| (m.row.id, m.name.clone()))
+            .collect();
+        let sorted = |mut v: Vec<(i64, String)>| {
+            v.sort();
+            v
+        };
+        assert_eq!(sorted(named), sorted(expected));
+        assert!(
+            lineup.members.iter().any(|m| m.name == "alpha__search")
+                && lineup.members.iter().any(|m| m.name.starts_with("meteo_")),
+            "the catalog has names of every rule"
+        );
+
+        for allow_unsafe in [false, true] {
+            let usable: Vec<i64> = lineup
+                .members
+                .iter()
+                .filter(|m| m.is_usable() && (allow_unsafe || m.row.safe))
+                .map(|m| m.row.id)
+                .collect();
+            let first = index
+                .first_usable(usable.len() + 1, allow_unsafe, &HashSet::new())
+                .unwrap();
+            assert_eq!(first.iter().map(|r| r.id).collect::<Vec<_>>(), usable);
+            assert_eq!(index.count_usable(allow_unsafe).unwrap(), usable.len());
+        }
     }
 }

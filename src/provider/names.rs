@@ -59,6 +59,16 @@ pub fn sanitize(text: &str) -> String {
         .collect()
 }
 
+/// The name a tool slug of a bundle asks for (rules 1 to 3): its slug, or with `shared` (another
+/// live bundle has a tool of the same slug) its bundle's slug, `__` and its slug.
+pub fn wanted(bundle: &str, slug: &str, shared: bool) -> String {
+    if shared {
+        sanitize(&format!("{}__{}", sanitize(bundle), sanitize(slug)))
+    } else {
+        sanitize(slug)
+    }
+}
+
 /// Whether `name` is a valid exported name.
 pub fn is_valid(name: &str) -> bool {
     (1..=MAX_NAME).contains(&name.len())
@@ -88,11 +98,7 @@ impl NameMap {
         }
         let mut wanted: BTreeMap<String, Vec<(&str, &str)>> = BTreeMap::new();
         for &(bundle, slug) in &keys {
-            let name = if bundles_per_slug[slug] > 1 {
-                sanitize(&format!("{}__{}", sanitize(bundle), sanitize(slug)))
-            } else {
-                sanitize(slug)
-            };
+            let name = self::wanted(bundle, slug, bundles_per_slug[slug] > 1);
             wanted.entry(name).or_default().push((bundle, slug));
         }
         let mut map = Self::default();
@@ -127,6 +133,29 @@ impl NameMap {
             map.insert(unique, &key);
         }
         map
+    }
+
+    /// The name [`build`](Self::build) gives the tool slug `key` in a catalog, told from the
+    /// keys near it, when they are enough to tell it. `near` must hold every key of the catalog
+    /// whose slug, or whose name asked for with or without its bundle's slug ([`wanted`]), is
+    /// the name `key` asks for; `shared(slug)` says whether more than one bundle has `slug`.
+    ///
+    /// A name no other key asks for, and that is no other tool's slug, is the name `build`
+    /// gives (rules 1 to 3). A name that collides gets a suffix that must not be any other
+    /// name of the whole catalog (rule 4): `None` then, and only the whole map can tell.
+    pub fn local_name<'a>(
+        key: (&str, &str),
+        near: impl IntoIterator<Item = (&'a str, &'a str)>,
+        shared: impl Fn(&str) -> bool,
+    ) -> Option<String> {
+        let (bundle, slug) = key;
+        let name = wanted(bundle, slug, shared(slug));
+        let collides = near.into_iter().any(|(other_bundle, other_slug)| {
+            (other_bundle, other_slug) != key
+                && (wanted(other_bundle, other_slug, shared(other_slug)) == name
+                    || (other_slug == name && name != slug))
+        });
+        (!collides).then_some(name)
     }
 
     fn insert(&mut self, name: String, (bundle, slug): &(&str, &str)) {
@@ -267,6 +296,28 @@ mod tests {
     }
 
     proptest! {
+        /// Few letters, so that slugs are shared and names collide often.
+        #[test]
+        fn a_name_told_from_the_keys_near_it_is_the_name_in_the_whole_map(
+            keys in proptest::collection::vec(("[a-bé]{1,2}", "[a-bé天-]{1,3}"), 1..30)
+        ) {
+            let keys: Vec<(&str, &str)> = keys.iter().map(|(b, s)| (b.as_str(), s.as_str())).collect();
+            let map = NameMap::build(keys.iter().copied());
+            let bundles = |slug: &str| {
+                keys.iter().filter(|k| k.1 == slug).map(|k| k.0).collect::<std::collections::HashSet<_>>()
+            };
+            for &key in &keys {
+                let local = NameMap::local_name(key, keys.iter().copied(), |slug| bundles(slug).len() > 1);
+                let collides = map.collisions().iter().any(|(_, owners)| {
+                    owners.iter().any(|(b, s)| (b.as_str(), s.as_str()) == key)
+                });
+                prop_assert_eq!(local.is_none(), collides, "{:?}", key);
+                if let Some(name) = local {
+                    prop_assert_eq!(Some(name.as_str()), map.name(key.0, key.1));
+                }
+            }
+        }
+
         #[test]
         fn every_name_is_valid_unique_and_resolves_back(
             keys in proptest::collection::vec(("[a-zé天-]{1,70}", "[a-zA-Z0-9é天-]{1,70}"), 1..40)

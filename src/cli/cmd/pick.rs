@@ -144,15 +144,24 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
     };
     let mut progress = ctx.ui.progress(0, "embedding tools");
     let outcome = ctx.read_index(&catalog, |index| {
-        match pick::pick(&catalog, index, &request, &mut |done, total| {
+        let outcome = match pick::pick(&catalog, index, &request, &mut |done, total| {
             progress.update(done, total)
         }) {
-            Err(PickError::Index(e)) => Err(e),
-            other => Ok(other),
-        }
+            Err(PickError::Index(e)) => return Err(e),
+            other => other,
+        };
+        // Only an empty answer shown to a person tells how many tools were considered:
+        // counting them is a pass over the catalog.
+        let considered = match &outcome {
+            Ok(o) if o.picks.is_empty() && args.emit.is_none() && !ctx.ui.json => {
+                pick::considered(index, request.allow_unsafe)?
+            }
+            _ => 0,
+        };
+        Ok(outcome.map(|outcome| (outcome, considered)))
     });
     drop(progress);
-    let outcome = outcome?.map_err(pick_error)?;
+    let (outcome, considered) = outcome?.map_err(pick_error)?;
     if let Some(reason) = &outcome.fallback {
         ctx.ui.warn(reason);
     }
@@ -203,7 +212,7 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
             "no tool scores {} or more for '{}' ({} considered; --min-score lowers the bar{})",
             args.min_score,
             request.query,
-            outcome.considered,
+            considered,
             if args.allow_unsafe {
                 ""
             } else {

@@ -1,0 +1,256 @@
+//! The lineup a few tools at a time, for `pick` and `attach`, which show a handful of a
+//! catalog's tools: whether a version stands for its slug, the rows of the tools shown, and
+//! what their exported names depend on. Each is an indexed lookup, so the cost follows what is
+//! shown, not the size of the catalog; [`Index::tool_rows`] reads the whole lineup for the
+//! commands that show all of it.
+
+use super::rows::{live, tool_row, tool_row_sql};
+use super::{Index, Result, ToolRow};
+use rusqlite::OptionalExtension;
+use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
+
+/// Row `t` (of bundle `bu`) is the version that stands for its tool slug: of the live rows
+/// with its bundle slug and tool slug, the enabled one with the newest `createdAt`, else the
+/// newest (ties: the greater toolID, then the greater row). The rule of
+/// [`Lineup`](crate::provider::lineup::Lineup), which applies it to the whole catalog at once.
+static STANDS: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "t.id = (SELECT o.id FROM tool o JOIN bundle ob ON ob.dir = o.bundle_dir
+                 WHERE o.slug_dir = t.slug_dir AND ob.slug = bu.slug AND {live}
+                 ORDER BY o.is_enabled DESC, o.created_ns DESC, o.tool_id DESC, o.id DESC
+                 LIMIT 1)",
+        live = live("o", "ob")
+    )
+});
+
+/// Row `t` (of bundle `bu`) can be called: enabled, in an enabled bundle, usable by this
+/// binary, and safe unless the parameter `?allow_unsafe` is true.
+const USABLE: &str = "t.is_enabled = 1 AND bu.is_enabled = 1 AND t.unavailable IS NULL
+    AND (:allow_unsafe OR t.safe = 1)";
+
+/// Where a tool comes in registration order: `createdAt`, then toolID, then the row, which
+/// settles copies of one file.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Registration {
+    pub created_ns: i64,
+    pub tool_id: String,
+    pub id: i64,
+}
+
+/// A row of `SELECT t.created_ns, t.tool_id, t.id`.
+fn registration(r: &rusqlite::Row) -> rusqlite::Result<Registration> {
+    Ok(Registration {
+        created_ns: r.get(0)?,
+        tool_id: r.get(1)?,
+        id: r.get(2)?,
+    })
+}
+
+/// A list of values as one SQL parameter, read back with `json_each`.
+fn json_list<T: serde::Serialize>(values: &[T]) -> String {
+    serde_json::to_string(values).unwrap_or_else(|_| "[]".to_owned())
+}
+
+impl Index {
+    /// The live tools among rows `ids`, in the order of `ids`.
+    pub fn rows_by_id(&self, ids: &[i64], with_text: bool) -> Result<Vec<ToolRow>> {
+        let sql = tool_row_sql(with_text, "t.id IN (SELECT value FROM json_each(?1))");
+        let mut rows: HashMap<i64, ToolRow> = self
+            .collect(&sql, [json_list(ids)], tool_row)?
+            .into_iter()
+            .map(|row| (row.id, row))
+            .collect();
+        Ok(ids.iter().filter_map(|id| rows.remove(id)).collect())
+    }
+
+    /// The usable tools among rows `ids` (see [`USABLE`]), whether or not their version stands
+    /// for their slug, in registration order.
+    pub fn usable_among(&self, ids: &[i64], allow_unsafe: bool) -> Result<Vec<Registration>> {
+        let sql = format!(
+            "SELECT t.created_ns, t.tool_id, t.id FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
+             WHERE t.id IN (SELECT value FROM json_each(:ids)) AND {live} AND {USABLE}",
+            live = live("t", "bu")
+        );
+        let mut found = self.collect(
+            &sql,
+            rusqlite::named_params! { ":ids": json_list(ids), ":allow_unsafe": allow_unsafe },
+            registration,
+        )?;
+        found.sort_unstable();
+        Ok(found)
+    }
+
+    /// Which of rows `ids` are live versions that stand for their tool slug.
+    pub fn standing_among(&self, ids: &[i64]) -> Result<HashSet<i64>> {
+        let sql = format!(
+            "SELECT t.id FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
+             WHERE t.id IN (SELECT value FROM json_each(?1)) AND {live} AND {stands}",
+            live = live("t", "bu"),
+            stands = *STANDS
+        );
+        Ok(self
+            .collect(&sql, [json_list(ids)], |r| r.get(0))?
+            .into_iter()
+            .collect())
+    }
+
+    /// The first `n` usable tools (see [`USABLE`]) that stand for their slug, in registration
+    /// order, leaving out the rows `skip`.
+    pub fn first_usable(
+        &self,
+        n: usize,
+        allow_unsafe: bool,
+        skip: &HashSet<i64>,
+    ) -> Result<Vec<Registration>> {
+        // `tool` first (CROSS JOIN keeps it outside) so its registration index gives the
+        // order: the scan stops after `n` rows instead of sorting the catalog.
+        let sql = format!(
+            "SELECT t.created_ns, t.tool_id, t.id FROM tool t CROSS JOIN bundle bu ON bu.dir = t.bundle_dir
+             WHERE {live} AND {USABLE} AND {stands}
+             ORDER BY t.created_ns, t.tool_id, t.id",
+            live = live("t", "bu"),
+            stands = *STANDS
+        );
+        let mut statement = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(|e| self.db_error(e))?;
+        let mut rows = statement
+            .query(rusqlite::named_params! { ":allow_unsafe": allow_unsafe })
+            .map_err(|e| self.db_error(e))?;
+        let mut found = Vec::new();
+        while found.len() < n {
+            let Some(row) = rows.next().map_err(|e| self.db_error(e))? else {
+                break;
+            };
+            let registration = registration(row).map_err(|e| self.db_error(e))?;
+            if !skip.contains(&registration.id) {
+                found.push(registration);
+            }
+        }
+        Ok(found)
+    }
+
+    /// How many usable tools (see [`USABLE`]) stand for their slug. A pass over the catalog.
+    pub fn count_usable(&self, allow_unsafe: bool) -> Result<usize> {
+        let sql = format!(
+            "SELECT count(*) FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
+             WHERE {live} AND {USABLE} AND {stands}",
+            live = live("t", "bu"),
+            stands = *STANDS
+        );
+        let counts = self.collect(
+            &sql,
+            rusqlite::named_params! { ":allow_unsafe": allow_unsafe },
+            |r| r.get::<_, i64>(0),
+        )?;
+        Ok(counts.first().map_or(0, |n| *n as usize))
+    }
+
+    /// The version that stands for the tool slug `slug` of the bundle with slug
+    /// `bundle_slug`, usable or not.
+    pub fn standing_of(&self, bundle_slug: &str, slug: &str) -> Result<Option<ToolRow>> {
+        let condition = format!("bu.slug = ?1 AND t.slug_dir = ?2 AND {}", *STANDS);
+        self.first(
+            &tool_row_sql(false, &condition),
+            [bundle_slug, slug],
+            tool_row,
+        )
+    }
+
+    /// The version that stands for the tool slug `slug` in the bundle folder `dir`, usable or
+    /// not; none when it is in another folder (of a bundle with the same slug).
+    pub fn standing_in_folder(&self, dir: &str, slug: &str) -> Result<Option<ToolRow>> {
+        let condition = format!("t.bundle_dir = ?1 AND t.slug_dir = ?2 AND {}", *STANDS);
+        self.first(&tool_row_sql(false, &condition), [dir, slug], tool_row)
+    }
+
+    /// The bundle folder and tool slug of the live tool with this toolID (of the newest, should
+    /// copies share it).
+    pub fn slug_of_tool_id(&self, tool_id: &str) -> Result<Option<(String, String)>> {
+        let sql = format!(
+            "SELECT t.bundle_dir, t.slug_dir FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
+             WHERE t.tool_id = ?1 AND {live}
+             ORDER BY t.created_ns DESC, t.id DESC LIMIT 1",
+            live = live("t", "bu")
+        );
+        self.first(&sql, [tool_id], |r| Ok((r.get(0)?, r.get(1)?)))
+    }
+
+    /// How many live bundles have a tool of each of `slugs` (slugs no live bundle has are left
+    /// out).
+    pub fn bundles_per_slug(&self, slugs: &[&str]) -> Result<HashMap<String, usize>> {
+        let sql = format!(
+            "SELECT t.slug_dir, count(DISTINCT bu.slug) FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
+             WHERE t.slug_dir IN (SELECT value FROM json_each(?1)) AND {live}
+             GROUP BY t.slug_dir",
+            live = live("t", "bu")
+        );
+        Ok(self
+            .collect(&sql, [json_list(slugs)], |r| {
+                Ok((r.get(0)?, r.get::<_, i64>(1)? as usize))
+            })?
+            .into_iter()
+            .collect())
+    }
+
+    /// The tool slugs of live bundles, as (bundle slug, tool slug), whose slug or one of whose
+    /// wanted exported names ([`crate::provider::names::wanted`]) is one of `names`.
+    pub fn slugs_near_names(&self, names: &[String]) -> Result<Vec<(String, String)>> {
+        let sql = format!(
+            "SELECT DISTINCT bu.slug, t.slug_dir FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
+             WHERE (t.slug_dir IN (SELECT value FROM json_each(?1))
+                    OR t.bare_name IN (SELECT value FROM json_each(?1))
+                    OR t.qualified_name IN (SELECT value FROM json_each(?1)))
+               AND {live}",
+            live = live("t", "bu")
+        );
+        self.collect(&sql, [json_list(names)], |r| Ok((r.get(0)?, r.get(1)?)))
+    }
+
+    /// Every tool slug of a live bundle, as (bundle slug, tool slug).
+    pub fn all_slugs(&self) -> Result<Vec<(String, String)>> {
+        let sql = format!(
+            "SELECT DISTINCT bu.slug, t.slug_dir FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
+             WHERE {live}",
+            live = live("t", "bu")
+        );
+        self.collect(&sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
+    }
+
+    /// The rows of a query.
+    fn collect<T, P: rusqlite::Params>(
+        &self,
+        sql: &str,
+        params: P,
+        read: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut statement = self
+            .conn
+            .prepare_cached(sql)
+            .map_err(|e| self.db_error(e))?;
+        let rows = statement
+            .query_map(params, read)
+            .map_err(|e| self.db_error(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.db_error(e))
+    }
+
+    /// The first row of a query, if any.
+    fn first<T, P: rusqlite::Params>(
+        &self,
+        sql: &str,
+        params: P,
+        read: impl FnOnce(&rusqlite::Row) -> rusqlite::Result<T>,
+    ) -> Result<Option<T>> {
+        let mut statement = self
+            .conn
+            .prepare_cached(sql)
+            .map_err(|e| self.db_error(e))?;
+        statement
+            .query_row(params, read)
+            .optional()
+            .map_err(|e| self.db_error(e))
+    }
+}
