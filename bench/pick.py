@@ -11,8 +11,11 @@ process, median and p95 over all samples (each query --rounds times after a warm
 - `pick QUERY --json` with the keyword scorer (the default) and with `--scorer bm25`;
 - `export --provider openai --bundle B` of one generated bundle, and `export --provider mcp`
   of the whole catalog (--force: past OpenAI's 128 tools is refused otherwise);
-- the stat floor of bench/search.py (every command's change check stats each tool.json and
-  slug folder first), to read the pick figures against.
+- the stat floor of bench/search.py (without a watcher, every command's change check stats
+  each tool.json and slug folder first), to read the pick figures against.
+
+Each table is taken twice: walking (no watcher) and with the index watcher (`toolctl index
+watch --detach`; README "The index watcher").
 """
 
 from __future__ import annotations
