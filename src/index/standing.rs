@@ -64,7 +64,7 @@ impl Index {
         Ok(ids.iter().filter_map(|id| rows.remove(id)).collect())
     }
 
-    /// The usable tools among rows `ids` (see [`USABLE`]), whether or not their version stands
+    /// The usable tools among rows `ids` (enabled, available, safe unless allowed), whether or not their version stands
     /// for their slug, in registration order.
     pub fn usable_among(&self, ids: &[i64], allow_unsafe: bool) -> Result<Vec<Registration>> {
         let sql = format!(
@@ -95,7 +95,7 @@ impl Index {
             .collect())
     }
 
-    /// The first `n` usable tools (see [`USABLE`]) that stand for their slug, in registration
+    /// The first `n` usable tools (enabled, available, safe unless allowed) that stand for their slug, in registration
     /// order, leaving out the rows `skip`.
     pub fn first_usable(
         &self,
@@ -132,7 +132,7 @@ impl Index {
         Ok(found)
     }
 
-    /// How many usable tools (see [`USABLE`]) stand for their slug. A pass over the catalog.
+    /// How many usable tools (enabled, available, safe unless allowed) stand for their slug. A pass over the catalog.
     pub fn count_usable(&self, allow_unsafe: bool) -> Result<usize> {
         let sql = format!(
             "SELECT count(*) FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir

@@ -9,7 +9,9 @@
 //! - a `tool.json` changed (edited in place, replaced by a rename, removed) → read it.
 //!
 //! So unchanged files are never read and unchanged folders never listed; the cost of a sync
-//! with nothing to do is one `stat` per tool, slug folder and bundle. The main thread reads the
+//! with nothing to do is one `stat` per tool, slug folder and bundle — unless the catalog's
+//! watcher (see [`super::watch`]) says which paths changed since the index's token: then only
+//! the rows of those paths and their folders are compared ([`scopes_of`]). The main thread reads the
 //! stored stamps (bundles, slug folders, then tool files, a chunk of rows per query) and hands
 //! them to stat workers a batch at a time, which compare them with the files' while it reads
 //! on; only what moved comes back, and only the main thread writes. Problems (a file that does

@@ -1,8 +1,8 @@
 //! The index watcher: a file watcher per catalog that lets the change check skip the walk.
 //!
-//! Without it, every command stats each tool file and slug folder before it answers (see
-//! [`super::sync`]): at 10,000 tools that is ~19,000 stats, 35 ms on two cores, and at 100,000
-//! tools over half a second — more than the rest of a search. The watcher is git's
+//! Without it, every command stats each tool file and slug folder before it answers (the
+//! change check in `sync.rs`): at 10,000 tools that is ~19,000 stats, 35 ms on two cores, and
+//! at 100,000 tools over half a second — more than the rest of a search. The watcher is git's
 //! fsmonitor-daemon (or watchman) design, on Linux's inotify:
 //!
 //! - One process per catalog (`toolctl index watch`) watches the folders the index looks at:
@@ -102,7 +102,7 @@ enum Request {
     Stop,
 }
 
-/// The watcher's answer to [`Request::Since`].
+/// The watcher's answer to "what changed since this token" ([`changes_since`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Answer {
     /// The token to store with the state the index is brought to.
