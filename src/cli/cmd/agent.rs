@@ -117,7 +117,8 @@ fn show(ctx: &Ctx, args: &AgentArg) -> Result<Output, CliError> {
             kind_label(tool.kind).to_owned(),
             tool.match_score
                 .map_or_else(String::new, |s| format!("{s:.2}")),
-            tool.attached_at.to_string(),
+            // To the second: a column of one width (the JSON keeps the full time).
+            tool.attached_at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
             status_text.clone(),
         ]);
         let mut item = serde_json::to_value(tool).unwrap_or_default();
