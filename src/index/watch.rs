@@ -306,12 +306,17 @@ pub(super) fn maybe_start(catalog: &Catalog, entries_checked: usize) {
                 && is_local(root)
         }
     };
+    if !wanted {
+        return;
+    }
     // Each folder checked is about one watch: a catalog past the limit cannot be watched.
-    let fits = watch_limit().is_none_or(|limit| entries_checked < limit);
-    let failed_lately = std::fs::metadata(failure_file(root))
-        .and_then(|m| m.modified())
-        .is_ok_and(|at| at.elapsed().is_ok_and(|age| age < RETRY_AFTER));
-    if wanted && fits && !failed_lately && why_not(root).is_ok() {
+    let fits = || watch_limit().is_none_or(|limit| entries_checked < limit);
+    let failed_lately = || {
+        std::fs::metadata(failure_file(root))
+            .and_then(|m| m.modified())
+            .is_ok_and(|at| at.elapsed().is_ok_and(|age| age < RETRY_AFTER))
+    };
+    if fits() && !failed_lately() && why_not(root).is_ok() {
         // A failure to start costs nothing but speed: the next command walks again. Not
         // waited for: it outlives this command.
         let _ = spawn(program, root).map(drop);
@@ -360,7 +365,7 @@ mod daemon {
     use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
     use rustix::io::Errno;
     use std::collections::{HashMap, HashSet};
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::{BufRead, BufReader, Read, Write};
     use std::os::unix::net::{UnixListener, UnixStream};
     use std::path::{Path, PathBuf};
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -386,6 +391,9 @@ mod daemon {
     /// Milliseconds the watcher waits before it handles each batch of events: for tests, to
     /// show that a question's cookie makes up for a watcher behind on its events.
     const LAG_VAR: &str = "TOOLCTL_WATCH_TEST_LAG_MS";
+
+    /// The longest question read (a token is ~60 bytes).
+    const MAX_QUESTION: u64 = 4096;
 
     /// How long a question waits for its cookie before the answer is "full".
     const COOKIE_TIMEOUT: Duration = Duration::from_secs(1);
@@ -774,7 +782,11 @@ mod daemon {
         let Ok(mut writer) = stream.try_clone() else {
             return;
         };
-        if BufReader::new(stream).read_line(&mut line).is_err() {
+        // A question is one short line: a peer that sends more is cut off, not buffered.
+        if BufReader::new(stream.take(MAX_QUESTION))
+            .read_line(&mut line)
+            .is_err()
+        {
             return;
         }
         let Ok(request) = serde_json::from_str::<Request>(&line) else {

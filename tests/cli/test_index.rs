@@ -118,7 +118,7 @@ fn search(env: &TestEnv, args: &[&str]) -> Searched {
 
 /// The refs `search QUERY` finds (enabled, available tools only).
 #[track_caller]
-fn found(env: &TestEnv, query: &str) -> Vec<String> {
+pub(crate) fn found(env: &TestEnv, query: &str) -> Vec<String> {
     search(env, &[query]).refs()
 }
 

@@ -5,7 +5,7 @@
 //! gives" is a copy of the catalog, listed with no watcher and a fresh index.
 
 use crate::common::{TestEnv, copy_tree, read_json, write_file};
-use crate::test_index::{IndexStatus, status};
+use crate::test_index::{found, status};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -69,12 +69,6 @@ fn truth(env: &TestEnv) -> String {
     snapshot(&copy)
 }
 
-/// The change check of an `index status` run now.
-#[track_caller]
-fn last_check(env: &TestEnv) -> IndexStatus {
-    status(env)
-}
-
 /// The `v1` tool file of the fixture catalog's tool `slug`.
 fn tool_file(env: &TestEnv, slug: &str) -> PathBuf {
     let bundles = env.catalog().join("bundles");
@@ -93,15 +87,6 @@ fn describe_in_place(path: &Path, description: &str) {
     write_file(path, &serde_json::to_string_pretty(&doc).unwrap());
 }
 
-fn found(env: &TestEnv, query: &str) -> Vec<String> {
-    env.json(&["search", query])["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|item| item["ref"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 #[test]
 fn a_watched_catalog_checks_only_what_changed() {
     let env = TestEnv::fixture();
@@ -110,10 +95,10 @@ fn a_watched_catalog_checks_only_what_changed() {
 
     // The first check under a watcher still walks (the index has no token yet); the next one
     // compares nothing.
-    let first = last_check(&env);
+    let first = status(&env);
     assert!(first.last_sync.watcher);
     assert!(first.last_sync.checked > 20, "{:?}", first.last_sync);
-    let quiet = last_check(&env);
+    let quiet = status(&env);
     assert!(quiet.last_sync.watcher);
     assert_eq!(quiet.last_sync.checked, 0, "{:?}", quiet.last_sync);
     let watcher = quiet.watcher.expect("index status shows the watcher");
@@ -133,7 +118,7 @@ fn a_watched_catalog_checks_only_what_changed() {
         &tool_file(&env, "forecast"),
         "Forecast for quixotic weather",
     );
-    let edited = last_check(&env);
+    let edited = status(&env);
     assert!(edited.last_sync.watcher);
     assert_eq!(
         (edited.last_sync.checked, edited.last_sync.read),
@@ -236,7 +221,7 @@ fn every_kind_of_hand_change_is_seen_through_the_watcher() {
         change();
         let seen = snapshot(&env);
         assert!(
-            last_check(&env).last_sync.watcher,
+            status(&env).last_sync.watcher,
             "{what}: the watcher answered"
         );
         assert_eq!(seen, truth(&env), "{what}");
@@ -280,7 +265,7 @@ fn commands_stay_right_when_the_watcher_dies() {
     let pid = start(&env);
     let _stop = Stop(&env);
     env.run(&["tool", "list"]).success();
-    let epoch = last_check(&env).watcher.unwrap().epoch;
+    let epoch = status(&env).watcher.unwrap().epoch;
     std::process::Command::new("kill")
         .args(["-9", &pid.to_string()])
         .status()
@@ -293,14 +278,14 @@ fn commands_stay_right_when_the_watcher_dies() {
         "after the watcher died xylophone",
     );
     assert_eq!(found(&env, "xylophone"), ["weather/forecast@v1"]);
-    let check = last_check(&env);
+    let check = status(&env);
     assert!(!check.last_sync.watcher);
     assert!(check.watcher.is_none());
 
     // A new one starts in its place, in a new epoch: the first check walks again.
     let again = start(&env);
     assert_ne!(again, pid);
-    let fresh = last_check(&env);
+    let fresh = status(&env);
     assert_ne!(fresh.watcher.unwrap().epoch, epoch);
     assert!(fresh.last_sync.checked > 20, "{:?}", fresh.last_sync);
     describe_in_place(&tool_file(&env, "forecast"), "with the new watcher marimba");
@@ -326,7 +311,7 @@ fn one_watcher_per_catalog_and_stop_stops_it() {
     env.run(&["index", "watch", "--stop"])
         .success()
         .stdout_has("No watcher was running");
-    assert!(last_check(&env).watcher.is_none());
+    assert!(status(&env).watcher.is_none());
 }
 
 #[test]
@@ -350,24 +335,21 @@ fn a_command_starts_a_watcher_when_the_mode_says_so() {
         search.env("TOOLCTL_WATCH", mode);
         assert!(search.status().unwrap().success());
         std::thread::sleep(Duration::from_millis(300));
-        assert!(last_check(&env).watcher.is_none(), "{mode}");
+        assert!(status(&env).watcher.is_none(), "{mode}");
     }
 
     // index.watch in toolctl.json, overridden by $TOOLCTL_WATCH.
     env.edit_config(|c| c["index"] = serde_json::json!({ "watch": "always" }));
     env.run(&["search", "weather"]).success();
     std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        last_check(&env).watcher.is_none(),
-        "$TOOLCTL_WATCH=never wins"
-    );
+    assert!(status(&env).watcher.is_none(), "$TOOLCTL_WATCH=never wins");
 
     let mut search = env.command(&["search", "weather"]);
     search.env_remove("TOOLCTL_WATCH");
     assert!(search.status().unwrap().success());
-    assert!(eventually(|| last_check(&env).watcher.is_some()));
+    assert!(eventually(|| status(&env).watcher.is_some()));
     env.run(&["search", "weather"]).success();
-    assert!(last_check(&env).last_sync.watcher);
+    assert!(status(&env).last_sync.watcher);
 }
 
 #[test]
@@ -415,9 +397,47 @@ fn a_watcher_that_cannot_start_says_why_and_is_not_retried_at_once() {
     search.env("TOOLCTL_WATCH", "always");
     assert!(search.status().unwrap().success());
     std::thread::sleep(Duration::from_millis(300));
-    assert!(last_check(&env).watcher.is_none());
+    assert!(status(&env).watcher.is_none());
 
     // By hand it starts, and clears the failure.
     start(&env);
     assert!(!failed.exists());
+}
+
+#[test]
+fn auto_mode_starts_a_watcher_on_a_big_catalog_but_not_in_ci() {
+    let env = TestEnv::fixture();
+    let _stop = Stop(&env);
+    // 1,000 tools written by hand: their check compares over 2,000 entries (a tool file and a
+    // slug folder each), the size from which auto mode starts a watcher.
+    let bundle_id = env.bundle("big");
+    let template = read_json(&tool_file(&env, "current-time"));
+    for i in 0..1000 {
+        let mut doc = template.clone();
+        doc["toolID"] = uuid::Uuid::now_v7().to_string().into();
+        doc["bundleID"] = bundle_id.clone().into();
+        doc["slug"] = format!("tool-{i}").into();
+        doc["description"] = format!("generated tool zq{i}x").into();
+        let path = env.tool_file(&bundle_id, &format!("tool-{i}"), "v1");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        write_file(&path, &doc.to_string());
+    }
+    let auto = |ci: bool| {
+        let mut search = env.command(&["search", "generated"]);
+        search.env("TOOLCTL_WATCH", "auto");
+        if ci {
+            search.env("CI", "true");
+        }
+        assert!(search.output().unwrap().status.success());
+    };
+    auto(true);
+    std::thread::sleep(Duration::from_millis(300));
+    let walked = status(&env);
+    assert!(walked.watcher.is_none(), "no watcher in CI");
+    assert!(walked.last_sync.checked > 2000, "{:?}", walked.last_sync);
+
+    auto(false);
+    assert!(eventually(|| status(&env).watcher.is_some()));
+    assert_eq!(found(&env, "zq999x"), ["big/tool-999@v1"]);
+    assert!(status(&env).last_sync.watcher);
 }
