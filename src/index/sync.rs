@@ -196,13 +196,18 @@ impl<'a> Stamper<'a> {
     }
 }
 
-/// Visible sub-folder names of `dir`.
+/// The sub-folders of a folder (symbolic links to folders included), hidden ones left out.
 fn subdirs(dir: &Path) -> HashSet<String> {
+    // The entry's type comes with the listing on most filesystems: a stat only for a link.
+    let is_dir = |e: &std::fs::DirEntry| match e.file_type() {
+        Ok(kind) if !kind.is_symlink() => kind.is_dir(),
+        _ => e.path().is_dir(),
+    };
     std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .flatten()
-                .filter(|e| e.path().is_dir())
+                .filter(is_dir)
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .filter(|n| !n.starts_with('.'))
                 .collect()
@@ -247,15 +252,62 @@ fn epoch_ns(time: jiff::Timestamp) -> i64 {
     i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
 }
 
+/// A tool's row and full-text entry, ready to write: made where the file is parsed (a loader
+/// thread during a check), so the main thread, the only writer, only writes.
+struct Record {
+    tool_id: String,
+    version: String,
+    tags: String,
+    is_enabled: bool,
+    unavailable: Option<String>,
+    modified_ns: i64,
+    created_ns: i64,
+    safe: bool,
+    bare_name: String,
+    qualified_name: String,
+    /// The full-text columns: name, tags, args, description, bundle.
+    text: [String; 5],
+}
+
+impl Record {
+    fn new(entry: &ToolEntry) -> Self {
+        let tool = &entry.tool;
+        let mut args = String::new();
+        argument_text(entry.doc.get("argSchema"), 0, &mut args);
+        Self {
+            tool_id: tool.tool_id.to_string(),
+            version: tool.version.clone(),
+            tags: serde_json::to_string(&tool.tags).unwrap_or_else(|_| "[]".into()),
+            is_enabled: entry.is_enabled,
+            unavailable: entry.unavailable.clone(),
+            modified_ns: epoch_ns(tool.modified_at),
+            created_ns: epoch_ns(tool.created_at),
+            safe: tool.is_safe(),
+            bare_name: names::wanted(&entry.bundle_slug, &tool.slug, false),
+            qualified_name: names::wanted(&entry.bundle_slug, &tool.slug, true),
+            text: [
+                format!(
+                    "{} {}",
+                    index_text(&tool.slug),
+                    index_text(&tool.display_name)
+                ),
+                index_text(&tool.tags.join(" ")),
+                args,
+                tool.description.clone(),
+                index_text(&entry.bundle_slug),
+            ],
+        }
+    }
+}
+
 /// Write one tool's row and full-text entry.
 fn put_tool(
     tx: &Transaction,
     id: i64,
-    entry: &ToolEntry,
+    record: &Record,
     stamp: &str,
     hash: Option<&str>,
 ) -> rusqlite::Result<()> {
-    let tool = &entry.tool;
     run(
         tx,
         "UPDATE tool SET stamp = ?2, content_hash = ?9, problem = NULL, tool_id = ?3, version = ?4,
@@ -264,37 +316,25 @@ fn put_tool(
         params![
             id,
             stamp,
-            tool.tool_id.to_string(),
-            tool.version,
-            serde_json::to_string(&tool.tags).unwrap_or_else(|_| "[]".into()),
-            entry.is_enabled,
-            entry.unavailable,
-            epoch_ns(tool.modified_at),
+            record.tool_id,
+            record.version,
+            record.tags,
+            record.is_enabled,
+            record.unavailable,
+            record.modified_ns,
             hash,
-            epoch_ns(tool.created_at),
-            tool.is_safe(),
-            names::wanted(&entry.bundle_slug, &tool.slug, false),
-            names::wanted(&entry.bundle_slug, &tool.slug, true),
+            record.created_ns,
+            record.safe,
+            record.bare_name,
+            record.qualified_name,
         ],
     )?;
-    let mut args = String::new();
-    argument_text(entry.doc.get("argSchema"), 0, &mut args);
     run(tx, "DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
+    let [name, tags, args, description, bundle] = &record.text;
     run(
         tx,
         "INSERT INTO tool_fts (rowid, name, tags, args, description, bundle) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![
-            id,
-            format!(
-                "{} {}",
-                index_text(&tool.slug),
-                index_text(&tool.display_name)
-            ),
-            index_text(&tool.tags.join(" ")),
-            args,
-            tool.description,
-            index_text(&entry.bundle_slug),
-        ],
+        params![id, name, tags, args, description, bundle],
     )?;
     Ok(())
 }
@@ -381,8 +421,23 @@ impl Index {
             .conn
             .transaction_with_behavior(behavior)
             .map_err(|e| db(&self.path, e))?;
+        // A build into an empty index (not one another process has just made) writes every
+        // row before it makes the lookup indexes.
+        let bulk = self.building
+            && tx
+                .query_row("SELECT NOT EXISTS (SELECT 1 FROM tool)", [], |r| r.get(0))
+                .map_err(|e| db(&self.path, e))?;
+        if bulk {
+            tx.execute_batch(&super::lookup_indexes(false))
+                .map_err(|e| db(&self.path, e))?;
+        }
         sync_all(&tx, catalog, &mut report, progress).map_err(|e| into_error(&self.path, e))?;
+        if bulk {
+            tx.execute_batch(&super::lookup_indexes(true))
+                .map_err(|e| db(&self.path, e))?;
+        }
         tx.commit().map_err(|e| db(&self.path, e))?;
+        self.building = false;
         report.millis = started.elapsed().as_millis() as u64;
         Ok(report)
     }
@@ -467,7 +522,7 @@ enum Loaded {
     /// The same text as indexed.
     Same,
     /// Read again; with the text's hash when its stamp is racy.
-    Read(Box<Result<Option<ToolEntry>, Problem>>, Option<String>),
+    Read(Box<Result<Option<Record>, Problem>>, Option<String>),
 }
 
 fn sync_all(
@@ -609,7 +664,7 @@ fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
                     tool.tool.slug
                 ],
             )?;
-            put_tool(tx, tx.last_insert_rowid(), tool, "", None)?;
+            put_tool(tx, tx.last_insert_rowid(), &Record::new(tool), "", None)?;
         }
         set_meta(tx, "builtin", &fingerprint)?;
     }
@@ -845,10 +900,10 @@ fn check_slugs(
 }
 
 /// Tool files that changed (edited, replaced or removed): they are read again.
-fn check_tools(
+fn check_tools<'scope, 'env>(
     tx: &Transaction,
-    pool: &mut Pool,
-    catalog: &Catalog,
+    pool: &mut Pool<'scope, 'env>,
+    catalog: &'env Catalog,
     scope: &Scope,
     report: &mut SyncReport,
     progress: &mut dyn FnMut(usize, usize),
@@ -903,8 +958,7 @@ fn check_tools(
         batch.push(id, &[text(row, 1)?], text(row, 2)?, hash);
         Ok(id)
     };
-    let mut bundles = HashMap::new();
-    let mut pending = Vec::new();
+    let mut loader = Loader::new(pool.scope, catalog);
     let mut done = 0;
     let checked = scan(tx, pool, sql, &only, false, push, |batch| {
         for (i, now) in &batch.moved {
@@ -912,30 +966,22 @@ fn check_tools(
             let (dir, slug, version) = tool_path_parts(path).ok_or_else(|| odd_path(path))?;
             // A racy stamp that is the same now: the file is the same if its text is.
             let same_stamp = is_racy(old) && now.trim_end_matches('~') == old.trim_end_matches('~');
-            pending.push(Pending {
+            let pending = Pending {
                 id: batch.rows[*i].id,
                 dir: dir.to_owned(),
                 slug: slug.to_owned(),
                 version: version.to_owned(),
                 now: now.clone(),
                 hash: batch.hash(*i).filter(|_| same_stamp).map(str::to_owned),
-            });
+            };
+            loader.push(tx, pending, report)?;
         }
         done += batch.rows.len();
-        if pending.len() >= LOAD_BATCH {
-            load_pending(
-                tx,
-                catalog,
-                std::mem::take(&mut pending),
-                &mut bundles,
-                report,
-            )?;
-        }
-        progress(done - pending.len(), total);
+        progress(done - loader.unwritten(), total);
         Ok(())
     })?;
     report.checked += checked;
-    load_pending(tx, catalog, pending, &mut bundles, report)?;
+    loader.finish(tx, report)?;
     progress(done, total);
     Ok(())
 }
@@ -1301,95 +1347,184 @@ fn list_versions(
     Ok(())
 }
 
-/// How many tool files are read (in parallel) before their rows are written.
+/// How many tool files are read (on loader threads) before their rows are written.
 const LOAD_BATCH: usize = 1024;
 
-/// Read changed tool files (on all cores, a batch at a time) and store what they hold.
-/// `bundles` caches each bundle's `bundle.json` across calls.
-fn load_pending(
-    tx: &Transaction,
-    catalog: &Catalog,
+/// Reads changed tool files on loader threads, a batch at a time, while the main thread writes
+/// what the batch before held: the parse of one batch overlaps the writes of the last.
+struct Loader<'scope, 'env> {
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    catalog: &'env Catalog,
+    /// Each bundle's `bundle.json` as read once, by folder (`None`: no usable bundle).
+    bundles: HashMap<String, Option<Arc<BundleEntry>>>,
+    /// Tool files waiting for a batch to fill.
     pending: Vec<Pending>,
-    bundles: &mut HashMap<String, Option<BundleEntry>>,
-    report: &mut SyncReport,
-) -> Result<(), SyncError> {
-    for p in &pending {
-        if !bundles.contains_key(&p.dir) {
-            let loaded = catalog
-                .load_bundle(&catalog.bundles_dir().join(&p.dir), &p.dir)
-                .ok()
-                .flatten();
-            bundles.insert(p.dir.clone(), loaded);
+    /// The batch being read, a part per thread.
+    reading: Vec<std::thread::ScopedJoinHandle<'scope, Vec<(Pending, Loaded)>>>,
+    /// Tool files in `reading`.
+    in_reading: usize,
+}
+
+impl<'scope, 'env> Loader<'scope, 'env> {
+    fn new(scope: &'scope std::thread::Scope<'scope, 'env>, catalog: &'env Catalog) -> Self {
+        Self {
+            scope,
+            catalog,
+            bundles: HashMap::new(),
+            pending: Vec::new(),
+            reading: Vec::new(),
+            in_reading: 0,
         }
     }
-    let bundles = &*bundles;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
-    let load = |p: &Pending| -> Loaded {
-        let Some(Some(bundle)) = bundles.get(&p.dir) else {
-            return Loaded::Gone;
-        };
-        if p.now.is_empty() {
-            return Loaded::Gone;
+
+    /// Tool files taken and not yet written.
+    fn unwritten(&self) -> usize {
+        self.pending.len() + self.in_reading
+    }
+
+    fn push(
+        &mut self,
+        tx: &Transaction,
+        pending: Pending,
+        report: &mut SyncReport,
+    ) -> Result<(), SyncError> {
+        self.pending.push(pending);
+        if self.pending.len() >= LOAD_BATCH {
+            self.flush(tx, report)?;
         }
-        let path = catalog
-            .bundles_dir()
-            .join(&p.dir)
-            .join(TOOLS_DIR)
-            .join(&p.slug)
-            .join(&p.version)
-            .join(TOOL_FILE);
-        let text = match read_tool_text(&path) {
-            Ok(Some(text)) => text,
-            Ok(None) => return Loaded::Read(Box::new(Ok(None)), None),
-            Err(problem) => return Loaded::Read(Box::new(Err(problem)), None),
-        };
-        // Hashed only when it may save a parse or the stamp cannot be trusted next time.
-        let hash = (p.hash.is_some() || is_racy(&p.now)).then(|| content_hash(&text));
-        if p.hash.is_some() && p.hash == hash {
-            return Loaded::Same;
+        Ok(())
+    }
+
+    /// Start reading the pending files, then write the batch read before.
+    fn flush(&mut self, tx: &Transaction, report: &mut SyncReport) -> Result<(), SyncError> {
+        let before = std::mem::take(&mut self.reading);
+        self.start();
+        self.write(tx, before, report)
+    }
+
+    /// Read and write everything taken.
+    fn finish(mut self, tx: &Transaction, report: &mut SyncReport) -> Result<(), SyncError> {
+        self.flush(tx, report)?;
+        let last = std::mem::take(&mut self.reading);
+        self.write(tx, last, report)
+    }
+
+    fn start(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        self.in_reading = pending.len();
+        if pending.is_empty() {
+            return;
         }
-        let entry = catalog.tool_from_text(bundle, &p.slug, &p.version, &path, &text);
-        Loaded::Read(Box::new(entry.map(Some)), hash.filter(|_| is_racy(&p.now)))
-    };
-    for batch in pending.chunks(LOAD_BATCH) {
-        let chunk = batch.len().div_ceil(threads).max(1);
-        let loaded: Vec<_> = std::thread::scope(|scope| {
-            let workers: Vec<_> = batch
-                .chunks(chunk)
-                .map(|part| scope.spawn(move || part.iter().map(load).collect::<Vec<_>>()))
-                .collect();
-            workers
-                .into_iter()
-                .flat_map(|w| w.join().unwrap_or_default())
-                .collect()
-        });
-        for (p, loaded) in batch.iter().zip(loaded) {
-            let (id, now) = (p.id, p.now.as_str());
-            match loaded {
-                Loaded::Gone => clear_tool(tx, id, now, None, None)?,
-                Loaded::Same => {
-                    let hash = Some(&p.hash).filter(|_| is_racy(now));
-                    run(
-                        tx,
-                        "UPDATE tool SET stamp = ?2, content_hash = ?3 WHERE id = ?1 AND stamp != ?2",
-                        params![id, now, hash],
-                    )?;
-                }
-                Loaded::Read(result, hash) => {
-                    report.read += 1;
-                    let hash = hash.as_deref();
-                    match *result {
-                        Ok(Some(entry)) => put_tool(tx, id, &entry, now, hash)?,
-                        Ok(None) => clear_tool(tx, id, now, None, hash)?,
-                        Err(problem) => clear_tool(tx, id, now, Some(&problem.message), hash)?,
+        let mut needed = HashMap::new();
+        for p in &pending {
+            if !self.bundles.contains_key(&p.dir) {
+                let loaded = self
+                    .catalog
+                    .load_bundle(&self.catalog.bundles_dir().join(&p.dir), &p.dir)
+                    .ok()
+                    .flatten()
+                    .map(Arc::new);
+                self.bundles.insert(p.dir.clone(), loaded);
+            }
+            if let Some(Some(bundle)) = self.bundles.get(&p.dir) {
+                needed
+                    .entry(p.dir.clone())
+                    .or_insert_with(|| Arc::clone(bundle));
+            }
+        }
+        let needed = Arc::new(needed);
+        // The main thread writes meanwhile: one core fewer for reading.
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(2, 8)
+            - 1;
+        let part = pending.len().div_ceil(threads);
+        let mut pending = pending.into_iter();
+        loop {
+            let files: Vec<Pending> = pending.by_ref().take(part).collect();
+            if files.is_empty() {
+                break;
+            }
+            let (catalog, bundles) = (self.catalog, Arc::clone(&needed));
+            self.reading.push(self.scope.spawn(move || {
+                files
+                    .into_iter()
+                    .map(|p| {
+                        let loaded = load(catalog, &bundles, &p);
+                        (p, loaded)
+                    })
+                    .collect()
+            }));
+        }
+    }
+
+    fn write(
+        &self,
+        tx: &Transaction,
+        reading: Vec<std::thread::ScopedJoinHandle<'scope, Vec<(Pending, Loaded)>>>,
+        report: &mut SyncReport,
+    ) -> Result<(), SyncError> {
+        for part in reading {
+            let loaded = part
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            for (p, loaded) in loaded {
+                let (id, now) = (p.id, p.now.as_str());
+                match loaded {
+                    Loaded::Gone => clear_tool(tx, id, now, None, None)?,
+                    Loaded::Same => {
+                        let hash = Some(&p.hash).filter(|_| is_racy(now));
+                        run(
+                            tx,
+                            "UPDATE tool SET stamp = ?2, content_hash = ?3 WHERE id = ?1 AND stamp != ?2",
+                            params![id, now, hash],
+                        )?;
+                    }
+                    Loaded::Read(result, hash) => {
+                        report.read += 1;
+                        let hash = hash.as_deref();
+                        match *result {
+                            Ok(Some(record)) => put_tool(tx, id, &record, now, hash)?,
+                            Ok(None) => clear_tool(tx, id, now, None, hash)?,
+                            Err(problem) => clear_tool(tx, id, now, Some(&problem.message), hash)?,
+                        }
                     }
                 }
             }
         }
+        Ok(())
     }
-    Ok(())
+}
+
+/// Read one changed tool file (on a loader thread).
+fn load(catalog: &Catalog, bundles: &HashMap<String, Arc<BundleEntry>>, p: &Pending) -> Loaded {
+    let Some(bundle) = bundles.get(&p.dir) else {
+        return Loaded::Gone;
+    };
+    if p.now.is_empty() {
+        return Loaded::Gone;
+    }
+    let path = catalog
+        .bundles_dir()
+        .join(&p.dir)
+        .join(TOOLS_DIR)
+        .join(&p.slug)
+        .join(&p.version)
+        .join(TOOL_FILE);
+    let text = match read_tool_text(&path) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Loaded::Read(Box::new(Ok(None)), None),
+        Err(problem) => return Loaded::Read(Box::new(Err(problem)), None),
+    };
+    // Hashed only when it may save a parse or the stamp cannot be trusted next time.
+    let hash = (p.hash.is_some() || is_racy(&p.now)).then(|| content_hash(&text));
+    if p.hash.is_some() && p.hash == hash {
+        return Loaded::Same;
+    }
+    let record = catalog
+        .tool_from_text(bundle, &p.slug, &p.version, &path, &text)
+        .map(|entry| Some(Record::new(&entry)));
+    Loaded::Read(Box::new(record), hash.filter(|_| is_racy(&p.now)))
 }
 
 #[cfg(test)]
