@@ -587,6 +587,17 @@ fn typos_are_corrected_and_reported() {
         ]
     );
 
+    // Candidates start with the typed word's first or second letter: the first two letters
+    // swapped or a letter typed before the word are corrected, the first letter alone is not.
+    let found = search(&env, "ewather", &[]);
+    assert_eq!(found.corrections(), [("ewather", "weather")]);
+    let found = search(&env, "sweather", &[]);
+    assert_eq!(found.corrections(), [("sweather", "weather")]);
+    let found = search(&env, "eather", &[]);
+    assert_eq!(found.corrections(), [], "the first letter left out");
+    let found = search(&env, "qeather", &[]);
+    assert_eq!(found.corrections(), [], "the first letter mistyped");
+
     // The table says which correction was made.
     let run = env.run(&["search", "wether"]);
     run.success();
@@ -1011,6 +1022,22 @@ fn paging_walks_every_hit_once_in_order() {
         unique.dedup();
         assert_eq!(unique.len(), walked.len(), "no duplicates");
     }
+    // Across tiers: six tools have both words, one only "widget"; the later tiers find the six
+    // again, and they are not shown twice.
+    let both = search(&env, "widget filler", &[]);
+    assert_eq!(
+        both.tiers(),
+        [vec!["whole-word"; 6], vec!["some-words"]].concat()
+    );
+    assert_eq!(both.refs()[6], "w/t0@v1");
+    for size in ["1", "2", "5", "6", "7"] {
+        let walked = walk(&env, "widget filler", size, &[]);
+        let refs: Vec<String> = walked.iter().map(|h| h.tool.reference.clone()).collect();
+        assert_eq!(refs, both.refs(), "page size {size}");
+        let tiers: Vec<&str> = walked.iter().map(|h| h.tier.as_str()).collect();
+        assert_eq!(tiers, both.tiers(), "page size {size}");
+    }
+
     // With a filter.
     let even = search(&env, "widget", &["--tag", "even"]);
     assert_eq!(even.hits.len(), 4);
