@@ -11,11 +11,13 @@
 //! So unchanged files are never read and unchanged folders never listed; the cost of a sync
 //! with nothing to do is one `stat` per tool, slug folder and bundle — unless the catalog's
 //! watcher (see [`super::watch`]) says which paths changed since the index's token: then only
-//! the rows of those paths and their folders are compared ([`scopes_of`]). The main thread reads the
-//! stored stamps (bundles, slug folders, then tool files, a chunk of rows per query) and hands
-//! them to stat workers a batch at a time, which compare them with the files' while it reads
-//! on; only what moved comes back, and only the main thread writes. Problems (a file that does
-//! not parse, …) are stored with the row and reported by every command that reads it.
+//! the rows of those paths and their folders are compared ([`scopes_of`]). The main thread
+//! reads the stored stamps (bundles, slug folders, then tool files, a chunk of rows per query)
+//! and hands them to stat workers a batch at a time, which compare them with the files' while
+//! it reads on; only what moved comes back, and only the main thread writes. Tool files that
+//! moved are read and parsed on loader threads, a batch at a time, while the main thread writes
+//! what the batch before held ([`Loader`]). Problems (a file that does not parse, …) are stored
+//! with the row and reported by every command that reads it.
 //!
 //! Racy stamps (git's "racily clean" files): a file changed again within the filesystem's
 //! timestamp granularity (1 s on some filesystems, a kernel tick on Linux before 6.13), or
