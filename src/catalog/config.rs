@@ -20,6 +20,9 @@ pub const CONFIG_FILE: &str = "toolctl.json";
 /// How long a soft-deleted bundle is kept before `reap` removes it, unless configured.
 pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(48 * 3600);
 
+/// How long the index watcher waits for a command before it exits, unless configured.
+pub const DEFAULT_WATCH_IDLE: Duration = Duration::from_secs(30 * 60);
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ConfigView {
@@ -44,6 +47,9 @@ pub struct IndexConfig {
     /// When a command starts the index watcher by itself (`$TOOLCTL_WATCH` overrides it).
     #[serde(default)]
     pub watch: WatchMode,
+    /// How long the watcher waits for a command before it exits (a duration; see
+    /// [`Config::watch_idle`]).
+    watch_idle: Option<String>,
 }
 
 /// When a command starts the index watcher (`toolctl index watch`) by itself.
@@ -146,6 +152,8 @@ pub struct Config {
     pub hosts: HostPolicy,
     pub allowed_hosts: Vec<String>,
     pub grace_period: Duration,
+    /// How long the index watcher waits for a command before it exits (`index.watchIdle`).
+    pub watch_idle: Duration,
     pub pick: PickConfig,
     pub attach: AttachConfig,
     pub index: IndexConfig,
@@ -187,20 +195,28 @@ impl Config {
                     vec![super::error::Violation::new("/allowedHosts", m)],
                 )
             })?;
-        let grace_period = match &view.reap.grace_period {
-            None => DEFAULT_GRACE_PERIOD,
+        let duration = |text: &Option<String>, default, pointer: &str| match text {
+            None => Ok(default),
             Some(text) => crate::time::parse_duration(text).map_err(|m| {
-                Error::invalid(
-                    &source,
-                    vec![super::error::Violation::new("/reap/gracePeriod", m)],
-                )
-            })?,
+                Error::invalid(&source, vec![super::error::Violation::new(pointer, m)])
+            }),
         };
+        let grace_period = duration(
+            &view.reap.grace_period,
+            DEFAULT_GRACE_PERIOD,
+            "/reap/gracePeriod",
+        )?;
+        let watch_idle = duration(
+            &view.index.watch_idle,
+            DEFAULT_WATCH_IDLE,
+            "/index/watchIdle",
+        )?;
         Ok(Self {
             doc,
             hosts,
             allowed_hosts: view.allowed_hosts,
             grace_period,
+            watch_idle,
             pick: view.pick,
             attach: view.attach,
             index: view.index,

@@ -37,6 +37,7 @@ pub use write::{BundleInput, InitReport, Toggle};
 use model::{Bundle, Tool};
 use serde::Serialize;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use uuid::Uuid;
@@ -551,21 +552,14 @@ impl Catalog {
     /// The tool stored at `path` relative to the catalog (as the index names it:
     /// `bundles/<id>/tools/<slug>/<version>/tool.json`, or `builtin:<slug>`).
     pub fn tool_at(&self, path: &str) -> Result<Option<ToolEntry>, Problem> {
-        if let Some(slug) = path.strip_prefix("builtin:") {
-            let bundle = self.builtin_bundle();
-            return Ok(self
-                .builtin_tools(&bundle)
-                .into_iter()
-                .find(|t| t.tool.slug == slug));
-        }
-        let parts: Vec<&str> = path.split('/').collect();
-        let [BUNDLES_DIR, dir, TOOLS_DIR, slug, version, TOOL_FILE] = parts.as_slice() else {
-            return Ok(None);
-        };
-        let bundle_dir = self.bundles_dir().join(dir);
-        match self.load_bundle(&bundle_dir, dir)? {
-            Some(bundle) => self.load_tool(&bundle, slug, version, &self.root.join(path)),
-            None => Ok(None),
+        self.tool_reader().tool_at(path)
+    }
+
+    /// A reader of several tools by path, for one view (a page, a pick).
+    pub fn tool_reader(&self) -> ToolReader<'_> {
+        ToolReader {
+            catalog: self,
+            bundles: HashMap::new(),
         }
     }
 
@@ -726,5 +720,42 @@ pub(crate) fn read_tool_text(path: &Path) -> Result<Option<String>, Problem> {
             path: path.to_owned(),
             message: format!("cannot read: {e}"),
         }),
+    }
+}
+
+/// Reads tools by path ([`Catalog::tool_at`]) and each bundle's `bundle.json` once: a page of
+/// fifty tools of one bundle reads it once, not fifty times. Made for one view and dropped, so
+/// a `bundle.json` written since is read again by the next.
+#[derive(Debug)]
+pub struct ToolReader<'a> {
+    catalog: &'a Catalog,
+    /// By bundle folder.
+    bundles: HashMap<String, Result<Option<BundleEntry>, Problem>>,
+}
+
+impl ToolReader<'_> {
+    /// See [`Catalog::tool_at`].
+    pub fn tool_at(&mut self, path: &str) -> Result<Option<ToolEntry>, Problem> {
+        let catalog = self.catalog;
+        if let Some(slug) = path.strip_prefix("builtin:") {
+            let bundle = catalog.builtin_bundle();
+            return Ok(catalog
+                .builtin_tools(&bundle)
+                .into_iter()
+                .find(|t| t.tool.slug == slug));
+        }
+        let parts: Vec<&str> = path.split('/').collect();
+        let [BUNDLES_DIR, dir, TOOLS_DIR, slug, version, TOOL_FILE] = parts.as_slice() else {
+            return Ok(None);
+        };
+        let bundle = self
+            .bundles
+            .entry((*dir).to_owned())
+            .or_insert_with(|| catalog.load_bundle(&catalog.bundles_dir().join(dir), dir));
+        match bundle {
+            Ok(Some(bundle)) => catalog.load_tool(bundle, slug, version, &catalog.root.join(path)),
+            Ok(None) => Ok(None),
+            Err(problem) => Err(problem.clone()),
+        }
     }
 }

@@ -110,8 +110,9 @@ impl Index {
         };
         let mut problems = self.problems(catalog)?;
         let mut items = Vec::with_capacity(rows.len());
+        let mut reader = catalog.tool_reader();
         for (path, _) in rows {
-            match catalog.tool_at(&path) {
+            match reader.tool_at(&path) {
                 Ok(Some(entry)) => items.push(entry),
                 Ok(None) => {}
                 Err(problem) => problems.push(problem),

@@ -29,8 +29,9 @@
 //! command whose check had to stat at least [`AUTO_MIN_ENTRIES`] entries starts one in the
 //! background, on a local filesystem only (inotify never hears of changes made by another
 //! machine on NFS, SMB or 9p) and not in CI (`$CI` set: a job's few commands end before a
-//! watcher pays off); `always` starts one on any catalog, `never` never. It exits
-//! after [`IDLE`] without a question, when its socket or `bundles/` goes away, or when asked.
+//! watcher pays off); `always` starts one on any catalog, `never` never. It exits after
+//! `index.watchIdle` of `toolctl.json` (30 minutes) without a question, when its socket or
+//! `bundles/` goes away, or when asked.
 //! Elsewhere than Linux there is no watcher and every command walks.
 
 use crate::catalog::config::WatchMode as Mode;
@@ -46,9 +47,6 @@ pub const WATCH_DIR: &str = "watch";
 /// A check that stats at least this many entries (≈ 5 ms of stats here) starts a watcher in
 /// `auto` mode.
 pub const AUTO_MIN_ENTRIES: usize = 2_000;
-
-/// A watcher asked nothing for this long exits.
-pub const IDLE: Duration = Duration::from_secs(30 * 60);
 
 /// The environment variable that overrides `index.watch` of `toolctl.json`.
 pub const MODE_VAR: &str = "TOOLCTL_WATCH";
@@ -354,13 +352,13 @@ pub use daemon::run;
 
 /// Run the watcher in the foreground (`toolctl index watch`).
 #[cfg(not(target_os = "linux"))]
-pub fn run(root: &Path, _ready: impl FnOnce(&Status)) -> Result<(), String> {
+pub fn run(root: &Path, _idle: Duration, _ready: impl FnOnce(&Status)) -> Result<(), String> {
     why_not(root)
 }
 
 #[cfg(target_os = "linux")]
 mod daemon {
-    use super::{Answer, IDLE, Request, Status, dir, failure_file, socket, why_not};
+    use super::{Answer, Request, Status, dir, failure_file, socket, why_not};
     use crate::catalog::BUNDLES_DIR;
     use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
     use rustix::io::Errno;
@@ -646,11 +644,12 @@ mod daemon {
         !name.starts_with('.') && depth <= 4 && (depth != 2 || name == crate::catalog::TOOLS_DIR)
     }
 
-    /// Run the watcher until it is stopped, idle or its catalog goes away. `ready` is called
+    /// Run the watcher until it is stopped, `idle` without a question or its catalog goes away.
+    /// `ready` is called
     /// once it answers questions. Why it could not start is also left in
     /// `.toolctl/watch/failed`, for `--detach` to tell and for commands not to start another
     /// at once.
-    pub fn run(root: &Path, ready: impl FnOnce(&Status)) -> Result<(), String> {
+    pub fn run(root: &Path, idle: Duration, ready: impl FnOnce(&Status)) -> Result<(), String> {
         why_not(root)?;
         let watch_dir = dir(root);
         std::fs::create_dir_all(&watch_dir)
@@ -669,13 +668,13 @@ mod daemon {
         };
         let failed = failure_file(root);
         let _ = std::fs::remove_file(&failed);
-        watch(root, ready).inspect_err(|message| {
+        watch(root, idle, ready).inspect_err(|message| {
             let _ = crate::catalog::store::write_atomic(&failed, message.as_bytes());
         })
     }
 
     /// Watch and answer, once the lock is held.
-    fn watch(root: &Path, ready: impl FnOnce(&Status)) -> Result<(), String> {
+    fn watch(root: &Path, idle_after: Duration, ready: impl FnOnce(&Status)) -> Result<(), String> {
         let socket_path = socket(root);
         // Left by a watcher that died: nobody listens on it (we hold the lock).
         let _ = std::fs::remove_file(&socket_path);
@@ -736,7 +735,7 @@ mod daemon {
         std::thread::spawn(move || {
             loop {
                 std::thread::sleep(Duration::from_secs(1));
-                let idle = health.lock().last_question.elapsed() > IDLE;
+                let idle = health.lock().last_question.elapsed() > idle_after;
                 let moved = inode(&socket(&health_root)) != socket_ino;
                 if idle || moved || !health_root.join(BUNDLES_DIR).is_dir() {
                     exit(&health_root);

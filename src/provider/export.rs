@@ -141,8 +141,9 @@ pub fn export(
     let in_bundles = |dir: &str| bundle_dirs.is_empty() || bundle_dirs.iter().any(|d| d == dir);
 
     let mut chosen: Vec<(String, ToolEntry)> = Vec::new();
-    let read =
-        |member: &Member, problems: &mut Vec<Problem>| match catalog.tool_at(&member.row.path) {
+    let mut reader = catalog.tool_reader();
+    let mut read =
+        |member: &Member, problems: &mut Vec<Problem>| match reader.tool_at(&member.row.path) {
             Ok(entry) => entry,
             Err(problem) => {
                 problems.push(problem);

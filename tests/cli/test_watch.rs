@@ -374,6 +374,29 @@ fn a_bad_watch_mode_is_refused() {
 }
 
 #[test]
+fn the_watcher_exits_after_index_watch_idle_without_a_command() {
+    let env = TestEnv::fixture();
+    let _stop = Stop(&env);
+    env.edit_config(|c| c["index"] = serde_json::json!({ "watchIdle": "2s" }));
+    let pid = start(&env);
+    // Each command asks the watcher what changed, so a watcher in use stays.
+    for _ in 0..6 {
+        std::thread::sleep(Duration::from_millis(500));
+        env.run(&["search", "weather"]).success();
+    }
+    assert!(alive(pid), "a watcher asked every half second exited");
+    assert!(status(&env).last_sync.watcher);
+    // Then two seconds without a question.
+    assert!(eventually(|| !alive(pid)), "the idle watcher stays");
+
+    env.edit_config(|c| c["index"] = serde_json::json!({ "watchIdle": "soon" }));
+    env.run(&["index", "watch", "--detach"])
+        .failure(3)
+        .stderr_has("/index/watchIdle")
+        .stderr_has("not a duration");
+}
+
+#[test]
 fn a_watcher_that_cannot_start_says_why_and_is_not_retried_at_once() {
     let env = TestEnv::fixture();
     let _stop = Stop(&env);

@@ -22,7 +22,7 @@ pub enum IndexCommand {
     /// per tool file and slug folder (about 35 ms at 10,000 tools). A watcher (inotify) tells
     /// it instead. Commands start one by themselves on big catalogs on a local filesystem
     /// (index.watch in toolctl.json, or $TOOLCTL_WATCH: auto, always or never). It stops
-    /// after 30 minutes without a command, or with --stop.
+    /// after 30 minutes without a command (index.watchIdle in toolctl.json), or with --stop.
     Watch(WatchArgs),
 }
 
@@ -123,7 +123,7 @@ fn watch(ctx: &Ctx, catalog: &Catalog, args: &WatchArgs) -> Result<Output, CliEr
         let message = format!("Watching {}: {}", root.display(), describe(Some(&status)));
         return Ok(done(message, Some(status)));
     }
-    watch::run(root, |status| {
+    watch::run(root, catalog.config().watch_idle, |status| {
         ctx.ui.status(&format!(
             "Watching {} ({} folders); Ctrl-C stops it",
             root.display(),

@@ -168,8 +168,9 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
 
     if let Some(provider) = args.emit {
         let mut tools = Vec::new();
+        let mut reader = catalog.tool_reader();
         for picked in &outcome.picks {
-            match catalog.tool_at(&picked.member.row.path) {
+            match reader.tool_at(&picked.member.row.path) {
                 Ok(Some(entry)) => tools.push((picked.member.name.clone(), entry)),
                 Ok(None) => {}
                 Err(problem) => ctx.warn_problems(&[problem]),

@@ -57,9 +57,10 @@ pub fn run(ctx: &Ctx, args: &SearchArgs) -> Result<Output, CliError> {
 
     let mut table = output::table(["#", "TOOL", "SCORE", "WHY", "DESCRIPTION"]);
     let mut items = Vec::new();
+    let mut reader = catalog.tool_reader();
     for (i, hit) in results.hits.iter().enumerate() {
         // The file is the truth: show what it says now.
-        let entry = match catalog.tool_at(&hit.path) {
+        let entry = match reader.tool_at(&hit.path) {
             Ok(Some(entry)) => entry,
             Ok(None) => continue,
             Err(problem) => {
