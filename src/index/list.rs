@@ -45,8 +45,13 @@ impl Index {
         let size = page::check_size(size)?;
         let fingerprint = page::fingerprint(filter);
         let after = token.map(|t| page::decode(t, &fingerprint)).transpose()?;
+        // Bundles outside (CROSS JOIN keeps them there) in slug order (INDEXED BY), each one's
+        // tools by its index: rows come in list order, a bundle's tools sorted among
+        // themselves, and the read stops with the page. SQLite's own choice sorts the whole
+        // catalog (a 100,000-tool index: ~60 ms).
         let mut sql = String::from(
-            "SELECT t.path, bu.slug, t.slug_dir, t.version FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
+            "SELECT t.path, bu.slug, t.slug_dir, t.version
+             FROM bundle bu INDEXED BY bundle_by_slug CROSS JOIN tool t ON t.bundle_dir = bu.dir
              WHERE t.tool_id IS NOT NULL AND bu.bundle_id IS NOT NULL AND bu.problem IS NULL",
         );
         let mut params: Vec<SqlValue> = Vec::new();
