@@ -316,8 +316,8 @@ impl Index {
             }
             // Rows an earlier tier has are skipped: read as many more. A tier that gives fewer
             // rows than asked is read whole, so `found` holds every tool of the tiers before.
-            let rows = wanted - hits.len() + found.len();
-            let (sql, params) = tier_query(request, expression, None, Some(rows));
+            let asked = wanted - hits.len() + found.len();
+            let (sql, params) = tier_query(request, expression, None, Some(asked));
             let mut statement = self.conn.prepare(&sql).map_err(|e| self.db_error(e))?;
             let mut rows = statement
                 .query(rusqlite::params_from_iter(params))

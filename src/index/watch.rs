@@ -645,8 +645,7 @@ mod daemon {
     }
 
     /// Run the watcher until it is stopped, `idle` without a question or its catalog goes away.
-    /// `ready` is called
-    /// once it answers questions. Why it could not start is also left in
+    /// `ready` is called once it answers questions. Why it could not start is also left in
     /// `.toolctl/watch/failed`, for `--detach` to tell and for commands not to start another
     /// at once.
     pub fn run(root: &Path, idle: Duration, ready: impl FnOnce(&Status)) -> Result<(), String> {
