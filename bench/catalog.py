@@ -151,10 +151,13 @@ def run_timed(argv: list[str], stderr_file: Path) -> float:
 
 def run_rss(argv: list[str], stderr_file: Path) -> int:
     """Run argv as a grandchild forked by sh (see the module doc); return its ru_maxrss in KiB."""
-    shell = spawn(["/bin/sh", "-c", '"$@" &', "sh", *argv], stderr_file)
+    pid_file = stderr_file.with_name("rss-pid.txt")
+    script = 'pid_file=$1; shift; "$@" & echo $! > "$pid_file"'
+    shell = spawn(["/bin/sh", "-c", script, "sh", str(pid_file), *argv], stderr_file)
     os.waitpid(shell, 0)
-    # sh has exited; its background child is now ours (we are a subreaper).
-    _, status, usage = os.wait4(-1, 0)
+    # sh has exited; its background child is now ours (we are a subreaper). Waited for by pid:
+    # an index watcher stopped earlier is ours too, and may be waiting to be reaped.
+    _, status, usage = os.wait4(int(pid_file.read_text()), 0)
     check_status(argv, status, stderr_file)
     return usage.ru_maxrss
 
