@@ -43,10 +43,10 @@ thread_local! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Tier {
-    Prefix = 1,
-    WholeWord = 2,
-    Fuzzy = 3,
-    SomeWords = 4,
+    Prefix,
+    WholeWord,
+    Fuzzy,
+    SomeWords,
 }
 
 impl Tier {
