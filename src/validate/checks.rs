@@ -2,13 +2,15 @@
 //! about one file (folders, hosts, placeholders, native functions, argument schemas,
 //! descriptions, what providers would refuse).
 
-use super::schemas::{self, Kind};
 use super::{Facts, Place, Severity};
+use crate::base::pointer::join as pointer_join;
 use crate::catalog::config::Config;
 use crate::catalog::model::{self, Bundle, Tool, ToolType};
+use crate::catalog::names;
 use crate::catalog::rules::{self, HostPolicy};
-use crate::catalog::{ToolEntry, Violation, pointer_join};
-use crate::provider::{self, Provider, names};
+use crate::catalog::schemas::{self, Kind};
+use crate::catalog::{ToolEntry, Violation};
+use crate::provider::{self, Provider};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -207,14 +209,14 @@ fn check_tool(
         ToolType::Native | ToolType::Go => {
             if let Some(func) = tool.native_func()
                 && !func.is_empty()
-                && !crate::native::has(&func)
+                && !crate::catalog::builtin::has_function(&func)
             {
                 notes.push(Note::error(
                     "native",
                     "/impl/func",
                     format!(
                         "native function '{func}' is not in this toolctl (it has {})",
-                        crate::native::FUNCTIONS.join(", ")
+                        crate::catalog::builtin::FUNCTIONS.join(", ")
                     ),
                 ));
             }
@@ -299,7 +301,7 @@ fn check_placeholders(tool: &Tool, doc: &Value, notes: &mut Vec<Note>) {
         }
     }
     for (pointer, text) in templates {
-        for name in crate::invoke::http::placeholder_names(text) {
+        for name in crate::catalog::rules::placeholder_names(text) {
             if !arguments.contains(name) && !secrets.contains(name) {
                 notes.push(Note::error(
                     "placeholder",
