@@ -246,7 +246,7 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l no-progress -
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l max -d 'Pick at most N tools (1 to 128)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l min-score -d 'Leave out tools scoring under X (0 to 1)' -r
-complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l scorer -d 'How to score: keyword, bm25, hybrid, embed or llm' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l scorer -d 'How to score: bm25 (the search relevance, best offline), keyword, hybrid, embed or llm' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l timeout-ms -d 'Give up scoring after MS milliseconds and return the first tools in registration order' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l emit -d 'Print the picked tools in this provider\'s format instead (as `export` does)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l embed-url -d 'The embeddings endpoint (embed, hybrid), e.g. http://127.0.0.1:11434/v1' -r

@@ -4,10 +4,13 @@
 //! One run, under the agent's lock:
 //! 1. **Search**: with a query, every usable tool of the catalog is scored by a `pick` scorer
 //!    (the caller chooses; `toolctl attach` takes the best one available) and the best
-//!    `limit` tools with a score above 0 are the candidates (`processed_count`). Match
-//!    scores are relative to the best match, which scores 100 (see the comment in
-//!    [`attach`]); the candidates whose match score reaches `min_score` pass
-//!    (`passed_filter_count`).
+//!    `limit` tools with a score above 0 are the candidates (`processed_count`). A match
+//!    score is absolute: the scorer's 0..1 score × 100 (for the default `bm25` scorer on a
+//!    sentence, `100 × (1 − e^(−bm25 / scale))`, 63 when a tool holds every content word of
+//!    the request once; see [`pick::relevance_score`]), so `min_score` means the same for
+//!    every request and a request that matches nothing well passes nothing; the candidates
+//!    whose match score reaches `min_score` pass (`passed_filter_count`). When none passes,
+//!    the query prunes nothing (phases 3, 4 and 6 are skipped; the limits still hold).
 //! 2. **Processing**: the agent's tools are checked against the catalog. A tool follows its
 //!    slug to the version that stands for it now (a new version, or another after one was
 //!    disabled); a tool whose slug has no usable version left leaves the agent (reported as
@@ -444,18 +447,15 @@ pub fn attach(
             .map_err(|e| PickError::Upstream(e.to_string()))?;
         used_scorer = Some(scoring.scorer);
         fallback = scoring.fallback;
-        // Relative scores, as the reference's hybrid search gives them (Weaviate's relative
-        // score fusion): the best match scores 1 and the others in proportion, so
-        // `min_score` 35 keeps the matches at least 35% as good as the best one. Absolute
-        // scores of a scorer depend on how many words a task has — a task told in a sentence
-        // shares few of its words with any one tool — and would pass almost nothing.
-        // Best first; equal scores in registration order.
+        // Absolute scores (see the module comment): a request that matches nothing well
+        // attaches nothing, whatever the best of the catalog is. Best first; equal scores in
+        // registration order.
         ranked = pick::rank(
             index,
             &mut scored,
             request.limit as usize,
             true,
-            |score, best| (score > 0.0).then(|| score / best),
+            |score, _| (score > 0.0).then_some(score),
         )?;
         matches = Some(scored);
     }
@@ -483,12 +483,9 @@ pub fn attach(
         let ids: Vec<i64> = held.iter().map(|(_, _, m)| m.row.id).collect();
         matches.settle(index, &ids)?;
     }
-    // The relative score of a candidate that matched; 0 for the others.
-    let relevance = |member: &DefaultTool| match (&matches, ranked.best) {
-        (Some(matches), Some(best)) if member.is_usable() => {
-            let score = matches.score(member.row.id);
-            if score > 0.0 { score / best } else { 0.0 }
-        }
+    // The score of a candidate that matched; 0 for the others.
+    let relevance = |member: &DefaultTool| match &matches {
+        Some(matches) if member.is_usable() => matches.score(member.row.id).max(0.0),
         _ => 0.0,
     };
     let passed: Vec<(&DefaultTool, f64)> = passed
@@ -515,7 +512,9 @@ pub fn attach(
                 score: *score,
             })
             .collect(),
-        has_query,
+        // A query that passes no tool says nothing about the agent's task (scores are
+        // absolute: nothing matched it well), so it prunes nothing: only the limits hold.
+        has_query: has_query && !passed.is_empty(),
         auto_prune: request.auto_prune,
         limits: settings.limits.clone(),
     };

@@ -37,7 +37,7 @@ use std::time::Duration;
 pub const INDEX_FILE: &str = "index.sqlite";
 
 /// The layout version of the index; an index of another version is rebuilt.
-pub const FORMAT_VERSION: i32 = 4;
+pub const FORMAT_VERSION: i32 = 5;
 
 /// Errors of the index. Anything wrong with the database itself leads to a rebuild, so what
 /// reaches a user is a catalog error or a bad query.
@@ -101,7 +101,7 @@ CREATE INDEX tool_by_bundle ON tool (bundle_dir, slug_dir);
 CREATE INDEX tool_problems ON tool (problem) WHERE problem IS NOT NULL;
 CREATE INDEX bundle_by_slug ON bundle (slug);
 CREATE VIRTUAL TABLE tool_fts USING fts5(
-    name, tags, args, description, bundle,
+    name, tags, args, arg_text, arg_values, description, bundle,
     tokenize = 'porter unicode61 remove_diacritics 2',
     prefix = '2 3'
 );

@@ -50,6 +50,9 @@ pub enum Field {
     Name,
     Tags,
     Description,
+    ArgNames,
+    ArgText,
+    ArgValues,
 }
 
 impl Field {
@@ -58,6 +61,9 @@ impl Field {
             Self::Name => "name",
             Self::Tags => "tags",
             Self::Description => "description",
+            Self::ArgNames => "args",
+            Self::ArgText => "arg_text",
+            Self::ArgValues => "arg_values",
         }
     }
 }

@@ -1,8 +1,18 @@
 //! Ranked search over the index.
 //!
-//! A query is cut into tokens (see [`text`](super::text)); a tool matches in the best of four
-//! tiers, and inside a tier by BM25 (field weights: name 10, tags 5, description 3, arguments 2,
-//! bundle 1, so a name match beats a description match), then by recency (`modifiedAt`):
+//! A query is cut into tokens (see [`text`](super::text)). A query that reads like a sentence
+//! ([`text::is_sentence`]: a word that says what it is about and either 4 or more such words,
+//! or a stop word or chat phrase beside them) is ranked by **relevance** alone: BM25F over the
+//! fields of a tool (name, tags, argument names, argument descriptions, argument values such as
+//! `enum`s, description; each weighing 1, the bundle 0) for its content words
+//! ([`text::content_tokens`]: without stop words, chat phrasing, pure numbers, each word once),
+//! a tool matching any of them, typos corrected as below. FTS5's `bm25()` is BM25F: a word's
+//! weighted count over the fields, saturated (k1 1.2) and normalised by the tool's whole
+//! length (b 0.75). Then by recency (`modifiedAt`).
+//!
+//! Any other query (a short, name-like one) matches in the best of four tiers, and inside a
+//! tier by BM25 (field weights: name 10, tags 5, description 3, argument names, descriptions
+//! and values 2, bundle 1, so a name match beats a description match), then by recency:
 //!
 //! 1. **prefix**: every token starts a word of the tool's name (slug or display name), as when
 //!    typing a name: `wea` → `weather`, `get weath` → `getWeather`;
@@ -43,6 +53,8 @@ thread_local! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Tier {
+    /// A sentence, ranked by relevance alone (no tiers).
+    Relevance,
     Prefix,
     WholeWord,
     Fuzzy,
@@ -52,6 +64,7 @@ pub enum Tier {
 impl Tier {
     pub fn label(self) -> &'static str {
         match self {
+            Self::Relevance => "relevance",
             Self::Prefix => "name prefix",
             Self::WholeWord => "whole words",
             Self::Fuzzy => "fuzzy",
@@ -110,6 +123,13 @@ pub struct Tiers {
 }
 
 impl Tiers {
+    /// For a sentence: the BM25 a tool scores when it holds each content word of the query
+    /// once, in a tool of average length (the sum of the words' IDF, an unknown word counted
+    /// as a word of one tool); `None` for tiers.
+    pub fn relevance_scale(&self) -> Option<f64> {
+        self.plan.scale
+    }
+
     /// How many tiers there are.
     pub fn len(&self) -> usize {
         self.plan.tiers.len()
@@ -153,22 +173,35 @@ fn filters(request: &SearchRequest, params: &mut Vec<SqlValue>) -> String {
     sql
 }
 
+/// `bm25()` weights of the full-text columns (name, tags, args, arg_text, arg_values,
+/// description, bundle) in the tiers: a name match beats a description match.
+const TIER_WEIGHTS: &str = "10.0, 5.0, 2.0, 2.0, 2.0, 3.0, 1.0";
+/// The same for relevance: every field of the tool counts alike (BM25F with equal weights did
+/// as well as tuned ones on NESTFUL, and generalises), the bundle's name not at all.
+const RELEVANCE_WEIGHTS: &str = "1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0";
+
 /// The query for the tools an FTS5 `expression` matches among what `request` asks for: their
 /// rows, paths and BM25 ranks; only the rows `only`, when given. With `limit`: the best that
 /// many, by rank, then the most recently modified, then by row.
 fn tier_query(
     request: &SearchRequest,
+    tier: Tier,
     expression: &str,
     only: Option<&[i64]>,
     limit: Option<usize>,
 ) -> (String, Vec<SqlValue>) {
     let mut params = vec![SqlValue::Text(expression.to_owned())];
     // The full-text table first (CROSS JOIN keeps it outside), so bm25() has its match.
-    let mut sql = String::from(
-        "SELECT tool_fts.rowid, t.path, bm25(tool_fts, 10.0, 5.0, 2.0, 3.0, 1.0) AS rank
+    let weights = if tier == Tier::Relevance {
+        RELEVANCE_WEIGHTS
+    } else {
+        TIER_WEIGHTS
+    };
+    let mut sql = format!(
+        "SELECT tool_fts.rowid, t.path, bm25(tool_fts, {weights}) AS rank
          FROM tool_fts CROSS JOIN tool t ON t.id = tool_fts.rowid
          JOIN bundle bu ON bu.dir = t.bundle_dir
-         WHERE tool_fts MATCH ?1",
+         WHERE tool_fts MATCH ?1"
     );
     sql.push_str(&filters(request, &mut params));
     if let Some(ids) = only {
@@ -195,6 +228,15 @@ fn tier_query(
 struct Plan {
     tiers: Vec<(Tier, String, String)>,
     corrections: Vec<(String, String)>,
+    /// See [`Tiers::relevance_scale`].
+    scale: Option<f64>,
+}
+
+/// The IDF of a word that `documents` of `tools` hold, as FTS5's `bm25()` computes it (never
+/// below 10⁻⁶: a word most tools hold weighs next to nothing).
+pub fn idf(tools: i64, documents: i64) -> f64 {
+    let (n, d) = (tools as f64, documents as f64);
+    ((n - d + 0.5) / (d + 0.5)).ln().max(1e-6)
 }
 
 impl Index {
@@ -235,7 +277,7 @@ impl Index {
                 offset,
             });
         }
-        let plan = self.plan(&tokens)?;
+        let plan = self.plan(&request.query, &tokens)?;
         let mut hits = self.hits(request, &plan, size + 1, offset)?;
         let next_page_token = if hits.len() > size {
             hits.truncate(size);
@@ -264,7 +306,7 @@ impl Index {
             bundles: self.bundle_dirs(&request.bundles)?,
             ..request.clone()
         };
-        let plan = self.plan(&tokens)?;
+        let plan = self.plan(&request.query, &tokens)?;
         Ok(Some(Tiers { request, plan }))
     }
 
@@ -276,7 +318,7 @@ impl Index {
         let Some((tier, expression, why)) = tiers.plan.tiers.get(i) else {
             return Ok(Vec::new());
         };
-        let (sql, params) = tier_query(&tiers.request, expression, only, None);
+        let (sql, params) = tier_query(&tiers.request, *tier, expression, only, None);
         let mut statement = self.conn.prepare(&sql).map_err(|e| self.db_error(e))?;
         let rows = statement
             .query_map(rusqlite::params_from_iter(params), |row| {
@@ -317,7 +359,7 @@ impl Index {
             // Rows an earlier tier has are skipped: read as many more. A tier that gives fewer
             // rows than asked is read whole, so `found` holds every tool of the tiers before.
             let asked = wanted - hits.len() + found.len();
-            let (sql, params) = tier_query(request, expression, None, Some(asked));
+            let (sql, params) = tier_query(request, *tier, expression, None, Some(asked));
             let mut statement = self.conn.prepare(&sql).map_err(|e| self.db_error(e))?;
             let mut rows = statement
                 .query(rusqlite::params_from_iter(params))
@@ -343,8 +385,12 @@ impl Index {
         Ok(hits.into_iter().skip(offset).take(limit).collect())
     }
 
-    /// The FTS5 expressions of each tier. Tokens are letters and digits only, quoted.
-    fn plan(&self, tokens: &[String]) -> Result<Plan> {
+    /// The FTS5 expressions of each tier, or of relevance for a sentence. Tokens are letters
+    /// and digits only, quoted.
+    fn plan(&self, query: &str, tokens: &[String]) -> Result<Plan> {
+        if text::is_sentence(query) {
+            return self.relevance_plan(&text::content_tokens(query));
+        }
         let prefix = |t: &String| {
             if t.chars().count() >= 2 {
                 format!("{}*", quoted(t))
@@ -407,7 +453,61 @@ impl Index {
                 format!("some of: {shown}"),
             ));
         }
-        Ok(Plan { tiers, corrections })
+        Ok(Plan {
+            tiers,
+            corrections,
+            scale: None,
+        })
+    }
+
+    /// The plan of a sentence: any of its content words (a typo corrected when the word
+    /// matches nothing), ranked by relevance.
+    fn relevance_plan(&self, words: &[String]) -> Result<Plan> {
+        let mut corrections = Vec::new();
+        let mut alternatives = Vec::new();
+        let mut scale = 0.0;
+        let tools = self.fts_rows()?;
+        for word in words {
+            let mut documents = self.documents_with(&quoted(word))?;
+            alternatives.push(quoted(word));
+            if documents == 0 && word.chars().count() >= 4 {
+                for variant in self.typo_variants(word)? {
+                    documents = documents.max(self.documents_with(&quoted(&variant))?);
+                    alternatives.push(quoted(&variant));
+                    corrections.push((word.clone(), variant));
+                }
+            }
+            scale += idf(tools, documents.max(1));
+        }
+        let why = if corrections.is_empty() {
+            format!("relevant to: {}", words.join(" "))
+        } else {
+            let fixed: Vec<String> = corrections
+                .iter()
+                .map(|(a, b)| format!("{a}→{b}"))
+                .collect();
+            format!("relevant to: {} ({})", words.join(" "), fixed.join(", "))
+        };
+        Ok(Plan {
+            tiers: vec![(Tier::Relevance, alternatives.join(" OR "), why)],
+            corrections,
+            scale: Some(scale),
+        })
+    }
+
+    /// How many tools the full-text index holds.
+    pub fn fts_rows(&self) -> Result<i64> {
+        self.conn
+            .query_row("SELECT count(*) FROM tool_fts_docsize", [], |r| r.get(0))
+            .map_err(|e| self.db_error(e))
+    }
+
+    /// How many tools an FTS5 expression matches.
+    fn documents_with(&self, expression: &str) -> Result<i64> {
+        self.conn
+            .prepare_cached("SELECT count(*) FROM tool_fts WHERE tool_fts MATCH ?1")
+            .and_then(|mut s| s.query_row([expression], |r| r.get(0)))
+            .map_err(|e| self.db_error(e))
     }
 
     /// Whether any tool matches an FTS5 expression.

@@ -219,26 +219,63 @@ fn subdirs(dir: &Path) -> HashSet<String> {
 
 pub(crate) const BUILTIN_DIR: &str = "builtin";
 
-/// The words of a tool's arguments: names (split) and descriptions, nested objects included.
-fn argument_text(schema: Option<&Value>, depth: usize, out: &mut String) {
-    let Some(properties) = schema
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object)
-    else {
-        return;
-    };
-    for (name, spec) in properties {
-        out.push_str(&index_text(name));
-        out.push(' ');
-        if let Some(text) = spec.get("description").and_then(Value::as_str) {
-            out.push_str(text);
-            out.push(' ');
-        }
-        if depth < 3 {
-            argument_text(Some(spec), depth + 1, out);
-            argument_text(spec.get("items"), depth + 1, out);
+/// The words of a tool's arguments, nested objects included, as three full-text columns:
+/// their names (split), their descriptions, and the values they name (`enum`, `const`,
+/// `default`, `examples`: a request often names the value a tool accepts, "in celsius").
+#[derive(Debug, Default)]
+struct ArgumentText {
+    names: String,
+    descriptions: String,
+    values: String,
+}
+
+impl ArgumentText {
+    fn of(schema: Option<&Value>) -> Self {
+        let mut text = Self::default();
+        text.add(schema, 0);
+        text
+    }
+
+    fn add(&mut self, schema: Option<&Value>, depth: usize) {
+        let Some(properties) = schema
+            .and_then(|s| s.get("properties"))
+            .and_then(Value::as_object)
+        else {
+            return;
+        };
+        for (name, spec) in properties {
+            push_words(&mut self.names, &index_text(name));
+            if let Some(text) = spec.get("description").and_then(Value::as_str) {
+                push_words(&mut self.descriptions, text);
+            }
+            let values = ["enum", "examples"]
+                .iter()
+                .filter_map(|key| spec.get(*key).and_then(Value::as_array))
+                .flatten()
+                .chain(["const", "default"].iter().filter_map(|key| spec.get(*key)));
+            for value in values {
+                match value {
+                    Value::String(text) => push_words(&mut self.values, &index_text(text)),
+                    Value::Number(_) | Value::Bool(_) => {
+                        push_words(&mut self.values, &value.to_string())
+                    }
+                    _ => {}
+                }
+            }
+            if depth < 3 {
+                self.add(Some(spec), depth + 1);
+                self.add(spec.get("items"), depth + 1);
+            }
         }
     }
+}
+
+/// `words` added to `out`, space separated.
+fn push_words(out: &mut String, words: &str) {
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(words);
 }
 
 /// Execute a statement, prepared once per connection (the sync runs the same few statements
@@ -271,15 +308,14 @@ struct Record {
     safe: bool,
     bare_name: String,
     qualified_name: String,
-    /// The full-text columns: name, tags, args, description, bundle.
-    text: [String; 5],
+    /// The full-text columns: name, tags, args, arg_text, arg_values, description, bundle.
+    text: [String; 7],
 }
 
 impl Record {
     fn new(entry: &ToolEntry) -> Self {
         let tool = &entry.tool;
-        let mut args = String::new();
-        argument_text(entry.doc.get("argSchema"), 0, &mut args);
+        let args = ArgumentText::of(entry.doc.get("argSchema"));
         Self {
             tool_id: tool.tool_id.to_string(),
             version: tool.version.clone(),
@@ -298,7 +334,9 @@ impl Record {
                     index_text(&tool.display_name)
                 ),
                 index_text(&tool.tags.join(" ")),
-                args,
+                args.names,
+                args.descriptions,
+                args.values,
                 tool.description.clone(),
                 index_text(&entry.bundle_slug),
             ],
@@ -336,11 +374,21 @@ fn put_tool(
         ],
     )?;
     execute_cached(tx, "DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
-    let [name, tags, args, description, bundle] = &record.text;
+    let [name, tags, args, arg_text, arg_values, description, bundle] = &record.text;
     execute_cached(
         tx,
-        "INSERT INTO tool_fts (rowid, name, tags, args, description, bundle) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![id, name, tags, args, description, bundle],
+        "INSERT INTO tool_fts (rowid, name, tags, args, arg_text, arg_values, description, bundle)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            id,
+            name,
+            tags,
+            args,
+            arg_text,
+            arg_values,
+            description,
+            bundle
+        ],
     )?;
     Ok(())
 }

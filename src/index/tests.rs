@@ -319,7 +319,7 @@ fn a_full_build_writes_what_a_check_does() {
         "SELECT path, bundle_dir, slug_dir, problem, tool_id, version, tags, is_enabled,
                 unavailable, modified_ns, created_ns, safe, bare_name, qualified_name
          FROM tool ORDER BY path",
-        "SELECT t.path, f.name, f.tags, f.args, f.description, f.bundle
+        "SELECT t.path, f.name, f.tags, f.args, f.arg_text, f.arg_values, f.description, f.bundle
          FROM tool t JOIN tool_fts f ON f.rowid = t.id ORDER BY t.path",
         "SELECT dir, bundle_id, slug, is_enabled, is_deleted, problem FROM bundle ORDER BY dir",
         "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name",

@@ -89,23 +89,211 @@ pub fn query_tokens(query: &str) -> Vec<String> {
     tokens
 }
 
-/// Common English words that say nothing about what a tool does ("how", "will", "this"). A
-/// question in plain language is mostly these; in the "some words" tier they would rank tools
-/// by whichever description happens to use them. Sorted, for a binary search.
+/// Words that say nothing about what a tool does: common English function words ("how",
+/// "will", "this") and chat phrasing, the words of how a person asks rather than what for
+/// ("please", "can you", "I want", "I need", "I'd like", "help me", "let me know", "first",
+/// "then"). A question in plain language is mostly these; counted, they would rank tools by
+/// whichever description happens to use them. Sorted, for a binary search.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
-    "been", "before", "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from",
-    "had", "has", "have", "having", "he", "her", "here", "him", "his", "how", "i", "if", "in",
-    "into", "is", "it", "its", "just", "me", "might", "my", "no", "not", "of", "on", "or", "our",
-    "please", "she", "should", "so", "some", "than", "that", "the", "their", "them", "then",
-    "there", "these", "they", "this", "those", "to", "too", "us", "very", "was", "we", "were",
-    "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
-    "you", "your",
+    "a",
+    "able",
+    "about",
+    "after",
+    "afterwards",
+    "again",
+    "against",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "d",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "don",
+    "down",
+    "during",
+    "each",
+    "etc",
+    "few",
+    "finally",
+    "first",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "hello",
+    "help",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "hey",
+    "hi",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "kindly",
+    "know",
+    "later",
+    "let",
+    "lets",
+    "like",
+    "ll",
+    "m",
+    "may",
+    "me",
+    "might",
+    "more",
+    "most",
+    "must",
+    "my",
+    "myself",
+    "need",
+    "needs",
+    "next",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "ok",
+    "okay",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "please",
+    "possible",
+    "re",
+    "s",
+    "same",
+    "shall",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "sure",
+    "t",
+    "tell",
+    "than",
+    "thank",
+    "thanks",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "us",
+    "ve",
+    "very",
+    "via",
+    "want",
+    "wanted",
+    "wants",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "wondering",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
 ];
 
 /// Whether a query token is a [`STOP_WORDS`] word.
 pub fn is_stop_word(token: &str) -> bool {
     STOP_WORDS.binary_search(&token).is_ok()
+}
+
+/// The words of a query that say what it is about, as search and pick weigh them: the
+/// [`query_tokens`] (each word once, however often it is repeated) without [`STOP_WORDS`],
+/// pure numbers ("3 flights", "in 2024": a number names no tool) and lone letters (the "s"
+/// of "what's"). Empty when the query holds nothing else.
+pub fn content_tokens(query: &str) -> Vec<String> {
+    query_tokens(query)
+        .into_iter()
+        .filter(|t| is_content(t))
+        .collect()
+}
+
+/// Whether a query token counts for [`content_tokens`].
+fn is_content(token: &str) -> bool {
+    token.chars().count() > 1 && !is_stop_word(token) && !token.chars().all(|c| c.is_numeric())
+}
+
+/// Whether a query reads like a sentence rather than a name: it has a word that says what it
+/// is about and either 4 or more such words, or 3 words or more of which one is a stop word
+/// or chat phrase ("weather in Oslo", "please convert 20 euros"; not "we se", a name typed). Such a query is ranked by relevance; a
+/// short name-like one ("get weather", "wea") by the tiers of [`search`](super::search).
+pub fn is_sentence(query: &str) -> bool {
+    let tokens = query_tokens(query);
+    let content = tokens.iter().filter(|t| is_content(t)).count();
+    content > 0 && (content >= 4 || (tokens.len() >= 3 && tokens.iter().any(|t| is_stop_word(t))))
 }
 
 /// A token as an FTS5 string literal. Tokens hold only letters and digits, so quoting is all
@@ -122,6 +310,35 @@ mod tests {
     fn stop_words_are_sorted_for_binary_search() {
         assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
         assert!(is_stop_word("will") && is_stop_word("a") && !is_stop_word("weather"));
+    }
+
+    #[test]
+    fn queries_are_normalised_to_content_words() {
+        assert_eq!(
+            content_tokens("Can you please help me book 3 flights to Paris, flights in 2024?"),
+            ["book", "flights", "paris"]
+        );
+        assert_eq!(
+            content_tokens("I want the weather, I'd like it now"),
+            ["weather"]
+        );
+        assert_eq!(
+            content_tokens("base64 encode v2"),
+            ["base64", "encode", "v2"]
+        );
+        assert!(content_tokens("what is it").is_empty());
+    }
+
+    #[test]
+    fn sentences_are_told_from_names() {
+        assert!(is_sentence("weather in Oslo"));
+        assert!(is_sentence("please convert euros"));
+        assert!(is_sentence("convert euros dollars today"));
+        assert!(!is_sentence("get weather"));
+        assert!(!is_sentence("wea"));
+        assert!(!is_sentence("convert euros 20"));
+        assert!(!is_sentence("what is it"));
+        assert!(!is_sentence("we se"));
     }
 
     #[test]

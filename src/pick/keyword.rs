@@ -1,34 +1,55 @@
-//! The `keyword` scorer (the seed's default): token overlap between the task and a tool's
-//! name, description and tags.
+//! The `keyword` scorer (the seed's default, now `bm25`'s runner-up): token overlap between
+//! the task and a tool's fields, each word weighed by its rarity.
 //!
-//! The task is cut into the index's query tokens (stop words and lone letters left out unless
-//! the task holds nothing else). A token counts when it is a word of one of the tool's fields, compared as the
-//! search index compares words (case and diacritics folded, English stems: "forecasts" =
-//! "forecast"). The score is the share of tokens found, each weighted by the best field it
-//! was found in — name 1.0, tags 0.8, description 0.6 — so it stays in 0..1 and a tool whose
-//! name says what the task asks for comes before one whose description mentions it. It is
-//! deterministic: the same catalog and task always give the same scores.
+//! The task is cut into its content words ([`text::content_tokens`]: no stop words, chat
+//! phrasing, pure numbers or lone letters, each word once; all its tokens when it holds
+//! nothing else). A word counts when it is a word of one of the tool's fields, compared as
+//! the search index compares words (case and diacritics folded, English stems: "forecasts" =
+//! "forecast"). The score is the share of the task's information found: each word weighs its
+//! IDF (`ln(1 + (N − n + 0.5) / (n + 0.5))` for a word `n` of the `N` tools hold, so "the
+//! city" counts less than "forecast"), times the best field it was found in — name 1.0, tags
+//! 0.8, argument names 0.7, description 0.6, argument descriptions and values 0.5 — over the
+//! sum of the words' IDF. So it stays in 0..1, and a tool whose name says what the task asks
+//! for comes before one whose description mentions it. It is deterministic: the same catalog
+//! and task always give the same scores.
 //!
 //! The words are looked up in the full-text index (one query per token and field), so the
 //! cost follows the number of matches, not the size of the catalog.
 
 use crate::index::{self, Field, Index, text};
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Field weights; see the module comment.
-const FIELDS: [(Field, &str, f64); 3] = [
+const FIELDS: [(Field, &str, f64); 6] = [
     (Field::Name, "name", 1.0),
     (Field::Tags, "tags", 0.8),
+    (Field::ArgNames, "argumentNames", 0.7),
     (Field::Description, "description", 0.6),
+    (Field::ArgText, "argumentDescriptions", 0.5),
+    (Field::ArgValues, "argumentValues", 0.5),
 ];
 
 /// The score of one tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeywordScore {
     pub score: f64,
-    /// Tokens found, per field (name, tags, description).
-    pub matched: [Vec<String>; 3],
+    /// Tokens found, per field (in [`FIELDS`] order).
+    pub matched: [Vec<String>; 6],
+}
+
+/// The task's tokens and what each weighs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Weights {
+    pub tokens: Vec<String>,
+    /// The IDF of each token, in `tokens` order.
+    pub idf: Vec<f64>,
+}
+
+impl Weights {
+    fn total(&self) -> f64 {
+        self.idf.iter().sum()
+    }
 }
 
 impl KeywordScore {
@@ -42,47 +63,59 @@ impl KeywordScore {
     }
 
     /// Provenance for `--debug`.
-    pub fn details(&self, tokens: &[String]) -> Value {
-        let sub = |i: usize| {
-            let weight = FIELDS[i].2;
-            (self.matched[i].len() as f64 * weight / tokens.len().max(1) as f64 * 1000.0).round()
-                / 1000.0
-        };
+    pub fn details(&self, weights: &Weights) -> Value {
+        let total = weights.total().max(f64::MIN_POSITIVE);
+        let round = |x: f64| (x * 1000.0).round() / 1000.0;
+        let mut matched = serde_json::Map::new();
+        let mut field_weights = serde_json::Map::new();
+        let mut sub_scores = serde_json::Map::new();
+        for (f, (_, label, weight)) in FIELDS.iter().enumerate() {
+            matched.insert((*label).to_owned(), json!(self.matched[f]));
+            field_weights.insert((*label).to_owned(), json!(weight));
+            let idf: f64 = weights
+                .tokens
+                .iter()
+                .zip(&weights.idf)
+                .filter(|(t, _)| self.matched[f].contains(t))
+                .map(|(_, idf)| idf)
+                .sum();
+            sub_scores.insert((*label).to_owned(), json!(round(idf * weight / total)));
+        }
         json!({
-            "queryTokens": tokens,
-            "matchedTerms": self.terms(tokens),
-            "matched": {
-                "name": self.matched[0],
-                "tags": self.matched[1],
-                "description": self.matched[2],
-            },
-            "fieldWeights": { "name": FIELDS[0].2, "tags": FIELDS[1].2, "description": FIELDS[2].2 },
-            "subScores": { "name": sub(0), "tags": sub(1), "description": sub(2) },
+            "queryTokens": weights.tokens,
+            "idf": weights.idf.iter().map(|x| round(*x)).collect::<Vec<_>>(),
+            "matchedTerms": self.terms(&weights.tokens),
+            "matched": matched,
+            "fieldWeights": field_weights,
+            "subScores": sub_scores,
         })
     }
 }
 
 /// The tokens the keyword scorer looks for in `task`.
 pub fn tokens(task: &str) -> Vec<String> {
-    // A lone letter ("s" of "what's") says nothing about a tool.
-    let all: Vec<String> = text::query_tokens(task)
-        .into_iter()
-        .filter(|t| t.chars().count() > 1 || t.chars().all(|c| c.is_numeric()))
-        .collect();
-    let content: Vec<String> = all
-        .iter()
-        .filter(|t| !text::is_stop_word(t))
-        .cloned()
-        .collect();
-    if content.is_empty() { all } else { content }
+    let content = text::content_tokens(task);
+    if content.is_empty() {
+        text::query_tokens(task)
+    } else {
+        content
+    }
 }
 
-/// The score of every tool (by index row id) that holds at least one token; the others score 0.
-pub fn scores(index: &Index, tokens: &[String]) -> index::Result<HashMap<i64, KeywordScore>> {
+/// The score of every tool (by index row id) that holds at least one token, and the tokens'
+/// weights; the other tools score 0.
+pub fn scores(
+    index: &Index,
+    tokens: &[String],
+) -> index::Result<(Weights, HashMap<i64, KeywordScore>)> {
     let mut found: HashMap<i64, KeywordScore> = HashMap::new();
+    let tools = index.fts_rows()?;
+    let mut idf = Vec::with_capacity(tokens.len());
     for token in tokens {
+        let mut holders = HashSet::new();
         for (f, (field, _, _)) in FIELDS.iter().enumerate() {
             for id in index.tools_with_word(*field, token)? {
+                holders.insert(id);
                 let entry = found.entry(id).or_insert_with(|| KeywordScore {
                     score: 0.0,
                     matched: Default::default(),
@@ -90,21 +123,58 @@ pub fn scores(index: &Index, tokens: &[String]) -> index::Result<HashMap<i64, Ke
                 entry.matched[f].push(token.clone());
             }
         }
+        idf.push(token_idf(tools, holders.len() as i64));
     }
-    let count = tokens.len().max(1) as f64;
+    let weights = Weights {
+        tokens: tokens.to_vec(),
+        idf,
+    };
+    let total = weights.total().max(f64::MIN_POSITIVE);
     for score in found.values_mut() {
-        let total: f64 = tokens
+        let sum: f64 = tokens
             .iter()
-            .map(|t| {
-                FIELDS
+            .zip(&weights.idf)
+            .map(|(t, idf)| {
+                let best = FIELDS
                     .iter()
                     .enumerate()
                     .filter(|(f, _)| score.matched[*f].contains(t))
                     .map(|(_, (_, _, weight))| *weight)
-                    .fold(0.0, f64::max)
+                    .fold(0.0, f64::max);
+                best * idf
             })
             .sum();
-        score.score = total / count;
+        score.score = (sum / total).clamp(0.0, 1.0);
     }
-    Ok(found)
+    Ok((weights, found))
+}
+
+/// The IDF of a word `documents` of `tools` hold: Lucene's, always positive.
+fn token_idf(tools: i64, documents: i64) -> f64 {
+    let (n, d) = (tools.max(documents) as f64, documents as f64);
+    (1.0 + (n - d + 0.5) / (d + 0.5)).ln()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rare_words_weigh_more_than_common_ones() {
+        assert!(token_idf(1000, 1) > token_idf(1000, 100));
+        assert!(token_idf(1000, 1000) > 0.0);
+        assert!(
+            token_idf(10, 20) > 0.0,
+            "never negative, even on odd counts"
+        );
+    }
+
+    #[test]
+    fn tokens_are_the_content_words() {
+        assert_eq!(
+            tokens("please find 3 hotels in Paris"),
+            ["find", "hotels", "paris"]
+        );
+        assert_eq!(tokens("what is it"), ["what", "is", "it"]);
+    }
 }

@@ -3,12 +3,16 @@
 //! 1. The candidates are the [`DefaultTools`]'s usable tools (one version per slug); unsafe ones
 //!    ([`Tool::is_safe`](crate::catalog::model::Tool::is_safe)) are left out unless allowed.
 //! 2. A scorer gives each a score in 0..1:
-//!    - `keyword` (default): token overlap with name, description and tags ([`keyword`]);
-//!    - `bm25`: the search index's ranking ([`crate::index`]), mapped into 0..1 by tier so
-//!      its order is the search order: name prefix 0.75–1, whole words 0.5–0.75, typos
-//!      0.25–0.5, some words 0–0.25, each band filled by `bm25 / (bm25 + 10)`;
+//!    - `keyword`: IDF-weighted word overlap with name, tags, arguments and description
+//!      ([`keyword`]);
+//!    - `bm25` (default): the search index's ranking ([`crate::index`]): for a task that
+//!      reads like a sentence, BM25F relevance mapped by [`relevance_score`]; for a short
+//!      name-like one, the tiers mapped into 0..1 so its order is the search order: name
+//!      prefix 0.75–1, whole words 0.5–0.75, typos 0.25–0.5, some words 0–0.25, each band
+//!      filled by `bm25 / (bm25 + 10)`;
 //!    - `embed`: cosine similarity of embeddings from an OpenAI-compatible endpoint ([`embed`]);
-//!    - `hybrid`: `0.4 × keyword + 0.6 × embed`, the seed's weights;
+//!    - `hybrid`: `bm25` and `embed` fused, each min-max normalised over the candidates,
+//!      `0.4 × lexical + 0.6 × semantic` ([`fuse`]);
 //!    - `llm`: a chat model chooses from the names ([`llm`]); the tool it lists first scores 1,
 //!      the others less by their place (`1 − i / 2n`). On any failure of the model the keyword
 //!      scorer answers instead and the provenance says why.
@@ -273,7 +277,7 @@ pub struct Matches {
 enum Verdicts {
     /// `keyword`: the tools that hold a token of the task; the others score 0.
     Keyword {
-        tokens: Vec<String>,
+        weights: keyword::Weights,
         found: HashMap<i64, KeywordScore>,
     },
     /// `bm25`: the search hits; the others score 0.
@@ -299,14 +303,15 @@ struct Bm25 {
 
 impl Bm25 {
     /// The score of a hit; see the module comment for the mapping.
-    fn score(hit: &Hit) -> f64 {
+    fn score(hit: &Hit, scale: Option<f64>) -> f64 {
+        let relevance = hit.score.max(0.0);
         let band = match hit.tier {
+            Tier::Relevance => return relevance_score(relevance, scale.unwrap_or(1.0)),
             Tier::Prefix => 0.75,
             Tier::WholeWord => 0.5,
             Tier::Fuzzy => 0.25,
             Tier::SomeWords => 0.0,
         };
-        let relevance = hit.score.max(0.0);
         band + 0.25 * relevance / (relevance + 10.0)
     }
 
@@ -318,7 +323,7 @@ impl Bm25 {
         let mut found = Vec::new();
         for hit in index.tier_hits(tiers, self.read, None)? {
             if let std::collections::hash_map::Entry::Vacant(slot) = self.hits.entry(hit.id) {
-                let score = Self::score(&hit);
+                let score = Self::score(&hit, tiers.relevance_scale());
                 found.push((score, hit.id));
                 slot.insert((score, hit));
             }
@@ -331,6 +336,46 @@ impl Bm25 {
     fn hit(&self, id: i64) -> Option<&(f64, Hit)> {
         self.hits.get(&id).or_else(|| self.settled.get(&id))
     }
+}
+
+/// A sentence's BM25 `relevance` as a score in 0..1: `1 − e^(−2 × relevance / scale)`, where
+/// `scale` is the BM25 of a tool that holds each content word of the query once in a tool of
+/// average length ([`Tiers::relevance_scale`]). So a score says how much of the query a tool
+/// matches, the same for every query and catalog: 0.86 for every word once, 0.63 for words
+/// worth half of the query's IDF, 0.33 for a fifth, near 0 for words most tools hold; more
+/// occurrences and shorter tools score higher. It keeps BM25's order.
+pub fn relevance_score(relevance: f64, scale: f64) -> f64 {
+    if scale <= 0.0 || relevance <= 0.0 {
+        return 0.0;
+    }
+    1.0 - (-2.0 * relevance / scale).exp()
+}
+
+/// The lexical share of `hybrid`'s fusion (the semantic one is the rest).
+pub const LEXICAL_WEIGHT: f64 = 0.4;
+
+/// `hybrid`'s fusion of one query's lexical (`bm25`) and semantic (embedding) scores of the
+/// same candidates: each list min-max normalised over the candidates (its best 1, its worst 0;
+/// all 0 when all are equal), then `0.4 × lexical + 0.6 × semantic`. Normalising first puts
+/// the two on one scale: raw cosines crowd into a narrow band while BM25 spreads widely.
+pub fn fuse(lexical: &[f64], semantic: &[f64]) -> Vec<f64> {
+    let (lexical, semantic) = (min_max(lexical), min_max(semantic));
+    lexical
+        .iter()
+        .zip(&semantic)
+        .map(|(l, s)| LEXICAL_WEIGHT * l + (1.0 - LEXICAL_WEIGHT) * s)
+        .collect()
+}
+
+/// `scores` mapped onto 0..1 by their minimum and maximum; all 0 when those are equal.
+fn min_max(scores: &[f64]) -> Vec<f64> {
+    let min = scores.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let range = max - min;
+    scores
+        .iter()
+        .map(|s| if range > 0.0 { (s - min) / range } else { 0.0 })
+        .collect()
 }
 
 /// `scored` in groups of equal score, best first.
@@ -366,8 +411,8 @@ impl Matches {
     /// The keyword scorer's matches for `query`.
     pub fn keyword(index: &Index, query: &str) -> index::Result<Self> {
         let tokens = keyword::tokens(query);
-        let found = keyword::scores(index, &tokens)?;
-        Ok(Self::new(Verdicts::Keyword { tokens, found }))
+        let (weights, found) = keyword::scores(index, &tokens)?;
+        Ok(Self::new(Verdicts::Keyword { weights, found }))
     }
 
     /// The search index's hits for `query`, scored as the module comment says. They are read
@@ -428,7 +473,8 @@ impl Matches {
             }
             for hit in index.tier_hits(tiers, tier, Some(&unknown))? {
                 unknown.retain(|id| *id != hit.id);
-                bm25.settled.insert(hit.id, (Bm25::score(&hit), hit));
+                let score = Bm25::score(&hit, tiers.relevance_scale());
+                bm25.settled.insert(hit.id, (score, hit));
             }
         }
         Ok(())
@@ -446,14 +492,14 @@ impl Matches {
     /// The verdict on the tool in index row `id`, with its reason and provenance.
     pub fn verdict(&self, id: i64) -> Scored {
         match &self.verdicts {
-            Verdicts::Keyword { tokens, found } => match found.get(&id) {
+            Verdicts::Keyword { weights, found } => match found.get(&id) {
                 Some(k) => Scored {
                     score: k.score,
                     reason: format!(
                         "matched keywords in {{name}}: {}",
-                        k.terms(tokens).join(", ")
+                        k.terms(&weights.tokens).join(", ")
                     ),
-                    details: k.details(tokens),
+                    details: k.details(weights),
                 },
                 // Most of a large catalog: nothing built per tool that is not shown.
                 None => Scored {
@@ -728,22 +774,24 @@ pub fn score(
         }
         Scorer::Hybrid => {
             let candidates = candidates()?;
-            let keyword = Matches::keyword(index, &request.query)?.verdicts(&candidates);
+            let mut lexical = Matches::bm25(index, &request.query)?;
+            // Every tier read: each candidate's lexical score is needed.
+            while lexical.next_group(index)?.is_some() {}
+            let lexical = lexical.verdicts(&candidates);
             embed_scores(state_dir, request, &candidates, deadline, progress).map(|semantic| {
-                let verdicts = keyword
+                let lexical_scores: Vec<f64> = lexical.iter().map(|l| l.score).collect();
+                let fused = fuse(&lexical_scores, &semantic);
+                let verdicts = lexical
                     .into_iter()
                     .zip(semantic)
-                    .map(|(k, s)| Scored {
-                        score: 0.4 * k.score + 0.6 * s,
-                        reason: "hybrid (keyword + semantic)".to_owned(),
+                    .zip(fused)
+                    .map(|((l, s), score)| Scored {
+                        score,
+                        reason: "hybrid (search relevance + semantic)".to_owned(),
                         details: json!({
-                            "weights": { "keyword": 0.4, "semantic": 0.6 },
-                            "subScores": { "keyword": round(k.score), "semantic": round(s) },
-                            "keyword": if k.details.is_null() {
-                                no_keyword_details(&request.query)
-                            } else {
-                                k.details
-                            },
+                            "weights": { "lexical": LEXICAL_WEIGHT, "semantic": 1.0 - LEXICAL_WEIGHT },
+                            "subScores": { "lexical": round(l.score), "semantic": round(s) },
+                            "lexical": l.details,
                         }),
                     })
                     .collect();
@@ -906,4 +954,32 @@ fn llm_scores(
             },
         })
         .collect())
+}
+
+#[cfg(test)]
+mod fusion_tests {
+    use super::*;
+
+    #[test]
+    fn fusion_normalises_each_list_before_weighing() {
+        // Raw BM25 spreads widely, cosines crowd together: normalised, both count.
+        let fused = fuse(&[10.0, 5.0, 0.0], &[0.80, 0.90, 0.70]);
+        let want = [0.4 * 1.0 + 0.6 * 0.5, 0.4 * 0.5 + 0.6 * 1.0, 0.0];
+        for (got, want) in fused.iter().zip(want) {
+            assert!((got - want).abs() < 1e-9, "{fused:?}");
+        }
+        // A list of equal scores says nothing: all 0, the other list decides.
+        assert_eq!(fuse(&[0.0, 0.0], &[0.2, 0.4]), [0.0, 0.6]);
+        assert!(fuse(&[], &[]).is_empty());
+    }
+
+    #[test]
+    fn relevance_scores_are_absolute() {
+        assert_eq!(relevance_score(0.0, 5.0), 0.0);
+        assert_eq!(relevance_score(3.0, 0.0), 0.0);
+        let whole = relevance_score(5.0, 5.0);
+        assert!((whole - (1.0 - (-2.0f64).exp())).abs() < 1e-12);
+        assert!(relevance_score(1.0, 5.0) < relevance_score(2.0, 5.0));
+        assert!(relevance_score(1e9, 5.0) <= 1.0);
+    }
 }

@@ -64,10 +64,15 @@ struct Pick {
     provenance: Option<Value>,
 }
 
-/// `toolctl --json pick ARGS`, whatever the outcome.
+/// `toolctl --json pick ARGS`, whatever the outcome; with `--scorer keyword` unless ARGS name
+/// a scorer: most tests here check what a pick does with a scorer's scores, on the keyword
+/// scorer's exact figures (the default is `bm25`: [`the_default_scorer_is_the_search_relevance`]).
 fn pick_run(env: &TestEnv, args: &[&str]) -> Run {
     let mut all = vec!["--json", "pick"];
     all.extend_from_slice(args);
+    if !args.contains(&"--scorer") {
+        all.extend_from_slice(&["--scorer", "keyword"]);
+    }
     env.run(&all)
 }
 
@@ -75,6 +80,9 @@ fn pick_run(env: &TestEnv, args: &[&str]) -> Run {
 fn pick_run_with(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Run {
     let mut all = vec!["--json", "pick"];
     all.extend_from_slice(args);
+    if !args.contains(&"--scorer") {
+        all.extend_from_slice(&["--scorer", "keyword"]);
+    }
     let mut cmd = env.command(&all);
     for (name, value) in vars {
         cmd.env(name, value);
@@ -469,10 +477,21 @@ fn slug_of_text(text: &str) -> &str {
 
 // --- the seed's defaults ---------------------------------------------------------------------
 
-/// The thirteen-word task of the defaults tests: a word found in a tool's name is worth
-/// 1/13 = 0.0769, in its tags 0.8/13 = 0.0615, in its description only 0.6/13 = 0.0462 (under
-/// the default minimum of 0.05).
+/// The thirteen-word task of the defaults tests. The keyword scorer weighs each word by its IDF
+/// over the 10 indexed tools (these 6 and the 4 built-ins, disabled but indexed): a word one
+/// tool holds [`IDF_ONE`], a word none holds [`IDF_NONE`]; nine words are held, four are not.
+/// A held word found in a tool's name is worth `IDF_ONE / total` = 0.0658, in its tags 0.8 of
+/// that (0.0526), in its description only 0.6 (0.0395, under the default minimum of 0.05).
 const NATO: &str = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike";
+/// `ln(1 + (N − n + 0.5) / (n + 0.5))` for N = 10 tools, n = 1.
+const IDF_ONE: f64 = 1.992_430_164_690_206;
+/// The same for n = 0.
+const IDF_NONE: f64 = 3.091_042_453_358_316;
+
+/// What a NATO word held once weighs in `field_weight`'s field: its share of the task.
+fn nato_share(field_weight: f64) -> f64 {
+    field_weight * IDF_ONE / (9.0 * IDF_ONE + 4.0 * IDF_NONE)
+}
 
 /// Tools scoring every kind of match against [`NATO`], and no built-ins.
 fn nato() -> TestEnv {
@@ -526,7 +545,11 @@ fn the_defaults_pick_three_tools_best_first_with_a_reason_and_no_provenance() {
     );
     assert_eq!(
         scores(&got),
-        [round4(3.0 / 13.0), round4(2.6 / 13.0), 0.0769]
+        [
+            round4(3.0 * nato_share(1.0)),
+            round4(2.6 * nato_share(1.0)),
+            round4(nato_share(1.0))
+        ]
     );
     assert_eq!(
         got.iter().map(|p| p.reason.as_str()).collect::<Vec<_>>(),
@@ -559,7 +582,7 @@ fn the_defaults_pick_three_tools_best_first_with_a_reason_and_no_provenance() {
             "n/tagged@v1"
         ]
     );
-    assert_eq!(more[3].score, 0.0615);
+    assert_eq!(more[3].score, round4(nato_share(0.8)));
     assert_eq!(more[..3], got[..]);
     assert!(more.windows(2).all(|w| w[0].score >= w[1].score));
     assert!(more.iter().all(|p| (0.0..=1.0).contains(&p.score)));
@@ -572,11 +595,11 @@ fn the_defaults_pick_three_tools_best_first_with_a_reason_and_no_provenance() {
 #[test]
 fn min_score_leaves_out_tools_under_it_and_zero_lets_every_tool_in() {
     let env = nato();
-    // "described" scores 0.0462: under the default 0.05, in at 0.04.
+    // "described" scores 0.0395: under the default 0.05, in at 0.035.
     let default = picks(&env, &[NATO, "--max", "128"]);
     assert!(!refs(&default).contains(&"n/described@v1"));
     assert_eq!(default.len(), 4);
-    let lower = picks(&env, &[NATO, "--max", "128", "--min-score", "0.04"]);
+    let lower = picks(&env, &[NATO, "--max", "128", "--min-score", "0.035"]);
     assert_eq!(
         refs(&lower),
         [
@@ -587,7 +610,7 @@ fn min_score_leaves_out_tools_under_it_and_zero_lets_every_tool_in() {
             "n/described@v1"
         ]
     );
-    assert_eq!(lower[4].score, 0.0462);
+    assert_eq!(lower[4].score, round4(nato_share(0.6)));
     assert_eq!(
         lower[4].reason, "matched keywords in described: kilo",
         "{lower:?}"
@@ -603,10 +626,10 @@ fn min_score_leaves_out_tools_under_it_and_zero_lets_every_tool_in() {
 
     // Higher bars.
     assert_eq!(
-        refs(&picks(&env, &[NATO, "--min-score", "0.23"])),
+        refs(&picks(&env, &[NATO, "--min-score", "0.19"])),
         ["n/golf-hotel-india@v1"]
     );
-    assert_eq!(picks(&env, &[NATO, "--min-score", "0.2308"]), []);
+    assert_eq!(picks(&env, &[NATO, "--min-score", "0.1974"]), []);
     // The bar is inclusive: a perfect match passes --min-score 1.
     let perfect = picks(&env, &["lamp", "--min-score", "1"]);
     assert_eq!(refs(&perfect), ["n/lima-lamp@v1"]);
@@ -618,7 +641,28 @@ fn debug_adds_provenance_with_the_scorer_matched_terms_and_sub_scores() {
     let env = nato();
     let got = picks(&env, &[NATO, "--debug", "--max", "10", "--min-score", "0"]);
     let tokens: Vec<&str> = NATO.split(' ').collect();
-    let weights = json!({ "name": 1.0, "tags": 0.8, "description": 0.6 });
+    let weights = json!({ "name": 1.0, "tags": 0.8, "argumentNames": 0.7, "description": 0.6,
+                          "argumentDescriptions": 0.5, "argumentValues": 0.5 });
+    let idf: Vec<f64> = tokens
+        .iter()
+        .map(|t| {
+            if ["delta", "echo", "foxtrot", "juliet"].contains(t) {
+                3.091
+            } else {
+                1.992
+            }
+        })
+        .collect();
+    let round3 = |x: f64| (x * 1000.0).round() / 1000.0;
+    let sub = |name: f64, tags: f64, description: f64| {
+        json!({ "name": round3(name), "tags": round3(tags), "argumentNames": 0.0,
+                "description": round3(description), "argumentDescriptions": 0.0,
+                "argumentValues": 0.0 })
+    };
+    let no_args = |name: &[&str], tags: &[&str], description: &[&str]| {
+        json!({ "name": name, "tags": tags, "argumentNames": [], "description": description,
+                "argumentDescriptions": [], "argumentValues": [] })
+    };
     let by_ref = |r: &str| {
         got.iter()
             .find(|p| p.reference == r)
@@ -633,10 +677,11 @@ fn debug_adds_provenance_with_the_scorer_matched_terms_and_sub_scores() {
             "scorer": "keyword",
             "details": {
                 "queryTokens": tokens,
+                "idf": idf,
                 "matchedTerms": ["alpha", "bravo", "charlie"],
-                "matched": { "name": ["alpha", "bravo"], "tags": [], "description": ["charlie"] },
+                "matched": no_args(&["alpha", "bravo"], &[], &["charlie"]),
                 "fieldWeights": weights,
-                "subScores": { "name": 0.154, "tags": 0.0, "description": 0.046 },
+                "subScores": sub(2.0 * nato_share(1.0), 0.0, nato_share(0.6)),
             },
         })
     );
@@ -646,10 +691,11 @@ fn debug_adds_provenance_with_the_scorer_matched_terms_and_sub_scores() {
             "scorer": "keyword",
             "details": {
                 "queryTokens": tokens,
+                "idf": idf,
                 "matchedTerms": ["mike"],
-                "matched": { "name": [], "tags": ["mike"], "description": [] },
+                "matched": no_args(&[], &["mike"], &[]),
                 "fieldWeights": weights,
-                "subScores": { "name": 0.0, "tags": 0.062, "description": 0.0 },
+                "subScores": sub(0.0, nato_share(0.8), 0.0),
             },
         })
     );
@@ -684,20 +730,20 @@ fn debug_adds_provenance_with_the_scorer_matched_terms_and_sub_scores() {
 #[test]
 fn human_output_is_a_table_or_says_why_nothing_was_picked() {
     let env = nato();
-    let run = env.run(&["pick", NATO]);
+    let run = env.run(&["pick", NATO, "--scorer", "keyword"]);
     run.success();
     assert_eq!(run.stderr, "");
     assert_eq!(
         run.stdout,
         "\
 #  TOOL                   NAME              SCORE  REASON
-1  n/golf-hotel-india@v1  golf-hotel-india  0.23   matched keywords in golf-hotel-india: golf, hotel, india
-2  n/alpha-bravo@v1       alpha-bravo       0.20   matched keywords in alpha-bravo: alpha, bravo, charlie
-3  n/lima-lamp@v1         lima-lamp         0.08   matched keywords in lima-lamp: lima
+1  n/golf-hotel-india@v1  golf-hotel-india  0.20   matched keywords in golf-hotel-india: golf, hotel, india
+2  n/alpha-bravo@v1       alpha-bravo       0.17   matched keywords in alpha-bravo: alpha, bravo, charlie
+3  n/lima-lamp@v1         lima-lamp         0.07   matched keywords in lima-lamp: lima
 "
     );
     // --debug: the table, then each pick's provenance on a line of its own.
-    let run = env.run(&["pick", NATO, "--debug"]);
+    let run = env.run(&["pick", NATO, "--debug", "--scorer", "keyword"]);
     run.success();
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines.len(), 7, "{run}");
@@ -712,7 +758,7 @@ fn human_output_is_a_table_or_says_why_nothing_was_picked() {
         assert_eq!(provenance["scorer"], "keyword", "{line}");
         assert!(provenance["details"]["matchedTerms"].is_array(), "{line}");
     }
-    let run = env.run(&["pick", "zebra", "crossing"]);
+    let run = env.run(&["pick", "zebra", "crossing", "--scorer", "keyword"]);
     run.success();
     assert_eq!(
         run.stdout,
@@ -886,14 +932,14 @@ fn unsafe_tools_are_left_out_unless_allowed() {
     doc["safe"] = json!(true);
     std::fs::write(&file, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
     // Human mode says how many were considered and that --allow-unsafe adds more.
-    let run = env.run(&["pick", "gizmo"]);
+    let run = env.run(&["pick", "gizmo", "--scorer", "keyword"]);
     assert!(
         run.stdout.contains(
             "(7 considered; --min-score lowers the bar, --allow-unsafe adds unsafe tools)"
         ),
         "{run}"
     );
-    let run = env.run(&["pick", "gizmo", "--allow-unsafe"]);
+    let run = env.run(&["pick", "gizmo", "--allow-unsafe", "--scorer", "keyword"]);
     assert!(
         run.stdout
             .ends_with("(16 considered; --min-score lowers the bar)\n"),
@@ -1452,6 +1498,9 @@ fn emit_prints_the_picked_tools_in_pick_order_as_export_does() {
             // Human mode prints the same document.
             let mut human = vec!["pick"];
             human.extend_from_slice(&args);
+            if !args.contains(&"--scorer") {
+                human.extend_from_slice(&["--scorer", "keyword"]);
+            }
             let human = env.run(&human);
             human.success();
             assert_eq!(human.json(), run.json(), "{label}");
@@ -2124,7 +2173,7 @@ async fn flags_override_the_endpoints_of_toolctl_json() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn hybrid_weighs_keyword_by_0_4_and_semantic_by_0_6() {
+async fn hybrid_fuses_min_max_normalised_bm25_and_semantic_by_0_4_and_0_6() {
     let server = embeddings_server().await;
     let env = shop();
     set_endpoint(
@@ -2148,33 +2197,41 @@ async fn hybrid_weighs_keyword_by_0_4_and_semantic_by_0_6() {
             ],
         )
     };
-    let keyword = run("keyword");
+    let lexical = run("bm25");
     let embed = run("embed");
     let hybrid = run("hybrid");
     let score_of = |list: &[Pick], r: &str| list.iter().find(|p| p.reference == r).unwrap().clone();
     assert_eq!(hybrid.len(), SAFE_SHOP.len());
+    // Each list min-max normalised over the candidates, then 0.4 lexical + 0.6 semantic.
+    let range = |list: &[Pick]| {
+        let scores = list.iter().map(|p| p.score);
+        let min = scores.clone().fold(f64::INFINITY, f64::min);
+        (min, scores.fold(f64::NEG_INFINITY, f64::max) - min)
+    };
+    let ((l_min, l_range), (e_min, e_range)) = (range(&lexical), range(&embed));
+    assert!(l_range > 0.0 && e_range > 0.0);
     for h in &hybrid {
-        let k = score_of(&keyword, &h.reference);
+        let l = score_of(&lexical, &h.reference);
         let e = score_of(&embed, &h.reference);
+        let want = 0.4 * (l.score - l_min) / l_range + 0.6 * (e.score - e_min) / e_range;
         assert!(
-            (h.score - (0.4 * k.score + 0.6 * e.score)).abs() < 2e-4,
-            "{}: {} vs 0.4 × {} + 0.6 × {}",
+            (h.score - want).abs() < 1e-3,
+            "{}: {} vs 0.4 × norm({}) + 0.6 × norm({})",
             h.reference,
             h.score,
-            k.score,
+            l.score,
             e.score
         );
-        assert_eq!(h.reason, "hybrid (keyword + semantic)");
+        assert_eq!(h.reason, "hybrid (search relevance + semantic)");
+        let provenance = h.provenance.clone().unwrap();
+        assert_eq!(provenance["scorer"], "hybrid");
         assert_eq!(
-            h.provenance,
-            Some(json!({
-                "scorer": "hybrid",
-                "details": {
-                    "weights": { "keyword": 0.4, "semantic": 0.6 },
-                    "subScores": { "keyword": k.score, "semantic": e.score },
-                    "keyword": k.provenance.unwrap()["details"],
-                },
-            }))
+            provenance["details"]["weights"],
+            json!({ "lexical": 0.4, "semantic": 0.6 })
+        );
+        assert_eq!(
+            provenance["details"]["subScores"],
+            json!({ "lexical": l.score, "semantic": e.score })
         );
     }
     assert!(hybrid.windows(2).all(|w| w[0].score >= w[1].score));
@@ -2915,4 +2972,60 @@ async fn test_pick_quality() {
         "pick quality regressed:\n  {}\n(the report, with --no-capture, shows the misses)",
         failures.join("\n  ")
     );
+}
+
+/// The default scorer is `bm25`, the search relevance: a task told as a sentence is ranked by
+/// BM25F over the tools' fields (argument descriptions and values included) and scored on the
+/// absolute scale of `pick::relevance_score`.
+#[test]
+fn the_default_scorer_is_the_search_relevance() {
+    let env = TestEnv::new();
+    env.bundle("w");
+    for (slug, description, unit) in [
+        (
+            "forecast",
+            "Weather forecast for a city",
+            "temperature unit",
+        ),
+        (
+            "convert",
+            "Convert an amount between currencies",
+            "currency code",
+        ),
+    ] {
+        env.put_tool(
+            "w",
+            &tool_doc_with(
+                slug,
+                "v1",
+                json!({
+                    "description": description,
+                    "argSchema": {
+                        "type": "object",
+                        "properties": {
+                            "unit": { "type": "string", "description": unit,
+                                      "enum": ["celsius", "fahrenheit", "euro"] }
+                        }
+                    }
+                }),
+            ),
+        );
+    }
+    let run = env.run(&[
+        "--json",
+        "pick",
+        "can you tell me the forecast in celsius please",
+        "--debug",
+    ]);
+    run.success();
+    let got: Vec<Pick> = run.parse();
+    assert_eq!(got[0].reference, "w/forecast@v1", "{run}");
+    let provenance = got[0].provenance.as_ref().unwrap();
+    assert_eq!(provenance["scorer"], "bm25", "{run}");
+    assert_eq!(provenance["details"]["tier"], "relevance", "{run}");
+    // "forecast" and "celsius" (an enum value) are both held once: most of the task.
+    assert!(got[0].score > 0.6 && got[0].score < 1.0, "{run}");
+    // The other tool holds "celsius" only: a lower, absolute score.
+    assert_eq!(got[1].reference, "w/convert@v1", "{run}");
+    assert!(got[1].score < got[0].score && got[1].score > 0.0, "{run}");
 }

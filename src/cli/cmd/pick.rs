@@ -34,8 +34,8 @@ pub struct PickArgs {
     /// Also pick tools that are not safe
     #[arg(long)]
     pub allow_unsafe: bool,
-    /// How to score: keyword, bm25, hybrid, embed or llm
-    #[arg(long, value_name = "NAME", default_value = "keyword", value_parser = parse_scorer)]
+    /// How to score: bm25 (the search relevance, best offline), keyword, hybrid, embed or llm
+    #[arg(long, value_name = "NAME", default_value = "bm25", value_parser = parse_scorer)]
     pub scorer: Scorer,
     /// Give up scoring after MS milliseconds and return the first tools in registration order
     #[arg(long, value_name = "MS")]
