@@ -10,6 +10,7 @@ pub mod cli;
 pub mod error_code;
 pub mod index;
 pub mod invoke;
+pub mod mcp;
 pub mod native;
 pub mod pick;
 pub mod provider;

@@ -30,6 +30,7 @@ mod test_invoke;
 mod test_invoke_batch;
 mod test_invoke_http;
 mod test_list;
+mod test_mcp;
 mod test_names;
 mod test_output;
 mod test_pick;

@@ -7,6 +7,8 @@
 //! pinned by the `deny_unknown_fields` structs at the end of this file: a field added, renamed
 //! or dropped fails every test that reads one.
 
+pub mod python;
+
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
