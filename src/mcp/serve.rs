@@ -125,7 +125,7 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::Io(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let shared = Arc::new(Shared::new(settings, log));
         let first = shared.clone();
         tokio::task::spawn_blocking(move || first.refresh())
@@ -139,14 +139,30 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
             None => serve_stdio(shared).await,
             Some(addr) => serve_http(shared, addr).await,
         }
-    })
+    });
+    // A tool still running (its client gone) is not waited for long.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    served
 }
 
+/// How long the end of `serve` waits for calls still running.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
 async fn serve_stdio(shared: Arc<Shared>) -> Result<(), Error> {
-    let running = Server(shared.clone())
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| Error::Io(format!("MCP session did not start: {e}")))?;
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let stdin = EofSignal {
+        inner: stdin,
+        closed: shared.closed.clone(),
+    };
+    let running = match Server(shared.clone()).serve((stdin, stdout)).await {
+        Ok(running) => running,
+        // The client went away before it asked for anything but discovery.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            shared.log.status("the client closed the connection");
+            return Ok(());
+        }
+        Err(e) => return Err(Error::Io(format!("MCP session did not start: {e}"))),
+    };
     let token = running.cancellation_token();
     tokio::select! {
         quit = running.waiting() => {
@@ -160,6 +176,30 @@ async fn serve_stdio(shared: Arc<Shared>) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Standard input that says when it reaches its end: the SDK waits for running handlers
+/// before it ends a session, and a `subscriptions/listen` stream runs until told to stop.
+struct EofSignal<R> {
+    inner: R,
+    closed: watch::Sender<bool>,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofSignal<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(read) = &polled
+            && (read.is_err() || buf.filled().len() == before)
+        {
+            self.closed.send_replace(true);
+        }
+        polled
+    }
 }
 
 async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> Result<(), Error> {
@@ -261,6 +301,8 @@ struct Shared {
     state: RwLock<State>,
     /// Counts the changes of the list; sessions wait on it to notify their clients.
     changes: watch::Sender<u64>,
+    /// Set when standard input closed (stdio): listen streams end.
+    closed: watch::Sender<bool>,
 }
 
 #[derive(Default)]
@@ -283,6 +325,7 @@ impl Shared {
             log,
             state: RwLock::new(State::default()),
             changes: watch::Sender::new(0),
+            closed: watch::Sender::new(false),
         }
     }
 
@@ -706,9 +749,12 @@ impl ServerHandler for Server {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let mut changes = self.0.changes.subscribe();
+        let closed = until_closed(self.0.closed.subscribe());
+        tokio::pin!(closed);
         loop {
             tokio::select! {
                 _ = context.cancelled() => return Ok(()),
+                _ = &mut closed => return Ok(()),
                 changed = changes.changed() => {
                     if changed.is_err() || context.sink().notify_tool_list_changed().await.is_err() {
                         return Ok(());
@@ -729,6 +775,11 @@ impl ServerHandler for Server {
             }
         });
     }
+}
+
+/// Wait until standard input has closed.
+async fn until_closed(mut closed: watch::Receiver<bool>) {
+    let _ = closed.wait_for(|closed| *closed).await;
 }
 
 fn unknown_tool(name: &str) -> ErrorData {

@@ -344,3 +344,93 @@ fn mcp_serve_refuses_json_and_a_public_address_by_default() {
         .failure(3)
         .stderr_has("not a loopback address");
 }
+
+#[test]
+fn mcp_serve_ends_when_stdin_closes() {
+    let env = TestEnv::new();
+    let mut child = env
+        .command(&["mcp", "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdin.take());
+    let status = wait_at_most(&mut child, Duration::from_secs(10));
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+}
+
+/// The child's exit status, or `None` (and the child killed) past `limit`.
+fn wait_at_most(
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> Option<std::process::ExitStatus> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn mcp_serve_over_streamable_http_and_sigterm() {
+    use std::io::BufRead;
+    let env = TestEnv::fixture();
+    let mut server = env
+        .command(&["mcp", "serve", "--http", "127.0.0.1:0", "--mode", "all"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tell, lines) = std::sync::mpsc::channel();
+    let stderr = server.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let _ = tell.send(line.unwrap());
+        }
+    });
+    let url = loop {
+        let line = lines.recv_timeout(Duration::from_secs(30)).unwrap();
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break format!("{}mcp", rest.split_whitespace().next().unwrap());
+        }
+    };
+    let export = exported(&env, &[]);
+    for mode in ["legacy", "auto"] {
+        let session = run_driver(
+            &env,
+            &json!({
+                "url": url,
+                "mode": mode,
+                "steps": [
+                    {"op": "list_all"},
+                    {"op": "call", "name": "now", "arguments": {}},
+                    {"op": "call", "name": "readfile", "arguments": {}},
+                ],
+            }),
+        );
+        assert_eq!(session.step(0)["tools"], json!(export), "{mode}");
+        assert_eq!(session.step(1)["isError"], false, "{mode}");
+        assert_eq!(session.step(2)["isError"], true, "{mode}");
+    }
+    let killed = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = wait_at_most(&mut server, Duration::from_secs(10));
+    reader.join().unwrap();
+    let said: Vec<String> = lines.try_iter().collect();
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{said:?}");
+    assert!(
+        said.iter().any(|l| l.contains("SIGTERM: stopping")),
+        "{said:?}"
+    );
+}
