@@ -438,22 +438,17 @@ impl Shared {
             .collect()
     }
 
-    /// Whether the list shows a tool of this name; looks at the catalog again when it does
-    /// not (the tool may be newer than the last check).
-    fn lists(&self, name: &str) -> bool {
-        let has = |tools: &[Tool]| tools.iter().any(|t| t.name == name);
-        if has(&self.snapshot().1) {
-            return true;
+    /// The listed tool of this name; the catalog is looked at again when there is none (the
+    /// tool may be newer than the last check).
+    fn listed(&self, name: &str) -> Option<Tool> {
+        let find = |tools: &[Tool]| tools.iter().find(|t| t.name == name).cloned();
+        if let Some(tool) = find(&self.snapshot().1) {
+            return Some(tool);
         }
-        match self.refresh() {
-            Ok(changed) => {
-                if changed {
-                    self.changes.send_modify(|n| *n += 1);
-                }
-                has(&self.snapshot().1)
-            }
-            Err(_) => false,
+        if self.refresh().ok()? {
+            self.changes.send_modify(|n| *n += 1);
         }
+        find(&self.snapshot().1)
     }
 
     fn options(&self, catalog: &Catalog) -> Options<'static> {
@@ -726,8 +721,14 @@ impl ServerHandler for Server {
             let called = name.clone();
             let outcome = self
                 .blocking(move |s| {
-                    s.lists(&called)
-                        .then(|| s.call(&called, Value::Object(arguments)))
+                    let tool = s.listed(&called)?;
+                    let mut result = s.call(&called, Value::Object(arguments));
+                    // Clients check structuredContent against the outputSchema even on an
+                    // error (the TypeScript SDK does): the error is then told as text only.
+                    if result.is_error == Some(true) && tool.output_schema.is_some() {
+                        result.structured_content = None;
+                    }
+                    Some(result)
                 })
                 .await?;
             match outcome {

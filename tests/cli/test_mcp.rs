@@ -2,7 +2,7 @@
 //! driver.py): the client starts the server over stdio as an MCP host would, and prints what
 //! it saw, step by step, as JSON lines.
 
-use crate::common::{TestEnv, bin, python, tool_doc_with};
+use crate::common::{TestEnv, bin, mcp_clients, tool_doc_with};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -60,7 +60,7 @@ fn drive(env: &TestEnv, mode: &str, args: &[&str], steps: Value) -> Session {
 fn run_driver(env: &TestEnv, plan: &Value) -> Session {
     let plan_file = env.input(plan);
     let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/driver.py");
-    let mut child = Command::new(python::python())
+    let mut child = Command::new(mcp_clients::python())
         .arg(&driver)
         .arg(&plan_file)
         .stdin(Stdio::null())
@@ -175,7 +175,8 @@ fn mcp_serve_lists_pages_and_calls_over_both_protocol_eras() {
         let text: Value = serde_json::from_str(now["text"][0].as_str().unwrap()).unwrap();
         assert_eq!(text, now["structuredContent"]);
 
-        // The tool ran and failed: a result with isError, the code and message as text.
+        // The tool ran and failed: a result with isError, the code and message as text
+        // (readfile has an outputSchema, which an error's structuredContent would not meet).
         let failed = session.step(4);
         assert_eq!(failed["isError"], true, "{failed}");
         assert!(
@@ -185,17 +186,16 @@ fn mcp_serve_lists_pages_and_calls_over_both_protocol_eras() {
                 .starts_with("NOT_FOUND: "),
             "{failed}"
         );
-        assert_eq!(failed["structuredContent"]["error"]["code"], "NOT_FOUND");
+        assert_eq!(failed["structuredContent"], Value::Null);
 
         // Arguments the schema refuses: a result with isError too (the model can fix them).
         let refused = session.step(5);
         assert_eq!(refused["isError"], true, "{refused}");
-        assert_eq!(
-            refused["structuredContent"]["error"]["code"],
-            "VALIDATION_ERROR"
-        );
         assert!(
-            refused["text"][0].as_str().unwrap().contains("/path"),
+            refused["text"][0]
+                .as_str()
+                .unwrap()
+                .starts_with("VALIDATION_ERROR: "),
             "{refused}"
         );
 
@@ -218,7 +218,17 @@ fn mcp_serve_lists_pages_and_calls_over_both_protocol_eras() {
 #[test]
 fn mcp_serve_filters_as_export_does() {
     let env = TestEnv::fixture();
-    bundle_of(&env, "clock", "tick", 3);
+    bundle_of(&env, "clock", "tick", 2);
+    let needs_x = tool_doc_with(
+        "needs-x",
+        "v1",
+        json!({ "argSchema": {
+            "type": "object",
+            "properties": { "x": { "type": "string" } },
+            "required": ["x"]
+        } }),
+    );
+    env.put_tool("clock", &needs_x);
     let filtered = exported(&env, &["--bundle", "clock"]);
     let session = drive(
         &env,
@@ -228,6 +238,7 @@ fn mcp_serve_filters_as_export_does() {
             {"op": "list_all"},
             {"op": "call", "name": "tick-1", "arguments": {}},
             {"op": "call", "name": "now", "arguments": {}},
+            {"op": "call", "name": "needs-x", "arguments": {"x": 1}},
         ]),
     );
     assert_eq!(session.step(0)["tools"], json!(filtered));
@@ -235,6 +246,12 @@ fn mcp_serve_filters_as_export_does() {
     assert_eq!(session.step(1)["isError"], false);
     // Outside the filter: not served.
     assert_eq!(session.step(2)["protocolError"]["code"], -32602);
+    // A tool without outputSchema: the error as structuredContent too, with its pointer.
+    let refused = session.step(3);
+    assert_eq!(refused["isError"], true, "{refused}");
+    let error = &refused["structuredContent"]["error"];
+    assert_eq!(error["code"], "VALIDATION_ERROR", "{refused}");
+    assert!(error["details"].to_string().contains("/x"), "{refused}");
 }
 
 #[test]
@@ -433,4 +450,83 @@ fn mcp_serve_over_streamable_http_and_sigterm() {
         said.iter().any(|l| l.contains("SIGTERM: stopping")),
         "{said:?}"
     );
+}
+
+/// Run the inspector's CLI on `toolctl mcp serve SERVE_ARGS` with `--method …` `METHOD_ARGS`:
+/// its exit code and the JSON documents it printed.
+fn inspect(env: &TestEnv, serve_args: &[&str], method_args: &[&str]) -> (i32, Vec<Value>) {
+    let output = Command::new(mcp_clients::inspector())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.home())
+        .current_dir(env.work())
+        .arg("--cli")
+        .arg("-e")
+        .arg(format!("TOOLCTL_CATALOG={}", env.catalog().display()))
+        .args(["-e", "TOOLCTL_WATCH=never", "-e", "NO_COLOR=1"])
+        .arg(bin())
+        .args(["mcp", "serve"])
+        .args(serve_args)
+        .args(method_args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let docs = serde_json::Deserializer::from_str(&stdout)
+        .into_iter::<Value>()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap_or_else(|e| panic!("inspector output is not JSON ({e}):\n{stdout}"));
+    (output.status.code().unwrap_or(-1), docs)
+}
+
+#[test]
+fn mcp_serve_answers_the_official_inspector() {
+    let env = TestEnv::fixture();
+    let list = ["--method", "tools/list"];
+    let (code, docs) = inspect(&env, &["--mode", "all", "--page-size", "3"], &list);
+    assert_eq!(code, 0, "{docs:?}");
+    assert_eq!(docs[0]["tools"], json!(exported(&env, &[])));
+
+    let call = |tool: &str, args: &[&str]| {
+        let mut method = vec!["--method", "tools/call", "--tool-name", tool];
+        if !args.is_empty() {
+            method.push("--tool-arg");
+            method.extend_from_slice(args);
+        }
+        inspect(&env, &["--mode", "all"], &method)
+    };
+    let (code, docs) = call("now", &[]);
+    assert_eq!(code, 0, "{docs:?}");
+    assert!(docs[0]["structuredContent"]["utc"].is_string(), "{docs:?}");
+
+    let (code, docs) = call("readfile", &["path=no-such-file.txt"]);
+    assert_ne!(code, 0);
+    assert_eq!(docs[0]["isError"], true, "{docs:?}");
+    let text = docs[0]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("NOT_FOUND: "), "{text}");
+
+    let (code, docs) = call("readfile", &["bogus=1"]);
+    assert_ne!(code, 0);
+    assert_eq!(docs[0]["isError"], true, "{docs:?}");
+    let text = docs[0]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("VALIDATION_ERROR: "), "{text}");
+
+    let (code, docs) = inspect(&env, &["--mode", "search"], &list);
+    assert_eq!(code, 0);
+    assert_eq!(names(&docs[0]["tools"]), ["search_tools", "call_tool"]);
+    let (code, docs) = inspect(
+        &env,
+        &["--mode", "search"],
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "search_tools",
+            "--tool-arg",
+            "query=current time",
+        ],
+    );
+    assert_eq!(code, 0, "{docs:?}");
+    let found = names(&docs[0]["structuredContent"]["tools"]);
+    assert!(found.contains(&"now".to_owned()), "{found:?}");
 }

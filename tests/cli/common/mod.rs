@@ -7,7 +7,7 @@
 //! pinned by the `deny_unknown_fields` structs at the end of this file: a field added, renamed
 //! or dropped fails every test that reads one.
 
-pub mod python;
+pub mod mcp_clients;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
