@@ -11,28 +11,22 @@
 //! `git pull` need no extra step. A file that cannot be read or breaks the rules is reported
 //! as a [`Problem`] with its path while the rest of the catalog keeps working.
 
-pub mod archive;
 pub mod builtin;
 pub mod config;
 pub mod error;
 pub mod lock;
 pub mod model;
+pub mod names;
 pub mod page;
-mod reap;
 mod resolve;
 pub mod rules;
+pub mod schemas;
 pub mod skeleton;
 pub mod store;
-mod write;
-
-#[cfg(test)]
-mod tests;
 
 pub use config::{CONFIG_FILE, Config};
-pub use error::{Error, Result, Violation, pointer_join};
-pub use reap::{ReapOutcome, ReapReport};
-pub use resolve::{Pick, ToolRef};
-pub use write::{BundleInput, InitReport, Toggle};
+pub use error::{Error, Result, Violation};
+pub use resolve::{ToolRef, VersionChoice, default_version_key};
 
 use model::{Bundle, Tool};
 use serde::Serialize;
@@ -48,6 +42,29 @@ pub(crate) const BUNDLES_DIR: &str = "bundles";
 pub(crate) const TOOLS_DIR: &str = "tools";
 pub(crate) const BUNDLE_FILE: &str = "bundle.json";
 pub(crate) const TOOL_FILE: &str = "tool.json";
+
+/// The bundle folder, slug folder and version folder of a tool file's path relative to the
+/// catalog (`bundles/<dir>/tools/<slug>/<version>/tool.json`), `None` for any other path. The
+/// one place that layout is read back; [`tool_path`] writes it.
+pub fn parse_tool_path(path: &str) -> Option<(&str, &str, &str)> {
+    let mut parts = path.split('/');
+    match [(); 6].map(|()| parts.next()) {
+        [
+            Some(BUNDLES_DIR),
+            Some(dir),
+            Some(TOOLS_DIR),
+            Some(slug),
+            Some(version),
+            Some(TOOL_FILE),
+        ] if parts.next().is_none() => Some((dir, slug, version)),
+        _ => None,
+    }
+}
+
+/// The path of a tool file relative to the catalog: `bundles/<dir>/tools/<slug>/<version>/tool.json`.
+pub fn tool_path(dir: &str, slug: &str, version: &str) -> String {
+    format!("{BUNDLES_DIR}/{dir}/{TOOLS_DIR}/{slug}/{version}/{TOOL_FILE}")
+}
 
 /// Default time to wait for the write lock.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -245,9 +262,9 @@ fn absolute(cwd: &Path, dir: &Path) -> PathBuf {
 /// An open catalog.
 #[derive(Debug)]
 pub struct Catalog {
-    root: PathBuf,
-    config: Config,
-    lock_timeout: Duration,
+    pub(crate) root: PathBuf,
+    pub(crate) config: Config,
+    pub(crate) lock_timeout: Duration,
 }
 
 impl Catalog {
@@ -286,7 +303,7 @@ impl Catalog {
         self.root.join(BUNDLES_DIR)
     }
 
-    fn lock_path(&self) -> PathBuf {
+    pub(crate) fn lock_path(&self) -> PathBuf {
         self.root.join(STATE_DIR).join("lock")
     }
 
@@ -417,7 +434,7 @@ impl Catalog {
     }
 
     /// Every version of one tool slug in a bundle, sorted by version.
-    fn tool_versions(
+    pub(crate) fn tool_versions(
         &self,
         bundle: &BundleEntry,
         slug: &str,
@@ -744,8 +761,7 @@ impl ToolReader<'_> {
                 .into_iter()
                 .find(|t| t.tool.slug == slug));
         }
-        let parts: Vec<&str> = path.split('/').collect();
-        let [BUNDLES_DIR, dir, TOOLS_DIR, slug, version, TOOL_FILE] = parts.as_slice() else {
+        let Some((dir, slug, version)) = parse_tool_path(path) else {
             return Ok(None);
         };
         let bundle = self

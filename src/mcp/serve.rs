@@ -18,8 +18,8 @@
 //! for SQLite, files or an HTTP tool.
 
 use super::view::{self, Filters, Listing, Survey};
+use crate::base::error_code::ErrorCode;
 use crate::catalog::{Catalog, STATE_DIR};
-use crate::error_code::ErrorCode;
 use crate::index::{INDEX_FILE, Index};
 use crate::invoke::{Failure, Options};
 use rmcp::model::{

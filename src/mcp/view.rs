@@ -4,8 +4,8 @@
 //! search is `pick`'s. Everything here blocks (SQLite, files, HTTP tools): the server runs it
 //! off its async threads.
 
-use crate::catalog::{Catalog, Pick, Problem};
-use crate::error_code::ErrorCode;
+use crate::base::error_code::ErrorCode;
+use crate::catalog::{Catalog, Problem, VersionChoice};
 use crate::index::{self, Index};
 use crate::invoke::{self, Failure, Options};
 use crate::pick::{self, PickError, PickRequest, Scorer};
@@ -202,12 +202,14 @@ pub fn call(
     arguments: Value,
     options: &Options,
 ) -> Result<Value, Failure> {
-    let (entry, _) = catalog.resolve_tool(name, Pick::Default).map_err(|e| {
-        Failure::new(
-            ErrorCode::UnknownTool,
-            format!("tool '{name}' is not in the catalog: {e}"),
-        )
-    })?;
+    let (entry, _) = catalog
+        .resolve_tool(name, VersionChoice::Default)
+        .map_err(|e| {
+            Failure::new(
+                ErrorCode::UnknownTool,
+                format!("tool '{name}' is not in the catalog: {e}"),
+            )
+        })?;
     let outcome = invoke::invoke(&entry, arguments, options);
     if outcome.is_ok() || outcome.as_ref().is_err_and(|f| f.ran) {
         invoke::usage::record(catalog, &entry.tool.tool_id.to_string());

@@ -1,11 +1,11 @@
 //! `toolctl invoke`: call one tool with arguments checked against its schema.
 
-use crate::catalog::Pick;
+use crate::base::error_code::ErrorCode;
+use crate::catalog::VersionChoice;
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::view::clip;
-use crate::error_code::ErrorCode;
 use crate::invoke::{self, Failure, Options, batch};
 use clap::Args;
 use serde_json::Value;
@@ -51,13 +51,15 @@ pub fn run(ctx: &Ctx, args: &InvokeArgs) -> Result<Output, CliError> {
     };
     let raw = read_arguments(args)?;
     let catalog = ctx.catalog()?;
-    let (entry, problems) = catalog.resolve_tool(tool, Pick::Default).map_err(|e| {
-        let mut error = CliError::from(e);
-        if error.code == ErrorCode::NotFound {
-            error.code = ErrorCode::UnknownTool;
-        }
-        error
-    })?;
+    let (entry, problems) = catalog
+        .resolve_tool(tool, VersionChoice::Default)
+        .map_err(|e| {
+            let mut error = CliError::from(e);
+            if error.code == ErrorCode::NotFound {
+                error.code = ErrorCode::UnknownTool;
+            }
+            error
+        })?;
     ctx.warn_problems(&problems);
     let confirm = |question: &str| ctx.ui.confirm(question);
     let options = Options {
@@ -137,7 +139,7 @@ fn into_error(failure: Failure) -> CliError {
 fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliError> {
     use std::sync::{Arc, mpsc};
     use std::time::{Duration, Instant};
-    let (text, name) = super::read_text(source)?;
+    let (text, name) = crate::cli::shared::read_text(source)?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
         CliError::invalid(format!("{name}: not valid JSON: {e}")).with_details(
             serde_json::json!({ "file": name, "line": e.line(), "column": e.column() }),
@@ -222,7 +224,7 @@ fn call_one(
     options: &Options,
 ) -> Result<Value, Failure> {
     let (entry, _) = catalog
-        .resolve_tool(&call.name, Pick::Default)
+        .resolve_tool(&call.name, VersionChoice::Default)
         .map_err(|e| match e {
             crate::catalog::Error::Ambiguous { ref candidates, .. } => {
                 Failure::new(ErrorCode::ValidationError, e.to_string())

@@ -102,7 +102,10 @@ fn run_serve(ctx: &Ctx, args: &ServeArgs) -> Result<Output, CliError> {
     };
     serve::serve(settings, Arc::new(StderrLog(ctx.ui.clone()))).map_err(|e| match e {
         serve::Error::Catalog(e) => CliError::from(e),
-        other => CliError::new(crate::error_code::ErrorCode::Internal, other.to_string()),
+        other => CliError::new(
+            crate::base::error_code::ErrorCode::Internal,
+            other.to_string(),
+        ),
     })?;
     Ok(Output::new(serde_json::Value::Null, Human::Nothing))
 }
