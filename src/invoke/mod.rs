@@ -150,6 +150,33 @@ impl Success {
     }
 }
 
+/// Call the tool `name` names (a reference, toolID or exported name) as `invoke` does, and
+/// count the call when the tool ran: what a batch's calls and `mcp serve`'s calls do.
+pub fn call_named(
+    catalog: &crate::catalog::Catalog,
+    name: &str,
+    raw_args: Value,
+    options: &Options,
+) -> Result<Value, Failure> {
+    let (entry, _) = catalog
+        .resolve_tool(name, crate::catalog::VersionChoice::Default)
+        .map_err(|e| match e {
+            crate::catalog::Error::Ambiguous { ref candidates, .. } => {
+                Failure::new(ErrorCode::ValidationError, e.to_string())
+                    .with_details(json!({ "candidates": candidates }))
+            }
+            _ => Failure::new(
+                ErrorCode::UnknownTool,
+                format!("Tool '{name}' not found in the catalog"),
+            ),
+        })?;
+    let outcome = invoke(&entry, raw_args, options);
+    if outcome.is_ok() || outcome.as_ref().is_err_and(|f| f.ran) {
+        usage::record(catalog, &entry.tool.tool_id.to_string());
+    }
+    outcome.map(|success| success.value)
+}
+
 /// Call `entry` with `raw_args` (see the module comment).
 pub fn invoke(entry: &ToolEntry, raw_args: Value, options: &Options) -> Result<Success, Failure> {
     check_callable(entry, &options.hosts)?;

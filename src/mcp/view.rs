@@ -4,8 +4,7 @@
 //! search is `pick`'s. Everything here blocks (SQLite, files, HTTP tools): the server runs it
 //! off its async threads.
 
-use crate::base::error_code::ErrorCode;
-use crate::catalog::{Catalog, Problem, VersionChoice};
+use crate::catalog::{Catalog, Problem};
 use crate::index::{self, Index};
 use crate::invoke::{self, Failure, Options};
 use crate::pick::{self, PickError, PickRequest, Scorer};
@@ -202,17 +201,5 @@ pub fn call(
     arguments: Value,
     options: &Options,
 ) -> Result<Value, Failure> {
-    let (entry, _) = catalog
-        .resolve_tool(name, VersionChoice::Default)
-        .map_err(|e| {
-            Failure::new(
-                ErrorCode::UnknownTool,
-                format!("tool '{name}' is not in the catalog: {e}"),
-            )
-        })?;
-    let outcome = invoke::invoke(&entry, arguments, options);
-    if outcome.is_ok() || outcome.as_ref().is_err_and(|f| f.ran) {
-        invoke::usage::record(catalog, &entry.tool.tool_id.to_string());
-    }
-    outcome.map(|success| success.value)
+    invoke::call_named(catalog, name, arguments, options)
 }

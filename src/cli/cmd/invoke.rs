@@ -223,21 +223,5 @@ fn call_one(
     call: &batch::Call,
     options: &Options,
 ) -> Result<Value, Failure> {
-    let (entry, _) = catalog
-        .resolve_tool(&call.name, VersionChoice::Default)
-        .map_err(|e| match e {
-            crate::catalog::Error::Ambiguous { ref candidates, .. } => {
-                Failure::new(ErrorCode::ValidationError, e.to_string())
-                    .with_details(serde_json::json!({ "candidates": candidates }))
-            }
-            _ => Failure::new(
-                ErrorCode::UnknownTool,
-                format!("Tool '{}' not found in the catalog", call.name),
-            ),
-        })?;
-    let outcome = invoke::invoke(&entry, call.arguments.clone(), options);
-    if outcome.is_ok() || outcome.as_ref().is_err_and(|f| f.ran) {
-        invoke::usage::record(catalog, &entry.tool.tool_id.to_string());
-    }
-    outcome.map(|success| success.value)
+    invoke::call_named(catalog, &call.name, call.arguments.clone(), options)
 }
