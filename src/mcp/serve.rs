@@ -22,6 +22,7 @@ use crate::base::error_code::ErrorCode;
 use crate::catalog::{Catalog, STATE_DIR};
 use crate::index::{INDEX_FILE, Index};
 use crate::invoke::{Failure, Options};
+use crate::pick::PickError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -492,11 +493,7 @@ impl Shared {
         };
         let found = self
             .catalog()
-            .map_err(|e| e.to_string())
-            .and_then(|catalog| {
-                view::search(&catalog, &self.settings.filters, query, max)
-                    .map_err(|e| e.to_string())
-            });
+            .and_then(|catalog| Ok(view::search(&catalog, &self.settings.filters, query, max)?));
         match found {
             Ok(tools) => {
                 let tools: Vec<Value> = tools
@@ -511,7 +508,11 @@ impl Shared {
                     .collect();
                 CallToolResult::structured(json!({ "tools": tools }))
             }
-            Err(e) => failure(Failure::new(ErrorCode::Internal, e)),
+            // A query pick refuses (no words to look for) is the caller's to fix.
+            Err(Error::View(e)) if matches!(*e, view::Error::Pick(PickError::Invalid { .. })) => {
+                invalid(e.to_string())
+            }
+            Err(e) => failure(Failure::new(ErrorCode::Internal, e.to_string())),
         }
     }
 

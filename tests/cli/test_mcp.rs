@@ -316,6 +316,7 @@ fn mcp_serve_search_mode_above_the_auto_limit() {
             {"op": "call", "name": "call_tool", "arguments": {"name": "no-such-tool"}},
             {"op": "call", "name": "search_tools", "arguments": {}},
             {"op": "call", "name": "rain-radar", "arguments": {}},
+            {"op": "call", "name": "search_tools", "arguments": {"query": "  "}},
         ]),
     );
     assert_eq!(
@@ -337,7 +338,11 @@ fn mcp_serve_search_mode_above_the_auto_limit() {
         unknown["structuredContent"]["error"]["code"],
         "UNKNOWN_TOOL"
     );
-    assert_eq!(session.step(4)["isError"], true);
+    for refused in [session.step(4), session.step(6)] {
+        assert_eq!(refused["isError"], true, "{refused}");
+        let code = &refused["structuredContent"]["error"]["code"];
+        assert_eq!(code, "VALIDATION_ERROR", "{refused}");
+    }
     // Only the two tools are served: a catalog tool by its own name is unknown here.
     assert_eq!(session.step(5)["protocolError"]["code"], -32602);
 
