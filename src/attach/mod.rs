@@ -29,9 +29,11 @@ pub use agent::{AgentFile, AgentId, AttachedTool};
 pub use plan::{Kind, Limits, Phase};
 
 use crate::catalog::config::AttachConfig;
+use crate::catalog::config::PickConfig;
 use crate::catalog::{self, Catalog, ToolRef};
 use crate::index::default_tools::DefaultTool;
 use crate::index::{self, Index, ToolRow};
+use crate::pick::endpoints::{EndpointOverrides, Endpoints};
 use crate::pick::{self, Endpoint, PickError, PickRequest, Scorer};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -226,6 +228,33 @@ impl Settings {
                     member.row.bundle_slug, member.row.slug
                 ))
         })
+    }
+}
+
+/// The scorer attach uses when none is asked for: the best there is — embeddings with
+/// keywords when an endpoint is set (no labelled set can say how good a given model is, but
+/// semantic matching finds what words miss), else the search ranking, which scores best of the
+/// local scorers on the fixture queries.
+pub fn default_scorer(config: &PickConfig, overrides: &EndpointOverrides) -> Scorer {
+    if overrides.has_embed(config) {
+        Scorer::Hybrid
+    } else {
+        Scorer::Bm25
+    }
+}
+
+/// The endpoints an attach with `query` needs: none when the query is empty (nothing is
+/// searched), else those `scorer` needs.
+pub fn endpoints(
+    query: &str,
+    config: &PickConfig,
+    overrides: &EndpointOverrides,
+    scorer: Scorer,
+) -> Result<Endpoints, PickError> {
+    if query.trim().is_empty() {
+        Ok(Endpoints::none())
+    } else {
+        Endpoints::resolve(config, overrides, scorer)
     }
 }
 

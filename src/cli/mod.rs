@@ -8,6 +8,7 @@ pub mod error;
 pub mod output;
 pub mod shared;
 pub mod view;
+pub mod watcher;
 
 use crate::base::error_code::{ErrorCode, exit};
 use crate::catalog::{self, Catalog, Location};
@@ -59,6 +60,8 @@ pub struct Ctx {
     pub global: GlobalArgs,
     pub ui: Ui,
     pub cwd: PathBuf,
+    /// Shared with every catalog the command opens: what its index checks met.
+    pub checks: catalog::CheckNote,
 }
 
 impl Ctx {
@@ -74,7 +77,9 @@ impl Ctx {
     /// Open the catalog (it need not exist yet: it is created on the first write).
     pub fn catalog(&self) -> Result<Catalog, CliError> {
         let location = self.location()?;
-        Ok(Catalog::open(location.path())?.with_lock_timeout(self.global.lock_timeout))
+        Ok(Catalog::open(location.path())?
+            .with_lock_timeout(self.global.lock_timeout)
+            .with_check_note(self.checks.clone()))
     }
 
     /// Run a write on the catalog, telling the user when the write created the catalog.
@@ -151,16 +156,20 @@ pub fn main() -> ExitCode {
         error.report(&ui);
         return ExitCode::from(error.exit_code());
     }
-    // Index checks may start a watcher: this program, run as `toolctl index watch`.
-    if let Ok(program) = std::env::current_exe() {
-        crate::index::watch::allow_auto_start(program);
-    }
     let ctx = Ctx {
         global: cli.global,
         ui,
         cwd,
+        checks: catalog::CheckNote::default(),
     };
-    let result = cmd::run(&ctx, &cli.command).and_then(|output| {
+    let result = cmd::run(&ctx, &cli.command);
+    // A check that had to walk the catalog may start a watcher for the next commands.
+    if let Some(entries) = ctx.checks.take_walk()
+        && let Ok(catalog) = ctx.catalog()
+    {
+        watcher::maybe_start(&catalog, entries);
+    }
+    let result = result.and_then(|output| {
         ctx.ui.emit(&output)?;
         Ok(output.exit)
     });

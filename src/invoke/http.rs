@@ -1,7 +1,7 @@
 //! HTTP tools: a request built from the tool's templates, sent with reqwest.
 //!
 //! **Templates cannot be injected into.** A `${name}` takes the argument `name`, else the
-//! catalog secret `name` ([`super::secrets`]), never an environment variable. Where it lands
+//! catalog secret `name` ([`crate::base::secrets`]), never an environment variable. Where it lands
 //! decides how it is written:
 //! - the URL: the host is literal (checked when the tool is loaded: no placeholder before the
 //!   path), and a value is percent-encoded as one component (every byte but `A–Z a–z 0–9 - . _
@@ -24,11 +24,11 @@
 //! `timeoutMs` (default 10 s) bounds each attempt. The response is read up to
 //! `maxResponseBytes` (default 1 MiB) and the call fails as soon as it would go past it.
 
-use super::secrets::Secrets;
 use super::{Failure, Options};
 use crate::base::error_code::ErrorCode;
 use crate::base::http::encode_component;
 use crate::base::redact::Redactor;
+use crate::base::secrets::Secrets;
 use crate::catalog::ToolEntry;
 use crate::catalog::model::{ErrorMode, HttpImpl, ResponseEncoding};
 use crate::catalog::rules::PLACEHOLDER;

@@ -4,7 +4,7 @@
 //! search is `pick`'s. Everything here blocks (SQLite, files, HTTP tools): the server runs it
 //! off its async threads.
 
-use crate::catalog::{Catalog, Problem};
+use crate::catalog::{Catalog, Problem, VersionChoice};
 use crate::index::{self, Index};
 use crate::invoke::{self, Failure, Options};
 use crate::pick::{self, PickError, PickRequest, Scorer};
@@ -201,5 +201,8 @@ pub fn call(
     arguments: Value,
     options: &Options,
 ) -> Result<Value, Failure> {
-    invoke::call_named(catalog, name, arguments, options)
+    let (entry, _) = catalog
+        .resolve_tool(name, VersionChoice::Default)
+        .map_err(|e| invoke::batch::not_resolved(name, e))?;
+    invoke::call_and_record(catalog, &entry, arguments, options).map(|success| success.value)
 }

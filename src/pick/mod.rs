@@ -24,6 +24,7 @@
 //! size of the catalog. The network scorers read every candidate's words.
 
 pub mod embed;
+pub mod endpoints;
 pub mod keyword;
 pub mod llm;
 
@@ -196,6 +197,9 @@ pub enum PickError {
     /// The `embed` endpoint gave no answer (`embed` and `hybrid` have no fallback).
     #[error("the embeddings endpoint failed: {0}")]
     Upstream(String),
+    /// The secrets file holding an endpoint's key cannot be used.
+    #[error(transparent)]
+    Secrets(#[from] crate::base::secrets::SecretsError),
 }
 
 impl PickRequest {
