@@ -208,7 +208,7 @@ fn report_parse_error(e: &clap::Error, json: bool, args: &[std::ffi::OsString]) 
             .unwrap_or_else(|| e.kind().to_string());
         let mut error =
             CliError::invalid(message).with_details(serde_json::json!({ "usage": rendered }));
-        error.usage = true;
+        error = error.usage();
         // attach answers in the attach contract's shape, usage errors included.
         if subcommand(args) == Some("attach") {
             error = error.in_attach_shape();

@@ -410,13 +410,11 @@ impl std::error::Error for RedirectRefused {}
 fn transport_error(e: &reqwest::Error, redactor: &Redactor) -> Failure {
     // The whole chain, without the URL (it may hold a secret; redacted anyway).
     let mut message = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
+    for cause in crate::base::causes(e) {
         if let Some(refused) = cause.downcast_ref::<RedirectRefused>() {
             return Failure::new(ErrorCode::HostNotAllowed, refused.to_string());
         }
         message.push_str(&format!(": {cause}"));
-        source = cause.source();
     }
     let code = if e.is_timeout() {
         ErrorCode::Timeout
