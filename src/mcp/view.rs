@@ -85,6 +85,19 @@ pub struct Listing {
     pub problems: Vec<Problem>,
 }
 
+impl From<Value> for Listing {
+    /// A bare `tools/list` array.
+    fn from(list: Value) -> Self {
+        match list {
+            Value::Array(tools) => Self {
+                tools,
+                ..Self::default()
+            },
+            _ => Self::default(),
+        }
+    }
+}
+
 impl From<Export> for Listing {
     fn from(export: Export) -> Self {
         let tools = match export.list {
@@ -179,18 +192,32 @@ pub fn search(
     };
     with_index(catalog, |index| {
         let outcome = pick::pick(catalog, index, &request, &mut |_, _| {})?;
-        let mut names: Vec<String> = outcome.picks.into_iter().map(|p| p.member.name).collect();
-        if !filters.tools.is_empty() {
-            let allowed = list_in(catalog, index, filters)?.tools;
-            names.retain(|name| allowed.iter().any(|t| t["name"] == name.as_str()));
+        // Filters: the names the filtered list holds (an export of that subset only).
+        let allowed: Option<Vec<Value>> = if filters.is_empty() {
+            None
+        } else {
+            Some(list_in(catalog, index, filters)?.tools)
+        };
+        // As `pick --emit mcp --lenient`: only the picked tools are read and translated.
+        let mut tools = Vec::new();
+        let mut reader = catalog.tool_reader();
+        for picked in outcome.picks {
+            let name = picked.member.name;
+            if allowed
+                .as_ref()
+                .is_some_and(|listed| !listed.iter().any(|t| t["name"] == name.as_str()))
+            {
+                continue;
+            }
+            if let Ok(Some(entry)) = reader.tool_at(&picked.member.row.path) {
+                tools.push((name, entry));
+            }
+            if tools.len() == max {
+                break;
+            }
         }
-        if names.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut found: Vec<Value> =
-            Listing::from(export::export(catalog, index, &filters.request(names))?).tools;
-        found.truncate(max);
-        Ok(found)
+        let (list, _, _) = export::translate(Provider::Mcp, &tools, false, true)?;
+        Ok(Listing::from(list).tools)
     })
 }
 

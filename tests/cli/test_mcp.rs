@@ -252,6 +252,22 @@ fn mcp_serve_filters_as_export_does() {
     let error = &refused["structuredContent"]["error"];
     assert_eq!(error["code"], "VALIDATION_ERROR", "{refused}");
     assert!(error["details"].to_string().contains("/x"), "{refused}");
+
+    // Search mode searches within the filters too.
+    let query = json!({"query": "current time", "max": 10});
+    let steps = json!([{"op": "call", "name": "search_tools", "arguments": query}]);
+    let everywhere = drive(&env, "legacy", &["--mode", "search"], steps.clone());
+    let found = names(&everywhere.step(0)["structuredContent"]["tools"]);
+    assert!(found.contains(&"now".to_owned()), "{found:?}");
+    let within = drive(
+        &env,
+        "legacy",
+        &["--mode", "search", "--bundle", "clock"],
+        steps,
+    );
+    let found = names(&within.step(0)["structuredContent"]["tools"]);
+    assert!(!found.is_empty());
+    assert!(found.iter().all(|n| n.starts_with("tick-")), "{found:?}");
 }
 
 #[test]
