@@ -328,6 +328,46 @@ fn no_layer_uses_a_layer_above_it() {
     );
 }
 
+/// Calls only some layers may make: `(what, the layers that may)`. The process ends in `main`
+/// (through the CLI's exit code), and only `invoke` (tools that run programs) and `cli`
+/// (index watchers) start processes.
+const RESTRICTED: &[(&str, &[&str])] =
+    &[("process::exit", &[]), ("Command::new", &["invoke", "cli"])];
+
+#[test]
+fn only_the_allowed_layers_exit_or_start_processes() {
+    let src = src_dir();
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let Some(layer) = layer_of(&rel) else {
+            continue;
+        };
+        if rel.ends_with("/tests.rs") {
+            continue;
+        }
+        let code = code_of(&std::fs::read_to_string(&file).unwrap());
+        for (index, line) in code.lines().enumerate() {
+            for (call, layers) in RESTRICTED {
+                if line.contains(call) && !layers.contains(&layer) {
+                    found.push(format!("{rel}:{}: {call} in {layer}", index + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "calls outside their layers:\n{}",
+        found.join("\n")
+    );
+}
+
 #[test]
 fn every_folder_of_src_is_a_layer() {
     let names: BTreeSet<&str> = LAYERS.iter().map(|(name, _)| *name).collect();
