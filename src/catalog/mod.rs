@@ -23,6 +23,7 @@ mod resolve;
 pub mod rules;
 pub mod skeleton;
 pub mod store;
+pub mod templates;
 mod write;
 
 #[cfg(test)]
