@@ -30,9 +30,9 @@ pub use plan::{Kind, Limits, Phase};
 
 use crate::catalog::config::AttachConfig;
 use crate::catalog::{self, Catalog, ToolRef};
+use crate::index::lineup::Member;
 use crate::index::{self, Index, ToolRow};
 use crate::pick::{self, Endpoint, PickError, PickRequest, Scorer};
-use crate::provider::lineup::Member;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 use uuid::Uuid;
@@ -437,7 +437,7 @@ pub fn attach(
     let passed_ids: Vec<i64> = passed.iter().map(|(id, _)| *id).collect();
 
     let _guard = request.agent.lock(root, lock_timeout)?;
-    let now = crate::time::now();
+    let now = crate::base::time::now();
     let existing = AgentFile::load(root, request.agent)?;
     let created = existing.is_none();
     let mut file = existing.unwrap_or_else(|| AgentFile::new(request.agent, now));

@@ -1,7 +1,7 @@
 //! What can go wrong in the catalog, with enough context (file, JSON pointer, candidates, hint)
 //! for the CLI to tell a user exactly what to fix.
 
-use crate::error_code::ErrorCode;
+use crate::base::error_code::ErrorCode;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -31,11 +31,6 @@ impl Violation {
         self.rule = Some(rule);
         self
     }
-}
-
-/// `base` with one more JSON pointer token, escaped per RFC 6901 (`~` → `~0`, `/` → `~1`).
-pub fn pointer_join(base: &str, token: &str) -> String {
-    format!("{base}/{}", token.replace('~', "~0").replace('/', "~1"))
 }
 
 impl std::fmt::Display for Violation {

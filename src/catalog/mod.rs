@@ -11,29 +11,23 @@
 //! `git pull` need no extra step. A file that cannot be read or breaks the rules is reported
 //! as a [`Problem`] with its path while the rest of the catalog keeps working.
 
-pub mod archive;
 pub mod builtin;
 pub mod config;
 pub mod error;
 pub mod lock;
 pub mod model;
+pub mod names;
 pub mod page;
-mod reap;
 mod resolve;
 pub mod rules;
+pub mod schemas;
 pub mod skeleton;
 pub mod store;
 pub mod templates;
-mod write;
-
-#[cfg(test)]
-mod tests;
 
 pub use config::{CONFIG_FILE, Config};
-pub use error::{Error, Result, Violation, pointer_join};
-pub use reap::{ReapOutcome, ReapReport};
+pub use error::{Error, Result, Violation};
 pub use resolve::{Pick, ToolRef};
-pub use write::{BundleInput, InitReport, Toggle};
 
 use model::{Bundle, Tool};
 use serde::Serialize;
@@ -246,9 +240,9 @@ fn absolute(cwd: &Path, dir: &Path) -> PathBuf {
 /// An open catalog.
 #[derive(Debug)]
 pub struct Catalog {
-    root: PathBuf,
-    config: Config,
-    lock_timeout: Duration,
+    pub(crate) root: PathBuf,
+    pub(crate) config: Config,
+    pub(crate) lock_timeout: Duration,
 }
 
 impl Catalog {
@@ -287,7 +281,7 @@ impl Catalog {
         self.root.join(BUNDLES_DIR)
     }
 
-    fn lock_path(&self) -> PathBuf {
+    pub(crate) fn lock_path(&self) -> PathBuf {
         self.root.join(STATE_DIR).join("lock")
     }
 
@@ -418,7 +412,7 @@ impl Catalog {
     }
 
     /// Every version of one tool slug in a bundle, sorted by version.
-    fn tool_versions(
+    pub(crate) fn tool_versions(
         &self,
         bundle: &BundleEntry,
         slug: &str,

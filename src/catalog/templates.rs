@@ -11,8 +11,9 @@
 //!   each placeholder inside a string (`"${n}"`), so a value can only ever be a value;
 //! - `maxRetries` is at most [`MAX_RETRIES`].
 
-use super::error::{Violation, pointer_join};
+use super::error::Violation;
 use super::model::{HttpImpl, Tool};
+use crate::base::pointer::join as pointer_join;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -114,7 +115,7 @@ pub fn check(tool: &Tool, http: &HttpImpl, doc: &Value, out: &mut Vec<Violation>
         }
     }
     for (pointer, text) in templates {
-        for name in crate::invoke::http::placeholder_names(text) {
+        for name in super::rules::placeholder_names(text) {
             let argument = properties.as_ref().is_none_or(|p| p.contains(name));
             if !declared.contains(name) && !argument {
                 out.push(
@@ -132,7 +133,7 @@ pub fn check(tool: &Tool, http: &HttpImpl, doc: &Value, out: &mut Vec<Violation>
 
     // A path segment cannot be left out: its placeholder must always have a value.
     if tool.arg_schema.is_some() {
-        for name in crate::invoke::http::placeholder_names(url_path_part(&http.url_template)) {
+        for name in super::rules::placeholder_names(url_path_part(&http.url_template)) {
             let known = properties.as_ref().is_some_and(|p| p.contains(name));
             let has_default = tool
                 .arg_schema

@@ -4,8 +4,8 @@
 //! place an error turns into a process exit code (through [`ErrorCode::exit_code`]).
 
 use super::output::Ui;
+use crate::base::error_code::{ErrorCode, exit};
 use crate::catalog;
-use crate::error_code::{ErrorCode, exit};
 use serde_json::{Value, json};
 
 #[derive(Debug)]

@@ -6,10 +6,11 @@
 pub mod cmd;
 pub mod error;
 pub mod output;
+pub mod shared;
 pub mod view;
 
+use crate::base::error_code::{ErrorCode, exit};
 use crate::catalog::{self, Catalog, Location};
-use crate::error_code::{ErrorCode, exit};
 use clap::{Args, Parser};
 use error::CliError;
 use output::Ui;
@@ -48,7 +49,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub no_progress: bool,
     /// Wait at most this long for the catalog's write lock (e.g. 500ms, 10s)
-    #[arg(long, global = true, value_name = "DURATION", default_value = "10s", value_parser = crate::time::parse_duration)]
+    #[arg(long, global = true, value_name = "DURATION", default_value = "10s", value_parser = crate::base::time::parse_duration)]
     pub lock_timeout: Duration,
 }
 

@@ -42,7 +42,7 @@ impl Output {
         Self {
             json,
             human,
-            exit: crate::error_code::exit::SUCCESS,
+            exit: crate::base::error_code::exit::SUCCESS,
         }
     }
 

@@ -11,7 +11,9 @@
 //! Ranking follows the catalog spec: prefix > whole word > fuzzy > recency, with BM25 inside a
 //! tier. See [`search`] for the tiers and the fuzzy mechanism.
 
+pub mod lineup;
 mod list;
+mod resolve;
 mod rows;
 mod search;
 mod standing;

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 /// Row `t` (of bundle `bu`) is the version that stands for its tool slug: of the live rows
 /// with its bundle slug and tool slug, the enabled one with the newest `createdAt`, else the
 /// newest (ties: the greater toolID, then the greater row). The rule of
-/// [`Lineup`](crate::provider::lineup::Lineup), which applies it to the whole catalog at once.
+/// [`Lineup`](crate::index::lineup::Lineup), which applies it to the whole catalog at once.
 static STANDS: LazyLock<String> = LazyLock::new(|| {
     format!(
         "t.id = (SELECT o.id FROM tool o JOIN bundle ob ON ob.dir = o.bundle_dir
@@ -196,7 +196,7 @@ impl Index {
     }
 
     /// The tool slugs of live bundles, as (bundle slug, tool slug), whose slug or one of whose
-    /// wanted exported names ([`crate::provider::names::wanted`]) is one of `names`.
+    /// wanted exported names ([`crate::catalog::names::wanted`]) is one of `names`.
     pub fn slugs_near_names(&self, names: &[String]) -> Result<Vec<(String, String)>> {
         let sql = format!(
             "SELECT DISTINCT bu.slug, t.slug_dir FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir

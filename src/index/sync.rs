@@ -29,11 +29,11 @@
 
 use super::text::index_text;
 use super::{Error, Index, Result, watch};
+use crate::catalog::names;
 use crate::catalog::{
     BUNDLE_FILE, BUNDLES_DIR, BundleEntry, Catalog, Problem, TOOL_FILE, TOOLS_DIR, ToolEntry,
     builtin, page, read_tool_text,
 };
-use crate::provider::names;
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 use serde_json::Value;

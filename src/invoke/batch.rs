@@ -20,7 +20,7 @@
 //! 12000 characters of the JSON>}`, as the seed shows.
 
 use super::Failure;
-use crate::error_code::ErrorCode;
+use crate::base::error_code::ErrorCode;
 use serde_json::{Map, Value, json};
 
 pub const MAX_CALLS: usize = 20;

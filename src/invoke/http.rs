@@ -24,18 +24,20 @@
 //! `timeoutMs` (default 10 s) bounds each attempt. The response is read up to
 //! `maxResponseBytes` (default 1 MiB) and the call fails as soon as it would go past it.
 
-use super::secrets::{Redactor, Secrets};
+use super::secrets::Secrets;
 use super::{Failure, Options};
+use crate::base::error_code::ErrorCode;
+use crate::base::http::encode_component;
+use crate::base::redact::Redactor;
 use crate::catalog::ToolEntry;
 use crate::catalog::model::{ErrorMode, HttpImpl, ResponseEncoding};
 use crate::catalog::rules::{HostPolicy, check_url_template};
+use crate::catalog::rules::{PLACEHOLDER, placeholder_names};
 use crate::catalog::templates::{BodyKind, MAX_RETRIES};
-use crate::error_code::ErrorCode;
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 use std::io::Read;
-use std::sync::LazyLock;
+
 use std::time::Duration;
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -46,33 +48,6 @@ const BACKOFF_BASE: Duration = Duration::from_millis(100);
 const MAX_WAIT: Duration = Duration::from_secs(10);
 /// How much of an error response's body an error shows.
 const BODY_EXCERPT: usize = 2048;
-
-/// The bytes a URL component keeps as they are (RFC 3986 unreserved).
-const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
-/// `${name}`.
-#[allow(
-    clippy::expect_used,
-    reason = "a literal pattern; a unit test compiles it"
-)]
-static PLACEHOLDER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\$\{([A-Za-z0-9_.\-]+)\}").expect("a valid regex"));
-
-/// The names of the `${name}` placeholders in `template`, in order.
-pub fn placeholder_names(template: &str) -> impl Iterator<Item = &str> {
-    PLACEHOLDER
-        .captures_iter(template)
-        .filter_map(|found| found.get(1).map(|name| name.as_str()))
-}
-
-/// A value as one percent-encoded URL component.
-pub fn encode_component(text: &str) -> String {
-    utf8_percent_encode(text, COMPONENT).to_string()
-}
 
 /// A value as it is (bodies and headers as text).
 fn verbatim(value: &str) -> Result<String, Failure> {

@@ -18,7 +18,7 @@
 //! readable [`ScorerError::Upstream`] that names the URL and never the key.
 
 use super::{Candidate, Endpoint, ScorerError, time_left};
-use crate::invoke::secrets::Redactor;
+use crate::base::redact::Redactor;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde_json::{Value, json};
 use std::collections::HashMap;

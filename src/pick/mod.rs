@@ -28,8 +28,8 @@ pub mod keyword;
 pub mod llm;
 
 use crate::catalog::Catalog;
+use crate::index::lineup::{Lineup, Member};
 use crate::index::{self, Hit, Index, Registration, SearchRequest, Tier, Tiers};
-use crate::provider::lineup::{Lineup, Member};
 use keyword::KeywordScore;
 use serde::Serialize;
 use serde_json::{Value, json};

@@ -1,15 +1,15 @@
 //! `export`: the catalog's tools in one provider's format, ready to send.
 //!
-//! The tools are the [`Lineup`](super::lineup::Lineup)'s (one version per slug), enabled and
+//! The tools are the [`Lineup`](crate::index::lineup::Lineup)'s (one version per slug), enabled and
 //! usable ones unless disabled ones are asked for, narrowed by bundle, tag and tool. A tool
 //! whose schema the provider cannot take is an error naming the tool, keyword and pointer; with
 //! `lenient` it is left out and reported instead. OpenAI's 128-tool limit is an error unless
 //! forced.
 
-use super::lineup::{Lineup, Member};
 use super::{Provider, Unexpressible, tool_definition, tool_list};
 use crate::catalog::{Catalog, Pick, Problem, ToolEntry};
 use crate::index::Index;
+use crate::index::lineup::{Lineup, Member};
 use serde::Serialize;
 use serde_json::Value;
 

@@ -2,13 +2,15 @@
 //! about one file (folders, hosts, placeholders, native functions, argument schemas,
 //! descriptions, what providers would refuse).
 
-use super::schemas::{self, Kind};
 use super::{Facts, Place, Severity};
+use crate::base::pointer::join as pointer_join;
 use crate::catalog::config::Config;
 use crate::catalog::model::{self, Bundle, Tool, ToolType};
+use crate::catalog::names;
 use crate::catalog::rules::{self, HostPolicy};
-use crate::catalog::{ToolEntry, Violation, pointer_join};
-use crate::provider::{self, Provider, names};
+use crate::catalog::schemas::{self, Kind};
+use crate::catalog::{ToolEntry, Violation};
+use crate::provider::{self, Provider};
 use serde_json::Value;
 use std::path::Path;
 
@@ -206,14 +208,14 @@ fn check_tool(
         ToolType::Native | ToolType::Go => {
             if let Some(func) = tool.native_func()
                 && !func.is_empty()
-                && !crate::native::has(&func)
+                && !crate::catalog::builtin::has_function(&func)
             {
                 notes.push(Note::error(
                     "native",
                     "/impl/func",
                     format!(
                         "native function '{func}' is not in this toolctl (it has {})",
-                        crate::native::FUNCTIONS.join(", ")
+                        crate::catalog::builtin::FUNCTIONS.join(", ")
                     ),
                 ));
             }

@@ -2,7 +2,7 @@
 //! writing files by hand.
 //!
 //! Each file is checked on its own, in parallel: it parses, matches its JSON Schema
-//! ([`schemas`]), meets the store's rules, and what only code can check about one file
+//! ([`schemas`](crate::catalog::schemas)), meets the store's rules, and what only code can check about one file
 //! ([`checks`]). Then the checks across files run over what the first pass kept of each file:
 //! duplicate `<slug, version>` in a bundle, duplicate IDs and bundle slugs, exported names
 //! that collide, and, for `--provider`, more enabled tools than the provider takes. Every
@@ -14,18 +14,17 @@
 
 mod checks;
 mod locate;
-pub mod schemas;
 
 pub use checks::MAX_DESCRIPTION;
 pub use locate::{Locator, Position};
 
 use crate::catalog::config::Config;
+use crate::catalog::names::NameMap;
+use crate::catalog::schemas::Kind;
 use crate::catalog::{BUNDLE_FILE, BUNDLES_DIR, CONFIG_FILE, TOOL_FILE, TOOLS_DIR, builtin};
 use crate::provider::Provider;
-use crate::provider::names::NameMap;
 use checks::{Context, Note};
 use rayon::prelude::*;
-use schemas::Kind;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

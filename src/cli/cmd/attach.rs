@@ -1,10 +1,10 @@
 //! `toolctl attach`: fit an agent's tool set to its task, under limits.
 
-use super::pick::{EndpointArgs, parse_scorer, pick_error};
 use crate::attach::{self, AgentId, AttachError, AttachRequest, Outcome, Settings};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
+use crate::cli::shared::{EndpointArgs, Endpoints, n_tools, parse_scorer, pick_error};
 use crate::pick::Scorer;
 use clap::Args;
 use serde_json::{Value, json};
@@ -70,7 +70,7 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
         });
     let query = args.query.clone().unwrap_or_default();
     let endpoints = if query.trim().is_empty() {
-        super::pick::Endpoints::none()
+        Endpoints::none()
     } else {
         args.endpoints.resolve(&config.pick, scorer)?
     };
@@ -234,17 +234,8 @@ fn summary(outcome: &Outcome, min_score: f64) -> String {
     text.push_str(&format!(
         "{} holds {} ({external} external, {core} built-in); limits: {} in all, {} external, at least {} external",
         outcome.agent,
-        tools(total),
+        n_tools(total),
         limits.max_total, limits.max_external, limits.min_external
     ));
     text
-}
-
-/// "1 tool", "2 tools".
-pub fn tools(n: usize) -> String {
-    if n == 1 {
-        "1 tool".to_owned()
-    } else {
-        format!("{n} tools")
-    }
 }

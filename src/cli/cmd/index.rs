@@ -1,10 +1,10 @@
 //! `toolctl index`: look at or rebuild the search index (it maintains itself otherwise).
 
+use crate::base::error_code::ErrorCode;
 use crate::catalog::Catalog;
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::error_code::ErrorCode;
 use crate::index::Index;
 use crate::index::watch;
 use clap::{Args, Subcommand};

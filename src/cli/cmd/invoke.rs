@@ -1,11 +1,11 @@
 //! `toolctl invoke`: call one tool with arguments checked against its schema.
 
+use crate::base::error_code::ErrorCode;
 use crate::catalog::Pick;
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::view::clip;
-use crate::error_code::ErrorCode;
 use crate::invoke::{self, Failure, Options, batch};
 use clap::Args;
 use serde_json::Value;
@@ -137,7 +137,7 @@ fn into_error(failure: Failure) -> CliError {
 fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliError> {
     use std::sync::{Arc, mpsc};
     use std::time::{Duration, Instant};
-    let (text, name) = super::read_text(source)?;
+    let (text, name) = crate::cli::shared::read_text(source)?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
         CliError::invalid(format!("{name}: not valid JSON: {e}")).with_details(
             serde_json::json!({ "file": name, "line": e.line(), "column": e.column() }),

@@ -142,7 +142,7 @@ pub(super) fn finish(out: Value, errors: Vec<Unexpressible>) -> Result<Value, Ve
     }
 }
 
-pub(super) use crate::catalog::pointer_join as join;
+pub(super) use crate::base::pointer::join;
 
 /// The JSON pointer a local `$ref` (`#`, `#/$defs/x`, percent-encoded or not) points at.
 pub(super) fn local_pointer(reference: &str) -> Option<String> {
@@ -978,7 +978,7 @@ pub(super) mod tests {
     }
 
     /// Every tool of the fixture catalog: `slug@version` and its `tool.json`.
-    pub(in crate::provider) const FIXTURES: &[(&str, &str)] = fixtures!(
+    pub(in crate::schema) const FIXTURES: &[(&str, &str)] = fixtures!(
         "018dc13c-be00-7417-99be-151ab8bd2a38" => ["define-word" "v1", "image-search" "v1",
             "news-search" "v1", "web-search" "v1"],
         "018e2cbd-7e80-7dc2-87bd-2676e9d1e07b" => ["air-quality" "v1", "current-conditions" "v1",
@@ -996,13 +996,13 @@ pub(super) mod tests {
     );
 
     /// The `argSchema` of the fixture tool `name` (`slug@version`).
-    pub(in crate::provider) fn fixture(name: &str) -> Value {
+    pub(in crate::schema) fn fixture(name: &str) -> Value {
         let (_, text) = FIXTURES.iter().find(|(n, _)| *n == name).unwrap();
         serde_json::from_str::<Value>(text).unwrap()["argSchema"].clone()
     }
 
     /// The (keyword, pointer) of each problem `view` finds in `schema`; empty when it succeeds.
-    pub(in crate::provider) fn problems(
+    pub(in crate::schema) fn problems(
         view: fn(&Value) -> Result<Value, Vec<Unexpressible>>,
         schema: &Value,
     ) -> Vec<(String, String)> {
@@ -1503,7 +1503,7 @@ pub(super) mod tests {
     }
 
     /// Small random schemas: objects, arrays, scalars and a few keywords of each kind.
-    pub(in crate::provider) fn arb_schema() -> impl Strategy<Value = Value> {
+    pub(in crate::schema) fn arb_schema() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(json!({"type": "string"})),
             Just(json!({"type": ["integer", "null"]})),

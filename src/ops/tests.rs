@@ -1,6 +1,7 @@
 //! Round trips through the real store: what a user writes is what a rewrite keeps.
 
-use super::*;
+use super::BundleInput;
+use crate::catalog::*;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

@@ -15,11 +15,13 @@
 //! turns into the bundle, so a reader sees all of the bundle or none of it, and a killed import
 //! leaves at most a hidden folder that every reader skips and the next import removes.
 
-use super::error::{Error, Result, Violation};
-use super::model::{self, Bundle, Tool};
-use super::rules::{self, NameKind};
 use super::write::{new_id, timestamp};
-use super::{BUNDLE_FILE, BundleEntry, Catalog, Scan, TOOL_FILE, TOOLS_DIR, builtin, store};
+use crate::catalog::error::{Error, Result, Violation};
+use crate::catalog::model::{self, Bundle, Tool};
+use crate::catalog::rules::{self, NameKind};
+use crate::catalog::{
+    BUNDLE_FILE, BundleEntry, Catalog, Scan, TOOL_FILE, TOOLS_DIR, builtin, store,
+};
 use crate::validate::{self, Place, Severity};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -826,7 +828,7 @@ impl Catalog {
 /// change a document, the edited raw document (unknown fields and key order kept).
 fn plan_import(archive: &Archive, options: &ImportOptions) -> Result<Plan> {
     let source = &archive.source_name;
-    let now = crate::time::now();
+    let now = crate::base::time::now();
     let bundle_file = archive
         .files
         .iter()

@@ -4,7 +4,7 @@
 //! as `invoke bundle/slug` means) and on every name. `pick` and `attach`, which show a few tools,
 //! read only those from the index ([`Member::named`]), by the same rules.
 
-use super::names::{self, NameMap};
+use crate::catalog::names::{self, NameMap};
 use crate::index::{self, Index, ToolRow};
 use std::collections::HashMap;
 
@@ -140,7 +140,8 @@ impl Lineup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::{BundleInput, Catalog};
+    use crate::catalog::Catalog;
+    use crate::ops::BundleInput;
     use serde_json::json;
     use std::collections::HashSet;
 

@@ -1,0 +1,248 @@
+//! What several commands share: paging flags, reading a document argument, the provider and
+//! scorer flags, the endpoint flags of the network scorers, and how export and pick failures
+//! read on the command line. Command modules never use each other; they use this.
+
+use crate::base::error_code::ErrorCode;
+use crate::catalog::config::{EndpointConfig, PickConfig};
+use crate::catalog::{Error, model, page};
+use crate::cli::Ctx;
+use crate::cli::error::CliError;
+use crate::invoke::secrets::Secrets;
+use crate::pick::{self, Endpoint, PickError, Scorer};
+use crate::provider::Provider;
+use crate::provider::export::{ExportError, Refused};
+use clap::Args;
+use serde_json::{Value, json};
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+/// Paging flags of list commands.
+#[derive(Debug, Clone, Args)]
+pub struct PageArgs {
+    /// Show at most N items (1 to 1000)
+    #[arg(long, value_name = "N", default_value_t = page::DEFAULT_PAGE_SIZE)]
+    pub page_size: usize,
+    /// Continue after the page that printed this token (nextPageToken)
+    #[arg(long, value_name = "TOKEN")]
+    pub page_token: Option<String>,
+}
+
+/// Read a JSON document from a file, or from stdin when `path` is `-`. Returns it with the
+/// name to report problems under.
+pub fn read_document(path: &str) -> Result<(Value, String), CliError> {
+    let (text, name) = read_text(path)?;
+    let doc = model::parse_doc(&text, Path::new(&name))?;
+    Ok((doc, name))
+}
+
+/// Read a file, or stdin when `path` is `-`. Returns the text with the name to report
+/// problems under.
+pub fn read_text(path: &str) -> Result<(String, String), CliError> {
+    if path == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| CliError::invalid(format!("cannot read standard input: {e}")))?;
+        Ok((text, "<stdin>".to_owned()))
+    } else {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::from(Error::io("cannot read", path, e)))?;
+        Ok((text, path.to_owned()))
+    }
+}
+
+/// The "next page" hint printed under a table.
+pub fn next_page_note(token: Option<&String>) -> String {
+    match token {
+        Some(token) => format!("\nmore: --page-token {token}"),
+        None => String::new(),
+    }
+}
+
+/// The `--provider`/`--emit` value parser.
+pub fn parse_provider(text: &str) -> Result<Provider, String> {
+    text.parse()
+}
+
+/// Warn about tools `--lenient` left out.
+pub fn warn_left_out(ctx: &Ctx, provider: Provider, left_out: &[Refused]) {
+    for refused in left_out {
+        for problem in &refused.problems {
+            ctx.ui.warn(&format!(
+                "left out {} ({provider} cannot take it): {problem}",
+                refused.reference
+            ));
+        }
+    }
+}
+
+/// The CLI error of a failed export.
+pub fn export_error(error: ExportError) -> CliError {
+    match error {
+        ExportError::Catalog(e) => e.into(),
+        ExportError::Index(e) => e.into(),
+        ExportError::Unexpressible { provider, refused } => {
+            let causes = refused.iter().flat_map(|r| {
+                r.problems
+                    .iter()
+                    .map(move |p| format!("{}: {p}", r.reference))
+            });
+            let strict_hint = refused
+                .iter()
+                .flat_map(|r| &r.problems)
+                .any(|p| p.message.contains("strict"));
+            let mut error = CliError::invalid(format!(
+                "{provider} cannot take {} of the tools as they are",
+                refused.len()
+            ))
+            .with_causes(causes.collect::<Vec<_>>())
+            .with_details(json!({ "provider": provider, "tools": refused }))
+            .with_hint("--lenient leaves them out with a warning");
+            if strict_hint {
+                error = error.with_hint("without --strict, OpenAI takes the schemas as they are");
+            }
+            error
+        }
+        ExportError::NotUsable { .. } => CliError::new(ErrorCode::ToolDisabled, error.to_string())
+            .with_hint("--include-disabled exports disabled and unavailable tools too"),
+        ExportError::TooMany {
+            provider,
+            count,
+            max,
+        } => CliError::invalid(format!(
+            "{count} tools is more than {provider} takes in one request ({max})"
+        ))
+        .with_details(json!({ "provider": provider, "count": count, "max": max }))
+        .with_hint("choose the few tools a task needs: `toolctl pick \"<task>\" --emit openai`; narrow with --bundle/--tag/--tool; or --force"),
+    }
+}
+
+/// The endpoints of the network scorers, over `toolctl.json`'s `pick.embed` / `pick.llm`.
+#[derive(Debug, Args)]
+pub struct EndpointArgs {
+    /// The embeddings endpoint (embed, hybrid), e.g. http://127.0.0.1:11434/v1
+    #[arg(long, value_name = "URL")]
+    pub embed_url: Option<String>,
+    /// The embeddings model
+    #[arg(long, value_name = "MODEL")]
+    pub embed_model: Option<String>,
+    /// The chat completions endpoint (llm), e.g. https://api.openai.com/v1
+    #[arg(long, value_name = "URL")]
+    pub llm_url: Option<String>,
+    /// The chat model
+    #[arg(long, value_name = "MODEL")]
+    pub llm_model: Option<String>,
+}
+
+/// The endpoints a scorer needs.
+#[derive(Debug)]
+pub struct Endpoints {
+    pub embed: Option<Endpoint>,
+    pub embed_batch: usize,
+    pub llm: Option<Endpoint>,
+}
+
+impl Endpoints {
+    /// No endpoints: the local scorers need none.
+    pub fn none() -> Self {
+        Self {
+            embed: None,
+            embed_batch: pick::DEFAULT_EMBED_BATCH,
+            llm: None,
+        }
+    }
+}
+
+impl EndpointArgs {
+    /// The endpoints `scorer` needs (none for keyword and bm25): flags over `toolctl.json`.
+    pub fn resolve(&self, config: &PickConfig, scorer: Scorer) -> Result<Endpoints, CliError> {
+        let needs = |scorers: &[Scorer]| scorers.contains(&scorer);
+        Ok(Endpoints {
+            embed: if needs(&[Scorer::Embed, Scorer::Hybrid]) {
+                endpoint(&config.embed, &self.embed_url, &self.embed_model, "embed")?
+            } else {
+                None
+            },
+            embed_batch: config
+                .embed
+                .batch_size
+                .filter(|n| *n > 0)
+                .unwrap_or(pick::DEFAULT_EMBED_BATCH),
+            llm: if needs(&[Scorer::Llm]) {
+                endpoint(&config.llm, &self.llm_url, &self.llm_model, "llm")?
+            } else {
+                None
+            },
+        })
+    }
+
+    /// Whether an embeddings endpoint is set, by flags or `toolctl.json`.
+    pub fn has_embed(&self, config: &PickConfig) -> bool {
+        (self.embed_url.is_some() || config.embed.base_url.is_some())
+            && (self.embed_model.is_some() || config.embed.model.is_some())
+    }
+}
+
+pub fn parse_scorer(text: &str) -> Result<Scorer, String> {
+    text.parse()
+}
+
+/// A failed pick as the command line reports it.
+pub fn pick_error(error: PickError) -> CliError {
+    match error {
+        PickError::Index(e) => e.into(),
+        PickError::Invalid { message, hint } => CliError::invalid(message).with_hint(hint),
+        PickError::Upstream(_) => CliError::new(ErrorCode::UpstreamError, error.to_string())
+            .with_hint("check pick.embed in toolctl.json (baseUrl, model, apiKeySecret) or --embed-url/--embed-model"),
+    }
+}
+
+/// The endpoint of a network scorer: flags over `toolctl.json`; the API key from the catalog
+/// secret the configuration names.
+pub fn endpoint(
+    config: &EndpointConfig,
+    url: &Option<String>,
+    model: &Option<String>,
+    flag: &str,
+) -> Result<Option<Endpoint>, CliError> {
+    let (Some(base_url), Some(model)) = (
+        url.clone().or_else(|| config.base_url.clone()),
+        model.clone().or_else(|| config.model.clone()),
+    ) else {
+        return Ok(None);
+    };
+    let api_key = match &config.api_key_secret {
+        None => None,
+        Some(name) => {
+            let secrets = Secrets::load()?;
+            Some(secrets.get(name).ok_or_else(|| {
+                CliError::invalid(format!(
+                    "pick.{flag}.apiKeySecret names the secret '{name}', which is not set"
+                ))
+                .with_hint(format!(
+                    "set TOOLCTL_SECRET_{name}, or add \"{name}\" to the secrets file ({})",
+                    crate::invoke::secrets::file().map_or_else(
+                        || "~/.config/toolctl/secrets.json".to_owned(),
+                        |p| p.display().to_string()
+                    )
+                ))
+            })?)
+        }
+    };
+    Ok(Some(Endpoint {
+        base_url: base_url.trim_end_matches('/').to_owned(),
+        model,
+        api_key,
+        timeout: Duration::from_millis(config.timeout_ms.unwrap_or(30_000)),
+    }))
+}
+
+/// "1 tool", "2 tools".
+pub fn n_tools(n: usize) -> String {
+    if n == 1 {
+        "1 tool".to_owned()
+    } else {
+        format!("{n} tools")
+    }
+}
