@@ -1,28 +1,33 @@
 //! HTTP tools: a request built from the tool's templates, sent with reqwest.
 //!
-//! **Templates cannot be injected into.** A `${name}` takes the argument `name`, else the
-//! catalog secret `name` ([`super::secrets`]), never an environment variable. Where it lands
-//! decides how it is written:
+//! **Templates cannot be injected into.** A `${name}` is a secret the tool declares in
+//! `"secrets"` ([`super::secrets`]), else the argument `name`, else its `default` in
+//! `argSchema` — decided when the tool is put ([`crate::catalog::templates`]), never by the
+//! environment. An argument without a value leaves out what holds it (a query or form pair, a
+//! header, a JSON member or element). Where a value lands decides how it is written:
 //! - the URL: the host is literal (checked when the tool is loaded: no placeholder before the
 //!   path), and a value is percent-encoded as one component (every byte but `A–Z a–z 0–9 - . _
 //!   ~`), so it cannot add a path segment, a query parameter or a fragment;
-//! - a JSON body: the template is parsed as JSON first and placeholders are replaced inside
-//!   the parsed tree — a string that is exactly `"${name}"` becomes the argument's JSON value,
-//!   placeholders inside a longer string become text — and the tree is serialised again, so a
-//!   value can only ever be a value;
+//! - a JSON body: the template is parsed as JSON first (one that does not parse is refused,
+//!   never spliced as text) and placeholders are replaced inside the parsed tree — a string
+//!   that is exactly `"${name}"` becomes the argument's JSON value, placeholders inside a
+//!   longer string become text — and the tree is serialised again, so a value can only ever
+//!   be a value;
 //! - a text body: the value as text; a form body (`application/x-www-form-urlencoded`): the
 //!   value percent-encoded;
 //! - a header: the value as text, refused if it holds CR, LF or NUL (a new header line).
 //!
 //! **Where requests go:** the host must be in `allowedHosts`, checked before the request and
-//! again on every redirect (at most 10), on the URL as parsed (`http://allowed@evil/` goes to
-//! `evil`).
+//! again on every redirect (at most 10, followed here), on the URL as parsed
+//! (`http://allowed@evil/` goes to `evil`). A redirect to another origin drops the headers
+//! that may carry a secret; no `Referer` is sent.
 //!
-//! **Retries** (`maxRetries`, default 2) only for idempotent methods (GET, HEAD, PUT, DELETE,
-//! OPTIONS), on connection errors, 429 and 5xx: exponential back-off from 100 ms with ±50%
-//! jitter, or the server's `Retry-After` (seconds or an HTTP date), each wait at most 10 s.
-//! `timeoutMs` (default 10 s) bounds each attempt. The response is read up to
-//! `maxResponseBytes` (default 1 MiB) and the call fails as soon as it would go past it.
+//! **Retries** (`maxRetries`, default 2, at most 10) only for idempotent methods (GET, HEAD,
+//! PUT, DELETE, OPTIONS), on connection errors, 429 and 5xx: exponential back-off from 100 ms
+//! with ±50% jitter, or the server's `Retry-After` (seconds or an HTTP date), each wait at most
+//! 10 s. `timeoutMs` (default 10 s) bounds the whole call, retries and the body included. The
+//! response is read up to `maxResponseBytes` (default 1 MiB) and the call fails as soon as it
+//! would go past it.
 
 use super::secrets::Secrets;
 use super::{Failure, Options};

@@ -347,3 +347,210 @@ async fn a_body_that_drips_past_timeout_ms_is_a_timeout_that_names_timeout_ms() 
     assert_eq!(err.error.code, "TIMEOUT", "{run}");
     assert!(err.error.message.contains("timeoutMs"), "{run}");
 }
+
+// --- 3. redaction everywhere ------------------------------------------------------------------
+
+/// A secret with characters that JSON, URLs and HTML each write differently.
+const SECRET: &str = "sk-Live/Zq9+é=&x";
+
+/// `SECRET` in every form a server may echo it in.
+fn echoed_forms(secret: &str) -> Vec<String> {
+    use base64::Engine;
+    let json = serde_json::to_string(secret).unwrap();
+    let json = json.trim_matches('"');
+    vec![
+        secret.to_owned(),
+        json.replace('/', "\\/"),
+        secret
+            .encode_utf16()
+            .map(|u| format!("\\u{u:04x}"))
+            .collect(),
+        secret.bytes().map(|b| format!("%{b:02x}")).collect(),
+        secret.bytes().map(|b| format!("%{b:02X}")).collect(),
+        base64::engine::general_purpose::STANDARD.encode(format!("user:{secret}")),
+    ]
+}
+
+#[track_caller]
+fn assert_no_form_of(run: &Run, secret: &str) {
+    for form in echoed_forms(secret) {
+        assert!(
+            !run.stdout.contains(&form) && !run.stderr.contains(&form),
+            "leaked the secret as {form}\n{run}"
+        );
+    }
+}
+
+/// A tool `h/<slug>` that sends `${TOKEN}` in a header, and a server answering `status` with
+/// every echoed form of [`SECRET`].
+async fn echoing(w: &World, slug: &str, status: u16) {
+    let body = format!("echo: {}", echoed_forms(SECRET).join(" | "));
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(status).set_body_raw(body, "text/plain"))
+        .mount(&w.server)
+        .await;
+    w.tool_with(
+        slug,
+        json!({ "urlTemplate": w.url("/e"), "headers": { "X-Token": "${TOKEN}" }, "responseEncoding": "text" }),
+        json!({ "secrets": ["TOKEN"], "argSchema": { "type": "object", "properties": {} }, "maxRetries": 0 }),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_secret_echoed_in_any_encoding_never_shows_in_invoke_or_batch() {
+    let w = World::new().await;
+    echoing(&w, "fails", 500).await;
+    let mut cmd = w.command("fails", &json!({}));
+    cmd.env("TOOLCTL_SECRET_TOKEN", SECRET);
+    let run = Run::of(cmd, None);
+    let err = error_doc(&run, 7);
+    assert_eq!(err.error.code, "UPSTREAM_ERROR", "{run}");
+    assert!(run.stdout.contains("[redacted]"), "{run}");
+    assert_no_form_of(&run, SECRET);
+
+    // The same in a batch, and in a value.
+    w.server.reset().await;
+    echoing(&w, "answers", 200).await;
+    let batch = json!({ "calls": [
+        { "call_id": "a", "name": "h/fails", "arguments": {} },
+        { "call_id": "b", "name": "h/answers", "arguments": {} },
+    ] });
+    let mut cmd = w.env.command(&["--json", "invoke", "--batch", "-"]);
+    cmd.env("TOOLCTL_SECRET_TOKEN", SECRET);
+    let run = Run::of(cmd, Some(&batch.to_string()));
+    run.success();
+    assert!(run.stdout.contains("[redacted]"), "{run}");
+    assert_no_form_of(&run, SECRET);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_one_character_secret_is_redacted_where_it_stands_alone_and_words_survive() {
+    let w = World::new().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            r#"{"pin":"7","echo":"pin=7&x","note":"route 77 at 17:00"}"#,
+            "application/json",
+        ))
+        .mount(&w.server)
+        .await;
+    w.tool_with(
+        "pin",
+        json!({ "urlTemplate": w.url("/p"), "headers": { "X-Pin": "${PIN}" } }),
+        json!({ "secrets": ["PIN"], "argSchema": { "type": "object", "properties": {} } }),
+    );
+    let mut cmd = w.command("pin", &json!({}));
+    cmd.env("TOOLCTL_SECRET_PIN", "7");
+    let run = Run::of(cmd, None);
+    run.success();
+    assert_eq!(
+        run.json()["value"],
+        json!({ "pin": "[redacted]", "echo": "pin=[redacted]&x", "note": "route 77 at 17:00" }),
+        "{run}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_redirect_to_another_allowed_origin_drops_secret_headers_and_sends_no_referer() {
+    let w = World::new().await;
+    let other = wiremock::MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ok_json(json!("landed")))
+        .mount(&other)
+        .await;
+    let landing = format!("{}/landing", other.uri());
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(302).insert_header("Location", landing.as_str()))
+        .mount(&w.server)
+        .await;
+    w.env.edit_config(|c| {
+        c["allowedHosts"] = json!([
+            format!("127.0.0.1:{}", w.port),
+            format!("127.0.0.1:{}", other.address().port())
+        ]);
+    });
+    w.tool_with(
+        "hop",
+        json!({ "urlTemplate": w.url("/start"), "headers": {
+            "Authorization": "Bearer ${TOKEN}", "X-Api-Key": "${TOKEN}",
+            "Cookie": "session=abc", "X-Trace": "t1" } }),
+        json!({ "secrets": ["TOKEN"], "argSchema": { "type": "object", "properties": {} } }),
+    );
+    let mut cmd = w.command("hop", &json!({}));
+    cmd.env("TOOLCTL_SECRET_TOKEN", SECRET);
+    let run = Run::of(cmd, None);
+    run.success();
+    assert_eq!(run.json()["value"], "landed", "{run}");
+
+    let first = &w.requests().await[0];
+    assert_eq!(first.headers["x-api-key"], SECRET);
+    let landed = &other.received_requests().await.unwrap()[0];
+    for gone in ["authorization", "x-api-key", "cookie", "referer"] {
+        assert!(
+            landed.headers.get(gone).is_none(),
+            "{gone} went to the other origin: {:?}",
+            landed.headers
+        );
+    }
+    assert_eq!(landed.headers["x-trace"], "t1");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pick_llm_never_prints_a_key_the_endpoint_echoes() {
+    let key = "sk-Chat/Key+9é";
+    let env = TestEnv::new();
+    // The chat endpoint answers with the Authorization header it got, JSON-escaped (`\/`,
+    // `\u00e9`): a selection whose text `--debug` shows.
+    let server = wiremock::MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(|request: &wiremock::Request| {
+            let auth = request.headers["authorization"].to_str().unwrap().to_owned();
+            let escaped: String = auth
+                .chars()
+                .map(|c| match c {
+                    '/' => "\\/".to_owned(),
+                    c if !c.is_ascii() => format!("\\u{:04x}", c as u32),
+                    c => c.to_string(),
+                })
+                .collect();
+            let body = format!(
+                r#"{{"choices":[{{"index":0,"message":{{"role":"assistant","content":"[\"now\"] you sent {escaped}"}},"finish_reason":"stop"}}]}}"#
+            );
+            ResponseTemplate::new(200).set_body_raw(body, "application/json")
+        })
+        .mount(&server)
+        .await;
+    env.edit_config(|c| {
+        c["pick"]["llm"] =
+            json!({ "baseUrl": format!("{}/v1", server.uri()), "model": "m", "apiKeySecret": "CHAT_KEY" });
+    });
+    let mut cmd = env.command(&[
+        "--json",
+        "pick",
+        "what time is it",
+        "--scorer",
+        "llm",
+        "--debug",
+    ]);
+    cmd.env("TOOLCTL_SECRET_CHAT_KEY", key);
+    let run = Run::of(cmd, None);
+    run.success();
+    assert_eq!(server.received_requests().await.unwrap().len(), 1, "{run}");
+    assert_no_form_of(&run, key);
+
+    // An endpoint that fails and quotes the key escaped: the warning does not show it.
+    server.reset().await;
+    let escaped = key.replace('/', "\\/").replace('é', "\\u00e9");
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500).set_body_raw(
+            format!(r#"{{"error":"bad key Bearer {escaped}"}}"#),
+            "application/json",
+        ))
+        .mount(&server)
+        .await;
+    let mut cmd = env.command(&["--json", "pick", "what time is it again", "--scorer", "llm"]);
+    cmd.env("TOOLCTL_SECRET_CHAT_KEY", key);
+    let run = Run::of(cmd, None);
+    run.success();
+    assert!(run.stderr.contains("[redacted]"), "{run}");
+    assert_no_form_of(&run, key);
+}
