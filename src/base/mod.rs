@@ -6,4 +6,5 @@ pub mod error_code;
 pub mod http;
 pub mod pointer;
 pub mod redact;
+pub mod secrets;
 pub mod time;

@@ -27,7 +27,7 @@ pub mod templates;
 
 pub use config::{CONFIG_FILE, Config};
 pub use error::{Error, Result, Violation};
-pub use resolve::{Pick, ToolRef};
+pub use resolve::{ToolRef, VersionChoice, default_version_key};
 
 use model::{Bundle, Tool};
 use serde::Serialize;
@@ -43,6 +43,29 @@ pub(crate) const BUNDLES_DIR: &str = "bundles";
 pub(crate) const TOOLS_DIR: &str = "tools";
 pub(crate) const BUNDLE_FILE: &str = "bundle.json";
 pub(crate) const TOOL_FILE: &str = "tool.json";
+
+/// The bundle folder, slug folder and version folder of a tool file's path relative to the
+/// catalog (`bundles/<dir>/tools/<slug>/<version>/tool.json`), `None` for any other path. The
+/// one place that layout is read back; [`tool_path`] writes it.
+pub fn parse_tool_path(path: &str) -> Option<(&str, &str, &str)> {
+    let mut parts = path.split('/');
+    match [(); 6].map(|()| parts.next()) {
+        [
+            Some(BUNDLES_DIR),
+            Some(dir),
+            Some(TOOLS_DIR),
+            Some(slug),
+            Some(version),
+            Some(TOOL_FILE),
+        ] if parts.next().is_none() => Some((dir, slug, version)),
+        _ => None,
+    }
+}
+
+/// The path of a tool file relative to the catalog: `bundles/<dir>/tools/<slug>/<version>/tool.json`.
+pub fn tool_path(dir: &str, slug: &str, version: &str) -> String {
+    format!("{BUNDLES_DIR}/{dir}/{TOOLS_DIR}/{slug}/{version}/{TOOL_FILE}")
+}
 
 /// Default time to wait for the write lock.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -739,8 +762,7 @@ impl ToolReader<'_> {
                 .into_iter()
                 .find(|t| t.tool.slug == slug));
         }
-        let parts: Vec<&str> = path.split('/').collect();
-        let [BUNDLES_DIR, dir, TOOLS_DIR, slug, version, TOOL_FILE] = parts.as_slice() else {
+        let Some((dir, slug, version)) = parse_tool_path(path) else {
             return Ok(None);
         };
         let bundle = self

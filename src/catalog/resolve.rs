@@ -4,7 +4,7 @@
 //! and exported names). A bundle is named by slug or bundleID. A tool is named `[bundle/]slug[@version]` (bundle by
 //! slug or ID) or by its toolID. Without `@version` the newest enabled version (by
 //! `createdAt`) is meant, or the newest version when none is enabled. Commands that change or
-//! remove one version ask for [`Pick::Exact`]: when a slug has several versions they must be
+//! remove one version ask for [`VersionChoice::Exact`]: when a slug has several versions they must be
 //! told which, rather than have toolctl guess. A name that matches tools in several bundles is
 //! an error listing them.
 
@@ -14,11 +14,25 @@ use uuid::Uuid;
 
 /// How to choose among several versions when the reference names none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pick {
+pub enum VersionChoice {
     /// The newest enabled version, else the newest.
     Default,
     /// Exactly one version must match; several is an error listing them.
     Exact,
+}
+
+/// The one rule of [`VersionChoice::Default`], "which version stands for a slug": of a slug's
+/// versions, the one with the greatest key — the newest enabled version, else the newest
+/// (`createdAt`), ties broken by toolID (time-ordered). Resolving a reference
+/// (`index::resolve`) and the default tools of export and pick (`index::default_tools`) sort by
+/// it; the SQL of `index::default_version` (`IS_DEFAULT_VERSION`) says the same, and a test
+/// there holds the two together on generated catalogs.
+pub fn default_version_key<T: Ord, I: Ord>(
+    is_enabled: bool,
+    created: T,
+    tool_id: I,
+) -> (bool, T, I) {
+    (is_enabled, created, tool_id)
 }
 
 /// A parsed tool reference.

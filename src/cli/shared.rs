@@ -3,19 +3,18 @@
 //! read on the command line. Command modules never use each other; they use this.
 
 use crate::base::error_code::ErrorCode;
-use crate::catalog::config::{EndpointConfig, PickConfig};
+use crate::catalog::config::PickConfig;
 use crate::catalog::{Error, model, page};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
-use crate::invoke::secrets::Secrets;
-use crate::pick::{self, Endpoint, PickError, Scorer};
+use crate::pick::endpoints::{EndpointOverrides, Endpoints};
+use crate::pick::{PickError, Scorer};
 use crate::provider::Provider;
 use crate::provider::export::{ExportError, Refused};
 use clap::Args;
 use serde_json::{Value, json};
 use std::io::Read;
 use std::path::Path;
-use std::time::Duration;
 
 /// Paging flags of list commands.
 #[derive(Debug, Clone, Args)]
@@ -135,52 +134,20 @@ pub struct EndpointArgs {
     pub llm_model: Option<String>,
 }
 
-/// The endpoints a scorer needs.
-#[derive(Debug)]
-pub struct Endpoints {
-    pub embed: Option<Endpoint>,
-    pub embed_batch: usize,
-    pub llm: Option<Endpoint>,
-}
-
-impl Endpoints {
-    /// No endpoints: the local scorers need none.
-    pub fn none() -> Self {
-        Self {
-            embed: None,
-            embed_batch: pick::DEFAULT_EMBED_BATCH,
-            llm: None,
+impl EndpointArgs {
+    /// The flags as the library's overrides of `toolctl.json`.
+    pub fn overrides(&self) -> EndpointOverrides {
+        EndpointOverrides {
+            embed_url: self.embed_url.clone(),
+            embed_model: self.embed_model.clone(),
+            llm_url: self.llm_url.clone(),
+            llm_model: self.llm_model.clone(),
         }
     }
-}
 
-impl EndpointArgs {
     /// The endpoints `scorer` needs (none for keyword and bm25): flags over `toolctl.json`.
     pub fn resolve(&self, config: &PickConfig, scorer: Scorer) -> Result<Endpoints, CliError> {
-        let needs = |scorers: &[Scorer]| scorers.contains(&scorer);
-        Ok(Endpoints {
-            embed: if needs(&[Scorer::Embed, Scorer::Hybrid]) {
-                endpoint(&config.embed, &self.embed_url, &self.embed_model, "embed")?
-            } else {
-                None
-            },
-            embed_batch: config
-                .embed
-                .batch_size
-                .filter(|n| *n > 0)
-                .unwrap_or(pick::DEFAULT_EMBED_BATCH),
-            llm: if needs(&[Scorer::Llm]) {
-                endpoint(&config.llm, &self.llm_url, &self.llm_model, "llm")?
-            } else {
-                None
-            },
-        })
-    }
-
-    /// Whether an embeddings endpoint is set, by flags or `toolctl.json`.
-    pub fn has_embed(&self, config: &PickConfig) -> bool {
-        (self.embed_url.is_some() || config.embed.base_url.is_some())
-            && (self.embed_model.is_some() || config.embed.model.is_some())
+        Endpoints::resolve(config, &self.overrides(), scorer).map_err(pick_error)
     }
 }
 
@@ -193,49 +160,10 @@ pub fn pick_error(error: PickError) -> CliError {
     match error {
         PickError::Index(e) => e.into(),
         PickError::Invalid { message, hint } => CliError::invalid(message).with_hint(hint),
+        PickError::Secrets(e) => crate::invoke::Failure::from(e).into(),
         PickError::Upstream(_) => CliError::new(ErrorCode::UpstreamError, error.to_string())
             .with_hint("check pick.embed in toolctl.json (baseUrl, model, apiKeySecret) or --embed-url/--embed-model"),
     }
-}
-
-/// The endpoint of a network scorer: flags over `toolctl.json`; the API key from the catalog
-/// secret the configuration names.
-pub fn endpoint(
-    config: &EndpointConfig,
-    url: &Option<String>,
-    model: &Option<String>,
-    flag: &str,
-) -> Result<Option<Endpoint>, CliError> {
-    let (Some(base_url), Some(model)) = (
-        url.clone().or_else(|| config.base_url.clone()),
-        model.clone().or_else(|| config.model.clone()),
-    ) else {
-        return Ok(None);
-    };
-    let api_key = match &config.api_key_secret {
-        None => None,
-        Some(name) => {
-            let secrets = Secrets::load()?;
-            Some(secrets.get(name).ok_or_else(|| {
-                CliError::invalid(format!(
-                    "pick.{flag}.apiKeySecret names the secret '{name}', which is not set"
-                ))
-                .with_hint(format!(
-                    "set TOOLCTL_SECRET_{name}, or add \"{name}\" to the secrets file ({})",
-                    crate::invoke::secrets::file().map_or_else(
-                        || "~/.config/toolctl/secrets.json".to_owned(),
-                        |p| p.display().to_string()
-                    )
-                ))
-            })?)
-        }
-    };
-    Ok(Some(Endpoint {
-        base_url: base_url.trim_end_matches('/').to_owned(),
-        model,
-        api_key,
-        timeout: Duration::from_millis(config.timeout_ms.unwrap_or(30_000)),
-    }))
 }
 
 /// "1 tool", "2 tools".

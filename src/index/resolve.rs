@@ -4,14 +4,20 @@
 //! [`catalog::resolve`](crate::catalog::resolve).
 
 use super::Index;
-use super::lineup::Lineup;
+use super::default_tools::DefaultTools;
 use crate::catalog::error::{Error, Result};
-use crate::catalog::{BundleEntry, Catalog, Pick, Problem, ToolEntry, ToolRef, names};
+use crate::catalog::{
+    BundleEntry, Catalog, Problem, ToolEntry, ToolRef, VersionChoice, default_version_key, names,
+};
 use uuid::Uuid;
 
 impl Catalog {
     /// The tool named by `reference`; problems met on the way are returned beside it.
-    pub fn resolve_tool(&self, reference: &str, pick: Pick) -> Result<(ToolEntry, Vec<Problem>)> {
+    pub fn resolve_tool(
+        &self,
+        reference: &str,
+        choice: VersionChoice,
+    ) -> Result<(ToolEntry, Vec<Problem>)> {
         let parsed = ToolRef::parse(reference)?;
         let mut problems = Vec::new();
         if let Some(id) = parsed.id
@@ -47,7 +53,7 @@ impl Catalog {
                 hint: "name the bundle too: bundle/slug[@version]".to_owned(),
             });
         }
-        if candidates.len() > 1 && pick == Pick::Exact {
+        if candidates.len() > 1 && choice == VersionChoice::Exact {
             return Err(Error::Ambiguous {
                 what: "tool version",
                 name: reference.to_owned(),
@@ -55,8 +61,8 @@ impl Catalog {
                 hint: "add @version to say which one".to_owned(),
             });
         }
-        // Newest enabled version first, then newest; ties broken by toolID (time-ordered).
-        candidates.sort_by_key(|t| (t.is_enabled, t.tool.created_at, t.tool.tool_id));
+        candidates
+            .sort_by_key(|t| default_version_key(t.is_enabled, t.tool.created_at, t.tool.tool_id));
         match candidates.pop() {
             Some(found) => Ok((found, problems)),
             // Not found, but a file where it would be could not be read: say so.
@@ -67,7 +73,7 @@ impl Catalog {
             }),
             None => match self.exported_name(&parsed) {
                 // An exported provider name (`weather__search`) stands for a bundle's slug.
-                Some(reference) => self.resolve_tool(&reference, pick),
+                Some(reference) => self.resolve_tool(&reference, choice),
                 None => Err(Error::NotFound {
                     what: "tool",
                     name: reference.to_owned(),
@@ -91,7 +97,10 @@ impl Catalog {
         if !self.exists() || !names::is_valid(name) {
             return None;
         }
-        let lineup = Index::read(self, &mut |_, _| {}, |index| Lineup::read(index, false)).ok()?;
+        let lineup = Index::read(self, &mut |_, _| {}, |index| {
+            DefaultTools::read(index, false)
+        })
+        .ok()?;
         let (bundle, slug) = lineup.names.resolve(name)?;
         // A bare slug that is its own exported name was not found above: no loop.
         (slug != name.as_str()).then(|| format!("{bundle}/{slug}"))

@@ -1,7 +1,7 @@
 //! HTTP tools: a request built from the tool's templates, sent with reqwest.
 //!
 //! **Templates cannot be injected into.** A `${name}` is a secret the tool declares in
-//! `"secrets"` ([`super::secrets`]), else the argument `name`, else its `default` in
+//! `"secrets"` ([`crate::base::secrets`]), else the argument `name`, else its `default` in
 //! `argSchema` — decided when the tool is put ([`crate::catalog::templates`]), never by the
 //! environment. An argument without a value leaves out what holds it (a query or form pair, a
 //! header, a JSON member or element). Where a value lands decides how it is written:
@@ -29,11 +29,11 @@
 //! response is read up to `maxResponseBytes` (default 1 MiB) and the call fails as soon as it
 //! would go past it.
 
-use super::secrets::Secrets;
 use super::{Failure, Options};
 use crate::base::error_code::ErrorCode;
 use crate::base::http::encode_component;
 use crate::base::redact::Redactor;
+use crate::base::secrets::Secrets;
 use crate::catalog::ToolEntry;
 use crate::catalog::model::{ErrorMode, HttpImpl, ResponseEncoding};
 use crate::catalog::rules::{HostPolicy, check_url_template};

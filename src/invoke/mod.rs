@@ -20,13 +20,12 @@ pub mod batch;
 pub mod http;
 pub mod native;
 pub mod schema;
-pub mod secrets;
 pub mod usage;
 
 use crate::base::error_code::ErrorCode;
-use crate::catalog::ToolEntry;
 use crate::catalog::model::{NoSchemaMode, ToolType};
 use crate::catalog::rules::HostPolicy;
+use crate::catalog::{Catalog, ToolEntry};
 use schema::Schema;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
@@ -232,6 +231,33 @@ fn check_callable(entry: &ToolEntry, hosts: &HostPolicy) -> Result<(), Failure> 
         );
     }
     Ok(())
+}
+
+/// A secrets file that cannot be used fails the call that needed it: `FORBIDDEN`.
+impl From<crate::base::secrets::SecretsError> for Failure {
+    fn from(error: crate::base::secrets::SecretsError) -> Self {
+        let failure = Failure::new(ErrorCode::Forbidden, error.to_string())
+            .with_details(json!({ "path": error.path }));
+        match error.hint {
+            Some(hint) => failure.with_hint(hint),
+            None => failure,
+        }
+    }
+}
+
+/// Run `entry` and count the call in the catalog's usage record when the tool ran (a call
+/// refused before it ran is not a use).
+pub fn call_and_record(
+    catalog: &Catalog,
+    entry: &ToolEntry,
+    raw_args: Value,
+    options: &Options,
+) -> Result<Success, Failure> {
+    let outcome = invoke(entry, raw_args, options);
+    if outcome.is_ok() || outcome.as_ref().is_err_and(|f| f.ran) {
+        usage::record(catalog, &entry.tool.tool_id.to_string());
+    }
+    outcome
 }
 
 /// The arguments of a call: a JSON object, or a string holding one (OpenAI sends

@@ -80,7 +80,7 @@ proptest! {
         let input = Value::Object(doc.clone());
 
         catalog.put_tool(input, "generated", Some("b")).unwrap();
-        let (stored, problems) = catalog.resolve_tool("b/t@v1", Pick::Exact).unwrap();
+        let (stored, problems) = catalog.resolve_tool("b/t@v1", VersionChoice::Exact).unwrap();
         prop_assert!(problems.is_empty());
         // Every field given comes back, in the order given (filled fields aside).
         let kept: Map<String, Value> = stored
@@ -95,7 +95,7 @@ proptest! {
 
         let before = stored.doc.clone();
         catalog.set_tool_enabled("b/t@v1", false).unwrap();
-        let (after, _) = catalog.resolve_tool("b/t@v1", Pick::Exact).unwrap();
+        let (after, _) = catalog.resolve_tool("b/t@v1", VersionChoice::Exact).unwrap();
         prop_assert!(!after.is_enabled);
         let mut after_doc = after.doc.clone();
         after_doc.as_object_mut().unwrap().shift_remove("isEnabled");
@@ -225,7 +225,7 @@ fn regression_floats_survive_a_rewrite_exactly() {
                       "argSchema": { "type": "number", "maximum": 0.18591161198575257 } });
     catalog.put_tool(doc, "inline", Some("b")).unwrap();
     catalog.set_tool_enabled("b/t", false).unwrap();
-    let (entry, _) = catalog.resolve_tool("b/t", Pick::Exact).unwrap();
+    let (entry, _) = catalog.resolve_tool("b/t", VersionChoice::Exact).unwrap();
     let text = std::fs::read_to_string(entry.path.unwrap()).unwrap();
     assert!(text.contains("0.18591161198575257"), "{text}");
 }

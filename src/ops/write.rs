@@ -12,8 +12,8 @@ use crate::catalog::lock;
 use crate::catalog::model::{self, Bundle, SCHEMA_VERSION, Tool};
 use crate::catalog::rules::{self, NameKind};
 use crate::catalog::{
-    BUNDLE_FILE, BUNDLES_DIR, BundleEntry, Catalog, Pick, STATE_DIR, TOOL_FILE, TOOLS_DIR,
-    ToolEntry, builtin, store,
+    BUNDLE_FILE, BUNDLES_DIR, BundleEntry, Catalog, STATE_DIR, TOOL_FILE, TOOLS_DIR, ToolEntry,
+    VersionChoice, builtin, store,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -366,7 +366,7 @@ impl Catalog {
         reference: &str,
         enabled: bool,
     ) -> Result<(ToolEntry, Toggle)> {
-        let (mut entry, _) = self.resolve_tool(reference, Pick::Exact)?;
+        let (mut entry, _) = self.resolve_tool(reference, VersionChoice::Exact)?;
         if entry.bundle_deleted {
             return Err(Error::forbidden(
                 format!(
@@ -416,7 +416,7 @@ impl Catalog {
     }
 
     fn delete_tool_locked(&self, reference: &str) -> Result<ToolEntry> {
-        let (entry, _) = self.resolve_tool(reference, Pick::Exact)?;
+        let (entry, _) = self.resolve_tool(reference, VersionChoice::Exact)?;
         let Some(path) = &entry.path else {
             return Err(Error::forbidden(
                 format!("{} is built in and cannot be deleted", entry.reference()),

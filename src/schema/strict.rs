@@ -800,7 +800,7 @@ pub(super) fn exclusive(branches: &[Value], root: &Value) -> bool {
 }
 
 #[derive(Default)]
-struct Facts<'a> {
+struct Constraints<'a> {
     kinds: u8,
     values: Option<Vec<&'a Value>>,
     required: Vec<&'a str>,
@@ -809,11 +809,11 @@ struct Facts<'a> {
     closed: Vec<Vec<&'a str>>,
 }
 
-impl<'a> Facts<'a> {
+impl<'a> Constraints<'a> {
     fn of(node: &'a Value, root: &'a Value) -> Self {
-        let mut facts = Facts {
+        let mut facts = Constraints {
             kinds: ANY,
-            ..Facts::default()
+            ..Constraints::default()
         };
         facts.add(node, root, 0);
         if let Some(values) = &facts.values {
@@ -891,7 +891,7 @@ fn disjoint(a: &Value, b: &Value, root: &Value, depth: usize) -> bool {
     if depth > 8 {
         return false;
     }
-    let (fa, fb) = (Facts::of(a, root), Facts::of(b, root));
+    let (fa, fb) = (Constraints::of(a, root), Constraints::of(b, root));
     let common = fa.kinds & fb.kinds;
     if common == 0 {
         return true;
@@ -904,7 +904,7 @@ fn disjoint(a: &Value, b: &Value, root: &Value, depth: usize) -> bool {
     // Property facts bind only objects, so they prove nothing while other kinds remain possible.
     common == OBJECT
         && fa.required.iter().chain(&fb.required).any(|name| {
-            let absent = |f: &Facts| f.closed.iter().any(|names| !names.contains(name));
+            let absent = |f: &Constraints| f.closed.iter().any(|names| !names.contains(name));
             absent(&fa)
                 || absent(&fb)
                 || fa

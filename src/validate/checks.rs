@@ -2,7 +2,7 @@
 //! about one file (folders, hosts, placeholders, native functions, argument schemas,
 //! descriptions, what providers would refuse).
 
-use super::{Facts, Place, Severity};
+use super::{Constraints, Place, Severity};
 use crate::base::pointer::join as pointer_join;
 use crate::catalog::config::Config;
 use crate::catalog::model::{self, Bundle, Tool, ToolType};
@@ -76,26 +76,26 @@ pub fn check(
     path: &Path,
     place: &Place,
     cx: &Context,
-) -> (Vec<Note>, Facts) {
+) -> (Vec<Note>, Constraints) {
     let schema = schemas::violations(kind, doc);
     let mut notes = Vec::new();
     let facts = match kind {
         Kind::Config => {
             check_config(doc, path, &mut notes);
-            Facts::None
+            Constraints::None
         }
         Kind::Bundle => match model::typed::<Bundle>(doc, "") {
             Ok(bundle) => check_bundle(&bundle, doc, place, &mut notes),
             Err(e) => {
                 typed_failure(&e, &schema, &mut notes);
-                Facts::None
+                Constraints::None
             }
         },
         Kind::Tool => match model::typed::<Tool>(doc, "") {
             Ok(tool) => check_tool(tool, doc, path, place, cx, &mut notes),
             Err(e) => {
                 typed_failure(&e, &schema, &mut notes);
-                Facts::None
+                Constraints::None
             }
         },
     };
@@ -147,7 +147,7 @@ fn check_config(doc: &Value, path: &Path, notes: &mut Vec<Note>) {
     }
 }
 
-fn check_bundle(bundle: &Bundle, doc: &Value, place: &Place, notes: &mut Vec<Note>) -> Facts {
+fn check_bundle(bundle: &Bundle, doc: &Value, place: &Place, notes: &mut Vec<Note>) -> Constraints {
     notes.extend(bundle.check(doc).into_iter().map(Note::from_violation));
     let mut timestamps = Vec::new();
     model::check_timestamps(bundle.created_at, bundle.modified_at, &mut timestamps);
@@ -164,7 +164,7 @@ fn check_bundle(bundle: &Bundle, doc: &Value, place: &Place, notes: &mut Vec<Not
             ),
         ));
     }
-    Facts::Bundle {
+    Constraints::Bundle {
         id: bundle.bundle_id,
         slug: bundle.slug.clone(),
         live: bundle.is_enabled && bundle.soft_deleted_at.is_none(),
@@ -179,7 +179,7 @@ fn check_tool(
     place: &Place,
     cx: &Context,
     notes: &mut Vec<Note>,
-) -> Facts {
+) -> Constraints {
     notes.extend(tool.check(doc).into_iter().map(Note::from_violation));
     if let Place::Tool { dir, slug, version } = place {
         let folder = |pointer: &str, what: &str, value: &str, folder: &str| {
@@ -226,7 +226,7 @@ fn check_tool(
         check_providers(&tool, doc, path, cx.providers, notes);
     }
     let usable = !notes.iter().any(|n| n.severity == Severity::Error);
-    Facts::Tool {
+    Constraints::Tool {
         id: tool.tool_id,
         bundle_id: tool.bundle_id,
         slug: tool.slug,

@@ -111,7 +111,7 @@ pub enum Place {
 
 /// What the checks across files keep of each file.
 #[derive(Debug, Clone)]
-pub enum Facts {
+pub enum Constraints {
     None,
     Bundle {
         id: Uuid,
@@ -174,7 +174,7 @@ pub fn validate(
             hosts: config.as_ref().map(|c| &c.hosts),
             providers: &request.providers,
         };
-        let checked: Vec<(Target, Vec<Finding>, Facts)> = targets
+        let checked: Vec<(Target, Vec<Finding>, Constraints)> = targets
             .into_par_iter()
             .map(|target| {
                 let (findings, facts) = check_file(&target, &cx);
@@ -319,11 +319,13 @@ fn target(root: Option<&Path>, file: PathBuf) -> Target {
                 (Kind::Bundle, [BUNDLES_DIR, dir, BUNDLE_FILE]) => Some(Place::Bundle {
                     dir: (*dir).to_owned(),
                 }),
-                (Kind::Tool, [BUNDLES_DIR, dir, TOOLS_DIR, slug, version, TOOL_FILE]) => {
-                    Some(Place::Tool {
-                        dir: (*dir).to_owned(),
-                        slug: (*slug).to_owned(),
-                        version: (*version).to_owned(),
+                (Kind::Tool, _) => {
+                    crate::catalog::parse_tool_path(&parts.join("/")).map(|(dir, slug, version)| {
+                        Place::Tool {
+                            dir: dir.to_owned(),
+                            slug: slug.to_owned(),
+                            version: version.to_owned(),
+                        }
                     })
                 }
                 _ => None,
@@ -339,7 +341,7 @@ fn target(root: Option<&Path>, file: PathBuf) -> Target {
 }
 
 /// Read, parse and check one file; its findings are placed in it.
-fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Facts) {
+fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Constraints) {
     match std::fs::read_to_string(&target.file) {
         Ok(text) => check_text(target, &text, cx),
         Err(e) => {
@@ -358,7 +360,7 @@ fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Facts) {
                 pointer: None,
                 message,
             };
-            (vec![finding], Facts::None)
+            (vec![finding], Constraints::None)
         }
     }
 }
@@ -373,7 +375,7 @@ pub fn check_documents(documents: &[(PathBuf, Place, &str)]) -> Vec<Finding> {
         hosts: None,
         providers: &[],
     };
-    let checked: Vec<(Target, Vec<Finding>, Facts)> = documents
+    let checked: Vec<(Target, Vec<Finding>, Constraints)> = documents
         .par_iter()
         .map(|(name, place, text)| {
             let kind = match place {
@@ -400,7 +402,7 @@ pub fn check_documents(documents: &[(PathBuf, Place, &str)]) -> Vec<Finding> {
 }
 
 /// Parse and check the text of one file; its findings are placed in it.
-fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Facts) {
+fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Constraints) {
     let finding = |note: Note, position: Option<Position>| Finding {
         severity: note.severity,
         rule: note.rule,
@@ -428,14 +430,14 @@ fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Facts
                 Some(position),
             );
             found.pointer = None;
-            return (vec![found], Facts::None);
+            return (vec![found], Constraints::None);
         }
     };
     if !doc.is_object() {
         let note = Note::error("schema", "", "the document must be a JSON object");
         return (
             vec![finding(note, Some(Position { line: 1, column: 1 }))],
-            Facts::None,
+            Constraints::None,
         );
     }
     let (notes, facts) = checks::check(target.kind, &doc, &target.file, &target.place, cx);
@@ -491,7 +493,7 @@ fn place_all(across: Vec<Across>) -> Vec<Finding> {
 /// The checks across the files of one catalog.
 fn across_files(
     root: Option<&Path>,
-    checked: &[(Target, Vec<Finding>, Facts)],
+    checked: &[(Target, Vec<Finding>, Constraints)],
     config: Option<&Config>,
     providers: &[Provider],
     out: &mut Vec<Across>,
@@ -502,7 +504,7 @@ fn across_files(
     let mut versions: BTreeMap<(Uuid, &str, &str), Vec<&Path>> = BTreeMap::new();
     for (target, _, facts) in checked {
         match facts {
-            Facts::Bundle {
+            Constraints::Bundle {
                 id,
                 slug,
                 live,
@@ -511,7 +513,7 @@ fn across_files(
                 bundles.insert(*id, (slug, *live, *deleted));
                 bundle_slugs.entry(slug).or_default().push(&target.file);
             }
-            Facts::Tool {
+            Constraints::Tool {
                 id,
                 bundle_id,
                 slug,
@@ -524,7 +526,7 @@ fn across_files(
                     .or_default()
                     .push(&target.file);
             }
-            Facts::None => {}
+            Constraints::None => {}
         }
     }
     // Other files are named from the catalog's root, the way its layout reads.
@@ -596,7 +598,7 @@ fn across_files(
     };
     let mut keyed: Vec<((String, String), &Path, bool)> = Vec::new();
     for (target, _, facts) in checked {
-        if let Facts::Tool {
+        if let Constraints::Tool {
             bundle_id,
             slug,
             enabled,

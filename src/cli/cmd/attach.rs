@@ -4,7 +4,7 @@ use crate::attach::{self, AgentId, AttachError, AttachRequest, Outcome, Settings
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::cli::shared::{EndpointArgs, Endpoints, n_tools, parse_scorer, pick_error};
+use crate::cli::shared::{EndpointArgs, n_tools, parse_scorer, pick_error};
 use crate::pick::Scorer;
 use clap::Args;
 use serde_json::{Value, json};
@@ -58,22 +58,13 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
     let config = catalog.config();
     let settings = Settings::resolve(&config.attach, &|name| std::env::var(name).ok())
         .map_err(attach_error)?;
-    // The best scorer there is: embeddings with keywords when an endpoint is set (no labelled
-    // set can say how good a given model is, but semantic matching finds what words miss),
-    // else the search ranking, which scores best of the local scorers on the fixture queries.
+    let overrides = args.endpoints.overrides();
     let scorer = args
         .scorer
-        .unwrap_or(if args.endpoints.has_embed(&config.pick) {
-            Scorer::Hybrid
-        } else {
-            Scorer::Bm25
-        });
+        .unwrap_or_else(|| attach::default_scorer(&config.pick, &overrides));
     let query = args.query.clone().unwrap_or_default();
-    let endpoints = if query.trim().is_empty() {
-        Endpoints::none()
-    } else {
-        args.endpoints.resolve(&config.pick, scorer)?
-    };
+    let endpoints =
+        attach::endpoints(&query, &config.pick, &overrides, scorer).map_err(pick_error)?;
     let request = AttachRequest {
         agent,
         query,

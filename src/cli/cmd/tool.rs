@@ -1,7 +1,7 @@
 //! `toolctl tool …`: create, inspect, toggle and remove tools.
 
 use crate::catalog::skeleton::{self, Skeleton};
-use crate::catalog::{Pick, ToolEntry, ToolFilter};
+use crate::catalog::{ToolEntry, ToolFilter, VersionChoice};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
@@ -186,9 +186,9 @@ fn put(ctx: &Ctx, args: &PutArgs) -> Result<Output, CliError> {
 
 fn get(ctx: &Ctx, args: &ToolArg) -> Result<Output, CliError> {
     let catalog = ctx.catalog()?;
-    let (entry, problems) = catalog.resolve_tool(&args.tool, Pick::Default)?;
+    let (entry, problems) = catalog.resolve_tool(&args.tool, VersionChoice::Default)?;
     ctx.warn_problems(&problems);
-    let usage = crate::invoke::usage::of(&catalog, &entry.tool.tool_id.to_string());
+    let usage = crate::invoke::usage::for_tool(&catalog, &entry.tool.tool_id.to_string());
     let mut json = ToolView::with_document(&entry);
     json["usage"] = serde_json::to_value(&usage).unwrap_or_default();
     Ok(Output::new(json, Human::Text(describe(&entry, &usage))))

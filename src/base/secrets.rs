@@ -6,11 +6,9 @@
 //! - `$XDG_CONFIG_HOME/toolctl/secrets.json` (else `~/.config/toolctl/secrets.json`): an object
 //!   of strings, refused unless only its owner can read it (mode 0600 or stricter).
 //!
-//! Every secret value used by a call is redacted from what the call prints ([`Redactor`](crate::base::redact::Redactor)).
+//! Every secret value used by a call is redacted from what the call prints ([`Redactor`](super::redact::Redactor)).
 
-use super::Failure;
-use crate::base::error_code::ErrorCode;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::path::PathBuf;
 
 /// The secrets file.
@@ -43,7 +41,7 @@ impl std::fmt::Debug for Secrets {
 impl Secrets {
     /// Read the secrets file, if there is one. A file others can read, or that is not a JSON
     /// object of strings, is an error: better no call than a leaked or misread key.
-    pub fn load() -> Result<Self, Failure> {
+    pub fn load() -> Result<Self, SecretsError> {
         let Some(path) = file() else {
             return Ok(Self::default());
         };
@@ -57,10 +55,10 @@ impl Secrets {
             use std::os::unix::fs::PermissionsExt;
             let mode = meta.permissions().mode() & 0o777;
             if mode & 0o077 != 0 {
-                return Err(
-                    problem(&path, format!("its mode is {mode:o}: others can read it"))
-                        .with_hint(format!("chmod 600 {}", path.display())),
-                );
+                return Err(SecretsError {
+                    hint: Some(format!("chmod 600 {}", path.display())),
+                    ..problem(&path, format!("its mode is {mode:o}: others can read it"))
+                });
             }
         }
         let text = std::fs::read_to_string(&path)
@@ -86,10 +84,20 @@ impl Secrets {
     }
 }
 
-fn problem(path: &std::path::Path, why: String) -> Failure {
-    Failure::new(
-        ErrorCode::Forbidden,
-        format!("secrets file {}: {why}", path.display()),
-    )
-    .with_details(json!({ "path": path }))
+fn problem(path: &std::path::Path, why: String) -> SecretsError {
+    SecretsError {
+        path: path.to_owned(),
+        why,
+        hint: None,
+    }
+}
+
+/// A secrets file toolctl refuses to use (the caller's error says how it fails: a call is
+/// `FORBIDDEN`).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("secrets file {}: {why}", path.display())]
+pub struct SecretsError {
+    pub path: PathBuf,
+    pub why: String,
+    pub hint: Option<String>,
 }
