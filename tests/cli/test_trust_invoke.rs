@@ -554,3 +554,68 @@ async fn pick_llm_never_prints_a_key_the_endpoint_echoes() {
     assert!(run.stderr.contains("[redacted]"), "{run}");
     assert_no_form_of(&run, key);
 }
+
+// --- 14. exec leaves nothing behind -----------------------------------------------------------
+
+/// `invoke exec` with `args` (exec enabled first): the value.
+fn exec(env: &TestEnv, args: &Value) -> Value {
+    env.run(&["tool", "enable", "builtin/exec"]).success();
+    let run = env.run(&["--json", "invoke", "exec", "--args", &args.to_string()]);
+    run.success();
+    run.json()["value"].clone()
+}
+
+/// The process whose id the program wrote to `file` in the working folder ends within a few
+/// seconds; if it does not, it is killed (so the test leaves nothing behind) and the test fails.
+#[track_caller]
+fn assert_gone(env: &TestEnv, file: &str) {
+    let pid: u32 = std::fs::read_to_string(env.work().join(file))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.is_empty() || stat.contains(") Z ") {
+            return;
+        }
+        if Instant::now() > deadline {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+            panic!("process {pid} ({file}) outlived the call: {stat}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn exec_timeout_kills_a_process_that_left_the_group_with_setsid() {
+    let env = TestEnv::new();
+    let out = exec(
+        &env,
+        &json!({ "argv": ["sh", "-c", "setsid sh -c 'echo $$ > daemon.pid; exec sleep 60' & while [ ! -s daemon.pid ]; do sleep 0.01; done; sleep 60"], "timeout_ms": 700 }),
+    );
+    assert_eq!(out["timed_out"], true, "{out}");
+    assert_gone(&env, "daemon.pid");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn exec_returns_when_its_program_exits_though_a_leftover_holds_the_pipe() {
+    let env = TestEnv::new();
+    let started = Instant::now();
+    let out = exec(
+        &env,
+        &json!({ "argv": ["sh", "-c", "setsid sh -c 'echo $$ > left.pid; exec sleep 60' & while [ ! -s left.pid ]; do sleep 0.01; done; echo done"], "timeout_ms": 20000 }),
+    );
+    let took = started.elapsed();
+    assert_eq!(out["timed_out"], false, "{out}");
+    assert_eq!(out["exit_code"], 0, "{out}");
+    assert_eq!(out["stdout"], "done\n", "{out}");
+    assert_gone(&env, "left.pid");
+    // Not the 20 s of timeout_ms: the program ended at once.
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+}
