@@ -619,3 +619,93 @@ fn exec_returns_when_its_program_exits_though_a_leftover_holds_the_pipe() {
     // Not the 20 s of timeout_ms: the program ended at once.
     assert!(took < Duration::from_secs(8), "took {took:?}");
 }
+
+// --- 15. file-search holds one folder open at a time, and never hides a failure --------------
+
+/// `toolctl ARGS` on `env`'s catalog, run with at most `fds` open files.
+fn with_file_limit(env: &TestEnv, fds: u32, args: &[&str]) -> Run {
+    let inner = env.command(args);
+    let mut cmd = std::process::Command::new("sh");
+    cmd.env_clear()
+        .arg("-c")
+        .arg(format!("ulimit -n {fds} && exec \"$0\" \"$@\""))
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .current_dir(inner.get_current_dir().unwrap())
+        .stdin(std::process::Stdio::null());
+    for (name, value) in inner.get_envs() {
+        if let Some(value) = value {
+            cmd.env(name, value);
+        }
+    }
+    Run::of(cmd, None)
+}
+
+#[cfg(unix)]
+#[test]
+fn file_search_finds_every_file_of_a_wide_tree_with_few_file_handles() {
+    let env = TestEnv::new();
+    for i in 0..150 {
+        write_file(&env.work().join(format!("d{i:03}/needle-{i:03}.txt")), "x");
+    }
+    let run = with_file_limit(
+        &env,
+        64,
+        &[
+            "--json",
+            "invoke",
+            "file-search",
+            "--args",
+            r#"{"query":"needle-","max_results":200}"#,
+        ],
+    );
+    run.success();
+    let value = &run.json()["value"];
+    assert_eq!(value["truncated"], false, "{run}");
+    assert_eq!(value["results"].as_array().unwrap().len(), 150, "{run}");
+}
+
+#[cfg(unix)]
+#[test]
+fn file_search_under_any_file_limit_is_complete_or_an_error_never_a_short_answer() {
+    let env = TestEnv::new();
+    for i in 0..150 {
+        write_file(
+            &env.work().join(format!("d{i:03}/e/needle-{i:03}.txt")),
+            "x",
+        );
+    }
+    let args = [
+        "--json",
+        "invoke",
+        "file-search",
+        "--args",
+        r#"{"query":"needle-","max_results":200}"#,
+    ];
+    let (mut complete, mut failed) = (0, 0);
+    for fds in 6..=40 {
+        let run = with_file_limit(&env, fds, &args);
+        if run.code() == 0 {
+            let value = &run.json()["value"];
+            assert_eq!(value["truncated"], false, "{fds}: {run}");
+            assert_eq!(
+                value["results"].as_array().unwrap().len(),
+                150,
+                "{fds}: {run}"
+            );
+            complete += 1;
+        } else if run.stdout.contains("cannot read the folder") {
+            let err = error_doc(&run, 7);
+            assert!(
+                err.error.message.contains("the search stopped"),
+                "{fds}: {run}"
+            );
+            failed += 1;
+        }
+    }
+    // Some limits leave room for the walk, and some are hit by it and say so.
+    assert!(
+        complete > 0 && failed > 0,
+        "complete {complete}, failed {failed}"
+    );
+}
