@@ -56,6 +56,13 @@ pub enum AttachError {
         message: String,
         hint: Option<String>,
     },
+    /// A tool to keep (`keep` of the request) that names no tool attach can keep.
+    #[error("the tool to keep '{tool}': {why}")]
+    Keep {
+        tool: String,
+        why: String,
+        hint: Option<String>,
+    },
     #[error(transparent)]
     Catalog(#[from] catalog::Error),
     #[error(transparent)]
@@ -395,14 +402,10 @@ pub fn attach(
             .map_err(|e| keep_error(text, &e))?;
         let key = lookup
             .key_of_id(&entry.tool.tool_id.to_string())?
-            .ok_or_else(|| {
-                AttachError::invalid(
-                    format!(
-                        "--keep '{text}': {} is not in a live bundle",
-                        entry.reference()
-                    ),
-                    None,
-                )
+            .ok_or_else(|| AttachError::Keep {
+                tool: text.clone(),
+                why: format!("{} is not in a live bundle", entry.reference()),
+                hint: None,
             })?;
         kept_keys.insert(key);
     }
@@ -807,11 +810,12 @@ fn parse_id(text: &str) -> Uuid {
 }
 
 fn keep_error(text: &str, error: &catalog::Error) -> AttachError {
-    AttachError::invalid(
-        format!("--keep '{text}': {error}"),
-        Some(
+    AttachError::Keep {
+        tool: text.to_owned(),
+        why: error.to_string(),
+        hint: Some(
             "name a tool of the catalog by [bundle/]slug[@version], toolID or exported name"
                 .to_owned(),
         ),
-    )
+    }
 }

@@ -202,10 +202,8 @@ impl Error {
             | Self::Forbidden { hint, .. }
             | Self::Config { hint, .. } => hint.clone(),
             Self::Ambiguous { hint, .. } => Some(hint.clone()),
-            Self::LockTimeout { .. } => Some(
-                "another toolctl is writing to this catalog; retry, or raise --lock-timeout"
-                    .to_owned(),
-            ),
+            // The command line says how to wait longer.
+            Self::LockTimeout { .. } => None,
             Self::Unreadable { .. } => {
                 Some("fix the file (toolctl never rewrites a file it cannot read)".to_owned())
             }

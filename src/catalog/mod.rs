@@ -266,6 +266,26 @@ pub struct Catalog {
     pub(crate) root: PathBuf,
     pub(crate) config: Config,
     pub(crate) lock_timeout: Duration,
+    check_note: CheckNote,
+}
+
+/// What the index's change checks of a catalog met in this process, for whoever opened it: the
+/// command line starts a watcher after a check that had to walk the catalog (see
+/// `index::watch`). Clones share one note.
+#[derive(Debug, Clone, Default)]
+pub struct CheckNote(std::sync::Arc<std::sync::Mutex<Option<usize>>>);
+
+impl CheckNote {
+    /// A check had to stat `entries` entries: no watcher answered for it.
+    pub fn walked(&self, entries: usize) {
+        let mut note = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        *note = Some(note.map_or(entries, |seen| seen.max(entries)));
+    }
+
+    /// The most entries a check had to stat since the last call, if one had to.
+    pub fn take_walk(&self) -> Option<usize> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
 }
 
 impl Catalog {
@@ -278,6 +298,7 @@ impl Catalog {
             root,
             config,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            check_note: CheckNote::default(),
         })
     }
 
@@ -285,6 +306,17 @@ impl Catalog {
     pub fn with_lock_timeout(mut self, timeout: Duration) -> Self {
         self.lock_timeout = timeout;
         self
+    }
+
+    /// Share `note` with this catalog's index checks.
+    pub fn with_check_note(mut self, note: CheckNote) -> Self {
+        self.check_note = note;
+        self
+    }
+
+    /// Where index checks of this catalog note what they met.
+    pub fn check_note(&self) -> &CheckNote {
+        &self.check_note
     }
 
     pub fn root(&self) -> &Path {

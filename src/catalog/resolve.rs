@@ -95,10 +95,8 @@ pub(super) fn match_bundle<'a>(bundles: &'a [BundleEntry], name: &str) -> Result
         .ok_or_else(|| Error::NotFound {
             what: "bundle",
             name: name.to_owned(),
-            hint: Some(
-                "see the bundles with `toolctl bundle list --include-disabled --include-deleted`"
-                    .to_owned(),
-            ),
+            // The command line adds where to see them.
+            hint: None,
         })
 }
 

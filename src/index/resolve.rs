@@ -77,9 +77,8 @@ impl Catalog {
                 None => Err(Error::NotFound {
                     what: "tool",
                     name: reference.to_owned(),
-                    hint: Some(
-                        "see the tools with `toolctl tool list --include-disabled`".to_owned(),
-                    ),
+                    // The command line adds where to see them.
+                    hint: None,
                 }),
             },
         }

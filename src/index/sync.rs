@@ -410,7 +410,7 @@ impl Index {
             other => other,
         }?;
         if !report.watcher && self.path.is_some() {
-            watch::maybe_start(catalog, report.checked);
+            catalog.check_note().walked(report.checked);
         }
         Ok(report)
     }

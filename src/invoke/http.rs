@@ -623,10 +623,8 @@ fn transport_error(e: &reqwest::Error, redactor: &Redactor, clock: &Clock) -> Fa
     }
     // The whole chain, without the URL (it may hold a secret; redacted anyway).
     let mut message = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
+    for cause in crate::base::causes(e) {
         message.push_str(&format!(": {cause}"));
-        source = cause.source();
     }
     Failure::new(ErrorCode::UpstreamError, redactor.text(&message))
 }

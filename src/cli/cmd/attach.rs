@@ -116,6 +116,13 @@ fn attach_error(error: AttachError) -> CliError {
                 None => error,
             }
         }
+        AttachError::Keep { tool, why, hint } => {
+            let error = CliError::invalid(format!("--keep '{tool}': {why}"));
+            match hint {
+                Some(hint) => error.with_hint(hint),
+                None => error,
+            }
+        }
         AttachError::Catalog(e) => e.into(),
         AttachError::Index(e) => e.into(),
         AttachError::Pick(e) => pick_error(e),

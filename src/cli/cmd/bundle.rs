@@ -176,7 +176,7 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<Output, CliError> {
             "--json and -o - cannot be used together: both write to standard output",
         )
         .with_hint("write the archive to a file with -o FILE");
-        error.usage = true;
+        error = error.usage();
         return Err(error);
     }
     let catalog = ctx.catalog()?;

@@ -119,7 +119,7 @@ fn watch(ctx: &Ctx, catalog: &Catalog, args: &WatchArgs) -> Result<Output, CliEr
                 format!("cannot find this program: {e}"),
             )
         })?;
-        let status = watch::detach(&program, root).map_err(CliError::invalid)?;
+        let status = crate::cli::watcher::detach(&program, root).map_err(CliError::invalid)?;
         let message = format!("Watching {}: {}", root.display(), describe(Some(&status)));
         return Ok(done(message, Some(status)));
     }
@@ -131,5 +131,6 @@ fn watch(ctx: &Ctx, catalog: &Catalog, args: &WatchArgs) -> Result<Output, CliEr
         ));
     })
     .map_err(CliError::invalid)?;
-    Ok(done("The watcher stopped".to_owned(), None))
+    // A watcher in the foreground ends without a word (stopped, idle, or its catalog gone).
+    Ok(Output::nothing())
 }

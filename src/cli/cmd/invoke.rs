@@ -84,7 +84,7 @@ fn read_arguments(args: &InvokeArgs) -> Result<Value, CliError> {
             let mut error = CliError::invalid(format!(
                 "unexpected argument '{dash}': arguments go in --args, --args-file or '-' (stdin)"
             ));
-            error.usage = true;
+            error = error.usage();
             return Err(error);
         }
         (Some(_), ..) => {
