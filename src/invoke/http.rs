@@ -31,7 +31,7 @@
 
 use super::{Failure, Options};
 use crate::base::error_code::ErrorCode;
-use crate::base::http::encode_component;
+use crate::base::http::{CappedRead, encode_component};
 use crate::base::redact::Redactor;
 use crate::base::secrets::Secrets;
 use crate::catalog::ToolEntry;
@@ -41,7 +41,6 @@ use crate::catalog::rules::{PLACEHOLDER, placeholder_names};
 use crate::catalog::templates::{BodyKind, MAX_RETRIES};
 use regex::Regex;
 use serde_json::{Map, Value, json};
-use std::io::Read;
 
 use std::time::Duration;
 
@@ -430,18 +429,14 @@ fn send(
     options: &Options,
     redactor: &Redactor,
 ) -> Result<(u16, Vec<u8>), Failure> {
-    // Redirects are followed here, not by reqwest, so secret-bearing headers can be dropped
-    // when one leads to another origin (reqwest would keep `X-Api-Key` and add a Referer).
-    let client = reqwest::blocking::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .referer(false)
-        .build()
-        .map_err(|e| {
-            Failure::new(
-                ErrorCode::Internal,
-                format!("cannot make an HTTP client: {e}"),
-            )
-        })?;
+    // Redirects are followed here ([`follow`]), not by reqwest, so secret-bearing headers can
+    // be dropped when one leads to another origin (reqwest would keep `X-Api-Key`).
+    let client = crate::base::http::client(reqwest::redirect::Policy::none()).map_err(|e| {
+        Failure::new(
+            ErrorCode::Internal,
+            format!("cannot make an HTTP client: {e}"),
+        )
+    })?;
     let idempotent = matches!(
         request.method.as_str(),
         "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS"
@@ -654,41 +649,44 @@ fn retry_after(response: &reqwest::blocking::Response) -> Option<Duration> {
 /// The body, read while it arrives, failing as soon as it passes `cap` bytes, or when the
 /// call's time is spent (a server that drips its body slowly is a `TIMEOUT`).
 fn read_capped(
-    mut response: reqwest::blocking::Response,
+    response: reqwest::blocking::Response,
     cap: u64,
     clock: &Clock,
 ) -> Result<Vec<u8>, Failure> {
-    let mut body = Vec::new();
-    let mut chunk = [0u8; 16 * 1024];
-    loop {
-        if clock.left().is_zero() {
-            return Err(clock.timed_out("the response did not arrive whole"));
+    let timed_out = || clock.timed_out("the response did not arrive whole");
+    let body = Timed {
+        inner: response,
+        clock,
+    };
+    crate::base::http::read_capped(body, cap).map_err(|failed| match failed {
+        CappedRead::Failed(_) if clock.left().is_zero() => timed_out(),
+        CappedRead::Failed(e) if e.kind() == std::io::ErrorKind::TimedOut => timed_out(),
+        CappedRead::Failed(e) => Failure::new(
+            ErrorCode::UpstreamError,
+            format!("reading the response failed: {e}"),
+        ),
+        CappedRead::TooLarge => Failure::new(
+            ErrorCode::UpstreamError,
+            format!("the response is larger than maxResponseBytes ({cap} bytes)"),
+        )
+        .with_details(json!({ "maxResponseBytes": cap })),
+    })
+}
+
+/// A body that stops with a `TimedOut` error once the call's time is spent, however steadily
+/// its bytes drip in.
+struct Timed<'a, R> {
+    inner: R,
+    clock: &'a Clock,
+}
+
+impl<R: std::io::Read> std::io::Read for Timed<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.clock.left().is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
         }
-        match response.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => body.extend_from_slice(&chunk[..n]),
-            Err(_) if clock.left().is_zero() => {
-                return Err(clock.timed_out("the response did not arrive whole"));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                return Err(clock.timed_out("the response did not arrive whole"));
-            }
-            Err(e) => {
-                return Err(Failure::new(
-                    ErrorCode::UpstreamError,
-                    format!("reading the response failed: {e}"),
-                ));
-            }
-        }
-        if body.len() as u64 > cap {
-            return Err(Failure::new(
-                ErrorCode::UpstreamError,
-                format!("the response is larger than maxResponseBytes ({cap} bytes)"),
-            )
-            .with_details(json!({ "maxResponseBytes": cap })));
-        }
+        self.inner.read(buf)
     }
-    Ok(body)
 }
 
 /// The value of a response: success codes, encoding, extraction, error mode.
