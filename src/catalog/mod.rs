@@ -23,6 +23,7 @@ pub mod rules;
 pub mod schemas;
 pub mod skeleton;
 pub mod store;
+pub mod templates;
 
 pub use config::{CONFIG_FILE, Config};
 pub use error::{Error, Result, Violation};

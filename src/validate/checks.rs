@@ -12,7 +12,6 @@ use crate::catalog::schemas::{self, Kind};
 use crate::catalog::{ToolEntry, Violation};
 use crate::provider::{self, Provider};
 use serde_json::Value;
-use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Descriptions longer than this are cut or refused by providers (OpenAI takes 1,024
@@ -221,7 +220,7 @@ fn check_tool(
                 ));
             }
         }
-        ToolType::Http => check_http(&tool, doc, cx, notes),
+        ToolType::Http => check_http(&tool, cx, notes),
     }
     if !cx.providers.is_empty() {
         check_providers(&tool, doc, path, cx.providers, notes);
@@ -236,7 +235,7 @@ fn check_tool(
     }
 }
 
-fn check_http(tool: &Tool, doc: &Value, cx: &Context, notes: &mut Vec<Note>) {
+fn check_http(tool: &Tool, cx: &Context, notes: &mut Vec<Note>) {
     let Some(http) = tool.http_impl() else {
         return;
     };
@@ -272,64 +271,6 @@ fn check_http(tool: &Tool, doc: &Value, cx: &Context, notes: &mut Vec<Note>) {
                 http.method
             ),
         ));
-    }
-    check_placeholders(tool, doc, notes);
-}
-
-/// Every `${name}` in the templates must be an argument or a secret the tool declares.
-fn check_placeholders(tool: &Tool, doc: &Value, notes: &mut Vec<Note>) {
-    // Without a schema any argument may come: nothing to check against.
-    let Some(arguments) = tool.arg_schema.as_ref() else {
-        return;
-    };
-    let arguments: BTreeSet<&str> = arguments
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|p| p.keys().map(String::as_str).collect())
-        .unwrap_or_default();
-    let secrets: BTreeSet<&str> = doc
-        .get("secrets")
-        .and_then(Value::as_array)
-        .map(|s| s.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let mut templates = Vec::new();
-    if let Some(imp) = doc.get("impl") {
-        for field in ["urlTemplate", "headers", "bodyTemplate"] {
-            if let Some(value) = imp.get(field) {
-                strings_in(value, &format!("/impl/{field}"), &mut templates);
-            }
-        }
-    }
-    for (pointer, text) in templates {
-        for name in crate::catalog::rules::placeholder_names(text) {
-            if !arguments.contains(name) && !secrets.contains(name) {
-                notes.push(Note::error(
-                    "placeholder",
-                    pointer.clone(),
-                    format!(
-                        "${{{name}}} is neither an argument (a property of argSchema) nor a secret the tool declares (add \"{name}\" to \"secrets\")"
-                    ),
-                ));
-            }
-        }
-    }
-}
-
-/// Every string inside `value`, with its pointer.
-fn strings_in<'a>(value: &'a Value, pointer: &str, out: &mut Vec<(String, &'a str)>) {
-    match value {
-        Value::String(text) => out.push((pointer.to_owned(), text)),
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                strings_in(item, &format!("{pointer}/{i}"), out);
-            }
-        }
-        Value::Object(fields) => {
-            for (key, item) in fields {
-                strings_in(item, &pointer_join(pointer, key), out);
-            }
-        }
-        _ => {}
     }
 }
 
