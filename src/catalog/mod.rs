@@ -13,6 +13,7 @@
 
 pub mod archive;
 pub mod builtin;
+pub mod capped;
 pub mod config;
 pub mod error;
 pub mod lock;
@@ -23,6 +24,7 @@ mod resolve;
 pub mod rules;
 pub mod skeleton;
 pub mod store;
+pub mod tool_rules;
 mod write;
 
 #[cfg(test)]
@@ -342,23 +344,16 @@ impl Catalog {
             path: path.clone(),
             message,
         };
-        let text = match std::fs::read_to_string(&path) {
+        let text = match capped::read_text(&path, Some(&self.root)) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                // Empty, or holding only a temporary file: what a `bundle put` killed before
-                // its rename leaves. Not a bundle, and not a problem.
-                let only_hidden = std::fs::read_dir(dir).is_ok_and(|entries| {
-                    entries
-                        .flatten()
-                        .all(|e| e.file_name().to_string_lossy().starts_with('.'))
-                });
-                return if only_hidden {
+            Err(capped::ReadError::Missing) => {
+                return if is_leftover_dir(dir) {
                     Ok(None)
                 } else {
                     Err(problem("the bundle folder has no bundle.json".to_owned()))
                 };
             }
-            Err(e) => return Err(problem(format!("cannot read: {e}"))),
+            Err(e) => return Err(problem(e.to_string())),
         };
         let doc = model::parse_doc(&text, &path).map_err(|e| problem(e.reason()))?;
         let bundle: Bundle =
@@ -478,7 +473,7 @@ impl Catalog {
         version: &str,
         path: &Path,
     ) -> Result<Option<ToolEntry>, Problem> {
-        match read_tool_text(path)? {
+        match read_tool_text(path, &self.root)? {
             Some(text) => self
                 .tool_from_text(bundle, slug, version, path, &text)
                 .map(Some),
@@ -711,14 +706,27 @@ fn list_dir_names(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The text of a `tool.json`; `None` when there is no such file.
-pub(crate) fn read_tool_text(path: &Path) -> Result<Option<String>, Problem> {
-    match std::fs::read_to_string(path) {
+/// A folder that is empty or holds only hidden entries (temporary files): what a writer killed
+/// before its rename leaves (older toolctl versions wrote `bundle.json` into its final folder).
+/// Not a bundle and not a problem, for every reader (`validate` included).
+pub fn is_leftover_dir(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .all(|e| e.file_name().to_string_lossy().starts_with('.'))
+    })
+}
+
+/// The text of a `tool.json` of the catalog at `root`; `None` when there is no such file.
+/// A file that is not a regular file, leaves the catalog, is too large or is not UTF-8 is a
+/// problem ([`capped`]).
+pub(crate) fn read_tool_text(path: &Path, root: &Path) -> Result<Option<String>, Problem> {
+    match capped::read_text(path, Some(root)) {
         Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(capped::ReadError::Missing) => Ok(None),
         Err(e) => Err(Problem {
             path: path.to_owned(),
-            message: format!("cannot read: {e}"),
+            message: e.to_string(),
         }),
     }
 }

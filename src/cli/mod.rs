@@ -61,13 +61,32 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Where the catalog is.
+    /// Where the catalog is. A catalog named explicitly (`--catalog`, `$TOOLCTL_CATALOG`)
+    /// must exist and hold `toolctl.json`: a mistyped path is `CATALOG_NOT_FOUND`, never an
+    /// empty catalog that checks nothing (`init` does not come here).
     pub fn location(&self) -> Result<Location, CliError> {
-        Ok(catalog::locate(
-            self.global.catalog.as_deref(),
-            &self.cwd,
-            |name| std::env::var(name).ok(),
-        )?)
+        let location = catalog::locate(self.global.catalog.as_deref(), &self.cwd, |name| {
+            std::env::var(name).ok()
+        })?;
+        if let Location::Explicit(dir) = &location
+            && !dir.join(catalog::CONFIG_FILE).is_file()
+        {
+            let what = if dir.is_dir() {
+                "has no toolctl.json"
+            } else {
+                "does not exist"
+            };
+            return Err(CliError::new(
+                ErrorCode::CatalogNotFound,
+                format!("no catalog in {}: the folder {what}", dir.display()),
+            )
+            .with_details(serde_json::json!({ "path": dir }))
+            .with_hint(format!(
+                "check --catalog and $TOOLCTL_CATALOG, or create the catalog with `toolctl init {}`",
+                dir.display()
+            )));
+        }
+        Ok(location)
     }
 
     /// Open the catalog (it need not exist yet: it is created on the first write).

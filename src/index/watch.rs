@@ -651,8 +651,7 @@ mod daemon {
     pub fn run(root: &Path, idle: Duration, ready: impl FnOnce(&Status)) -> Result<(), String> {
         why_not(root)?;
         let watch_dir = dir(root);
-        std::fs::create_dir_all(&watch_dir)
-            .map_err(|e| format!("cannot create {}: {e}", watch_dir.display()))?;
+        crate::catalog::store::create_state_dir(&watch_dir).map_err(|e| e.to_string())?;
         // One watcher per catalog: the lock is held for the process's life.
         let lock_path = watch_dir.join("lock");
         let _lock = match crate::catalog::lock::acquire(&lock_path, Duration::ZERO) {

@@ -34,7 +34,6 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 use std::io::Read;
-use std::sync::LazyLock;
 use std::time::Duration;
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -53,20 +52,8 @@ const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
-/// `${name}`.
-#[allow(
-    clippy::expect_used,
-    reason = "a literal pattern; a unit test compiles it"
-)]
-static PLACEHOLDER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\$\{([A-Za-z0-9_.\-]+)\}").expect("a valid regex"));
-
-/// The names of the `${name}` placeholders in `template`, in order.
-pub fn placeholder_names(template: &str) -> impl Iterator<Item = &str> {
-    PLACEHOLDER
-        .captures_iter(template)
-        .filter_map(|found| found.get(1).map(|name| name.as_str()))
-}
+use crate::catalog::tool_rules::PLACEHOLDER;
+pub use crate::catalog::tool_rules::placeholder_names;
 
 /// A value as one percent-encoded URL component.
 pub fn encode_component(text: &str) -> String {

@@ -17,7 +17,7 @@
 //!   `toolctl tool get`.
 //! - **Filters**: `--bundle`, `--tag`, `--tool`, `--include-disabled`, one version per slug.
 
-use crate::common::{ErrorDoc, TestEnv, find_files, keys, ordered, tool_doc_with};
+use crate::common::{ErrorDoc, TestEnv, find_files, keys, ordered, read_json, tool_doc_with};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -1331,19 +1331,48 @@ fn anthropic_refuses_a_root_that_is_not_an_object() {
 #[test]
 fn anthropic_refuses_a_schema_that_is_not_valid_draft_2020_12() {
     let env = TestEnv::new();
-    env.bundle("b");
+    let id = env.bundle("b");
+    let typo = with_schema(
+        "typo",
+        "Typo.",
+        &json!({
+            "type": "object",
+            "properties": { "x": { "type": "strin" } }
+        }),
+    );
+    // `tool put` refuses it (the rules of validate); a hand edit can still bring it in.
+    env.try_put_tool("b", &typo).failure(3);
     env.put_tool(
         "b",
-        &with_schema(
-            "typo",
-            "Typo.",
-            &json!({
-                "type": "object",
-                "properties": { "x": { "type": "strin" } }
-            }),
-        ),
+        &with_schema("typo", "Typo.", &json!({ "type": "object" })),
     );
-    let error = env.json_error(&["export", "--provider", "anthropic", "--bundle", "b"], 3);
+    let file = env.tool_file(&id, "typo", "v1");
+    let mut stored = read_json(&file);
+    stored["argSchema"] = typo["argSchema"].clone();
+    std::fs::write(&file, serde_json::to_vec_pretty(&stored).unwrap()).unwrap();
+    // Listed unavailable, so left out of a plain export…
+    let run = env.run(&[
+        "--json",
+        "export",
+        "--provider",
+        "anthropic",
+        "--bundle",
+        "b",
+    ]);
+    run.success();
+    assert_eq!(run.json(), json!([]), "{run}");
+    // …and `--include-disabled` still says why Anthropic would refuse it.
+    let error = env.json_error(
+        &[
+            "export",
+            "--provider",
+            "anthropic",
+            "--bundle",
+            "b",
+            "--include-disabled",
+        ],
+        3,
+    );
     let refused = refused_problems(&error);
     let problems = &refused["b/typo@v1"];
     // The keyword holding the bad value, and the pointer of the schema holding that keyword

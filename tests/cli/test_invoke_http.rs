@@ -109,15 +109,37 @@ impl World {
 
 /// An HTTP tool document.
 fn http_doc(slug: &str, imp: Value, extra: Value) -> Value {
+    // Every placeholder that is not a declared secret is an argument (put refuses others).
+    let secrets = extra.get("secrets").cloned().unwrap_or(json!([]));
+    let mut properties = serde_json::Map::new();
+    for name in placeholders(&imp) {
+        if !secrets.as_array().unwrap().contains(&json!(name)) {
+            properties.insert(name, json!({}));
+        }
+    }
     let mut doc = tool_doc_with(
         slug,
         "v1",
-        json!({ "type": "http", "impl": imp, "argSchema": { "type": "object" } }),
+        json!({ "type": "http", "impl": imp, "argSchema": { "type": "object", "properties": properties } }),
     );
     for (key, value) in extra.as_object().unwrap() {
         doc[key] = value.clone();
     }
     doc
+}
+
+/// The `${name}` placeholders in every string of `value`.
+fn placeholders(value: &Value) -> Vec<String> {
+    match value {
+        Value::String(text) => text
+            .split("${")
+            .skip(1)
+            .filter_map(|rest| rest.split_once('}').map(|(name, _)| name.to_owned()))
+            .collect(),
+        Value::Array(items) => items.iter().flat_map(placeholders).collect(),
+        Value::Object(fields) => fields.values().flat_map(placeholders).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The `--json` error document of a failed run, which must have ended with `exit`.

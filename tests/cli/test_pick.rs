@@ -441,7 +441,7 @@ fn shop() -> TestEnv {
     without_builtins(&env);
     env.bundle("shop");
     for (i, (slug, description, tags, safe)) in SHOP.iter().enumerate() {
-        env.put_tool(
+        env.put_tool_dated(
             "shop",
             &native(
                 slug,
@@ -943,9 +943,9 @@ fn disabled_unavailable_and_disabled_bundle_tools_are_never_picked() {
     without_builtins(&env);
     env.bundle("d");
     env.bundle("off");
-    env.put_tool("d", &native("gadget-on", 1, json!({})));
-    env.put_tool("d", &native("gadget-off", 2, json!({})));
-    env.put_tool(
+    env.put_tool_dated("d", &native("gadget-on", 1, json!({})));
+    env.put_tool_dated("d", &native("gadget-off", 2, json!({})));
+    env.put_tool_dated(
         "d",
         &native(
             "gadget-go",
@@ -953,7 +953,7 @@ fn disabled_unavailable_and_disabled_bundle_tools_are_never_picked() {
             json!({ "type": "go", "impl": { "goFunc": "NotInThisBinary" } }),
         ),
     );
-    env.put_tool("off", &native("gadget-elsewhere", 4, json!({})));
+    env.put_tool_dated("off", &native("gadget-elsewhere", 4, json!({})));
     env.run(&["tool", "disable", "d/gadget-off@v1"]).success();
     env.run(&["bundle", "disable", "off"]).success();
     let listed = env.tool_list(&["--include-disabled", "--bundle", "d", "--bundle", "off"]);
@@ -1038,9 +1038,9 @@ fn equal_scores_keep_the_registration_order() {
     without_builtins(&env);
     env.bundle("t");
     // Put in slug order, registered (createdAt) in another.
-    env.put_tool("t", &native("alpha-lamp", 2, json!({})));
-    env.put_tool("t", &native("mid-lamp", 3, json!({})));
-    env.put_tool("t", &native("zeta-lamp", 1, json!({})));
+    env.put_tool_dated("t", &native("alpha-lamp", 2, json!({})));
+    env.put_tool_dated("t", &native("mid-lamp", 3, json!({})));
+    env.put_tool_dated("t", &native("zeta-lamp", 1, json!({})));
     let expected = ["t/zeta-lamp@v1", "t/alpha-lamp@v1", "t/mid-lamp@v1"];
     for scorer in ["keyword", "bm25"] {
         let got = picks(&env, &["lamp", "--scorer", scorer]);
@@ -1533,8 +1533,8 @@ fn picked_names_are_the_exported_names_even_when_slugs_collide() {
     without_builtins(&env);
     env.bundle("alpha");
     env.bundle("beta");
-    env.put_tool("alpha", &native("lookup", 1, json!({})));
-    env.put_tool("beta", &native("lookup", 2, json!({})));
+    env.put_tool_dated("alpha", &native("lookup", 1, json!({})));
+    env.put_tool_dated("beta", &native("lookup", 2, json!({})));
     let got = picks(&env, &["lookup"]);
     assert_eq!(refs(&got), ["alpha/lookup@v1", "beta/lookup@v1"]);
     assert_eq!(names(&got), ["alpha__lookup", "beta__lookup"]);
@@ -2448,7 +2448,7 @@ async fn llm_selections_are_cached_in_the_seed_format_and_reused() {
             ("other".to_owned(), 3)
         ])
     );
-    env.put_tool(
+    env.put_tool_dated(
         "shop",
         &native(
             "unclog-drain",
@@ -2669,7 +2669,7 @@ async fn no_candidates_need_no_request() {
     );
     set_endpoint(&env, "llm", json!({ "baseUrl": v1(&server), "model": "m" }));
     env.bundle("u");
-    env.put_tool("u", &native("risky", 1, json!({ "safe": false })));
+    env.put_tool_dated("u", &native("risky", 1, json!({ "safe": false })));
     for scorer in ["keyword", "bm25", "hybrid", "embed", "llm"] {
         assert_eq!(
             picks(&env, &["anything", "--scorer", scorer]),

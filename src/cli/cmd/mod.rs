@@ -17,10 +17,9 @@ pub mod validate;
 use super::Ctx;
 use super::error::CliError;
 use super::output::Output;
-use crate::catalog::{Error, model, page};
+use crate::catalog::{model, page};
 use clap::{Args, Subcommand};
 use serde_json::Value;
-use std::io::Read;
 use std::path::Path;
 
 #[derive(Debug, Subcommand)]
@@ -86,14 +85,10 @@ pub fn read_document(path: &str) -> Result<(Value, String), CliError> {
 /// problems under.
 pub fn read_text(path: &str) -> Result<(String, String), CliError> {
     if path == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| CliError::invalid(format!("cannot read standard input: {e}")))?;
+        let text = crate::catalog::capped::read_stdin()?;
         Ok((text, "<stdin>".to_owned()))
     } else {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CliError::from(Error::io("cannot read", path, e)))?;
+        let text = crate::catalog::capped::read_input(Path::new(path))?;
         Ok((text, path.to_owned()))
     }
 }

@@ -1,0 +1,185 @@
+//! The rules of one `tool.json` that need more than its typed view: its JSON Schemas are valid
+//! and usable (patterns compile, no remote `$ref`), and every `${placeholder}` of an HTTP tool
+//! is an argument or a declared secret.
+//!
+//! [`check`] is the one entry point: [`Tool::check`](super::model::Tool::check) runs it, so
+//! `tool put`, `tool new`, `bundle import`, `validate` and the index (which lists a hand-edited
+//! file that breaks a rule as unavailable, with the reason) all apply the same rules. A new
+//! rule about one tool document goes here.
+
+use super::error::{Violation, pointer_join};
+use super::model::{Tool, ToolType};
+use regex::Regex;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+/// `${name}` in a template.
+#[allow(
+    clippy::expect_used,
+    reason = "a literal pattern; a unit test compiles it"
+)]
+pub static PLACEHOLDER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\$\{([A-Za-z0-9_.\-]+)\}").expect("a valid regex"));
+
+/// The names of the `${name}` placeholders in `template`, in order.
+pub fn placeholder_names(template: &str) -> impl Iterator<Item = &str> {
+    PLACEHOLDER
+        .captures_iter(template)
+        .filter_map(|found| found.get(1).map(|name| name.as_str()))
+}
+
+/// Every rule of this module on `tool` and its document.
+pub fn check(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
+    check_schemas(doc, out);
+    if tool.kind == ToolType::Http {
+        check_placeholders(tool, doc, out);
+    }
+}
+
+/// `argSchema` and `outputSchema`, when present, must be usable JSON Schemas. Run on the raw
+/// document, so `validate` can say it of a file whose typed view does not read.
+pub fn check_schemas(doc: &Value, out: &mut Vec<Violation>) {
+    for field in ["argSchema", "outputSchema"] {
+        if let Some(schema) = doc.get(field) {
+            check_json_schema(schema, &format!("/{field}"), out);
+        }
+    }
+}
+
+/// Every `${name}` in the templates must be an argument or a secret the tool declares.
+fn check_placeholders(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
+    // Without a schema any argument may come: nothing to check against.
+    let Some(arguments) = tool.arg_schema.as_ref() else {
+        return;
+    };
+    let arguments: BTreeSet<&str> = arguments
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let secrets: BTreeSet<&str> = doc
+        .get("secrets")
+        .and_then(Value::as_array)
+        .map(|s| s.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut templates = Vec::new();
+    if let Some(imp) = doc.get("impl") {
+        for field in ["urlTemplate", "headers", "bodyTemplate"] {
+            if let Some(value) = imp.get(field) {
+                strings_in(value, &format!("/impl/{field}"), &mut templates);
+            }
+        }
+    }
+    for (pointer, text) in templates {
+        for name in placeholder_names(text) {
+            if !arguments.contains(name) && !secrets.contains(name) {
+                out.push(
+                    Violation::new(
+                        pointer.clone(),
+                        format!(
+                            "${{{name}}} is neither an argument (a property of argSchema) nor a secret the tool declares (add \"{name}\" to \"secrets\")"
+                        ),
+                    )
+                    .rule("placeholder"),
+                );
+            }
+        }
+    }
+}
+
+/// Every string inside `value`, with its pointer.
+fn strings_in<'a>(value: &'a Value, pointer: &str, out: &mut Vec<(String, &'a str)>) {
+    match value {
+        Value::String(text) => out.push((pointer.to_owned(), text)),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                strings_in(item, &format!("{pointer}/{i}"), out);
+            }
+        }
+        Value::Object(fields) => {
+            for (key, item) in fields {
+                strings_in(item, &pointer_join(pointer, key), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A schema must be JSON Schema (checked against its meta-schema), use no remote `$ref`, and
+/// compile (patterns are regular expressions, …).
+fn check_json_schema(schema: &Value, at: &str, out: &mut Vec<Violation>) {
+    if !(schema.is_object() || schema.is_boolean()) {
+        return; // The tool's schema says so.
+    }
+    let note =
+        |pointer: String, message: String| Violation::new(pointer, message).rule("arg-schema");
+    let before = out.len();
+    match jsonschema::meta::validator_for(schema) {
+        Err(e) => out.push(note(
+            format!("{at}/$schema"),
+            format!("not a JSON Schema dialect toolctl knows: {e}"),
+        )),
+        Ok(meta) => {
+            for error in meta.iter_errors(schema) {
+                out.push(note(
+                    format!("{at}{}", error.instance_path().as_str()),
+                    format!("not valid JSON Schema: {error}"),
+                ));
+            }
+        }
+    }
+    remote_refs(schema, at, out);
+    if out.len() == before
+        && let Err(e) = jsonschema::options().build(schema)
+    {
+        out.push(note(
+            format!("{at}{}", e.schema_path().as_str()),
+            format!("not a usable JSON Schema: {e}"),
+        ));
+    }
+}
+
+/// A `$ref` outside the schema would be fetched (or fail) when a call is checked.
+fn remote_refs(schema: &Value, at: &str, out: &mut Vec<Violation>) {
+    match schema {
+        Value::Object(fields) => {
+            for (key, value) in fields {
+                let pointer = pointer_join(at, key);
+                match (key.as_str(), value) {
+                    ("$ref" | "$dynamicRef", Value::String(target)) if !target.starts_with('#') => {
+                        out.push(
+                            Violation::new(
+                                pointer,
+                                format!(
+                                    "{key} '{target}' points outside the schema; toolctl never fetches schemas: put the definition in $defs and use '#/$defs/…'"
+                                ),
+                            )
+                            .rule("remote-ref"),
+                        );
+                    }
+                    // Values of these keywords are data, not schemas.
+                    ("const" | "enum" | "default" | "examples" | "example", _) => {}
+                    _ => remote_refs(value, &pointer, out),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                remote_refs(item, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholder_pattern_compiles_and_finds_names() {
+        let names: Vec<&str> = placeholder_names("https://x/${a}?b=${b.c}&d=$e").collect();
+        assert_eq!(names, ["a", "b.c"]);
+    }
+}
