@@ -5,13 +5,13 @@
 //! what the operations return. Nothing outside `cli` prints or knows about terminals.
 
 pub mod attach;
+pub mod base;
 pub mod catalog;
 pub mod cli;
-pub mod error_code;
 pub mod index;
 pub mod invoke;
-pub mod native;
+pub mod ops;
 pub mod pick;
 pub mod provider;
-pub mod time;
+pub mod schema;
 pub mod validate;

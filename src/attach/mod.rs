@@ -29,10 +29,12 @@ pub use agent::{AgentFile, AgentId, AttachedTool};
 pub use plan::{Kind, Limits, Phase};
 
 use crate::catalog::config::AttachConfig;
+use crate::catalog::config::PickConfig;
 use crate::catalog::{self, Catalog, ToolRef};
+use crate::index::default_tools::DefaultTool;
 use crate::index::{self, Index, ToolRow};
+use crate::pick::endpoints::{EndpointOverrides, Endpoints};
 use crate::pick::{self, Endpoint, PickError, PickRequest, Scorer};
-use crate::provider::lineup::Member;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 use uuid::Uuid;
@@ -52,6 +54,13 @@ pub enum AttachError {
     #[error("{message}")]
     Invalid {
         message: String,
+        hint: Option<String>,
+    },
+    /// A tool to keep (`keep` of the request) that names no tool attach can keep.
+    #[error("the tool to keep '{tool}': {why}")]
+    Keep {
+        tool: String,
+        why: String,
         hint: Option<String>,
     },
     #[error(transparent)]
@@ -217,7 +226,7 @@ impl Settings {
     }
 
     /// Whether `member` is protected by name.
-    fn protects(&self, member: &Member) -> bool {
+    fn protects(&self, member: &DefaultTool) -> bool {
         self.protected.iter().any(|p| {
             p.eq_ignore_ascii_case(&member.name)
                 || p.eq_ignore_ascii_case(&member.row.slug)
@@ -226,6 +235,33 @@ impl Settings {
                     member.row.bundle_slug, member.row.slug
                 ))
         })
+    }
+}
+
+/// The scorer attach uses when none is asked for: the best there is — embeddings with
+/// keywords when an endpoint is set (no labelled set can say how good a given model is, but
+/// semantic matching finds what words miss), else the search ranking, which scores best of the
+/// local scorers on the fixture queries.
+pub fn default_scorer(config: &PickConfig, overrides: &EndpointOverrides) -> Scorer {
+    if overrides.has_embed(config) {
+        Scorer::Hybrid
+    } else {
+        Scorer::Bm25
+    }
+}
+
+/// The endpoints an attach with `query` needs: none when the query is empty (nothing is
+/// searched), else those `scorer` needs.
+pub fn endpoints(
+    query: &str,
+    config: &PickConfig,
+    overrides: &EndpointOverrides,
+    scorer: Scorer,
+) -> Result<Endpoints, PickError> {
+    if query.trim().is_empty() {
+        Ok(Endpoints::none())
+    } else {
+        Endpoints::resolve(config, overrides, scorer)
     }
 }
 
@@ -327,7 +363,7 @@ pub struct Outcome {
 /// A tool slug of a bundle: what an agent holds, whatever the version.
 type Key = (String, String);
 
-fn key_of(member: &Member) -> Key {
+fn key_of(member: &DefaultTool) -> Key {
     key_of_row(&member.row)
 }
 
@@ -335,7 +371,7 @@ fn key_of_row(row: &ToolRow) -> Key {
     (row.bundle_dir.clone(), row.slug.clone())
 }
 
-fn kind_of(member: &Member) -> Kind {
+fn kind_of(member: &DefaultTool) -> Kind {
     if member.row.is_builtin() {
         Kind::Core
     } else {
@@ -362,18 +398,14 @@ pub fn attach(
     let mut kept_keys = HashSet::new();
     for text in &request.keep {
         let (entry, _) = catalog
-            .resolve_tool(text, catalog::Pick::Default)
+            .resolve_tool(text, catalog::VersionChoice::Default)
             .map_err(|e| keep_error(text, &e))?;
         let key = lookup
             .key_of_id(&entry.tool.tool_id.to_string())?
-            .ok_or_else(|| {
-                AttachError::invalid(
-                    format!(
-                        "--keep '{text}': {} is not in a live bundle",
-                        entry.reference()
-                    ),
-                    None,
-                )
+            .ok_or_else(|| AttachError::Keep {
+                tool: text.clone(),
+                why: format!("{} is not in a live bundle", entry.reference()),
+                hint: None,
             })?;
         kept_keys.insert(key);
     }
@@ -437,7 +469,7 @@ pub fn attach(
     let passed_ids: Vec<i64> = passed.iter().map(|(id, _)| *id).collect();
 
     let _guard = request.agent.lock(root, lock_timeout)?;
-    let now = crate::time::now();
+    let now = crate::base::time::now();
     let existing = AgentFile::load(root, request.agent)?;
     let created = existing.is_none();
     let mut file = existing.unwrap_or_else(|| AgentFile::new(request.agent, now));
@@ -452,14 +484,14 @@ pub fn attach(
         matches.settle(index, &ids)?;
     }
     // The relative score of a candidate that matched; 0 for the others.
-    let relevance = |member: &Member| match (&matches, ranked.best) {
+    let relevance = |member: &DefaultTool| match (&matches, ranked.best) {
         (Some(matches), Some(best)) if member.is_usable() => {
             let score = matches.score(member.row.id);
             if score > 0.0 { score / best } else { 0.0 }
         }
         _ => 0.0,
     };
-    let passed: Vec<(&Member, f64)> = passed
+    let passed: Vec<(&DefaultTool, f64)> = passed
         .iter()
         .filter_map(|(id, score)| Some((found.by_id(*id)?, *score)))
         .collect();
@@ -498,7 +530,7 @@ pub fn attach(
         .map(|(_, (_, tool, _))| tool.tool_id)
         .collect();
     let score_of: HashMap<Key, f64> = passed.iter().map(|(m, s)| (key_of(m), *s)).collect();
-    let mut by_key: HashMap<Key, (AttachedTool, &Member)> = held
+    let mut by_key: HashMap<Key, (AttachedTool, &DefaultTool)> = held
         .into_iter()
         .map(|(key, tool, member)| (key, (tool, member)))
         .collect();
@@ -589,7 +621,7 @@ struct Found {
     /// For each entry, in order: its slug (a key of `members`) when the version standing for
     /// it now can be called, otherwise why not.
     entries: Vec<Result<Key, String>>,
-    members: HashMap<Key, Member>,
+    members: HashMap<Key, DefaultTool>,
 }
 
 /// Why an entry whose slug has no version left cannot be followed.
@@ -597,13 +629,13 @@ const GONE: &str = "no longer in the catalog";
 
 impl Found {
     /// The member of index row `id`, if it is one of them.
-    fn by_id(&self, id: i64) -> Option<&Member> {
+    fn by_id(&self, id: i64) -> Option<&DefaultTool> {
         self.members.values().find(|m| m.row.id == id)
     }
 
     /// For each entry, in order: its slug and the usable member that stands for it, or why
     /// there is none.
-    fn followed(&self) -> impl Iterator<Item = Result<(&Key, &Member), String>> {
+    fn followed(&self) -> impl Iterator<Item = Result<(&Key, &DefaultTool), String>> {
         self.entries.iter().map(|entry| {
             let key = entry.as_ref().map_err(Clone::clone)?;
             let member = self.members.get(key).ok_or_else(|| GONE.to_owned())?;
@@ -622,14 +654,14 @@ impl Lookup<'_> {
     /// (the version was deleted) by its `ref`.
     fn standing(&self, tool: &AttachedTool) -> index::Result<Option<ToolRow>> {
         if let Some((dir, slug)) = self.key_of_id(&tool.tool_id.to_string())? {
-            return self.index.standing_in_folder(&dir, &slug);
+            return self.index.default_version_in_folder(&dir, &slug);
         }
         match ToolRef::parse(&tool.reference) {
             Ok(ToolRef {
                 bundle: Some(bundle),
                 slug,
                 ..
-            }) => self.index.standing_of(&bundle, &slug),
+            }) => self.index.default_version_of(&bundle, &slug),
             _ => Ok(None),
         }
     }
@@ -646,7 +678,7 @@ impl Lookup<'_> {
             .map(|row| row.as_ref().map(key_of_row))
             .collect();
         let rows = rows.into_iter().chain(standing.into_iter().flatten());
-        let members: HashMap<Key, Member> = Member::named(self.index, rows.collect())?
+        let members: HashMap<Key, DefaultTool> = DefaultTool::named(self.index, rows.collect())?
             .into_iter()
             .map(|m| (key_of(&m), m))
             .collect();
@@ -699,9 +731,9 @@ pub fn inspect(index: &Index, file: &AgentFile) -> index::Result<Vec<ToolStatus>
 fn follow_held(
     found: &Found,
     tools: Vec<AttachedTool>,
-) -> (Vec<(Key, AttachedTool, &Member)>, Vec<Detachment>) {
+) -> (Vec<(Key, AttachedTool, &DefaultTool)>, Vec<Detachment>) {
     let mut detachments = Vec::new();
-    let mut held: Vec<(Key, AttachedTool, &Member)> = Vec::new();
+    let mut held: Vec<(Key, AttachedTool, &DefaultTool)> = Vec::new();
     // Each held entry as the file had it.
     let mut originals: Vec<AttachedTool> = Vec::new();
     for (tool, followed) in tools.into_iter().zip(found.followed()) {
@@ -748,14 +780,14 @@ fn follow_held(
 }
 
 /// Point an attached tool at `member`, the version that stands for its slug now.
-fn refresh(tool: &mut AttachedTool, member: &Member) {
+fn refresh(tool: &mut AttachedTool, member: &DefaultTool) {
     tool.tool_id = parse_id(&member.row.tool_id);
     tool.reference = member.reference();
     tool.name.clone_from(&member.name);
     tool.kind = kind_of(member);
 }
 
-fn unusable_reason(member: &Member) -> String {
+fn unusable_reason(member: &DefaultTool) -> String {
     if !member.row.bundle_enabled {
         "its bundle is disabled".to_owned()
     } else if !member.row.is_enabled {
@@ -778,11 +810,12 @@ fn parse_id(text: &str) -> Uuid {
 }
 
 fn keep_error(text: &str, error: &catalog::Error) -> AttachError {
-    AttachError::invalid(
-        format!("--keep '{text}': {error}"),
-        Some(
+    AttachError::Keep {
+        tool: text.to_owned(),
+        why: error.to_string(),
+        hint: Some(
             "name a tool of the catalog by [bundle/]slug[@version], toolID or exported name"
                 .to_owned(),
         ),
-    )
+    }
 }

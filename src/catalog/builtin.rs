@@ -8,6 +8,16 @@ use serde_json::Value;
 use std::sync::LazyLock;
 use uuid::Uuid;
 
+/// Names of the native functions this binary has (run by `invoke::native`). The built-in
+/// tools use them; a user's native tool may name one of them too (for example to offer
+/// `readfile` under another description).
+pub const FUNCTIONS: &[&str] = &["readfile", "file-search", "now", "exec"];
+
+/// Whether this binary has the native function `name`.
+pub fn has_function(name: &str) -> bool {
+    FUNCTIONS.contains(&name)
+}
+
 /// The built-in bundle's slug: `builtin/readfile`.
 pub const SLUG: &str = "builtin";
 

@@ -195,7 +195,7 @@ impl Config {
             })?;
         let duration = |text: &Option<String>, default, pointer: &str| match text {
             None => Ok(default),
-            Some(text) => crate::time::parse_duration(text).map_err(|m| {
+            Some(text) => crate::base::time::parse_duration(text).map_err(|m| {
                 Error::invalid(&source, vec![super::error::Violation::new(pointer, m)])
             }),
         };

@@ -1,7 +1,7 @@
 //! What can go wrong in the catalog, with enough context (file, JSON pointer, candidates, hint)
 //! for the CLI to tell a user exactly what to fix.
 
-use crate::error_code::ErrorCode;
+use crate::base::error_code::ErrorCode;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -31,11 +31,6 @@ impl Violation {
         self.rule = Some(rule);
         self
     }
-}
-
-/// `base` with one more JSON pointer token, escaped per RFC 6901 (`~` → `~0`, `/` → `~1`).
-pub fn pointer_join(base: &str, token: &str) -> String {
-    format!("{base}/{}", token.replace('~', "~0").replace('/', "~1"))
 }
 
 impl std::fmt::Display for Violation {
@@ -207,10 +202,8 @@ impl Error {
             | Self::Forbidden { hint, .. }
             | Self::Config { hint, .. } => hint.clone(),
             Self::Ambiguous { hint, .. } => Some(hint.clone()),
-            Self::LockTimeout { .. } => Some(
-                "another toolctl is writing to this catalog; retry, or raise --lock-timeout"
-                    .to_owned(),
-            ),
+            // The command line says how to wait longer.
+            Self::LockTimeout { .. } => None,
             Self::Unreadable { .. } => {
                 Some("fix the file (toolctl never rewrites a file it cannot read)".to_owned())
             }

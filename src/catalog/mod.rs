@@ -11,30 +11,24 @@
 //! `git pull` need no extra step. A file that cannot be read or breaks the rules is reported
 //! as a [`Problem`] with its path while the rest of the catalog keeps working.
 
-pub mod archive;
 pub mod builtin;
 pub mod capped;
 pub mod config;
 pub mod error;
 pub mod lock;
 pub mod model;
+pub mod names;
 pub mod page;
-mod reap;
 mod resolve;
 pub mod rules;
+pub mod schemas;
 pub mod skeleton;
 pub mod store;
 pub mod tool_rules;
-mod write;
-
-#[cfg(test)]
-mod tests;
 
 pub use config::{CONFIG_FILE, Config};
-pub use error::{Error, Result, Violation, pointer_join};
-pub use reap::{ReapOutcome, ReapReport};
-pub use resolve::{Pick, ToolRef};
-pub use write::{BundleInput, InitReport, Toggle};
+pub use error::{Error, Result, Violation};
+pub use resolve::{ToolRef, VersionChoice, default_version_key};
 
 use model::{Bundle, Tool};
 use serde::Serialize;
@@ -50,6 +44,29 @@ pub(crate) const BUNDLES_DIR: &str = "bundles";
 pub(crate) const TOOLS_DIR: &str = "tools";
 pub(crate) const BUNDLE_FILE: &str = "bundle.json";
 pub(crate) const TOOL_FILE: &str = "tool.json";
+
+/// The bundle folder, slug folder and version folder of a tool file's path relative to the
+/// catalog (`bundles/<dir>/tools/<slug>/<version>/tool.json`), `None` for any other path. The
+/// one place that layout is read back; [`tool_path`] writes it.
+pub fn parse_tool_path(path: &str) -> Option<(&str, &str, &str)> {
+    let mut parts = path.split('/');
+    match [(); 6].map(|()| parts.next()) {
+        [
+            Some(BUNDLES_DIR),
+            Some(dir),
+            Some(TOOLS_DIR),
+            Some(slug),
+            Some(version),
+            Some(TOOL_FILE),
+        ] if parts.next().is_none() => Some((dir, slug, version)),
+        _ => None,
+    }
+}
+
+/// The path of a tool file relative to the catalog: `bundles/<dir>/tools/<slug>/<version>/tool.json`.
+pub fn tool_path(dir: &str, slug: &str, version: &str) -> String {
+    format!("{BUNDLES_DIR}/{dir}/{TOOLS_DIR}/{slug}/{version}/{TOOL_FILE}")
+}
 
 /// Default time to wait for the write lock.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -247,9 +264,29 @@ fn absolute(cwd: &Path, dir: &Path) -> PathBuf {
 /// An open catalog.
 #[derive(Debug)]
 pub struct Catalog {
-    root: PathBuf,
-    config: Config,
-    lock_timeout: Duration,
+    pub(crate) root: PathBuf,
+    pub(crate) config: Config,
+    pub(crate) lock_timeout: Duration,
+    check_note: CheckNote,
+}
+
+/// What the index's change checks of a catalog met in this process, for whoever opened it: the
+/// command line starts a watcher after a check that had to walk the catalog (see
+/// `index::watch`). Clones share one note.
+#[derive(Debug, Clone, Default)]
+pub struct CheckNote(std::sync::Arc<std::sync::Mutex<Option<usize>>>);
+
+impl CheckNote {
+    /// A check had to stat `entries` entries: no watcher answered for it.
+    pub fn walked(&self, entries: usize) {
+        let mut note = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        *note = Some(note.map_or(entries, |seen| seen.max(entries)));
+    }
+
+    /// The most entries a check had to stat since the last call, if one had to.
+    pub fn take_walk(&self) -> Option<usize> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
 }
 
 impl Catalog {
@@ -262,6 +299,7 @@ impl Catalog {
             root,
             config,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            check_note: CheckNote::default(),
         })
     }
 
@@ -269,6 +307,17 @@ impl Catalog {
     pub fn with_lock_timeout(mut self, timeout: Duration) -> Self {
         self.lock_timeout = timeout;
         self
+    }
+
+    /// Share `note` with this catalog's index checks.
+    pub fn with_check_note(mut self, note: CheckNote) -> Self {
+        self.check_note = note;
+        self
+    }
+
+    /// Where index checks of this catalog note what they met.
+    pub fn check_note(&self) -> &CheckNote {
+        &self.check_note
     }
 
     pub fn root(&self) -> &Path {
@@ -288,7 +337,7 @@ impl Catalog {
         self.root.join(BUNDLES_DIR)
     }
 
-    fn lock_path(&self) -> PathBuf {
+    pub(crate) fn lock_path(&self) -> PathBuf {
         self.root.join(STATE_DIR).join("lock")
     }
 
@@ -412,7 +461,7 @@ impl Catalog {
     }
 
     /// Every version of one tool slug in a bundle, sorted by version.
-    fn tool_versions(
+    pub(crate) fn tool_versions(
         &self,
         bundle: &BundleEntry,
         slug: &str,
@@ -752,8 +801,7 @@ impl ToolReader<'_> {
                 .into_iter()
                 .find(|t| t.tool.slug == slug));
         }
-        let parts: Vec<&str> = path.split('/').collect();
-        let [BUNDLES_DIR, dir, TOOLS_DIR, slug, version, TOOL_FILE] = parts.as_slice() else {
+        let Some((dir, slug, version)) = parse_tool_path(path) else {
             return Ok(None);
         };
         let bundle = self

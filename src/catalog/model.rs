@@ -195,7 +195,7 @@ fn pointer_of(path: &serde_path_to_error::Path) -> String {
         pointer = match segment {
             Segment::Seq { index } => format!("{pointer}/{index}"),
             Segment::Map { key } | Segment::Enum { variant: key } => {
-                super::error::pointer_join(&pointer, key)
+                crate::base::pointer::join(&pointer, key)
             }
             Segment::Unknown => format!("{pointer}/?"),
         };
@@ -401,7 +401,7 @@ impl Tool {
         if self.kind.is_native() {
             return match self.native_func() {
                 None => Some("impl.func names no native function".to_owned()),
-                Some(func) if !crate::native::has(&func) => {
+                Some(func) if !crate::catalog::builtin::has_function(&func) => {
                     Some(format!("native function '{func}' is not in this binary"))
                 }
                 Some(_) => None,
@@ -480,11 +480,11 @@ fn check_http_impl(doc: &Value, out: &mut Vec<Violation>) {
     for (name, value) in &http.headers {
         match value.as_str() {
             None => out.push(Violation::new(
-                super::error::pointer_join("/impl/headers", name),
+                crate::base::pointer::join("/impl/headers", name),
                 "a header value must be a string",
             )),
             Some(v) if v.contains(['\r', '\n']) => out.push(Violation::new(
-                super::error::pointer_join("/impl/headers", name),
+                crate::base::pointer::join("/impl/headers", name),
                 "a header value must not contain CR or LF",
             )),
             Some(_) => {}

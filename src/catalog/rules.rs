@@ -8,6 +8,8 @@
 //! (`météo` with a precomposed `é`).
 
 use super::error::Violation;
+use regex::Regex;
+use std::sync::LazyLock;
 use unicode_properties::{GeneralCategory, GeneralCategoryGroup, UnicodeGeneralCategory};
 
 /// The longest slug or version, in characters.
@@ -204,6 +206,21 @@ pub fn check_url_shape(template: &str) -> Result<url::Url, String> {
         ));
     }
     Ok(url)
+}
+
+/// `${name}`.
+#[allow(
+    clippy::expect_used,
+    reason = "a literal pattern; a unit test compiles it"
+)]
+pub static PLACEHOLDER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\$\{([A-Za-z0-9_.\-]+)\}").expect("a valid regex"));
+
+/// The names of the `${name}` placeholders in `template`, in order.
+pub fn placeholder_names(template: &str) -> impl Iterator<Item = &str> {
+    PLACEHOLDER
+        .captures_iter(template)
+        .filter_map(|found| found.get(1).map(|name| name.as_str()))
 }
 
 #[cfg(test)]

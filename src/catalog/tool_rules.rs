@@ -7,27 +7,12 @@
 //! file that breaks a rule as unavailable, with the reason) all apply the same rules. A new
 //! rule about one tool document goes here.
 
-use super::error::{Violation, pointer_join};
+use super::error::Violation;
 use super::model::{Tool, ToolType};
-use regex::Regex;
+use super::rules::placeholder_names;
+use crate::base::pointer::join as pointer_join;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::sync::LazyLock;
-
-/// `${name}` in a template.
-#[allow(
-    clippy::expect_used,
-    reason = "a literal pattern; a unit test compiles it"
-)]
-pub static PLACEHOLDER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\$\{([A-Za-z0-9_.\-]+)\}").expect("a valid regex"));
-
-/// The names of the `${name}` placeholders in `template`, in order.
-pub fn placeholder_names(template: &str) -> impl Iterator<Item = &str> {
-    PLACEHOLDER
-        .captures_iter(template)
-        .filter_map(|found| found.get(1).map(|name| name.as_str()))
-}
 
 /// Every rule of this module on `tool` and its document.
 pub fn check(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
@@ -170,16 +155,5 @@ fn remote_refs(schema: &Value, at: &str, out: &mut Vec<Violation>) {
             }
         }
         _ => {}
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn placeholder_pattern_compiles_and_finds_names() {
-        let names: Vec<&str> = placeholder_names("https://x/${a}?b=${b.c}&d=$e").collect();
-        assert_eq!(names, ["a", "b.c"]);
     }
 }

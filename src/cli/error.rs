@@ -1,20 +1,34 @@
-//! The CLI's error: a stable code, a message, the causes, hints, and details for JSON.
+//! The CLI's error: a kind, a stable code, a message, the causes, hints, details for JSON, and
+//! the library error it came from.
 //!
 //! Every failure of every command becomes one of these; [`CliError::exit_code`] is the only
-//! place an error turns into a process exit code (through [`ErrorCode::exit_code`]).
+//! place an error turns into a process exit code (through [`ErrorCode::exit_code`]). The
+//! library's errors name no command-line flag or command: the hints that do are added here,
+//! when a library error becomes a `CliError` (as jj's `command_error.rs` does).
 
 use super::output::Ui;
+use crate::base::error_code::{ErrorCode, exit};
 use crate::catalog;
-use crate::error_code::{ErrorCode, exit};
 use serde_json::{Value, json};
+
+/// What kind of failure an error is, which decides the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The command line itself is wrong (exit 2), not a value it gives.
+    Usage,
+    /// Bad input, a missing or conflicting thing, a refusal: the exit code of its
+    /// [`ErrorCode`].
+    User,
+    /// A tool `invoke` ran failed (exit 7, whatever the code).
+    ToolFailed,
+    /// toolctl itself failed (`INTERNAL`).
+    Internal,
+}
 
 #[derive(Debug)]
 pub struct CliError {
+    pub kind: ErrorKind,
     pub code: ErrorCode,
-    /// A command-line usage error (exit 2), not a rejected value.
-    pub usage: bool,
-    /// A tool `invoke` ran failed (exit 7, whatever the code).
-    pub tool_failed: bool,
     /// Under `--json`, printed in the attach contract's shape (`{"success": false, "error",
     /// "code"}`) rather than §2's error document.
     pub attach_shape: bool,
@@ -28,22 +42,49 @@ struct Body {
     details: Value,
     causes: Vec<String>,
     hints: Vec<String>,
+    /// The library error this one reports, if any.
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
 
 impl CliError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
+            kind: Self::kind_of(code),
             code,
-            usage: false,
-            tool_failed: false,
             attach_shape: false,
             body: Box::new(Body {
                 message: message.into(),
                 details: json!({}),
                 causes: Vec::new(),
                 hints: Vec::new(),
+                source: None,
             }),
         }
+    }
+
+    fn kind_of(code: ErrorCode) -> ErrorKind {
+        if code == ErrorCode::Internal {
+            ErrorKind::Internal
+        } else {
+            ErrorKind::User
+        }
+    }
+
+    /// A command-line usage error (exit 2).
+    pub fn usage(mut self) -> Self {
+        self.kind = ErrorKind::Usage;
+        self
+    }
+
+    /// Keep the library error this one reports.
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.body.source = Some(Box::new(source));
+        self
+    }
+
+    /// The library error this one reports, if any.
+    pub fn source(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.body.source.as_deref()
     }
 
     /// Bad input in an argument or a document.
@@ -69,7 +110,7 @@ impl CliError {
 
     /// Mark the error as a tool's own failure (it ran): exit 7.
     pub fn tool_failed(mut self) -> Self {
-        self.tool_failed = true;
+        self.kind = ErrorKind::ToolFailed;
         self
     }
 
@@ -80,12 +121,10 @@ impl CliError {
     }
 
     pub fn exit_code(&self) -> u8 {
-        if self.usage {
-            exit::USAGE
-        } else if self.tool_failed {
-            exit::TOOL_FAILED
-        } else {
-            self.code.exit_code()
+        match self.kind {
+            ErrorKind::Usage => exit::USAGE,
+            ErrorKind::ToolFailed => exit::TOOL_FAILED,
+            ErrorKind::User | ErrorKind::Internal => self.code.exit_code(),
         }
     }
 
@@ -123,12 +162,7 @@ impl CliError {
 
 impl From<catalog::Error> for CliError {
     fn from(error: catalog::Error) -> Self {
-        let mut causes = Vec::new();
-        let mut source = std::error::Error::source(&error);
-        while let Some(cause) = source {
-            causes.push(cause.to_string());
-            source = cause.source();
-        }
+        let mut causes: Vec<String> = crate::base::causes(&error).map(|c| c.to_string()).collect();
         // Several problems: list every one after the summary.
         let violations = error.violations();
         if violations.len() > 1 {
@@ -149,18 +183,44 @@ impl From<catalog::Error> for CliError {
                     .map(str::to_owned),
             );
         }
+        let code = error.code();
         Self {
-            code: error.code(),
-            usage: false,
-            tool_failed: false,
+            kind: Self::kind_of(code),
+            code,
             attach_shape: false,
             body: Box::new(Body {
                 message: error.to_string(),
                 details: error.details(),
                 causes,
-                hints: error.hint().into_iter().collect(),
+                hints: hint_of(&error).into_iter().collect(),
+                source: Some(Box::new(error)),
             }),
         }
+    }
+}
+
+/// What the user can do about a catalog error, in the command line's words.
+fn hint_of(error: &catalog::Error) -> Option<String> {
+    use catalog::Error;
+    match error {
+        // A lookup that found nothing: where to see what there is.
+        Error::NotFound {
+            what: "bundle",
+            hint: None,
+            ..
+        } => Some(
+            "see the bundles with `toolctl bundle list --include-disabled --include-deleted`"
+                .to_owned(),
+        ),
+        Error::NotFound {
+            what: "tool",
+            hint: None,
+            ..
+        } => Some("see the tools with `toolctl tool list --include-disabled`".to_owned()),
+        Error::LockTimeout { .. } => Some(
+            "another toolctl is writing to this catalog; retry, or raise --lock-timeout".to_owned(),
+        ),
+        other => other.hint(),
     }
 }
 

@@ -6,10 +6,12 @@
 pub mod cmd;
 pub mod error;
 pub mod output;
+pub mod shared;
 pub mod view;
+pub mod watcher;
 
+use crate::base::error_code::{ErrorCode, exit};
 use crate::catalog::{self, Catalog, Location};
-use crate::error_code::{ErrorCode, exit};
 use clap::{Args, Parser};
 use error::CliError;
 use output::Ui;
@@ -48,7 +50,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub no_progress: bool,
     /// Wait at most this long for the catalog's write lock (e.g. 500ms, 10s)
-    #[arg(long, global = true, value_name = "DURATION", default_value = "10s", value_parser = crate::time::parse_duration)]
+    #[arg(long, global = true, value_name = "DURATION", default_value = "10s", value_parser = crate::base::time::parse_duration)]
     pub lock_timeout: Duration,
 }
 
@@ -58,6 +60,8 @@ pub struct Ctx {
     pub global: GlobalArgs,
     pub ui: Ui,
     pub cwd: PathBuf,
+    /// Shared with every catalog the command opens: what its index checks met.
+    pub checks: catalog::CheckNote,
 }
 
 impl Ctx {
@@ -92,7 +96,9 @@ impl Ctx {
     /// Open the catalog (it need not exist yet: it is created on the first write).
     pub fn catalog(&self) -> Result<Catalog, CliError> {
         let location = self.location()?;
-        Ok(Catalog::open(location.path())?.with_lock_timeout(self.global.lock_timeout))
+        Ok(Catalog::open(location.path())?
+            .with_lock_timeout(self.global.lock_timeout)
+            .with_check_note(self.checks.clone()))
     }
 
     /// Run a write on the catalog, telling the user when the write created the catalog.
@@ -169,16 +175,20 @@ pub fn main() -> ExitCode {
         error.report(&ui);
         return ExitCode::from(error.exit_code());
     }
-    // Index checks may start a watcher: this program, run as `toolctl index watch`.
-    if let Ok(program) = std::env::current_exe() {
-        crate::index::watch::allow_auto_start(program);
-    }
     let ctx = Ctx {
         global: cli.global,
         ui,
         cwd,
+        checks: catalog::CheckNote::default(),
     };
-    let result = cmd::run(&ctx, &cli.command).and_then(|output| {
+    let result = cmd::run(&ctx, &cli.command);
+    // A check that had to walk the catalog may start a watcher for the next commands.
+    if let Some(entries) = ctx.checks.take_walk()
+        && let Ok(catalog) = ctx.catalog()
+    {
+        watcher::maybe_start(&catalog, entries);
+    }
+    let result = result.and_then(|output| {
         ctx.ui.emit(&output)?;
         Ok(output.exit)
     });
@@ -217,7 +227,7 @@ fn report_parse_error(e: &clap::Error, json: bool, args: &[std::ffi::OsString]) 
             .unwrap_or_else(|| e.kind().to_string());
         let mut error =
             CliError::invalid(message).with_details(serde_json::json!({ "usage": rendered }));
-        error.usage = true;
+        error = error.usage();
         // attach answers in the attach contract's shape, usage errors included.
         if subcommand(args) == Some("attach") {
             error = error.in_attach_shape();

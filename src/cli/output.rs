@@ -42,8 +42,13 @@ impl Output {
         Self {
             json,
             human,
-            exit: crate::error_code::exit::SUCCESS,
+            exit: crate::base::error_code::exit::SUCCESS,
         }
+    }
+
+    /// No output at all, not even under `--json`.
+    pub fn nothing() -> Self {
+        Self::new(Value::Null, Human::Nothing)
     }
 
     /// The same output, ending the process with `code`.
@@ -89,6 +94,9 @@ impl Ui {
         if let (false, Human::Raw(bytes)) = (self.json, &output.human) {
             // Binary: past anstream, which would strip what looks like terminal escapes.
             return write_all(&mut io::stdout().lock(), bytes);
+        }
+        if output.json.is_null() && matches!(output.human, Human::Nothing) {
+            return Ok(());
         }
         let text = if self.json {
             let mut text = serde_json::to_string_pretty(&output.json).unwrap_or_default();

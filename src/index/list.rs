@@ -25,7 +25,8 @@ impl Index {
                         rusqlite::Error::QueryReturnedNoRows => CatalogError::NotFound {
                             what: "bundle",
                             name: name.clone(),
-                            hint: Some("see the bundles with `toolctl bundle list --include-disabled --include-deleted`".to_owned()),
+                            // The command line adds where to see them.
+                            hint: None,
                         }
                         .into(),
                         other => self.db_error(other),

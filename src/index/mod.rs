@@ -11,19 +11,21 @@
 //! Ranking follows the catalog spec: prefix > whole word > fuzzy > recency, with BM25 inside a
 //! tier. See [`search`] for the tiers and the fuzzy mechanism.
 
+pub mod default_tools;
+mod default_version;
 mod list;
+mod resolve;
 mod rows;
 mod search;
-mod standing;
 mod sync;
 #[cfg(test)]
 mod tests;
 pub mod text;
 pub mod watch;
 
+pub use default_version::Registration;
 pub use rows::{Field, ToolRow, ToolText};
 pub use search::{Hit, SearchRequest, SearchResults, Tier, Tiers};
-pub use standing::Registration;
 pub use sync::SyncReport;
 
 use crate::catalog::{self, Catalog, STATE_DIR};

@@ -29,11 +29,11 @@
 
 use super::text::index_text;
 use super::{Error, Index, Result, watch};
+use crate::catalog::names;
 use crate::catalog::{
     BUNDLE_FILE, BUNDLES_DIR, BundleEntry, Catalog, Problem, TOOL_FILE, TOOLS_DIR, ToolEntry,
     builtin, page, read_tool_text,
 };
-use crate::provider::names;
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 use serde_json::Value;
@@ -103,9 +103,9 @@ fn stamp(path: &Path, racy_from: i128) -> String {
 }
 
 /// What a stamp is made of: mtime (nanoseconds since the epoch), size and inode.
-type Facts = (i128, u64, u64);
+type Constraints = (i128, u64, u64);
 
-fn facts(meta: &std::fs::Metadata) -> Facts {
+fn facts(meta: &std::fs::Metadata) -> Constraints {
     let mtime =
         meta.modified()
             .ok()
@@ -121,7 +121,7 @@ fn facts(meta: &std::fs::Metadata) -> Facts {
 }
 
 /// Write the stamp of a file (`None`: it does not exist) to `out`, in place of what it held.
-fn write_stamp(facts: Option<Facts>, racy_from: i128, out: &mut String) {
+fn write_stamp(facts: Option<Constraints>, racy_from: i128, out: &mut String) {
     use std::fmt::Write;
     out.clear();
     let Some((mtime, len, ino)) = facts else {
@@ -137,7 +137,7 @@ fn write_stamp(facts: Option<Facts>, racy_from: i128, out: &mut String) {
 
 /// Whether [`write_stamp`] would write `old` for these facts, without writing it: the numbers
 /// are compared as `itoa` writes them (formatting every stamp took ~5% of a check's CPU).
-fn stamp_is(facts: Option<Facts>, racy_from: i128, old: &str) -> bool {
+fn stamp_is(facts: Option<Constraints>, racy_from: i128, old: &str) -> bool {
     let Some((mtime, len, ino)) = facts else {
         return old.is_empty();
     };
@@ -162,14 +162,14 @@ fn stamp_is(facts: Option<Facts>, racy_from: i128, old: &str) -> bool {
 /// (`fstatat`): the kernel walks fewer components than from `/`, and no path is joined. On a
 /// 10,000-tool catalog that makes a stat about a quarter cheaper than `std::fs::metadata` of
 /// the full path.
-struct Stamper<'a> {
+struct StampReader<'a> {
     root: &'a Path,
     racy_from: i128,
     #[cfg(unix)]
     bundles: Option<std::fs::File>,
 }
 
-impl<'a> Stamper<'a> {
+impl<'a> StampReader<'a> {
     fn new(root: &'a Path, racy_from: i128) -> Self {
         Self {
             root,
@@ -180,7 +180,7 @@ impl<'a> Stamper<'a> {
         }
     }
 
-    fn facts(&self, path: &str) -> Option<Facts> {
+    fn facts(&self, path: &str) -> Option<Constraints> {
         #[cfg(unix)]
         if let (Some(bundles), Some(rest)) = (
             &self.bundles,
@@ -243,7 +243,11 @@ fn argument_text(schema: Option<&Value>, depth: usize, out: &mut String) {
 
 /// Execute a statement, prepared once per connection (the sync runs the same few statements
 /// thousands of times).
-fn run<P: rusqlite::Params>(tx: &Transaction, sql: &str, params: P) -> rusqlite::Result<usize> {
+fn execute_cached<P: rusqlite::Params>(
+    tx: &Transaction,
+    sql: &str,
+    params: P,
+) -> rusqlite::Result<usize> {
     tx.prepare_cached(sql)?.execute(params)
 }
 
@@ -310,7 +314,7 @@ fn put_tool(
     stamp: &str,
     hash: Option<&str>,
 ) -> rusqlite::Result<()> {
-    run(
+    execute_cached(
         tx,
         "UPDATE tool SET stamp = ?2, content_hash = ?9, problem = NULL, tool_id = ?3, version = ?4,
                 tags = ?5, is_enabled = ?6, unavailable = ?7, modified_ns = ?8, created_ns = ?10,
@@ -331,9 +335,9 @@ fn put_tool(
             record.qualified_name,
         ],
     )?;
-    run(tx, "DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
+    execute_cached(tx, "DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
     let [name, tags, args, description, bundle] = &record.text;
-    run(
+    execute_cached(
         tx,
         "INSERT INTO tool_fts (rowid, name, tags, args, description, bundle) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![id, name, tags, args, description, bundle],
@@ -349,7 +353,7 @@ fn clear_tool(
     problem: Option<&str>,
     hash: Option<&str>,
 ) -> rusqlite::Result<()> {
-    run(
+    execute_cached(
         tx,
         "UPDATE tool SET stamp = ?2, content_hash = ?4, problem = ?3, tool_id = NULL,
                 version = NULL, tags = '[]', is_enabled = 0, unavailable = NULL, modified_ns = 0,
@@ -357,7 +361,7 @@ fn clear_tool(
          WHERE id = ?1",
         params![id, stamp, problem, hash],
     )?;
-    run(tx, "DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
+    execute_cached(tx, "DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
     Ok(())
 }
 
@@ -381,7 +385,7 @@ fn meta(tx: &Transaction, key: &str) -> rusqlite::Result<String> {
 }
 
 fn set_meta(tx: &Transaction, key: &str, value: &str) -> rusqlite::Result<()> {
-    run(
+    execute_cached(
         tx,
         "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         [key, value],
@@ -406,7 +410,7 @@ impl Index {
             other => other,
         }?;
         if !report.watcher && self.path.is_some() {
-            watch::maybe_start(catalog, report.checked);
+            catalog.check_note().walked(report.checked);
         }
         Ok(report)
     }
@@ -452,7 +456,7 @@ impl Index {
             .map_err(|e| db(&self.path, e))?;
         let mut report = SyncReport::default();
         let work = (|| -> Result<(), SyncError> {
-            run(
+            execute_cached(
                 &tx,
                 "INSERT OR IGNORE INTO bundle (dir) VALUES (?1)",
                 [dir_name],
@@ -537,7 +541,7 @@ fn sync_all(
     let hosts = page::fingerprint(&catalog.config().allowed_hosts);
     let hosts_changed = meta(tx, "hosts")? != hosts;
     if hosts_changed {
-        run(tx, "UPDATE tool SET stamp = ''", [])?;
+        execute_cached(tx, "UPDATE tool SET stamp = ''", [])?;
         set_meta(tx, "hosts", &hosts)?;
     }
     sync_builtins(tx, catalog)?;
@@ -559,7 +563,7 @@ fn sync_all(
             report.removed += drop_bundle(tx, dir)?;
         }
         for dir in present.iter().filter(|d| !known.contains(*d)) {
-            run(tx, "INSERT INTO bundle (dir) VALUES (?1)", [dir])?;
+            execute_cached(tx, "INSERT INTO bundle (dir) VALUES (?1)", [dir])?;
         }
         set_meta(tx, "bundles", &bundles_stamp)?;
     }
@@ -620,9 +624,9 @@ fn scopes_of(paths: &[String]) -> Option<std::collections::BTreeSet<Scope>> {
             // A version folder came or went: the slug folder's listing.
             [dir, TOOLS_DIR, slug, _] => Scope::Slug((*dir).to_owned(), (*slug).to_owned()),
             // Anything in a version folder (tool.json, an editor's temporary file).
-            [dir, TOOLS_DIR, slug, version, _] => Scope::Tool(format!(
-                "{BUNDLES_DIR}/{dir}/{TOOLS_DIR}/{slug}/{version}/{TOOL_FILE}"
-            )),
+            [dir, TOOLS_DIR, slug, version, _] => {
+                Scope::Tool(crate::catalog::tool_path(dir, slug, version))
+            }
             // Deeper, or beside tools/: the index reads nothing there.
             _ => continue,
         };
@@ -631,9 +635,11 @@ fn scopes_of(paths: &[String]) -> Option<std::collections::BTreeSet<Scope>> {
     // A scope inside another is checked by it.
     let within = |scope: &Scope, outer: &Scope| match (scope, outer) {
         (Scope::Slug(dir, _), Scope::Bundle(b)) => dir == b,
-        (Scope::Tool(path), Scope::Bundle(b)) => tool_path_parts(path).is_some_and(|p| p.0 == b),
+        (Scope::Tool(path), Scope::Bundle(b)) => {
+            crate::catalog::parse_tool_path(path).is_some_and(|p| p.0 == b)
+        }
         (Scope::Tool(path), Scope::Slug(b, s)) => {
-            tool_path_parts(path).is_some_and(|p| (p.0, p.1) == (b, s))
+            crate::catalog::parse_tool_path(path).is_some_and(|p| (p.0, p.1) == (b, s))
         }
         _ => false,
     };
@@ -644,8 +650,8 @@ fn scopes_of(paths: &[String]) -> Option<std::collections::BTreeSet<Scope>> {
 
 fn drop_bundle(tx: &Transaction, dir: &str) -> rusqlite::Result<usize> {
     let removed = delete_tools_where(tx, "bundle_dir = ?1", &[&dir])?;
-    run(tx, "DELETE FROM slug_dir WHERE bundle_dir = ?1", [dir])?;
-    run(tx, "DELETE FROM bundle WHERE dir = ?1", [dir])?;
+    execute_cached(tx, "DELETE FROM slug_dir WHERE bundle_dir = ?1", [dir])?;
+    execute_cached(tx, "DELETE FROM bundle WHERE dir = ?1", [dir])?;
     Ok(removed)
 }
 
@@ -657,7 +663,7 @@ fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
     if meta(tx, "builtin")? != fingerprint {
         delete_tools_where(tx, "bundle_dir = ?1", &[&BUILTIN_DIR])?;
         for tool in &tools {
-            run(
+            execute_cached(
                 tx,
                 "INSERT INTO tool (path, bundle_dir, slug_dir) VALUES (?1, ?2, ?3)",
                 params![
@@ -680,7 +686,7 @@ fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
         )
         .optional()?;
     if indexed != Some(bundle.is_enabled) {
-        run(
+        execute_cached(
             tx,
             "INSERT INTO bundle (dir, bundle_id, slug, is_enabled) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (dir) DO UPDATE SET is_enabled = excluded.is_enabled",
@@ -702,7 +708,7 @@ fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
             )
             .optional()?;
         if indexed != Some(tool.is_enabled) {
-            run(
+            execute_cached(
                 tx,
                 "UPDATE tool SET is_enabled = ?2 WHERE path = ?1",
                 params![path, tool.is_enabled],
@@ -722,7 +728,7 @@ fn check(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(), SyncError> {
     let root = catalog.root();
-    let stamper = Stamper::new(root, racy_from());
+    let stamper = StampReader::new(root, racy_from());
     // Bundles, slug folders, then tool files, their stamps compared on the workers.
     std::thread::scope(|threads| {
         let mut pool = Pool::new(threads, &stamper);
@@ -812,13 +818,13 @@ fn check_bundles(
             };
             if slug != *old_slug {
                 // The bundle slug is part of every tool's reference and text.
-                run(
+                execute_cached(
                     tx,
                     "UPDATE tool SET stamp = '' WHERE bundle_dir = ?1",
                     [dir],
                 )?;
             }
-            run(
+            execute_cached(
                 tx,
                 "UPDATE bundle SET bundle_id = ?2, slug = ?3, is_enabled = ?4, is_deleted = ?5,
                         problem = ?6, file_stamp = ?7 WHERE dir = ?1",
@@ -834,20 +840,20 @@ fn check_bundles(
             for slug in known.iter().filter(|s| !present.contains(*s)) {
                 report.removed +=
                     delete_tools_where(tx, "bundle_dir = ?1 AND slug_dir = ?2", &[dir, slug])?;
-                run(
+                execute_cached(
                     tx,
                     "DELETE FROM slug_dir WHERE bundle_dir = ?1 AND slug = ?2",
                     [dir, slug],
                 )?;
             }
             for slug in present.iter().filter(|s| !known.contains(*s)) {
-                run(
+                execute_cached(
                     tx,
                     "INSERT INTO slug_dir (bundle_dir, slug) VALUES (?1, ?2)",
                     [dir, slug],
                 )?;
             }
-            run(
+            execute_cached(
                 tx,
                 "UPDATE bundle SET tools_stamp = ?2 WHERE dir = ?1",
                 [dir, &tools_stamp],
@@ -965,7 +971,8 @@ fn check_tools<'scope, 'env>(
     let checked = scan(tx, pool, sql, &only, false, push, |batch| {
         for (i, now) in &batch.moved {
             let (path, old) = (batch.path(*i), batch.stamp(*i));
-            let (dir, slug, version) = tool_path_parts(path).ok_or_else(|| odd_path(path))?;
+            let (dir, slug, version) =
+                crate::catalog::parse_tool_path(path).ok_or_else(|| odd_path(path))?;
             // A racy stamp that is the same now: the file is the same if its text is.
             let same_stamp = is_racy(old) && now.trim_end_matches('~') == old.trim_end_matches('~');
             let pending = Pending {
@@ -1002,23 +1009,6 @@ fn slug_path_parts(path: &str) -> Option<(&str, &str)> {
         [Some(BUNDLES_DIR), Some(dir), Some(TOOLS_DIR), Some(slug)] if parts.next().is_none() => {
             Some((dir, slug))
         }
-        _ => None,
-    }
-}
-
-/// The bundle, slug and version folders of a tool file's path
-/// (`bundles/<dir>/tools/<slug>/<version>/tool.json`, as [`list_versions`] makes it).
-fn tool_path_parts(path: &str) -> Option<(&str, &str, &str)> {
-    let mut parts = path.split('/');
-    match [(); 6].map(|()| parts.next()) {
-        [
-            Some(BUNDLES_DIR),
-            Some(dir),
-            Some(TOOLS_DIR),
-            Some(slug),
-            Some(version),
-            Some(TOOL_FILE),
-        ] if parts.next().is_none() => Some((dir, slug, version)),
         _ => None,
     }
 }
@@ -1099,7 +1089,7 @@ impl Batch {
     }
 
     /// Stat every row's path and note the rows whose stamps moved (see [`moved`]).
-    fn compare(&mut self, stamper: &Stamper) {
+    fn compare(&mut self, stamper: &StampReader) {
         for i in 0..self.rows.len() {
             let (old, facts) = (self.stamp(i), stamper.facts(self.path(i)));
             if is_racy(old) || !stamp_is(facts, stamper.racy_from, old) {
@@ -1185,7 +1175,7 @@ fn scan(
 /// thread writes to the index.
 struct Pool<'scope, 'env> {
     scope: &'scope std::thread::Scope<'scope, 'env>,
-    stamper: &'env Stamper<'env>,
+    stamper: &'env StampReader<'env>,
     jobs: Option<mpsc::SyncSender<Batch>>,
     queue: Option<Arc<Mutex<mpsc::Receiver<Batch>>>>,
     done: Option<mpsc::Receiver<Batch>>,
@@ -1198,7 +1188,10 @@ struct Pool<'scope, 'env> {
 }
 
 impl<'scope, 'env> Pool<'scope, 'env> {
-    fn new(scope: &'scope std::thread::Scope<'scope, 'env>, stamper: &'env Stamper<'env>) -> Self {
+    fn new(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        stamper: &'env StampReader<'env>,
+    ) -> Self {
         Self {
             scope,
             stamper,
@@ -1335,13 +1328,13 @@ fn list_versions(
         report.removed += delete_tools_where(tx, "path = ?1", &[path])?;
     }
     for path in wanted.iter().filter(|p| !known.contains(*p)) {
-        run(
+        execute_cached(
             tx,
             "INSERT INTO tool (path, bundle_dir, slug_dir) VALUES (?1, ?2, ?3)",
             params![path, dir, slug],
         )?;
     }
-    run(
+    execute_cached(
         tx,
         "UPDATE slug_dir SET stamp = ?3 WHERE bundle_dir = ?1 AND slug = ?2",
         [dir, slug, slug_stamp],
@@ -1476,7 +1469,7 @@ impl<'scope, 'env> Loader<'scope, 'env> {
                     Loaded::Gone => clear_tool(tx, id, now, None, None)?,
                     Loaded::Same => {
                         let hash = Some(&p.hash).filter(|_| is_racy(now));
-                        run(
+                        execute_cached(
                             tx,
                             "UPDATE tool SET stamp = ?2, content_hash = ?3 WHERE id = ?1 AND stamp != ?2",
                             params![id, now, hash],
@@ -1531,7 +1524,7 @@ fn load(catalog: &Catalog, bundles: &HashMap<String, Arc<BundleEntry>>, p: &Pend
 
 #[cfg(test)]
 mod tests {
-    use super::{Facts, MAX_SCOPES, Scope, scopes_of, stamp_is, write_stamp};
+    use super::{Constraints, MAX_SCOPES, Scope, scopes_of, stamp_is, write_stamp};
     use proptest::prelude::*;
 
     fn scopes(paths: &[&str]) -> Option<Vec<Scope>> {
@@ -1604,7 +1597,7 @@ mod tests {
         assert!(scopes_of(&many[1..]).is_some());
     }
 
-    fn written(facts: Option<Facts>, racy_from: i128) -> String {
+    fn written(facts: Option<Constraints>, racy_from: i128) -> String {
         let mut out = String::from("left over");
         write_stamp(facts, racy_from, &mut out);
         out

@@ -156,7 +156,7 @@ fn lists_from_the_index_equal_lists_from_the_files() {
     catalog.delete_bundle("calendar").unwrap();
     catalog.set_tool_enabled("builtin/exec", true).unwrap();
     let (github, _) = catalog
-        .resolve_tool("github/get-repo", crate::catalog::Pick::Exact)
+        .resolve_tool("github/get-repo", crate::catalog::VersionChoice::Exact)
         .unwrap();
     std::fs::remove_dir_all(github.path.unwrap().parent().unwrap()).unwrap();
     let catalog = Catalog::open(catalog.root()).unwrap();

@@ -25,7 +25,8 @@
 //!   found that way).
 //!
 //! Lifecycle: `toolctl index watch` runs it in the foreground, `--detach` in the background,
-//! `--stop` stops it. With `index.watch` (or `$TOOLCTL_WATCH`) at `auto`, the default, a
+//! `--stop` stops it. The command line starts watchers (`cli::watcher`); this module only says
+//! whether one may run ([`why_not`], [`mode`]) and talks to a running one. With `index.watch` (or `$TOOLCTL_WATCH`) at `auto`, the default, a
 //! command whose check had to stat at least [`AUTO_MIN_ENTRIES`] entries starts one in the
 //! background, on a local filesystem only (inotify never hears of changes made by another
 //! machine on NFS, SMB or 9p) and not in CI (`$CI` set: a job's few commands end before a
@@ -38,7 +39,6 @@ use crate::catalog::config::WatchMode as Mode;
 use crate::catalog::{Catalog, STATE_DIR};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 /// The watcher's folder inside `.toolctl/`: its socket, lock and cookie files.
@@ -68,15 +68,6 @@ pub fn check_env() -> Result<(), String> {
             .map_err(|m| format!("${MODE_VAR}: {m}")),
         Err(_) => Ok(()),
     }
-}
-
-/// The program that a command may start in the background as a watcher: set by the command
-/// line's `main`, so the library (and its tests) never start processes by themselves.
-static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
-
-/// Let index checks start watchers (`program index watch`) in `auto`/`always` mode.
-pub fn allow_auto_start(program: PathBuf) {
-    let _ = PROGRAM.set(program);
 }
 
 /// The watcher's folder of a catalog.
@@ -187,74 +178,21 @@ fn wait_for(mut done: impl FnMut() -> bool) -> bool {
     done()
 }
 
-/// Start `program index watch` for the catalog in the background, in its own process group
-/// (a Ctrl-C in the terminal does not stop it) and with no terminal output.
-fn spawn(program: &Path, root: &Path) -> std::io::Result<std::process::Child> {
-    use std::process::{Command, Stdio};
-    let mut command = Command::new(program);
-    // An absolute root, and the catalog as the working folder: the watcher holds no other
-    // folder busy.
-    let root = std::path::absolute(root)?;
-    command
-        .arg("--catalog")
-        .arg(&root)
-        .args(["--quiet", "index", "watch"])
-        .current_dir(&root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    command.spawn()
-}
-
-/// How long `index watch --detach` waits for a new watcher to answer: watching a 100,000-tool
-/// catalog (~190,000 folders) takes the kernel tens of seconds.
-const START_TIMEOUT: Duration = Duration::from_secs(180);
-
-/// Start a watcher in the background and wait until it answers.
-pub fn detach(program: &Path, root: &Path) -> Result<Status, String> {
-    if let Some(running) = status(root) {
-        return Ok(running);
-    }
-    why_not(root)?;
-    let mut child =
-        spawn(program, root).map_err(|e| format!("cannot start {}: {e}", program.display()))?;
-    let started = std::time::Instant::now();
-    loop {
-        if let Some(running) = status(root) {
-            // Not waited for: it outlives this command.
-            return Ok(running);
-        }
-        if let Ok(Some(_)) = child.try_wait() {
-            return Err(last_failure(root)
-                .unwrap_or_else(|| "the watcher stopped before it answered".to_owned()));
-        }
-        if started.elapsed() > START_TIMEOUT {
-            return Err(format!(
-                "the watcher did not answer within {} s",
-                START_TIMEOUT.as_secs()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// Where a watcher that could not start says why (so commands stop starting one for a while).
-fn failure_file(root: &Path) -> PathBuf {
+pub fn failure_file(root: &Path) -> PathBuf {
     dir(root).join("failed")
 }
 
 /// Why the last watcher could not start, if it could not.
-fn last_failure(root: &Path) -> Option<String> {
+pub fn last_failure(root: &Path) -> Option<String> {
     std::fs::read_to_string(failure_file(root)).ok()
 }
 
 /// After a failed start, commands do not start another for this long.
-const RETRY_AFTER: Duration = Duration::from_secs(3600);
+pub const RETRY_AFTER: Duration = Duration::from_secs(3600);
 
 /// The kernel's limit of inotify watches per user, when it can be read.
-fn watch_limit() -> Option<usize> {
+pub fn watch_limit() -> Option<usize> {
     std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
         .ok()?
         .trim()
@@ -288,42 +226,9 @@ pub fn why_not(root: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// After a check that no watcher answered: start one in the background if the mode says so.
-pub(super) fn maybe_start(catalog: &Catalog, entries_checked: usize) {
-    let Some(program) = PROGRAM.get() else {
-        return;
-    };
-    let root = catalog.root();
-    let wanted = match mode(catalog) {
-        Mode::Never => false,
-        Mode::Always => true,
-        // A CI job runs a few commands and ends: a watcher would outlive its use.
-        Mode::Auto => {
-            entries_checked >= AUTO_MIN_ENTRIES
-                && std::env::var_os("CI").is_none()
-                && is_local(root)
-        }
-    };
-    if !wanted {
-        return;
-    }
-    // Each folder checked is about one watch: a catalog past the limit cannot be watched.
-    let fits = || watch_limit().is_none_or(|limit| entries_checked < limit);
-    let failed_lately = || {
-        std::fs::metadata(failure_file(root))
-            .and_then(|m| m.modified())
-            .is_ok_and(|at| at.elapsed().is_ok_and(|age| age < RETRY_AFTER))
-    };
-    if fits() && !failed_lately() && why_not(root).is_ok() {
-        // A failure to start costs nothing but speed: the next command walks again. Not
-        // waited for: it outlives this command.
-        let _ = spawn(program, root).map(drop);
-    }
-}
-
 /// Whether the catalog is on a local filesystem whose changes inotify sees (not NFS, SMB,
 /// FUSE, 9p, …): the filesystems in common use as a root or home folder.
-fn is_local(root: &Path) -> bool {
+pub fn is_local(root: &Path) -> bool {
     #[cfg(target_os = "linux")]
     {
         const LOCAL: [u64; 10] = [
@@ -451,6 +356,8 @@ mod daemon {
         cookie_seen: Condvar,
         next_cookie: AtomicU64,
         started_at: String,
+        /// Told once the watcher must end: the main thread then returns from [`run`].
+        stop: std::sync::mpsc::Sender<()>,
     }
 
     impl Shared {
@@ -677,6 +584,7 @@ mod daemon {
         // Left by a watcher that died: nobody listens on it (we hold the lock).
         let _ = std::fs::remove_file(&socket_path);
 
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel();
         let mut tree =
             Tree::new(root).map_err(|e| format!("cannot watch {}: {e}", root.display()))?;
         let shared = Arc::new(Shared {
@@ -693,13 +601,14 @@ mod daemon {
             cookie_seen: Condvar::new(),
             next_cookie: AtomicU64::new(0),
             started_at: jiff::Timestamp::now().to_string(),
+            stop: stop_tx,
         });
         shared.lock().new_epoch();
         let listener = UnixListener::bind(&socket_path)
             .map_err(|e| format!("cannot listen on {}: {e}", socket_path.display()))?;
         let socket_ino = inode(&socket_path);
 
-        // Any thread that fails ends the process: a watcher that is not sure answers nothing.
+        // Any thread that fails ends the watcher: a watcher that is not sure answers nothing.
         let events = Arc::clone(&shared);
         let events_root = root.to_owned();
         // For tests: a watcher slow to handle its events (the cookie must make up for it).
@@ -722,9 +631,9 @@ mod daemon {
                             state.ambiguous = tree.ambiguous;
                             events.cookie_seen.notify_all();
                         }
-                        Err(_) => exit(&events_root),
+                        Err(_) => stop(&events),
                     },
-                    Ok(Next::Gone) | Err(_) => exit(&events_root),
+                    Ok(Next::Gone) | Err(_) => stop(&events),
                 }
             }
         });
@@ -736,18 +645,26 @@ mod daemon {
                 let idle = health.lock().last_question.elapsed() > idle_after;
                 let moved = inode(&socket(&health_root)) != socket_ino;
                 if idle || moved || !health_root.join(BUNDLES_DIR).is_dir() {
-                    exit(&health_root);
+                    stop(&health);
                 }
             }
         });
 
         ready(&status_of(&shared));
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            let shared = Arc::clone(&shared);
-            let root = root.to_owned();
-            std::thread::spawn(move || serve(stream, &shared, &root));
-        }
+        let answering = Arc::clone(&shared);
+        let answer_root = root.to_owned();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let shared = Arc::clone(&answering);
+                let root = answer_root.clone();
+                std::thread::spawn(move || serve(stream, &shared, &root));
+            }
+        });
+        // Until a thread says the watcher must end; then the socket goes with it. The other
+        // threads end with the process.
+        let _ = stop_rx.recv();
+        let _ = std::fs::remove_file(socket(root));
         Ok(())
     }
 
@@ -755,10 +672,13 @@ mod daemon {
         std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(path).ok()?).into()
     }
 
-    /// End the process, taking the socket with it (only if it is still ours).
-    fn exit(root: &Path) -> ! {
-        let _ = std::fs::remove_file(socket(root));
-        std::process::exit(0)
+    /// End the watcher: [`watch`] returns (taking the socket with it) and so does the
+    /// command; this thread waits for that.
+    fn stop(shared: &Shared) -> ! {
+        let _ = shared.stop.send(());
+        loop {
+            std::thread::park();
+        }
     }
 
     fn status_of(shared: &Shared) -> Status {
@@ -795,7 +715,7 @@ mod daemon {
             Request::Status => serde_json::to_string(&status_of(shared)),
             Request::Stop => {
                 let _ = writer.write_all(b"{}\n");
-                exit(root);
+                stop(shared);
             }
         };
         if let Ok(mut reply) = reply {

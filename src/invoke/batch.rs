@@ -19,9 +19,13 @@
 //! `tool_messages` alike, by `{"truncated": true, "bytes": <length>, "preview": <the first
 //! 12000 characters of the JSON>}`, as the seed shows.
 
-use super::Failure;
-use crate::error_code::ErrorCode;
+use super::{Failure, Options};
+use crate::base::error_code::ErrorCode;
+use crate::catalog::{Catalog, ToolEntry};
 use serde_json::{Map, Value, json};
+use std::path::PathBuf;
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
 
 pub const MAX_CALLS: usize = 20;
 pub const MAX_CALL_ID: usize = 120;
@@ -261,6 +265,99 @@ pub fn timed_out(wait_ms: u64) -> Failure {
         ErrorCode::Timeout,
         format!("the call did not finish within wait_ms ({wait_ms} ms) and was cancelled"),
     )
+}
+
+/// How a batch finds the tool a call names (the index resolves references, above this layer).
+pub type Resolve = dyn Fn(&Catalog, &str) -> Result<ToolEntry, Failure> + Send + Sync;
+
+/// How long a batch waits, after `wait_ms`, for calls that are being stopped.
+const STRAGGLER_GRACE: Duration = Duration::from_secs(2);
+
+/// Run a batch: every call on its own thread (resolve its name, invoke, count the call), each
+/// told the deadline `wait_ms` from now. Returns each call's outcome in order; a call still
+/// running at the deadline is [`timed_out`]. `progress` hears (done, total) as calls end.
+pub fn run(
+    request: &Request,
+    catalog: Arc<Catalog>,
+    resolve: Arc<Resolve>,
+    workspace: PathBuf,
+    approved: bool,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Vec<Result<Value, Failure>> {
+    let deadline = Instant::now() + Duration::from_millis(request.wait_ms);
+    let (tell, answers) = mpsc::channel();
+    for (i, call) in request.calls.iter().enumerate() {
+        let (tell, catalog, call) = (tell.clone(), Arc::clone(&catalog), call.clone());
+        let resolve = Arc::clone(&resolve);
+        let options = Options {
+            workspace: workspace.clone(),
+            confirm: None,
+            approved,
+            hosts: catalog.config().hosts.clone(),
+            deadline: Some(deadline),
+        };
+        // Not scoped: a call still running at the deadline is left behind (its tool stops at
+        // the deadline, and the process ends after printing).
+        std::thread::spawn(move || {
+            let _ = tell.send((i, call_one(&catalog, &*resolve, &call, &options)));
+        });
+    }
+    drop(tell);
+    let total = request.calls.len();
+    let mut outcomes: Vec<Option<Result<Value, Failure>>> = vec![None; total];
+    let mut done = 0;
+    while done < total {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok((i, outcome)) = answers.recv_timeout(left) else {
+            break;
+        };
+        outcomes[i] = Some(outcome);
+        done += 1;
+        progress(done, total);
+    }
+    // Calls still running were told the deadline and stop at it (an HTTP attempt's timeout,
+    // exec's kill); wait a moment for them so that nothing they started outlives the command.
+    // Their answers are late all the same: they stay TIMEOUT.
+    let grace = Instant::now() + STRAGGLER_GRACE;
+    let mut late = done;
+    while late < total {
+        let left = grace.saturating_duration_since(Instant::now());
+        if answers.recv_timeout(left).is_err() {
+            break;
+        }
+        late += 1;
+    }
+    outcomes
+        .into_iter()
+        .map(|outcome| outcome.unwrap_or_else(|| Err(timed_out(request.wait_ms))))
+        .collect()
+}
+
+/// One call of a batch: resolve its name, invoke, count the call.
+fn call_one(
+    catalog: &Catalog,
+    resolve: &Resolve,
+    call: &Call,
+    options: &Options,
+) -> Result<Value, Failure> {
+    let entry = resolve(catalog, &call.name)?;
+    super::call_and_record(catalog, &entry, call.arguments.clone(), options)
+        .map(|success| success.value)
+}
+
+/// A call's name that names no one tool, as the call's failure: several tools (the
+/// candidates listed), else `UNKNOWN_TOOL`.
+pub fn not_resolved(name: &str, error: crate::catalog::Error) -> Failure {
+    match error {
+        crate::catalog::Error::Ambiguous { ref candidates, .. } => {
+            Failure::new(ErrorCode::ValidationError, error.to_string())
+                .with_details(json!({ "candidates": candidates }))
+        }
+        _ => Failure::new(
+            ErrorCode::UnknownTool,
+            format!("Tool '{name}' not found in the catalog"),
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! HTTP tools: a request built from the tool's templates, sent with reqwest.
 //!
 //! **Templates cannot be injected into.** A `${name}` takes the argument `name`, else the
-//! catalog secret `name` ([`super::secrets`]), never an environment variable. Where it lands
+//! catalog secret `name` ([`crate::base::secrets`]), never an environment variable. Where it lands
 //! decides how it is written:
 //! - the URL: the host is literal (checked when the tool is loaded: no placeholder before the
 //!   path), and a value is percent-encoded as one component (every byte but `A–Z a–z 0–9 - . _
@@ -24,16 +24,19 @@
 //! `timeoutMs` (default 10 s) bounds each attempt. The response is read up to
 //! `maxResponseBytes` (default 1 MiB) and the call fails as soon as it would go past it.
 
-use super::secrets::{Redactor, Secrets};
 use super::{Failure, Options};
+use crate::base::error_code::ErrorCode;
+use crate::base::http::encode_component;
+use crate::base::redact::Redactor;
+use crate::base::secrets::Secrets;
 use crate::catalog::ToolEntry;
 use crate::catalog::model::{ErrorMode, HttpImpl, ResponseEncoding};
+use crate::catalog::rules::PLACEHOLDER;
 use crate::catalog::rules::{HostPolicy, check_url_template};
-use crate::error_code::ErrorCode;
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 use std::io::Read;
+
 use std::time::Duration;
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -44,21 +47,6 @@ const BACKOFF_BASE: Duration = Duration::from_millis(100);
 const MAX_WAIT: Duration = Duration::from_secs(10);
 /// How much of an error response's body an error shows.
 const BODY_EXCERPT: usize = 2048;
-
-/// The bytes a URL component keeps as they are (RFC 3986 unreserved).
-const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
-use crate::catalog::tool_rules::PLACEHOLDER;
-pub use crate::catalog::tool_rules::placeholder_names;
-
-/// A value as one percent-encoded URL component.
-pub fn encode_component(text: &str) -> String {
-    utf8_percent_encode(text, COMPONENT).to_string()
-}
 
 /// A value as it is (bodies and headers as text).
 fn verbatim(value: &str) -> Result<String, Failure> {
@@ -422,13 +410,11 @@ impl std::error::Error for RedirectRefused {}
 fn transport_error(e: &reqwest::Error, redactor: &Redactor) -> Failure {
     // The whole chain, without the URL (it may hold a secret; redacted anyway).
     let mut message = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
+    for cause in crate::base::causes(e) {
         if let Some(refused) = cause.downcast_ref::<RedirectRefused>() {
             return Failure::new(ErrorCode::HostNotAllowed, refused.to_string());
         }
         message.push_str(&format!(": {cause}"));
-        source = cause.source();
     }
     let code = if e.is_timeout() {
         ErrorCode::Timeout

@@ -5,12 +5,12 @@
 //! 2. the arguments are parsed: a JSON object, or a JSON string holding one (what OpenAI
 //!    sends); anything else is a `VALIDATION_ERROR` that says where the text went wrong;
 //!    A `null` given for an optional argument whose schema refuses null is dropped first: it is
-//!    how an OpenAI strict-mode model says "not given" ([`crate::provider::strict`]);
+//!    how an OpenAI strict-mode model says "not given" ([`crate::schema::strict`]);
 //! 3. they are checked against the tool's `argSchema` (every error with its JSON pointer and
 //!    keyword). A tool without one is refused ("fail closed") unless it has `allowNoSchema`
 //!    with a `noSchemaMode`: `read-only` runs only read-only tools, `human-approval` asks on a
 //!    terminal (or takes `--approve`), `full` runs; such runs are marked `validated: false`;
-//! 4. the tool runs (native functions: [`crate::native`]; HTTP tools: [`http`]);
+//! 4. the tool runs (native functions: [`native`]; HTTP tools: [`http`]);
 //! 5. its value is checked against `outputSchema` (`OUTPUT_INVALID` with pointers).
 //!
 //! A [`Failure`] says whether the tool ran: a tool that ran and failed ends `invoke` with exit
@@ -18,14 +18,14 @@
 
 pub mod batch;
 pub mod http;
+pub mod native;
 pub mod schema;
-pub mod secrets;
 pub mod usage;
 
-use crate::catalog::ToolEntry;
+use crate::base::error_code::ErrorCode;
 use crate::catalog::model::{NoSchemaMode, ToolType};
 use crate::catalog::rules::HostPolicy;
-use crate::error_code::ErrorCode;
+use crate::catalog::{Catalog, ToolEntry};
 use schema::Schema;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
@@ -156,7 +156,7 @@ pub fn invoke(entry: &ToolEntry, raw_args: Value, options: &Options) -> Result<S
     if let Some(schema) = &entry.tool.arg_schema {
         // A strict-mode model sends null for the optional arguments it leaves out.
         let mut object = Value::Object(std::mem::take(&mut args));
-        crate::provider::strict::drop_unset_nulls(schema, &mut object);
+        crate::schema::strict::drop_unset_nulls(schema, &mut object);
         if let Value::Object(map) = object {
             args = map;
         }
@@ -231,6 +231,33 @@ fn check_callable(entry: &ToolEntry, hosts: &HostPolicy) -> Result<(), Failure> 
         );
     }
     Ok(())
+}
+
+/// A secrets file that cannot be used fails the call that needed it: `FORBIDDEN`.
+impl From<crate::base::secrets::SecretsError> for Failure {
+    fn from(error: crate::base::secrets::SecretsError) -> Self {
+        let failure = Failure::new(ErrorCode::Forbidden, error.to_string())
+            .with_details(json!({ "path": error.path }));
+        match error.hint {
+            Some(hint) => failure.with_hint(hint),
+            None => failure,
+        }
+    }
+}
+
+/// Run `entry` and count the call in the catalog's usage record when the tool ran (a call
+/// refused before it ran is not a use).
+pub fn call_and_record(
+    catalog: &Catalog,
+    entry: &ToolEntry,
+    raw_args: Value,
+    options: &Options,
+) -> Result<Success, Failure> {
+    let outcome = invoke(entry, raw_args, options);
+    if outcome.is_ok() || outcome.as_ref().is_err_and(|f| f.ran) {
+        usage::record(catalog, &entry.tool.tool_id.to_string());
+    }
+    outcome
 }
 
 /// The arguments of a call: a JSON object, or a string holding one (OpenAI sends
@@ -359,7 +386,7 @@ fn dispatch(
     let tool = &entry.tool;
     if tool.kind.is_native() {
         let func = tool.native_func().unwrap_or_default();
-        return crate::native::call(&func, args, options).map_err(Failure::ran);
+        return native::call(&func, args, options).map_err(Failure::ran);
     }
     http::call(entry, &args, options)
 }

@@ -6,7 +6,7 @@
 //! that failed and the keyword that failed it, so a model (or a person) can fix the call.
 
 use super::Failure;
-use crate::error_code::ErrorCode;
+use crate::base::error_code::ErrorCode;
 use serde_json::{Value, json};
 
 /// One reason a value does not match its schema.

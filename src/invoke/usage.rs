@@ -87,7 +87,7 @@ pub fn record(catalog: &Catalog, tool_id: &str) {
 }
 
 /// The usage of `tool_id`; zero calls when there is no record (or it cannot be read).
-pub fn of(catalog: &Catalog, tool_id: &str) -> Usage {
+pub fn for_tool(catalog: &Catalog, tool_id: &str) -> Usage {
     let found = open(catalog, false).ok().flatten().and_then(|conn| {
         conn.query_row(
             "SELECT call_count, last_called_at FROM usage WHERE tool_id = ?1",

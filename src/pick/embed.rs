@@ -18,7 +18,7 @@
 //! readable [`ScorerError::Upstream`] that names the URL and never the key.
 
 use super::{Candidate, Endpoint, ScorerError, time_left};
-use crate::invoke::secrets::Redactor;
+use crate::base::redact::Redactor;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -376,28 +376,22 @@ impl<'a> Client<'a> {
 }
 
 /// An error and its causes, `: `-separated.
-fn chain(e: &dyn std::error::Error) -> String {
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
+    for cause in crate::base::causes(e) {
         let cause_text = cause.to_string();
         if !text.ends_with(&cause_text) {
             text.push_str(": ");
             text.push_str(&cause_text);
         }
-        source = cause.source();
     }
     text
 }
 
 /// The innermost cause of an error (`Connection refused (os error 111)`, a DNS or TLS
 /// failure): what a user can act on.
-fn root_cause(e: &dyn std::error::Error) -> String {
-    let mut cause = e;
-    while let Some(inner) = cause.source() {
-        cause = inner;
-    }
-    cause.to_string()
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    crate::base::causes(e).last().unwrap_or(e).to_string()
 }
 
 /// A read error that is reqwest's timeout wrapped in an I/O error.

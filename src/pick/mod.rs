@@ -1,6 +1,6 @@
 //! `pick`: the few right tools for a task, as the seed's `pickTools` does it.
 //!
-//! 1. The candidates are the [`Lineup`]'s usable tools (one version per slug); unsafe ones
+//! 1. The candidates are the [`DefaultTools`]'s usable tools (one version per slug); unsafe ones
 //!    ([`Tool::is_safe`](crate::catalog::model::Tool::is_safe)) are left out unless allowed.
 //! 2. A scorer gives each a score in 0..1:
 //!    - `keyword` (default): token overlap with name, description and tags ([`keyword`]);
@@ -24,12 +24,13 @@
 //! size of the catalog. The network scorers read every candidate's words.
 
 pub mod embed;
+pub mod endpoints;
 pub mod keyword;
 pub mod llm;
 
 use crate::catalog::Catalog;
+use crate::index::default_tools::{DefaultTool, DefaultTools};
 use crate::index::{self, Hit, Index, Registration, SearchRequest, Tier, Tiers};
-use crate::provider::lineup::{Lineup, Member};
 use keyword::KeywordScore;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -170,7 +171,7 @@ pub struct PickRequest {
 /// One picked tool.
 #[derive(Debug, Clone)]
 pub struct Picked {
-    pub member: Member,
+    pub member: DefaultTool,
     pub score: f64,
     pub reason: String,
     /// For `--debug`: the scorer and what it saw.
@@ -196,6 +197,9 @@ pub enum PickError {
     /// The `embed` endpoint gave no answer (`embed` and `hybrid` have no fallback).
     #[error("the embeddings endpoint failed: {0}")]
     Upstream(String),
+    /// The secrets file holding an endpoint's key cannot be used.
+    #[error(transparent)]
+    Secrets(#[from] crate::base::secrets::SecretsError),
 }
 
 impl PickRequest {
@@ -382,7 +386,7 @@ impl Matches {
     }
 
     /// The verdicts of a network scorer on `candidates`, in their order.
-    fn each(candidates: &[Member], verdicts: Vec<Scored>) -> Self {
+    fn each(candidates: &[DefaultTool], verdicts: Vec<Scored>) -> Self {
         let verdicts = candidates.iter().map(|m| m.row.id).zip(verdicts);
         Self::new(Verdicts::Each(verdicts.collect()))
     }
@@ -475,7 +479,7 @@ impl Matches {
     }
 
     /// The verdicts on `candidates`, in their order.
-    fn verdicts(&self, candidates: &[Member]) -> Vec<Scored> {
+    fn verdicts(&self, candidates: &[DefaultTool]) -> Vec<Scored> {
         candidates.iter().map(|m| self.verdict(m.row.id)).collect()
     }
 
@@ -555,7 +559,7 @@ pub fn pick(
         ranked.truncate(request.max);
     }
     let ids: Vec<i64> = ranked.iter().map(|(r, _)| r.id).collect();
-    let members = Member::named(index, index.rows_by_id(&ids, false)?)?;
+    let members = DefaultTool::named(index, index.rows_by_id(&ids, false)?)?;
     let picks: Vec<Picked> = members
         .into_iter()
         .map(|member| {
@@ -658,7 +662,7 @@ fn first_candidates(
     // usable tools are the version that stands.
     for chunk in index.usable_among(ids, allow_unsafe)?.chunks(n) {
         let ids: Vec<i64> = chunk.iter().map(|r| r.id).collect();
-        let standing = index.standing_among(&ids)?;
+        let standing = index.default_among(&ids)?;
         let wanted = n - found.len();
         found.extend(
             chunk
@@ -698,8 +702,8 @@ pub fn score(
 ) -> Result<Scoring, PickError> {
     let mut scorer = request.scorer;
     let mut fallback = None;
-    let candidates = || -> index::Result<Vec<Member>> {
-        Ok(Lineup::read(index, true)?
+    let candidates = || -> index::Result<Vec<DefaultTool>> {
+        Ok(DefaultTools::read(index, true)?
             .members
             .into_iter()
             .filter(|m| m.is_usable() && (request.allow_unsafe || m.row.safe))
@@ -785,7 +789,7 @@ fn round(score: f64) -> f64 {
 /// The seed's timeout fallback: the candidates `first` (in registration order) as picks.
 fn registration_order(index: &Index, first: &[Registration]) -> index::Result<Vec<Picked>> {
     let ids: Vec<i64> = first.iter().map(|r| r.id).collect();
-    let members = Member::named(index, index.rows_by_id(&ids, false)?)?;
+    let members = DefaultTool::named(index, index.rows_by_id(&ids, false)?)?;
     Ok(members
         .into_iter()
         .enumerate()
@@ -799,7 +803,7 @@ fn registration_order(index: &Index, first: &[Registration]) -> index::Result<Ve
 }
 
 /// A candidate as the network scorers see it.
-fn candidate(member: &Member) -> Candidate {
+fn candidate(member: &DefaultTool) -> Candidate {
     let text = [
         member.row.text.name.as_str(),
         member.row.text.description.as_str(),
@@ -826,7 +830,7 @@ fn hex(bytes: &[u8]) -> String {
 fn embed_scores(
     state_dir: &std::path::Path,
     request: &PickRequest,
-    candidates: &[Member],
+    candidates: &[DefaultTool],
     deadline: Instant,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<f64>, ScorerError> {
@@ -848,7 +852,7 @@ fn embed_scores(
 fn llm_scores(
     state_dir: &std::path::Path,
     request: &PickRequest,
-    members: &[Member],
+    members: &[DefaultTool],
     deadline: Instant,
 ) -> Result<Vec<Scored>, ScorerError> {
     let Some(endpoint) = &request.llm else {

@@ -1,15 +1,15 @@
 //! `export`: the catalog's tools in one provider's format, ready to send.
 //!
-//! The tools are the [`Lineup`](super::lineup::Lineup)'s (one version per slug), enabled and
+//! The tools are the [`DefaultTools`](crate::index::default_tools::DefaultTools)'s (one version per slug), enabled and
 //! usable ones unless disabled ones are asked for, narrowed by bundle, tag and tool. A tool
 //! whose schema the provider cannot take is an error naming the tool, keyword and pointer; with
 //! `lenient` it is left out and reported instead. OpenAI's 128-tool limit is an error unless
 //! forced.
 
-use super::lineup::{Lineup, Member};
 use super::{Provider, Unexpressible, tool_definition, tool_list};
-use crate::catalog::{Catalog, Pick, Problem, ToolEntry};
+use crate::catalog::{Catalog, Problem, ToolEntry, VersionChoice};
 use crate::index::Index;
+use crate::index::default_tools::{DefaultTool, DefaultTools};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -135,21 +135,22 @@ pub fn export(
     index: &Index,
     request: &ExportRequest,
 ) -> Result<Export, ExportError> {
-    let lineup = Lineup::read(index, false)?;
+    let lineup = DefaultTools::read(index, false)?;
     let mut problems = index.problems(catalog)?;
     let bundle_dirs = index.bundle_dirs(&request.bundles)?;
     let in_bundles = |dir: &str| bundle_dirs.is_empty() || bundle_dirs.iter().any(|d| d == dir);
 
     let mut chosen: Vec<(String, ToolEntry)> = Vec::new();
     let mut reader = catalog.tool_reader();
-    let mut read =
-        |member: &Member, problems: &mut Vec<Problem>| match reader.tool_at(&member.row.path) {
-            Ok(entry) => entry,
-            Err(problem) => {
-                problems.push(problem);
-                None
-            }
-        };
+    let mut read = |member: &DefaultTool, problems: &mut Vec<Problem>| match reader
+        .tool_at(&member.row.path)
+    {
+        Ok(entry) => entry,
+        Err(problem) => {
+            problems.push(problem);
+            None
+        }
+    };
     if request.tools.is_empty() {
         for member in &lineup.members {
             if (request.include_disabled || member.is_usable())
@@ -163,7 +164,7 @@ pub fn export(
         for name in &request.tools {
             // A tool named explicitly is exported as named (a version, if given), still
             // within the other filters.
-            let (entry, found) = catalog.resolve_tool(name, Pick::Default)?;
+            let (entry, found) = catalog.resolve_tool(name, VersionChoice::Default)?;
             problems.extend(found);
             let dir = entry
                 .path

@@ -3,18 +3,16 @@
 //! The canonical `argSchema` of a tool is never changed. Where a provider takes JSON Schema as
 //! it is (OpenAI without strict mode, Anthropic, Ollama, MCP) the schema goes out verbatim, key
 //! order and all. Where it does not (OpenAI strict mode, Gemini's OpenAPI subset) the schema
-//! sent is a computed copy ([`strict`], [`gemini`]), and whatever the copy cannot say with the
+//! sent is a computed copy ([`strict`](crate::schema::strict), [`gemini`](crate::schema::gemini)), and whatever the copy cannot say with the
 //! same meaning is an [`Unexpressible`] naming the keyword and its JSON pointer — never a
 //! silent change. The facts behind each rule are in `PROVIDERS.md` of the project.
 
 pub mod export;
-pub mod gemini;
-pub mod lineup;
-pub mod names;
-pub mod strict;
 
 use crate::catalog::ToolEntry;
 use crate::catalog::model::ToolType;
+pub use crate::schema::Unexpressible;
+use crate::schema::{gemini, strict};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -84,42 +82,6 @@ impl std::str::FromStr for Provider {
 impl std::fmt::Display for Provider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-/// Something in a schema a provider view cannot express with the same meaning.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Unexpressible {
-    /// The JSON Schema keyword at fault (`patternProperties`, `$ref`, `format`, …).
-    pub keyword: String,
-    /// Where it is in the canonical schema, as a JSON pointer (`""` for the root).
-    pub pointer: String,
-    /// What is wrong, in a sentence a user can act on.
-    pub message: String,
-}
-
-impl Unexpressible {
-    pub fn new(
-        keyword: impl Into<String>,
-        pointer: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
-        Self {
-            keyword: keyword.into(),
-            pointer: pointer.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for Unexpressible {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let at = if self.pointer.is_empty() {
-            "the root"
-        } else {
-            &self.pointer
-        };
-        write!(f, "{} at {at}: {}", self.keyword, self.message)
     }
 }
 
@@ -317,10 +279,9 @@ fn draft_2020_12(schema: &Value) -> Vec<Unexpressible> {
                 .contains(&key)
             };
             let (pointer, keyword) = match at.rsplit_once('/') {
-                Some((parent, last)) if !holder(parent) => (
-                    parent.to_owned(),
-                    last.replace("~1", "/").replace("~0", "~"),
-                ),
+                Some((parent, last)) if !holder(parent) => {
+                    (parent.to_owned(), crate::base::pointer::unescape(last))
+                }
                 _ => (full.clone(), error.kind().keyword().to_owned()),
             };
             Unexpressible::new(

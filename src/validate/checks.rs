@@ -2,13 +2,15 @@
 //! about one file (folders, hosts, placeholders, native functions, argument schemas,
 //! descriptions, what providers would refuse).
 
-use super::schemas::{self, Kind};
-use super::{Facts, Place, Severity};
+use super::{Constraints, Place, Severity};
+use crate::base::pointer::join as pointer_join;
 use crate::catalog::config::Config;
 use crate::catalog::model::{self, Bundle, Tool, ToolType};
+use crate::catalog::names;
 use crate::catalog::rules::{self, HostPolicy};
-use crate::catalog::{ToolEntry, Violation, pointer_join};
-use crate::provider::{self, Provider, names};
+use crate::catalog::schemas::{self, Kind};
+use crate::catalog::{ToolEntry, Violation};
+use crate::provider::{self, Provider};
 use serde_json::Value;
 use std::path::Path;
 
@@ -74,19 +76,19 @@ pub fn check(
     path: &Path,
     place: &Place,
     cx: &Context,
-) -> (Vec<Note>, Facts) {
+) -> (Vec<Note>, Constraints) {
     let schema = schemas::violations(kind, doc);
     let mut notes = Vec::new();
     let facts = match kind {
         Kind::Config => {
             check_config(doc, path, &mut notes);
-            Facts::None
+            Constraints::None
         }
         Kind::Bundle => match model::typed::<Bundle>(doc, "") {
             Ok(bundle) => check_bundle(&bundle, doc, place, &mut notes),
             Err(e) => {
                 typed_failure(&e, &schema, &mut notes);
-                Facts::None
+                Constraints::None
             }
         },
         Kind::Tool => match model::typed::<Tool>(doc, "") {
@@ -97,7 +99,7 @@ pub fn check(
                 let mut schemas = Vec::new();
                 crate::catalog::tool_rules::check_schemas(doc, &mut schemas);
                 notes.extend(schemas.into_iter().map(Note::from_violation));
-                Facts::None
+                Constraints::None
             }
         },
     };
@@ -144,7 +146,7 @@ fn check_config(doc: &Value, path: &Path, notes: &mut Vec<Note>) {
     }
 }
 
-fn check_bundle(bundle: &Bundle, doc: &Value, place: &Place, notes: &mut Vec<Note>) -> Facts {
+fn check_bundle(bundle: &Bundle, doc: &Value, place: &Place, notes: &mut Vec<Note>) -> Constraints {
     notes.extend(bundle.check(doc).into_iter().map(Note::from_violation));
     let mut timestamps = Vec::new();
     model::check_timestamps(bundle.created_at, bundle.modified_at, &mut timestamps);
@@ -161,7 +163,7 @@ fn check_bundle(bundle: &Bundle, doc: &Value, place: &Place, notes: &mut Vec<Not
             ),
         ));
     }
-    Facts::Bundle {
+    Constraints::Bundle {
         id: bundle.bundle_id,
         slug: bundle.slug.clone(),
         live: bundle.is_enabled && bundle.soft_deleted_at.is_none(),
@@ -176,7 +178,7 @@ fn check_tool(
     place: &Place,
     cx: &Context,
     notes: &mut Vec<Note>,
-) -> Facts {
+) -> Constraints {
     notes.extend(tool.check(doc).into_iter().map(Note::from_violation));
     if let Place::Tool { dir, slug, version } = place {
         let folder = |pointer: &str, what: &str, value: &str, folder: &str| {
@@ -205,14 +207,14 @@ fn check_tool(
         ToolType::Native | ToolType::Go => {
             if let Some(func) = tool.native_func()
                 && !func.is_empty()
-                && !crate::native::has(&func)
+                && !crate::catalog::builtin::has_function(&func)
             {
                 notes.push(Note::error(
                     "native",
                     "/impl/func",
                     format!(
                         "native function '{func}' is not in this toolctl (it has {})",
-                        crate::native::FUNCTIONS.join(", ")
+                        crate::catalog::builtin::FUNCTIONS.join(", ")
                     ),
                 ));
             }
@@ -223,7 +225,7 @@ fn check_tool(
         check_providers(&tool, doc, path, cx.providers, notes);
     }
     let usable = !notes.iter().any(|n| n.severity == Severity::Error);
-    Facts::Tool {
+    Constraints::Tool {
         id: tool.tool_id,
         bundle_id: tool.bundle_id,
         slug: tool.slug,

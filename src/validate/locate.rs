@@ -39,7 +39,7 @@ impl<'a> Locator<'a> {
         let mut node = self.root.as_ref()?;
         let mut at = node.start();
         for token in pointer.split('/').skip(1) {
-            let token = token.replace("~1", "/").replace("~0", "~");
+            let token = crate::base::pointer::unescape(token);
             let next = match node {
                 Value::Object(object) => object.properties.iter().find(|p| {
                     let name = match &p.name {

@@ -2,7 +2,7 @@
 //! writing files by hand.
 //!
 //! Each file is checked on its own, in parallel: it parses, matches its JSON Schema
-//! ([`schemas`]), meets the store's rules, and what only code can check about one file
+//! ([`schemas`](crate::catalog::schemas)), meets the store's rules, and what only code can check about one file
 //! ([`checks`]). Then the checks across files run over what the first pass kept of each file:
 //! duplicate `<slug, version>` in a bundle, duplicate IDs and bundle slugs, exported names
 //! that collide, and, for `--provider`, more enabled tools than the provider takes. Every
@@ -14,18 +14,17 @@
 
 mod checks;
 mod locate;
-pub mod schemas;
 
 pub use checks::MAX_DESCRIPTION;
 pub use locate::{Locator, Position};
 
 use crate::catalog::config::Config;
+use crate::catalog::names::NameMap;
+use crate::catalog::schemas::Kind;
 use crate::catalog::{BUNDLE_FILE, BUNDLES_DIR, CONFIG_FILE, TOOL_FILE, TOOLS_DIR, builtin};
 use crate::provider::Provider;
-use crate::provider::names::NameMap;
 use checks::{Context, Note};
 use rayon::prelude::*;
-use schemas::Kind;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -112,7 +111,7 @@ pub enum Place {
 
 /// What the checks across files keep of each file.
 #[derive(Debug, Clone)]
-pub enum Facts {
+pub enum Constraints {
     None,
     Bundle {
         id: Uuid,
@@ -175,7 +174,7 @@ pub fn validate(
             hosts: config.as_ref().map(|c| &c.hosts),
             providers: &request.providers,
         };
-        let checked: Vec<(Target, Vec<Finding>, Facts)> = targets
+        let checked: Vec<(Target, Vec<Finding>, Constraints)> = targets
             .into_par_iter()
             .map(|target| {
                 let (findings, facts) = check_file(&target, &cx);
@@ -324,11 +323,13 @@ fn target(root: Option<&Path>, file: PathBuf) -> Target {
                 (Kind::Bundle, [BUNDLES_DIR, dir, BUNDLE_FILE]) => Some(Place::Bundle {
                     dir: (*dir).to_owned(),
                 }),
-                (Kind::Tool, [BUNDLES_DIR, dir, TOOLS_DIR, slug, version, TOOL_FILE]) => {
-                    Some(Place::Tool {
-                        dir: (*dir).to_owned(),
-                        slug: (*slug).to_owned(),
-                        version: (*version).to_owned(),
+                (Kind::Tool, _) => {
+                    crate::catalog::parse_tool_path(&parts.join("/")).map(|(dir, slug, version)| {
+                        Place::Tool {
+                            dir: dir.to_owned(),
+                            slug: slug.to_owned(),
+                            version: version.to_owned(),
+                        }
                     })
                 }
                 _ => None,
@@ -344,7 +345,7 @@ fn target(root: Option<&Path>, file: PathBuf) -> Target {
 }
 
 /// Read, parse and check one file; its findings are placed in it.
-fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Facts) {
+fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Constraints) {
     use crate::catalog::capped::{self, ReadError};
     match capped::read_text(&target.file, target.root.as_deref()) {
         Ok(text) => check_text(target, &text, cx),
@@ -365,7 +366,7 @@ fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Facts) {
                 pointer: None,
                 message,
             };
-            (vec![finding], Facts::None)
+            (vec![finding], Constraints::None)
         }
     }
 }
@@ -380,7 +381,7 @@ pub fn check_documents(documents: &[(PathBuf, Place, &str)]) -> Vec<Finding> {
         hosts: None,
         providers: &[],
     };
-    let checked: Vec<(Target, Vec<Finding>, Facts)> = documents
+    let checked: Vec<(Target, Vec<Finding>, Constraints)> = documents
         .par_iter()
         .map(|(name, place, text)| {
             let kind = match place {
@@ -407,7 +408,7 @@ pub fn check_documents(documents: &[(PathBuf, Place, &str)]) -> Vec<Finding> {
 }
 
 /// Parse and check the text of one file; its findings are placed in it.
-fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Facts) {
+fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Constraints) {
     let finding = |note: Note, position: Option<Position>| Finding {
         severity: note.severity,
         rule: note.rule,
@@ -435,14 +436,14 @@ fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Facts
                 Some(position),
             );
             found.pointer = None;
-            return (vec![found], Facts::None);
+            return (vec![found], Constraints::None);
         }
     };
     if !doc.is_object() {
         let note = Note::error("schema", "", "the document must be a JSON object");
         return (
             vec![finding(note, Some(Position { line: 1, column: 1 }))],
-            Facts::None,
+            Constraints::None,
         );
     }
     let (notes, facts) = checks::check(target.kind, &doc, &target.file, &target.place, cx);
@@ -498,7 +499,7 @@ fn place_all(across: Vec<Across>) -> Vec<Finding> {
 /// The checks across the files of one catalog.
 fn across_files(
     root: Option<&Path>,
-    checked: &[(Target, Vec<Finding>, Facts)],
+    checked: &[(Target, Vec<Finding>, Constraints)],
     config: Option<&Config>,
     providers: &[Provider],
     out: &mut Vec<Across>,
@@ -509,7 +510,7 @@ fn across_files(
     let mut versions: BTreeMap<(Uuid, &str, &str), Vec<&Path>> = BTreeMap::new();
     for (target, _, facts) in checked {
         match facts {
-            Facts::Bundle {
+            Constraints::Bundle {
                 id,
                 slug,
                 live,
@@ -518,7 +519,7 @@ fn across_files(
                 bundles.insert(*id, (slug, *live, *deleted));
                 bundle_slugs.entry(slug).or_default().push(&target.file);
             }
-            Facts::Tool {
+            Constraints::Tool {
                 id,
                 bundle_id,
                 slug,
@@ -531,7 +532,7 @@ fn across_files(
                     .or_default()
                     .push(&target.file);
             }
-            Facts::None => {}
+            Constraints::None => {}
         }
     }
     // Other files are named from the catalog's root, the way its layout reads.
@@ -603,7 +604,7 @@ fn across_files(
     };
     let mut keyed: Vec<((String, String), &Path, bool)> = Vec::new();
     for (target, _, facts) in checked {
-        if let Facts::Tool {
+        if let Constraints::Tool {
             bundle_id,
             slug,
             enabled,

@@ -10,7 +10,7 @@ use crate::common::{Run, TestEnv, copy_tree};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use toolctl::catalog::model::{self, Bundle, Tool};
-use toolctl::validate::schemas::{self, Kind};
+use toolctl::catalog::schemas::{self, Kind};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/validate")

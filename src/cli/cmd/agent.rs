@@ -5,6 +5,7 @@ use crate::catalog::{self, Catalog};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
+use crate::cli::shared::n_tools;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
@@ -128,7 +129,7 @@ fn show(ctx: &Ctx, args: &AgentArg) -> Result<Output, CliError> {
     let (total, external, core) = file.counts();
     let mut text = format!(
         "{id}: {} ({external} external, {core} built-in)",
-        super::attach::tools(total)
+        n_tools(total)
     );
     if total > 0 {
         text.push('\n');
@@ -178,7 +179,7 @@ fn detach(ctx: &Ctx, args: &DetachArgs) -> Result<Output, CliError> {
         gone
     };
     if !gone.is_empty() {
-        file.modified_at = crate::time::now();
+        file.modified_at = crate::base::time::now();
         file.save(catalog.root())?;
     }
     let (total, ..) = file.counts();
@@ -189,7 +190,7 @@ fn detach(ctx: &Ctx, args: &DetachArgs) -> Result<Output, CliError> {
         format!(
             "Detached {} from {id}; it holds {}",
             refs.join(", "),
-            super::attach::tools(total)
+            n_tools(total)
         )
     };
     let doc = json!({

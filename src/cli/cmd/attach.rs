@@ -1,10 +1,10 @@
 //! `toolctl attach`: fit an agent's tool set to its task, under limits.
 
-use super::pick::{EndpointArgs, parse_scorer, pick_error};
 use crate::attach::{self, AgentId, AttachError, AttachRequest, Outcome, Settings};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
+use crate::cli::shared::{EndpointArgs, n_tools, parse_scorer, pick_error};
 use crate::pick::Scorer;
 use clap::Args;
 use serde_json::{Value, json};
@@ -58,22 +58,13 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
     let config = catalog.config();
     let settings = Settings::resolve(&config.attach, &|name| std::env::var(name).ok())
         .map_err(attach_error)?;
-    // The best scorer there is: embeddings with keywords when an endpoint is set (no labelled
-    // set can say how good a given model is, but semantic matching finds what words miss),
-    // else the search ranking, which scores best of the local scorers on the fixture queries.
+    let overrides = args.endpoints.overrides();
     let scorer = args
         .scorer
-        .unwrap_or(if args.endpoints.has_embed(&config.pick) {
-            Scorer::Hybrid
-        } else {
-            Scorer::Bm25
-        });
+        .unwrap_or_else(|| attach::default_scorer(&config.pick, &overrides));
     let query = args.query.clone().unwrap_or_default();
-    let endpoints = if query.trim().is_empty() {
-        super::pick::Endpoints::none()
-    } else {
-        args.endpoints.resolve(&config.pick, scorer)?
-    };
+    let endpoints =
+        attach::endpoints(&query, &config.pick, &overrides, scorer).map_err(pick_error)?;
     let request = AttachRequest {
         agent,
         query,
@@ -120,6 +111,13 @@ fn attach_error(error: AttachError) -> CliError {
     match error {
         AttachError::Invalid { message, hint } => {
             let error = CliError::invalid(message);
+            match hint {
+                Some(hint) => error.with_hint(hint),
+                None => error,
+            }
+        }
+        AttachError::Keep { tool, why, hint } => {
+            let error = CliError::invalid(format!("--keep '{tool}': {why}"));
             match hint {
                 Some(hint) => error.with_hint(hint),
                 None => error,
@@ -234,17 +232,8 @@ fn summary(outcome: &Outcome, min_score: f64) -> String {
     text.push_str(&format!(
         "{} holds {} ({external} external, {core} built-in); limits: {} in all, {} external, at least {} external",
         outcome.agent,
-        tools(total),
+        n_tools(total),
         limits.max_total, limits.max_external, limits.min_external
     ));
     text
-}
-
-/// "1 tool", "2 tools".
-pub fn tools(n: usize) -> String {
-    if n == 1 {
-        "1 tool".to_owned()
-    } else {
-        format!("{n} tools")
-    }
 }

@@ -1,13 +1,14 @@
 //! `toolctl bundle …`: create, inspect, toggle, soft-delete, restore, reap, export and import
 //! bundles.
 
-use super::{PageArgs, next_page_note, read_document};
-use crate::catalog::archive::{self, ImportOptions};
-use crate::catalog::{BundleEntry, BundleFilter, BundleInput, Toggle};
+use crate::catalog::{BundleEntry, BundleFilter};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
+use crate::cli::shared::{PageArgs, next_page_note, read_document};
 use crate::cli::view::{BundleView, clip};
+use crate::ops::archive::{self, ImportOptions};
+use crate::ops::{BundleInput, Toggle};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use std::time::Duration;
@@ -91,7 +92,7 @@ pub struct ListArgs {
 #[derive(Debug, Args)]
 pub struct ReapArgs {
     /// Reap bundles deleted longer ago than this (default: reap.gracePeriod of toolctl.json, 48h)
-    #[arg(long, value_name = "DURATION", value_parser = crate::time::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::base::time::parse_duration)]
     pub older_than: Option<Duration>,
     /// Say what would be reaped without removing anything
     #[arg(long)]
@@ -175,7 +176,7 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<Output, CliError> {
             "--json and -o - cannot be used together: both write to standard output",
         )
         .with_hint("write the archive to a file with -o FILE");
-        error.usage = true;
+        error = error.usage();
         return Err(error);
     }
     let catalog = ctx.catalog()?;

@@ -3,11 +3,10 @@
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
-use crate::error_code::ErrorCode;
+use crate::cli::shared::{export_error, parse_provider, warn_left_out};
 use crate::provider::Provider;
-use crate::provider::export::{self, ExportError, ExportRequest, Refused};
+use crate::provider::export::{self, ExportError, ExportRequest};
 use clap::Args;
-use serde_json::json;
 
 /// Print the tools as a provider's request takes them (a JSON array)
 ///
@@ -44,11 +43,6 @@ pub struct ExportArgs {
     pub force: bool,
 }
 
-/// The `--provider`/`--emit` value parser.
-pub fn parse_provider(text: &str) -> Result<Provider, String> {
-    text.parse()
-}
-
 pub fn run(ctx: &Ctx, args: &ExportArgs) -> Result<Output, CliError> {
     if args.strict && !matches!(args.provider, Provider::Openai | Provider::OpenaiResponses) {
         return Err(CliError::invalid(format!(
@@ -79,57 +73,4 @@ pub fn run(ctx: &Ctx, args: &ExportArgs) -> Result<Output, CliError> {
     warn_left_out(ctx, args.provider, &exported.left_out);
     let text = serde_json::to_string_pretty(&exported.list).unwrap_or_default();
     Ok(Output::new(exported.list, Human::Text(text)))
-}
-
-/// Warn about tools `--lenient` left out.
-pub fn warn_left_out(ctx: &Ctx, provider: Provider, left_out: &[Refused]) {
-    for refused in left_out {
-        for problem in &refused.problems {
-            ctx.ui.warn(&format!(
-                "left out {} ({provider} cannot take it): {problem}",
-                refused.reference
-            ));
-        }
-    }
-}
-
-/// The CLI error of a failed export.
-pub fn export_error(error: ExportError) -> CliError {
-    match error {
-        ExportError::Catalog(e) => e.into(),
-        ExportError::Index(e) => e.into(),
-        ExportError::Unexpressible { provider, refused } => {
-            let causes = refused.iter().flat_map(|r| {
-                r.problems
-                    .iter()
-                    .map(move |p| format!("{}: {p}", r.reference))
-            });
-            let strict_hint = refused
-                .iter()
-                .flat_map(|r| &r.problems)
-                .any(|p| p.message.contains("strict"));
-            let mut error = CliError::invalid(format!(
-                "{provider} cannot take {} of the tools as they are",
-                refused.len()
-            ))
-            .with_causes(causes.collect::<Vec<_>>())
-            .with_details(json!({ "provider": provider, "tools": refused }))
-            .with_hint("--lenient leaves them out with a warning");
-            if strict_hint {
-                error = error.with_hint("without --strict, OpenAI takes the schemas as they are");
-            }
-            error
-        }
-        ExportError::NotUsable { .. } => CliError::new(ErrorCode::ToolDisabled, error.to_string())
-            .with_hint("--include-disabled exports disabled and unavailable tools too"),
-        ExportError::TooMany {
-            provider,
-            count,
-            max,
-        } => CliError::invalid(format!(
-            "{count} tools is more than {provider} takes in one request ({max})"
-        ))
-        .with_details(json!({ "provider": provider, "count": count, "max": max }))
-        .with_hint("choose the few tools a task needs: `toolctl pick \"<task>\" --emit openai`; narrow with --bundle/--tag/--tool; or --force"),
-    }
 }

@@ -1,10 +1,10 @@
 //! `toolctl index`: look at or rebuild the search index (it maintains itself otherwise).
 
+use crate::base::error_code::ErrorCode;
 use crate::catalog::Catalog;
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::error_code::ErrorCode;
 use crate::index::Index;
 use crate::index::watch;
 use clap::{Args, Subcommand};
@@ -119,7 +119,7 @@ fn watch(ctx: &Ctx, catalog: &Catalog, args: &WatchArgs) -> Result<Output, CliEr
                 format!("cannot find this program: {e}"),
             )
         })?;
-        let status = watch::detach(&program, root).map_err(CliError::invalid)?;
+        let status = crate::cli::watcher::detach(&program, root).map_err(CliError::invalid)?;
         let message = format!("Watching {}: {}", root.display(), describe(Some(&status)));
         return Ok(done(message, Some(status)));
     }
@@ -131,5 +131,6 @@ fn watch(ctx: &Ctx, catalog: &Catalog, args: &WatchArgs) -> Result<Output, CliEr
         ));
     })
     .map_err(CliError::invalid)?;
-    Ok(done("The watcher stopped".to_owned(), None))
+    // A watcher in the foreground ends without a word (stopped, idle, or its catalog gone).
+    Ok(Output::nothing())
 }

@@ -1,11 +1,11 @@
 //! `toolctl invoke`: call one tool with arguments checked against its schema.
 
-use crate::catalog::Pick;
+use crate::base::error_code::ErrorCode;
+use crate::catalog::{Catalog, VersionChoice};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::view::clip;
-use crate::error_code::ErrorCode;
 use crate::invoke::{self, Failure, Options, batch};
 use clap::Args;
 use serde_json::Value;
@@ -51,13 +51,15 @@ pub fn run(ctx: &Ctx, args: &InvokeArgs) -> Result<Output, CliError> {
     };
     let raw = read_arguments(args)?;
     let catalog = ctx.catalog()?;
-    let (entry, problems) = catalog.resolve_tool(tool, Pick::Default).map_err(|e| {
-        let mut error = CliError::from(e);
-        if error.code == ErrorCode::NotFound {
-            error.code = ErrorCode::UnknownTool;
-        }
-        error
-    })?;
+    let (entry, problems) = catalog
+        .resolve_tool(tool, VersionChoice::Default)
+        .map_err(|e| {
+            let mut error = CliError::from(e);
+            if error.code == ErrorCode::NotFound {
+                error.code = ErrorCode::UnknownTool;
+            }
+            error
+        })?;
     ctx.warn_problems(&problems);
     let confirm = |question: &str| ctx.ui.confirm(question);
     let options = Options {
@@ -70,11 +72,7 @@ pub fn run(ctx: &Ctx, args: &InvokeArgs) -> Result<Output, CliError> {
         hosts: catalog.config().hosts.clone(),
         deadline: None,
     };
-    let outcome = invoke::invoke(&entry, raw, &options);
-    if outcome.is_ok() || outcome.as_ref().is_err_and(|f| f.ran) {
-        invoke::usage::record(&catalog, &entry.tool.tool_id.to_string());
-    }
-    let success = outcome.map_err(into_error)?;
+    let success = invoke::call_and_record(&catalog, &entry, raw, &options).map_err(into_error)?;
     let human = serde_json::to_string_pretty(&success.value).unwrap_or_default();
     Ok(Output::new(success.envelope(), Human::Text(human)))
 }
@@ -86,7 +84,7 @@ fn read_arguments(args: &InvokeArgs) -> Result<Value, CliError> {
             let mut error = CliError::invalid(format!(
                 "unexpected argument '{dash}': arguments go in --args, --args-file or '-' (stdin)"
             ));
-            error.usage = true;
+            error = error.usage();
             return Err(error);
         }
         (Some(_), ..) => {
@@ -129,69 +127,38 @@ fn into_error(failure: Failure) -> CliError {
     error
 }
 
-/// `--batch`: every call on its own thread, answers bound to their `call_id`, a `TIMEOUT` for
-/// each call still running at `wait_ms` (see [`invoke::batch`]).
+/// `--batch`: the calls run by [`batch::run`], answered as one document bound to `call_id`s.
 fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliError> {
-    use std::sync::{Arc, mpsc};
-    use std::time::{Duration, Instant};
-    let (text, name) = super::read_text(source)?;
+    let (text, name) = crate::cli::shared::read_text(source)?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
         CliError::invalid(format!("{name}: not valid JSON: {e}")).with_details(
             serde_json::json!({ "file": name, "line": e.line(), "column": e.column() }),
         )
     })?;
     let request = batch::parse(&doc).map_err(into_error)?;
-    let catalog = Arc::new(ctx.catalog()?);
-    let deadline = Instant::now() + Duration::from_millis(request.wait_ms);
+    let catalog = std::sync::Arc::new(ctx.catalog()?);
     let workspace = args.workspace.clone().unwrap_or_else(|| ctx.cwd.clone());
-    let (tell, answers) = mpsc::channel();
-    for (i, call) in request.calls.iter().enumerate() {
-        let (tell, catalog, call) = (tell.clone(), Arc::clone(&catalog), call.clone());
-        let options = Options {
-            workspace: workspace.clone(),
-            confirm: None,
-            approved: args.approve,
-            hosts: catalog.config().hosts.clone(),
-            deadline: Some(deadline),
-        };
-        // Not scoped: a call still running at the deadline is left behind (its tool stops at
-        // the deadline, and the process ends after printing).
-        std::thread::spawn(move || {
-            let _ = tell.send((i, call_one(&catalog, &call, &options)));
-        });
-    }
-    drop(tell);
+    let resolve = std::sync::Arc::new(|catalog: &Catalog, name: &str| {
+        catalog
+            .resolve_tool(name, VersionChoice::Default)
+            .map(|(entry, _)| entry)
+            .map_err(|e| batch::not_resolved(name, e))
+    });
     let total = request.calls.len();
-    let mut outcomes: Vec<Option<Result<Value, Failure>>> = vec![None; total];
     let mut progress = ctx.ui.progress(total as u64, "calls");
-    let mut done = 0;
-    while done < total {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Ok((i, outcome)) = answers.recv_timeout(left) else {
-            break;
-        };
-        outcomes[i] = Some(outcome);
-        done += 1;
-        progress.update(done, total);
-    }
+    let outcomes = batch::run(
+        &request,
+        catalog,
+        resolve,
+        workspace,
+        args.approve,
+        &mut |done, total| progress.update(done, total),
+    );
     drop(progress);
-    // Calls still running were told the deadline and stop at it (an HTTP attempt's timeout,
-    // exec's kill); wait a moment for them so that nothing they started outlives the command.
-    // Their answers are late all the same: they stay TIMEOUT.
-    let grace = Instant::now() + STRAGGLER_GRACE;
-    let mut late = done;
-    while late < total {
-        let left = grace.saturating_duration_since(Instant::now());
-        if answers.recv_timeout(left).is_err() {
-            break;
-        }
-        late += 1;
-    }
     let mut results = Vec::with_capacity(total);
     let mut messages = Vec::with_capacity(total);
     let mut table = output::table(["CALL", "TOOL", "RESULT"]);
     for (call, outcome) in request.calls.iter().zip(outcomes) {
-        let outcome = outcome.unwrap_or_else(|| Err(batch::timed_out(request.wait_ms)));
         let summary = match &outcome {
             Ok(_) => "ok".to_owned(),
             Err(failure) => format!("{}: {}", failure.code.as_str(), failure.message()),
@@ -207,32 +174,4 @@ fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliEr
         "mode": "sync",
     });
     Ok(Output::new(json, Human::Text(table.trim_fmt())))
-}
-
-/// How long a batch waits, after `wait_ms`, for calls that are being stopped.
-const STRAGGLER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// One call of a batch: resolve its name, invoke, count the call.
-fn call_one(
-    catalog: &crate::catalog::Catalog,
-    call: &batch::Call,
-    options: &Options,
-) -> Result<Value, Failure> {
-    let (entry, _) = catalog
-        .resolve_tool(&call.name, Pick::Default)
-        .map_err(|e| match e {
-            crate::catalog::Error::Ambiguous { ref candidates, .. } => {
-                Failure::new(ErrorCode::ValidationError, e.to_string())
-                    .with_details(serde_json::json!({ "candidates": candidates }))
-            }
-            _ => Failure::new(
-                ErrorCode::UnknownTool,
-                format!("Tool '{}' not found in the catalog", call.name),
-            ),
-        })?;
-    let outcome = invoke::invoke(&entry, call.arguments.clone(), options);
-    if outcome.is_ok() || outcome.as_ref().is_err_and(|f| f.ran) {
-        invoke::usage::record(catalog, &entry.tool.tool_id.to_string());
-    }
-    outcome.map(|success| success.value)
 }

@@ -17,10 +17,7 @@ pub mod validate;
 use super::Ctx;
 use super::error::CliError;
 use super::output::Output;
-use crate::catalog::{model, page};
-use clap::{Args, Subcommand};
-use serde_json::Value;
-use std::path::Path;
+use clap::Subcommand;
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -59,44 +56,5 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Output, CliError> {
         Command::Schema(args) => schema::run(args),
         Command::Index(command) => index::run(ctx, command),
         Command::Completions(args) => completions::run(args),
-    }
-}
-
-/// Paging flags of list commands.
-#[derive(Debug, Clone, Args)]
-pub struct PageArgs {
-    /// Show at most N items (1 to 1000)
-    #[arg(long, value_name = "N", default_value_t = page::DEFAULT_PAGE_SIZE)]
-    pub page_size: usize,
-    /// Continue after the page that printed this token (nextPageToken)
-    #[arg(long, value_name = "TOKEN")]
-    pub page_token: Option<String>,
-}
-
-/// Read a JSON document from a file, or from stdin when `path` is `-`. Returns it with the
-/// name to report problems under.
-pub fn read_document(path: &str) -> Result<(Value, String), CliError> {
-    let (text, name) = read_text(path)?;
-    let doc = model::parse_doc(&text, Path::new(&name))?;
-    Ok((doc, name))
-}
-
-/// Read a file, or stdin when `path` is `-`. Returns the text with the name to report
-/// problems under.
-pub fn read_text(path: &str) -> Result<(String, String), CliError> {
-    if path == "-" {
-        let text = crate::catalog::capped::read_stdin()?;
-        Ok((text, "<stdin>".to_owned()))
-    } else {
-        let text = crate::catalog::capped::read_input(Path::new(path))?;
-        Ok((text, path.to_owned()))
-    }
-}
-
-/// The "next page" hint printed under a table.
-fn next_page_note(token: Option<&String>) -> String {
-    match token {
-        Some(token) => format!("\nmore: --page-token {token}"),
-        None => String::new(),
     }
 }

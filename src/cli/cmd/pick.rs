@@ -1,14 +1,13 @@
 //! `toolctl pick`: the few right tools for a task.
 
-use super::export::{export_error, parse_provider, warn_left_out};
-use crate::catalog::config::{EndpointConfig, PickConfig};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
+use crate::cli::shared::{
+    EndpointArgs, export_error, parse_provider, parse_scorer, pick_error, warn_left_out,
+};
 use crate::cli::view::clip;
-use crate::error_code::ErrorCode;
-use crate::invoke::secrets::Secrets;
-use crate::pick::{self, Endpoint, PickError, PickRequest, Scorer};
+use crate::pick::{self, PickError, PickRequest, Scorer};
 use crate::provider::Provider;
 use crate::provider::export::translate;
 use clap::Args;
@@ -55,76 +54,6 @@ pub struct PickArgs {
     pub lenient: bool,
     #[command(flatten)]
     pub endpoints: EndpointArgs,
-}
-
-/// The endpoints of the network scorers, over `toolctl.json`'s `pick.embed` / `pick.llm`.
-#[derive(Debug, Args)]
-pub struct EndpointArgs {
-    /// The embeddings endpoint (embed, hybrid), e.g. http://127.0.0.1:11434/v1
-    #[arg(long, value_name = "URL")]
-    pub embed_url: Option<String>,
-    /// The embeddings model
-    #[arg(long, value_name = "MODEL")]
-    pub embed_model: Option<String>,
-    /// The chat completions endpoint (llm), e.g. https://api.openai.com/v1
-    #[arg(long, value_name = "URL")]
-    pub llm_url: Option<String>,
-    /// The chat model
-    #[arg(long, value_name = "MODEL")]
-    pub llm_model: Option<String>,
-}
-
-/// The endpoints a scorer needs.
-#[derive(Debug)]
-pub struct Endpoints {
-    pub embed: Option<Endpoint>,
-    pub embed_batch: usize,
-    pub llm: Option<Endpoint>,
-}
-
-impl Endpoints {
-    /// No endpoints: the local scorers need none.
-    pub fn none() -> Self {
-        Self {
-            embed: None,
-            embed_batch: pick::DEFAULT_EMBED_BATCH,
-            llm: None,
-        }
-    }
-}
-
-impl EndpointArgs {
-    /// The endpoints `scorer` needs (none for keyword and bm25): flags over `toolctl.json`.
-    pub fn resolve(&self, config: &PickConfig, scorer: Scorer) -> Result<Endpoints, CliError> {
-        let needs = |scorers: &[Scorer]| scorers.contains(&scorer);
-        Ok(Endpoints {
-            embed: if needs(&[Scorer::Embed, Scorer::Hybrid]) {
-                endpoint(&config.embed, &self.embed_url, &self.embed_model, "embed")?
-            } else {
-                None
-            },
-            embed_batch: config
-                .embed
-                .batch_size
-                .filter(|n| *n > 0)
-                .unwrap_or(pick::DEFAULT_EMBED_BATCH),
-            llm: if needs(&[Scorer::Llm]) {
-                endpoint(&config.llm, &self.llm_url, &self.llm_model, "llm")?
-            } else {
-                None
-            },
-        })
-    }
-
-    /// Whether an embeddings endpoint is set, by flags or `toolctl.json`.
-    pub fn has_embed(&self, config: &PickConfig) -> bool {
-        (self.embed_url.is_some() || config.embed.base_url.is_some())
-            && (self.embed_model.is_some() || config.embed.model.is_some())
-    }
-}
-
-pub fn parse_scorer(text: &str) -> Result<Scorer, String> {
-    text.parse()
 }
 
 pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
@@ -229,54 +158,4 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
         text
     };
     Ok(Output::new(Value::Array(items), Human::Text(text)))
-}
-
-/// A failed pick as the command line reports it.
-pub fn pick_error(error: PickError) -> CliError {
-    match error {
-        PickError::Index(e) => e.into(),
-        PickError::Invalid { message, hint } => CliError::invalid(message).with_hint(hint),
-        PickError::Upstream(_) => CliError::new(ErrorCode::UpstreamError, error.to_string())
-            .with_hint("check pick.embed in toolctl.json (baseUrl, model, apiKeySecret) or --embed-url/--embed-model"),
-    }
-}
-
-/// The endpoint of a network scorer: flags over `toolctl.json`; the API key from the catalog
-/// secret the configuration names.
-fn endpoint(
-    config: &EndpointConfig,
-    url: &Option<String>,
-    model: &Option<String>,
-    flag: &str,
-) -> Result<Option<Endpoint>, CliError> {
-    let (Some(base_url), Some(model)) = (
-        url.clone().or_else(|| config.base_url.clone()),
-        model.clone().or_else(|| config.model.clone()),
-    ) else {
-        return Ok(None);
-    };
-    let api_key = match &config.api_key_secret {
-        None => None,
-        Some(name) => {
-            let secrets = Secrets::load()?;
-            Some(secrets.get(name).ok_or_else(|| {
-                CliError::invalid(format!(
-                    "pick.{flag}.apiKeySecret names the secret '{name}', which is not set"
-                ))
-                .with_hint(format!(
-                    "set TOOLCTL_SECRET_{name}, or add \"{name}\" to the secrets file ({})",
-                    crate::invoke::secrets::file().map_or_else(
-                        || "~/.config/toolctl/secrets.json".to_owned(),
-                        |p| p.display().to_string()
-                    )
-                ))
-            })?)
-        }
-    };
-    Ok(Some(Endpoint {
-        base_url: base_url.trim_end_matches('/').to_owned(),
-        model,
-        api_key,
-        timeout: Duration::from_millis(config.timeout_ms.unwrap_or(30_000)),
-    }))
 }

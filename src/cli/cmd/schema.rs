@@ -1,8 +1,8 @@
 //! `toolctl schema`: the JSON Schemas of the catalog's files, for editors and other tools.
 
+use crate::catalog::schemas::Kind;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
-use crate::validate::schemas::Kind;
 use clap::{Args, ValueEnum};
 
 /// Print the JSON Schema of toolctl.json (config), bundle.json (bundle) or tool.json (tool)

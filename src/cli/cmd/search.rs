@@ -1,9 +1,9 @@
 //! `toolctl search`: find tools by what they do, ranked.
 
-use super::PageArgs;
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
+use crate::cli::shared::PageArgs;
 use crate::cli::view::{ToolView, clip};
 use crate::index::SearchRequest;
 use clap::Args;

@@ -1,12 +1,13 @@
 //! `toolctl tool …`: create, inspect, toggle and remove tools.
 
-use super::{PageArgs, next_page_note, read_document};
 use crate::catalog::skeleton::{self, Skeleton};
-use crate::catalog::{Pick, Toggle, ToolEntry, ToolFilter};
+use crate::catalog::{ToolEntry, ToolFilter, VersionChoice};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
+use crate::cli::shared::{PageArgs, next_page_note, read_document};
 use crate::cli::view::{ToolView, clip};
+use crate::ops::Toggle;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
@@ -122,11 +123,14 @@ fn new(ctx: &Ctx, args: &NewArgs) -> Result<Output, CliError> {
     let how = match args.kind {
         NewType::Native => {
             let func = args.func.clone().unwrap_or_else(|| "now".to_owned());
-            if !crate::native::has(&func) {
+            if !crate::catalog::builtin::has_function(&func) {
                 return Err(CliError::invalid(format!(
                     "--func {func}: this toolctl has no native function of that name"
                 ))
-                .with_hint(format!("one of: {}", crate::native::FUNCTIONS.join(", "))));
+                .with_hint(format!(
+                    "one of: {}",
+                    crate::catalog::builtin::FUNCTIONS.join(", ")
+                )));
             }
             Skeleton::Native { func }
         }
@@ -182,9 +186,9 @@ fn put(ctx: &Ctx, args: &PutArgs) -> Result<Output, CliError> {
 
 fn get(ctx: &Ctx, args: &ToolArg) -> Result<Output, CliError> {
     let catalog = ctx.catalog()?;
-    let (entry, problems) = catalog.resolve_tool(&args.tool, Pick::Default)?;
+    let (entry, problems) = catalog.resolve_tool(&args.tool, VersionChoice::Default)?;
     ctx.warn_problems(&problems);
-    let usage = crate::invoke::usage::of(&catalog, &entry.tool.tool_id.to_string());
+    let usage = crate::invoke::usage::for_tool(&catalog, &entry.tool.tool_id.to_string());
     let mut json = ToolView::with_document(&entry);
     json["usage"] = serde_json::to_value(&usage).unwrap_or_default();
     Ok(Output::new(json, Human::Text(describe(&entry, &usage))))

@@ -1,10 +1,10 @@
 //! `toolctl validate`: every problem in the catalog, for CI and for people editing files.
 
-use super::export::parse_provider;
+use crate::base::error_code::exit;
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
-use crate::error_code::exit;
+use crate::cli::shared::parse_provider;
 use crate::provider::Provider;
 use crate::validate::{self, Finding, Report, Request, Severity};
 use anstyle::{AnsiColor, Style};

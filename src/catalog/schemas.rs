@@ -113,7 +113,7 @@ pub fn violations(kind: Kind, doc: &Value) -> Vec<Violation> {
                         format!("required field '{name}' is missing")
                     };
                     Violation::new(
-                        crate::catalog::pointer_join(&at, name),
+                        crate::base::pointer::join(&at, name),
                         message,
                     )
                 }

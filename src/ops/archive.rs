@@ -15,11 +15,13 @@
 //! turns into the bundle, so a reader sees all of the bundle or none of it, and a killed import
 //! leaves at most a hidden folder that every reader skips and the next import removes.
 
-use super::error::{Error, Result, Violation};
-use super::model::{self, Bundle, Tool};
-use super::rules::{self, NameKind};
 use super::write::{new_id, timestamp};
-use super::{BUNDLE_FILE, BundleEntry, Catalog, Scan, TOOL_FILE, TOOLS_DIR, builtin, store};
+use crate::catalog::error::{Error, Result, Violation};
+use crate::catalog::model::{self, Bundle, Tool};
+use crate::catalog::rules::{self, NameKind};
+use crate::catalog::{
+    BUNDLE_FILE, BundleEntry, Catalog, Scan, TOOL_FILE, TOOLS_DIR, builtin, store,
+};
 use crate::validate::{self, Place, Severity};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -220,7 +222,7 @@ pub fn read_archive_file(
     source_name: &str,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Archive> {
-    let (file, len) = super::capped::open_regular(path).map_err(|e| e.into_error(path))?;
+    let (file, len) = crate::catalog::capped::open_regular(path).map_err(|e| e.into_error(path))?;
     if len > MAX_ARCHIVE_BYTES {
         return Err(invalid(
             source_name,
@@ -814,7 +816,7 @@ impl Catalog {
 /// change a document, the edited raw document (unknown fields and key order kept).
 fn plan_import(archive: &Archive, options: &ImportOptions) -> Result<Plan> {
     let source = &archive.source_name;
-    let now = crate::time::now();
+    let now = crate::base::time::now();
     let bundle_file = archive
         .files
         .iter()
@@ -920,7 +922,9 @@ fn remove_leftover_staging(bundles_dir: &Path) {
 fn bundle_files(dir: &Path) -> Result<(Vec<ArchiveFile>, Vec<PathBuf>)> {
     // The bundle folder is `<catalog>/bundles/<id>`: symlinks must stay in the catalog.
     let root = dir.ancestors().nth(2);
-    let read = |path: &Path| super::capped::read_bytes(path, root).map_err(|e| e.into_error(path));
+    let read = |path: &Path| {
+        crate::catalog::capped::read_bytes(path, root).map_err(|e| e.into_error(path))
+    };
     let mut files = vec![ArchiveFile {
         name: BUNDLE_FILE.to_owned(),
         bytes: read(&dir.join(BUNDLE_FILE))?,

@@ -10,7 +10,7 @@
 
 use super::Args;
 use super::workspace::Workspace;
-use crate::error_code::ErrorCode;
+use crate::base::error_code::ErrorCode;
 use crate::invoke::{Failure, Options};
 use serde_json::{Value, json};
 use std::io::Read;

@@ -142,7 +142,7 @@ pub(super) fn finish(out: Value, errors: Vec<Unexpressible>) -> Result<Value, Ve
     }
 }
 
-pub(super) use crate::catalog::pointer_join as join;
+pub(super) use crate::base::pointer::join;
 
 /// The JSON pointer a local `$ref` (`#`, `#/$defs/x`, percent-encoded or not) points at.
 pub(super) fn local_pointer(reference: &str) -> Option<String> {
@@ -800,7 +800,7 @@ pub(super) fn exclusive(branches: &[Value], root: &Value) -> bool {
 }
 
 #[derive(Default)]
-struct Facts<'a> {
+struct Constraints<'a> {
     kinds: u8,
     values: Option<Vec<&'a Value>>,
     required: Vec<&'a str>,
@@ -809,11 +809,11 @@ struct Facts<'a> {
     closed: Vec<Vec<&'a str>>,
 }
 
-impl<'a> Facts<'a> {
+impl<'a> Constraints<'a> {
     fn of(node: &'a Value, root: &'a Value) -> Self {
-        let mut facts = Facts {
+        let mut facts = Constraints {
             kinds: ANY,
-            ..Facts::default()
+            ..Constraints::default()
         };
         facts.add(node, root, 0);
         if let Some(values) = &facts.values {
@@ -891,7 +891,7 @@ fn disjoint(a: &Value, b: &Value, root: &Value, depth: usize) -> bool {
     if depth > 8 {
         return false;
     }
-    let (fa, fb) = (Facts::of(a, root), Facts::of(b, root));
+    let (fa, fb) = (Constraints::of(a, root), Constraints::of(b, root));
     let common = fa.kinds & fb.kinds;
     if common == 0 {
         return true;
@@ -904,7 +904,7 @@ fn disjoint(a: &Value, b: &Value, root: &Value, depth: usize) -> bool {
     // Property facts bind only objects, so they prove nothing while other kinds remain possible.
     common == OBJECT
         && fa.required.iter().chain(&fb.required).any(|name| {
-            let absent = |f: &Facts| f.closed.iter().any(|names| !names.contains(name));
+            let absent = |f: &Constraints| f.closed.iter().any(|names| !names.contains(name));
             absent(&fa)
                 || absent(&fb)
                 || fa
@@ -978,7 +978,7 @@ pub(super) mod tests {
     }
 
     /// Every tool of the fixture catalog: `slug@version` and its `tool.json`.
-    pub(in crate::provider) const FIXTURES: &[(&str, &str)] = fixtures!(
+    pub(in crate::schema) const FIXTURES: &[(&str, &str)] = fixtures!(
         "018dc13c-be00-7417-99be-151ab8bd2a38" => ["define-word" "v1", "image-search" "v1",
             "news-search" "v1", "web-search" "v1"],
         "018e2cbd-7e80-7dc2-87bd-2676e9d1e07b" => ["air-quality" "v1", "current-conditions" "v1",
@@ -996,13 +996,13 @@ pub(super) mod tests {
     );
 
     /// The `argSchema` of the fixture tool `name` (`slug@version`).
-    pub(in crate::provider) fn fixture(name: &str) -> Value {
+    pub(in crate::schema) fn fixture(name: &str) -> Value {
         let (_, text) = FIXTURES.iter().find(|(n, _)| *n == name).unwrap();
         serde_json::from_str::<Value>(text).unwrap()["argSchema"].clone()
     }
 
     /// The (keyword, pointer) of each problem `view` finds in `schema`; empty when it succeeds.
-    pub(in crate::provider) fn problems(
+    pub(in crate::schema) fn problems(
         view: fn(&Value) -> Result<Value, Vec<Unexpressible>>,
         schema: &Value,
     ) -> Vec<(String, String)> {
@@ -1503,7 +1503,7 @@ pub(super) mod tests {
     }
 
     /// Small random schemas: objects, arrays, scalars and a few keywords of each kind.
-    pub(in crate::provider) fn arb_schema() -> impl Strategy<Value = Value> {
+    pub(in crate::schema) fn arb_schema() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(json!({"type": "string"})),
             Just(json!({"type": ["integer", "null"]})),

@@ -5,7 +5,7 @@
 //! refuses whatever would leave it: `..` above the root, absolute paths, symlinks that point
 //! out (absolute ones such as `/proc/self/root` included). Nothing here joins strings and hopes.
 
-use crate::error_code::ErrorCode;
+use crate::base::error_code::ErrorCode;
 use crate::invoke::Failure;
 use cap_std::fs::Dir;
 use serde_json::json;

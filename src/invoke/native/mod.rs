@@ -13,19 +13,9 @@ mod exec;
 mod files;
 mod workspace;
 
-use crate::error_code::ErrorCode;
-use crate::invoke::{Failure, Options};
+use super::{Failure, Options};
+use crate::base::error_code::ErrorCode;
 use serde_json::{Map, Value, json};
-
-/// Names of the native functions this binary has. The built-in tools use them; a user's
-/// native tool may name one of them too (for example to offer `readfile` under another
-/// description).
-pub const FUNCTIONS: &[&str] = &["readfile", "file-search", "now", "exec"];
-
-/// Whether this binary has the native function `name`.
-pub fn has(name: &str) -> bool {
-    FUNCTIONS.contains(&name)
-}
 
 /// Run the native function `name`.
 pub fn call(name: &str, args: Map<String, Value>, options: &Options) -> Result<Value, Failure> {

@@ -6,11 +6,9 @@
 //! - `$XDG_CONFIG_HOME/toolctl/secrets.json` (else `~/.config/toolctl/secrets.json`): an object
 //!   of strings, refused unless only its owner can read it (mode 0600 or stricter).
 //!
-//! Every secret value used by a call is redacted from what the call prints ([`Redactor`]).
+//! Every secret value used by a call is redacted from what the call prints ([`Redactor`](super::redact::Redactor)).
 
-use super::Failure;
-use crate::error_code::ErrorCode;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::path::PathBuf;
 
 /// The secrets file.
@@ -43,7 +41,7 @@ impl std::fmt::Debug for Secrets {
 impl Secrets {
     /// Read the secrets file, if there is one. A file others can read, or that is not a JSON
     /// object of strings, is an error: better no call than a leaked or misread key.
-    pub fn load() -> Result<Self, Failure> {
+    pub fn load() -> Result<Self, SecretsError> {
         let Some(path) = file() else {
             return Ok(Self::default());
         };
@@ -57,10 +55,10 @@ impl Secrets {
             use std::os::unix::fs::PermissionsExt;
             let mode = meta.permissions().mode() & 0o777;
             if mode & 0o077 != 0 {
-                return Err(
-                    problem(&path, format!("its mode is {mode:o}: others can read it"))
-                        .with_hint(format!("chmod 600 {}", path.display())),
-                );
+                return Err(SecretsError {
+                    hint: Some(format!("chmod 600 {}", path.display())),
+                    ..problem(&path, format!("its mode is {mode:o}: others can read it"))
+                });
             }
         }
         let text = std::fs::read_to_string(&path)
@@ -86,69 +84,20 @@ impl Secrets {
     }
 }
 
-fn problem(path: &std::path::Path, why: String) -> Failure {
-    Failure::new(
-        ErrorCode::Forbidden,
-        format!("secrets file {}: {why}", path.display()),
-    )
-    .with_details(json!({ "path": path }))
-}
-
-/// Removes secret values (and their percent-encoded forms) from text that leaves a call.
-#[derive(Default, Clone)]
-pub struct Redactor {
-    values: Vec<String>,
-}
-
-impl std::fmt::Debug for Redactor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Redactor({} values)", self.values.len())
+fn problem(path: &std::path::Path, why: String) -> SecretsError {
+    SecretsError {
+        path: path.to_owned(),
+        why,
+        hint: None,
     }
 }
 
-impl Redactor {
-    pub fn add(&mut self, value: &str) {
-        // Very short values would redact ordinary text and protect nothing.
-        if value.len() < 4 {
-            return;
-        }
-        let encoded = super::http::encode_component(value);
-        // As it appears inside a JSON string (a server echoing a JSON body).
-        let quoted = serde_json::to_string(value).unwrap_or_default();
-        let json = quoted
-            .strip_prefix('"')
-            .and_then(|q| q.strip_suffix('"'))
-            .unwrap_or(&quoted)
-            .to_owned();
-        for form in [value.to_owned(), encoded, json] {
-            if !self.values.contains(&form) {
-                self.values.push(form);
-            }
-        }
-        // Longest first, so a value that contains another is redacted whole.
-        self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-    }
-
-    pub fn text(&self, text: &str) -> String {
-        self.values.iter().fold(text.to_owned(), |out, secret| {
-            out.replace(secret, "[redacted]")
-        })
-    }
-
-    /// Redact every string inside a JSON value.
-    pub fn value(&self, value: Value) -> Value {
-        if self.values.is_empty() {
-            return value;
-        }
-        match value {
-            Value::String(s) => Value::String(self.text(&s)),
-            Value::Array(items) => Value::Array(items.into_iter().map(|v| self.value(v)).collect()),
-            Value::Object(map) => Value::Object(
-                map.into_iter()
-                    .map(|(k, v)| (self.text(&k), self.value(v)))
-                    .collect(),
-            ),
-            other => other,
-        }
-    }
+/// A secrets file toolctl refuses to use (the caller's error says how it fails: a call is
+/// `FORBIDDEN`).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("secrets file {}: {why}", path.display())]
+pub struct SecretsError {
+    pub path: PathBuf,
+    pub why: String,
+    pub hint: Option<String>,
 }

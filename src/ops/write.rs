@@ -2,18 +2,18 @@
 //!
 //! Each operation takes the catalog write lock, then reads what it checks, so a check and the
 //! write that depends on it are one atomic step across processes. Files are written through
-//! [`store`](super::store) (atomic rename), and only the raw document is edited, so nothing a
+//! [`store`](crate::catalog::store) (atomic rename), and only the raw document is edited, so nothing a
 //! user wrote is dropped. `modifiedAt` moves on structural changes only, never on
 //! enable/disable.
 
-use super::config::{CONFIG_FILE, Config};
-use super::error::{Error, Result, Violation};
-use super::lock;
-use super::model::{self, Bundle, SCHEMA_VERSION, Tool};
-use super::rules::{self, NameKind};
-use super::{
-    BUNDLE_FILE, BUNDLES_DIR, BundleEntry, Catalog, Pick, STATE_DIR, TOOL_FILE, TOOLS_DIR,
-    ToolEntry, builtin, store,
+use crate::catalog::config::{CONFIG_FILE, Config};
+use crate::catalog::error::{Error, Result, Violation};
+use crate::catalog::lock;
+use crate::catalog::model::{self, Bundle, SCHEMA_VERSION, Tool};
+use crate::catalog::rules::{self, NameKind};
+use crate::catalog::{
+    BUNDLE_FILE, BUNDLES_DIR, BundleEntry, Catalog, STATE_DIR, TOOL_FILE, TOOLS_DIR, ToolEntry,
+    VersionChoice, builtin, store,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -50,11 +50,11 @@ pub enum BundleInput {
     },
 }
 
-pub(super) fn new_id() -> Uuid {
+pub(crate) fn new_id() -> Uuid {
     Uuid::now_v7()
 }
 
-pub(super) fn timestamp(t: jiff::Timestamp) -> Value {
+pub(crate) fn timestamp(t: jiff::Timestamp) -> Value {
     Value::String(t.to_string())
 }
 
@@ -101,7 +101,7 @@ impl Catalog {
     /// writer may have changed it while this one waited), run `op`, and make sure the
     /// catalog's own files exist once something was written. A write that fails on a catalog
     /// this call created leaves nothing behind.
-    pub(super) fn write<T>(
+    pub(crate) fn write<T>(
         &mut self,
         op: impl FnOnce(&Self) -> Result<T>,
         touched: impl FnOnce(&T) -> Option<String>,
@@ -218,7 +218,7 @@ impl Catalog {
             Some(id) => Some(uuid_v7(id, "/toolID", source_name)?),
             None => None,
         };
-        let now = crate::time::now();
+        let now = crate::base::time::now();
         fill_fields(
             fields,
             [
@@ -283,9 +283,9 @@ impl Catalog {
     /// Write the JSON Schemas of the catalog's files into `schemas/` (where new tools'
     /// `"$schema"` points), unless they are there already as this toolctl has them.
     pub fn write_schemas(&self) -> Result<()> {
-        let dir = self.root.join(super::skeleton::SCHEMAS_DIR);
+        let dir = self.root.join(crate::catalog::skeleton::SCHEMAS_DIR);
         store::ensure_dir(&dir)?;
-        for kind in crate::validate::schemas::Kind::ALL {
+        for kind in crate::catalog::schemas::Kind::ALL {
             let path = dir.join(kind.file_name());
             if std::fs::read_to_string(&path).ok().as_deref() != Some(kind.text()) {
                 store::write_atomic(&path, kind.text().as_bytes())?;
@@ -357,7 +357,7 @@ impl Catalog {
         reference: &str,
         enabled: bool,
     ) -> Result<(ToolEntry, Toggle)> {
-        let (mut entry, _) = self.resolve_tool(reference, Pick::Exact)?;
+        let (mut entry, _) = self.resolve_tool(reference, VersionChoice::Exact)?;
         if entry.bundle_deleted {
             return Err(Error::forbidden(
                 format!(
@@ -407,7 +407,7 @@ impl Catalog {
     }
 
     fn delete_tool_locked(&self, reference: &str) -> Result<ToolEntry> {
-        let (entry, _) = self.resolve_tool(reference, Pick::Exact)?;
+        let (entry, _) = self.resolve_tool(reference, VersionChoice::Exact)?;
         let Some(path) = &entry.path else {
             return Err(Error::forbidden(
                 format!("{} is built in and cannot be deleted", entry.reference()),
@@ -529,7 +529,7 @@ impl Catalog {
                 Some(format!("restore it first: toolctl bundle restore {id}")),
             ));
         }
-        let now = crate::time::now();
+        let now = crate::base::time::now();
         let mut doc = match (existing, merge) {
             (Some(existing), true) => {
                 let mut merged = existing.doc.clone();
@@ -675,7 +675,7 @@ impl Catalog {
             return Ok((entry, Toggle::Unchanged));
         }
         let mut doc = read_doc(&path)?;
-        let when = crate::time::now();
+        let when = crate::base::time::now();
         if let Some(fields) = doc.as_object_mut() {
             if deleted {
                 fields.insert("softDeletedAt".into(), timestamp(when));
@@ -691,7 +691,7 @@ impl Catalog {
 
     /// Run `op` under the catalog lock (for operations defined in other modules).
     /// Removed bundles change `bundles/`, which the next change check lists again.
-    pub(super) fn locked<T>(&mut self, op: impl FnOnce(&Self) -> Result<T>) -> Result<T> {
+    pub(crate) fn locked<T>(&mut self, op: impl FnOnce(&Self) -> Result<T>) -> Result<T> {
         self.write(op, |_| None)
     }
 }
@@ -807,6 +807,6 @@ fn tool_destination_rules(tool: &Tool, catalog: &Catalog) -> Result<(), Violatio
 
 /// Read a document for rewriting; it must parse (a broken file is never overwritten blindly).
 fn read_doc(path: &Path) -> Result<Value> {
-    let text = super::capped::read_text(path, None).map_err(|e| e.into_error(path))?;
+    let text = crate::catalog::capped::read_text(path, None).map_err(|e| e.into_error(path))?;
     model::parse_doc(&text, path)
 }

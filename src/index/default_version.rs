@@ -1,7 +1,7 @@
-//! The lineup a few tools at a time, for `pick` and `attach`, which show a handful of a
+//! The default versions a few tools at a time, for `pick` and `attach`, which show a handful of a
 //! catalog's tools: whether a version stands for its slug, the rows of the tools shown, and
 //! what their exported names depend on. Each is an indexed lookup, so the cost follows what is
-//! shown, not the size of the catalog; [`Index::tool_rows`] reads the whole lineup for the
+//! shown, not the size of the catalog; [`Index::tool_rows`] reads all the default tools for the
 //! commands that show all of it.
 
 use super::rows::{live, tool_row, tool_row_sql};
@@ -13,8 +13,8 @@ use std::sync::LazyLock;
 /// Row `t` (of bundle `bu`) is the version that stands for its tool slug: of the live rows
 /// with its bundle slug and tool slug, the enabled one with the newest `createdAt`, else the
 /// newest (ties: the greater toolID, then the greater row). The rule of
-/// [`Lineup`](crate::provider::lineup::Lineup), which applies it to the whole catalog at once.
-static STANDS: LazyLock<String> = LazyLock::new(|| {
+/// [`DefaultTools`](crate::index::default_tools::DefaultTools), which applies it to the whole catalog at once.
+static IS_DEFAULT_VERSION: LazyLock<String> = LazyLock::new(|| {
     format!(
         "t.id = (SELECT o.id FROM tool o JOIN bundle ob ON ob.dir = o.bundle_dir
                  WHERE o.slug_dir = t.slug_dir AND ob.slug = bu.slug AND {live}
@@ -82,12 +82,12 @@ impl Index {
     }
 
     /// Which of rows `ids` are live versions that stand for their tool slug.
-    pub fn standing_among(&self, ids: &[i64]) -> Result<HashSet<i64>> {
+    pub fn default_among(&self, ids: &[i64]) -> Result<HashSet<i64>> {
         let sql = format!(
             "SELECT t.id FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
              WHERE t.id IN (SELECT value FROM json_each(?1)) AND {live} AND {stands}",
             live = live("t", "bu"),
-            stands = *STANDS
+            stands = *IS_DEFAULT_VERSION
         );
         Ok(self
             .collect(&sql, [json_list(ids)], |r| r.get(0))?
@@ -110,7 +110,7 @@ impl Index {
              WHERE {live} AND {USABLE} AND {stands}
              ORDER BY t.created_ns, t.tool_id, t.id",
             live = live("t", "bu"),
-            stands = *STANDS
+            stands = *IS_DEFAULT_VERSION
         );
         let mut statement = self
             .conn
@@ -138,7 +138,7 @@ impl Index {
             "SELECT count(*) FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
              WHERE {live} AND {USABLE} AND {stands}",
             live = live("t", "bu"),
-            stands = *STANDS
+            stands = *IS_DEFAULT_VERSION
         );
         let counts = self.collect(
             &sql,
@@ -150,8 +150,11 @@ impl Index {
 
     /// The version that stands for the tool slug `slug` of the bundle with slug
     /// `bundle_slug`, usable or not.
-    pub fn standing_of(&self, bundle_slug: &str, slug: &str) -> Result<Option<ToolRow>> {
-        let condition = format!("bu.slug = ?1 AND t.slug_dir = ?2 AND {}", *STANDS);
+    pub fn default_version_of(&self, bundle_slug: &str, slug: &str) -> Result<Option<ToolRow>> {
+        let condition = format!(
+            "bu.slug = ?1 AND t.slug_dir = ?2 AND {}",
+            *IS_DEFAULT_VERSION
+        );
         self.first(
             &tool_row_sql(false, &condition),
             [bundle_slug, slug],
@@ -161,8 +164,11 @@ impl Index {
 
     /// The version that stands for the tool slug `slug` in the bundle folder `dir`, usable or
     /// not; none when it is in another folder (of a bundle with the same slug).
-    pub fn standing_in_folder(&self, dir: &str, slug: &str) -> Result<Option<ToolRow>> {
-        let condition = format!("t.bundle_dir = ?1 AND t.slug_dir = ?2 AND {}", *STANDS);
+    pub fn default_version_in_folder(&self, dir: &str, slug: &str) -> Result<Option<ToolRow>> {
+        let condition = format!(
+            "t.bundle_dir = ?1 AND t.slug_dir = ?2 AND {}",
+            *IS_DEFAULT_VERSION
+        );
         self.first(&tool_row_sql(false, &condition), [dir, slug], tool_row)
     }
 
@@ -196,7 +202,7 @@ impl Index {
     }
 
     /// The tool slugs of live bundles, as (bundle slug, tool slug), whose slug or one of whose
-    /// wanted exported names ([`crate::provider::names::wanted`]) is one of `names`.
+    /// wanted exported names ([`crate::catalog::names::wanted`]) is one of `names`.
     pub fn slugs_near_names(&self, names: &[String]) -> Result<Vec<(String, String)>> {
         let sql = format!(
             "SELECT DISTINCT bu.slug, t.slug_dir FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir

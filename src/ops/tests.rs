@@ -1,6 +1,7 @@
 //! Round trips through the real store: what a user writes is what a rewrite keeps.
 
-use super::*;
+use super::BundleInput;
+use crate::catalog::*;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -84,7 +85,7 @@ proptest! {
         let input = Value::Object(doc.clone());
 
         catalog.put_tool(input, "generated", Some("b")).unwrap();
-        let (stored, problems) = catalog.resolve_tool("b/t@v1", Pick::Exact).unwrap();
+        let (stored, problems) = catalog.resolve_tool("b/t@v1", VersionChoice::Exact).unwrap();
         prop_assert!(problems.is_empty());
         // Every field given comes back, in the order given (filled fields aside).
         let kept: Map<String, Value> = stored
@@ -99,7 +100,7 @@ proptest! {
 
         let before = stored.doc.clone();
         catalog.set_tool_enabled("b/t@v1", false).unwrap();
-        let (after, _) = catalog.resolve_tool("b/t@v1", Pick::Exact).unwrap();
+        let (after, _) = catalog.resolve_tool("b/t@v1", VersionChoice::Exact).unwrap();
         prop_assert!(!after.is_enabled);
         let mut after_doc = after.doc.clone();
         after_doc.as_object_mut().unwrap().shift_remove("isEnabled");
@@ -220,7 +221,7 @@ fn regression_floats_survive_a_rewrite_exactly() {
                       "argSchema": { "type": "number", "maximum": 0.18591161198575257 } });
     catalog.put_tool(doc, "inline", Some("b")).unwrap();
     catalog.set_tool_enabled("b/t", false).unwrap();
-    let (entry, _) = catalog.resolve_tool("b/t", Pick::Exact).unwrap();
+    let (entry, _) = catalog.resolve_tool("b/t", VersionChoice::Exact).unwrap();
     let text = std::fs::read_to_string(entry.path.unwrap()).unwrap();
     assert!(text.contains("0.18591161198575257"), "{text}");
 }

@@ -2,7 +2,7 @@
 
 use super::Args;
 use super::workspace::Workspace;
-use crate::error_code::ErrorCode;
+use crate::base::error_code::ErrorCode;
 use crate::invoke::Failure;
 use cap_std::fs::Dir;
 use serde_json::{Value, json};

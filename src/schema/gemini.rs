@@ -532,7 +532,7 @@ fn unsupported(keyword: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::strict::tests::{FIXTURES, arb_schema, fixture, problems};
+    use crate::schema::strict::tests::{FIXTURES, arb_schema, fixture, problems};
     use proptest::prelude::*;
 
     /// Asserts that `schema` has exactly the problems `expected` (keyword, pointer).

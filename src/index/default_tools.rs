@@ -2,21 +2,22 @@
 //! exported name. `export` and `pick` both start here, from the index's rows, so they agree on
 //! which version stands for a slug (SPEC §2: the enabled version with the newest `createdAt`,
 //! as `invoke bundle/slug` means) and on every name. `pick` and `attach`, which show a few tools,
-//! read only those from the index ([`Member::named`]), by the same rules.
+//! read only those from the index ([`DefaultTool::named`]), by the same rules.
 
-use super::names::{self, NameMap};
+use crate::catalog::default_version_key;
+use crate::catalog::names::{self, NameMap};
 use crate::index::{self, Index, ToolRow};
 use std::collections::HashMap;
 
 /// One tool slug of a bundle, at the version that stands for it.
 #[derive(Debug, Clone)]
-pub struct Member {
+pub struct DefaultTool {
     pub row: ToolRow,
     /// The exported name.
     pub name: String,
 }
 
-impl Member {
+impl DefaultTool {
     /// `bundle/slug@version`.
     pub fn reference(&self) -> String {
         format!(
@@ -88,28 +89,29 @@ pub fn names_of(index: &Index, keys: &[(&str, &str)]) -> index::Result<Vec<Strin
 
 /// The live catalog as providers see it.
 #[derive(Debug, Clone, Default)]
-pub struct Lineup {
+pub struct DefaultTools {
     pub names: NameMap,
     /// In registration order (`createdAt`, then toolID).
-    pub members: Vec<Member>,
+    pub members: Vec<DefaultTool>,
 }
 
-impl Lineup {
-    /// Read the lineup from the index; `with_text` also reads each tool's words.
+impl DefaultTools {
+    /// Read the default tools from the index; `with_text` also reads each tool's words.
     pub fn read(index: &Index, with_text: bool) -> index::Result<Self> {
         Ok(Self::from_rows(index.tool_rows(with_text)?))
     }
 
-    /// The lineup of `rows` (in registration order).
+    /// The default tools of `rows` (in registration order).
     pub fn from_rows(rows: Vec<ToolRow>) -> Self {
         let names = NameMap::build(
             rows.iter()
                 .map(|r| (r.bundle_slug.as_str(), r.slug.as_str())),
         );
-        // The version that stands for each slug: newest enabled, else newest (ties: toolID).
+        // The version that stands for each slug ([`default_version_key`]; of equal keys, the
+        // first in registration order).
         let mut best: HashMap<(&str, &str), usize> = HashMap::new();
         fn key(r: &ToolRow) -> (bool, i64, &str) {
-            (r.is_enabled, r.created_ns, &r.tool_id)
+            default_version_key(r.is_enabled, r.created_ns, &r.tool_id)
         }
         for (i, row) in rows.iter().enumerate() {
             let slot = best
@@ -125,7 +127,7 @@ impl Lineup {
         let members = chosen
             .into_iter()
             .filter_map(|i| rows[i].take())
-            .map(|row| Member {
+            .map(|row| DefaultTool {
                 name: names
                     .name(&row.bundle_slug, &row.slug)
                     .unwrap_or(&row.slug)
@@ -140,7 +142,8 @@ impl Lineup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::{BundleInput, Catalog};
+    use crate::catalog::Catalog;
+    use crate::ops::BundleInput;
     use serde_json::json;
     use std::collections::HashSet;
 
@@ -166,7 +169,7 @@ mod tests {
     }
 
     /// Versions, disabled tools and bundles, a soft-deleted bundle, a slug in two bundles and
-    /// names that collide: what the lineup's rules are about.
+    /// names that collide: what the default tools's rules are about.
     fn catalog() -> (tempfile::TempDir, Catalog) {
         let dir = tempfile::tempdir().unwrap();
         Catalog::init(dir.path()).unwrap();
@@ -199,7 +202,7 @@ mod tests {
     fn the_index_read_a_few_tools_at_a_time_agrees_with_the_whole_lineup() {
         let (_dir, catalog) = catalog();
         let (index, _) = Index::open(&catalog, &mut |_, _| {}).unwrap();
-        let lineup = Lineup::read(&index, false).unwrap();
+        let lineup = DefaultTools::read(&index, false).unwrap();
         let all: Vec<i64> = index
             .tool_rows(false)
             .unwrap()
@@ -207,11 +210,13 @@ mod tests {
             .map(|r| r.id)
             .collect();
         let members: HashSet<i64> = lineup.members.iter().map(|m| m.row.id).collect();
-        assert_eq!(index.standing_among(&all).unwrap(), members);
+        assert_eq!(index.default_among(&all).unwrap(), members);
 
         for member in &lineup.members {
             let row = &member.row;
-            let standing = index.standing_of(&row.bundle_slug, &row.slug).unwrap();
+            let standing = index
+                .default_version_of(&row.bundle_slug, &row.slug)
+                .unwrap();
             assert_eq!(
                 standing.map(|r| r.id),
                 Some(row.id),
@@ -219,7 +224,7 @@ mod tests {
                 member.reference()
             );
             let standing = index
-                .standing_in_folder(&row.bundle_dir, &row.slug)
+                .default_version_in_folder(&row.bundle_dir, &row.slug)
                 .unwrap();
             assert_eq!(
                 standing.map(|r| r.id),
@@ -231,7 +236,7 @@ mod tests {
             assert_eq!(names_of(&index, &[key]).unwrap(), [member.name.as_str()]);
         }
         let rows = index.rows_by_id(&all, false).unwrap();
-        let named: Vec<(i64, String)> = Member::named(&index, rows)
+        let named: Vec<(i64, String)> = DefaultTool::named(&index, rows)
             .unwrap()
             .into_iter()
             .filter(|m| members.contains(&m.row.id))
@@ -265,6 +270,61 @@ mod tests {
                 .unwrap();
             assert_eq!(first.iter().map(|r| r.id).collect::<Vec<_>>(), usable);
             assert_eq!(index.count_usable(allow_unsafe).unwrap(), usable.len());
+        }
+    }
+
+    use crate::catalog::VersionChoice;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+
+        /// The rule "which version stands for a slug" is one Rust function
+        /// ([`default_version_key`]) and its SQL mirror (`IS_DEFAULT_VERSION`): on generated
+        /// catalogs — versions enabled or not, equal `createdAt`s, a slug in several bundles,
+        /// disabled bundles — the SQL, the default tools and resolving `bundle/slug` all name
+        /// the same version.
+        #[test]
+        fn the_sql_and_the_rust_rule_agree_on_generated_catalogs(
+            tools in prop::collection::vec((0..3usize, 0..3usize, any::<bool>(), 0..4u32), 1..10),
+            disabled_bundle in prop::option::of(0..3usize),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            Catalog::init(dir.path()).unwrap();
+            let mut catalog = Catalog::open(dir.path()).unwrap();
+            let bundles = ["alpha", "beta", "gamma"];
+            for slug in bundles {
+                bundle(&mut catalog, slug);
+            }
+            for (i, (b, slug, enabled, second)) in tools.iter().enumerate() {
+                let slug = format!("tool-{slug}");
+                tool(&mut catalog, bundles[*b], &slug, &format!("v{i}"), *second);
+                if !enabled {
+                    let reference = format!("{}/{slug}@v{i}", bundles[*b]);
+                    catalog.set_tool_enabled(&reference, false).unwrap();
+                }
+            }
+            if let Some(b) = disabled_bundle {
+                catalog.set_bundle_enabled(bundles[b], false).unwrap();
+            }
+            let (index, _) = Index::open(&catalog, &mut |_, _| {}).unwrap();
+            let defaults = DefaultTools::read(&index, false).unwrap();
+            let all: Vec<i64> = index.tool_rows(false).unwrap().iter().map(|r| r.id).collect();
+            let members: HashSet<i64> = defaults.members.iter().map(|m| m.row.id).collect();
+            prop_assert_eq!(index.default_among(&all).unwrap(), members);
+            let slugs: HashSet<(usize, usize)> = tools.iter().map(|t| (t.0, t.1)).collect();
+            let ours = defaults.members.iter().filter(|m| bundles.contains(&m.row.bundle_slug.as_str()));
+            prop_assert_eq!(ours.count(), slugs.len());
+            for member in &defaults.members {
+                let row = &member.row;
+                let sql = index.default_version_of(&row.bundle_slug, &row.slug).unwrap();
+                prop_assert_eq!(sql.map(|r| r.id), Some(row.id));
+                let reference = format!("{}/{}", row.bundle_slug, row.slug);
+                let (resolved, _) = catalog
+                    .resolve_tool(&reference, VersionChoice::Default)
+                    .unwrap();
+                prop_assert_eq!(resolved.tool.tool_id.to_string(), row.tool_id.clone());
+            }
         }
     }
 }

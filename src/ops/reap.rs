@@ -8,8 +8,8 @@
 //! it, so a crash half-way leaves no half-bundle visible; the next reap finishes the job.
 //! It runs under the catalog lock, so two reaps at once are safe: the second finds nothing.
 
-use super::error::{Error, Result};
-use super::{BUNDLE_FILE, BundleEntry, Catalog, store};
+use crate::catalog::error::{Error, Result};
+use crate::catalog::{BUNDLE_FILE, BundleEntry, Catalog, store};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;

@@ -1,0 +1,171 @@
+//! What several commands share: paging flags, reading a document argument, the provider and
+//! scorer flags, the endpoint flags of the network scorers, and how export and pick failures
+//! read on the command line. Command modules never use each other; they use this.
+
+use crate::base::error_code::ErrorCode;
+use crate::catalog::config::PickConfig;
+use crate::catalog::{model, page};
+use crate::cli::Ctx;
+use crate::cli::error::CliError;
+use crate::pick::endpoints::{EndpointOverrides, Endpoints};
+use crate::pick::{PickError, Scorer};
+use crate::provider::Provider;
+use crate::provider::export::{ExportError, Refused};
+use clap::Args;
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// Paging flags of list commands.
+#[derive(Debug, Clone, Args)]
+pub struct PageArgs {
+    /// Show at most N items (1 to 1000)
+    #[arg(long, value_name = "N", default_value_t = page::DEFAULT_PAGE_SIZE)]
+    pub page_size: usize,
+    /// Continue after the page that printed this token (nextPageToken)
+    #[arg(long, value_name = "TOKEN")]
+    pub page_token: Option<String>,
+}
+
+/// Read a JSON document from a file, or from stdin when `path` is `-`. Returns it with the
+/// name to report problems under.
+pub fn read_document(path: &str) -> Result<(Value, String), CliError> {
+    let (text, name) = read_text(path)?;
+    let doc = model::parse_doc(&text, Path::new(&name))?;
+    Ok((doc, name))
+}
+
+/// Read a file, or stdin when `path` is `-`. Returns the text with the name to report
+/// problems under.
+pub fn read_text(path: &str) -> Result<(String, String), CliError> {
+    if path == "-" {
+        let text = crate::catalog::capped::read_stdin()?;
+        Ok((text, "<stdin>".to_owned()))
+    } else {
+        let text = crate::catalog::capped::read_input(Path::new(path))?;
+        Ok((text, path.to_owned()))
+    }
+}
+
+/// The "next page" hint printed under a table.
+pub fn next_page_note(token: Option<&String>) -> String {
+    match token {
+        Some(token) => format!("\nmore: --page-token {token}"),
+        None => String::new(),
+    }
+}
+
+/// The `--provider`/`--emit` value parser.
+pub fn parse_provider(text: &str) -> Result<Provider, String> {
+    text.parse()
+}
+
+/// Warn about tools `--lenient` left out.
+pub fn warn_left_out(ctx: &Ctx, provider: Provider, left_out: &[Refused]) {
+    for refused in left_out {
+        for problem in &refused.problems {
+            ctx.ui.warn(&format!(
+                "left out {} ({provider} cannot take it): {problem}",
+                refused.reference
+            ));
+        }
+    }
+}
+
+/// The CLI error of a failed export.
+pub fn export_error(error: ExportError) -> CliError {
+    match error {
+        ExportError::Catalog(e) => e.into(),
+        ExportError::Index(e) => e.into(),
+        ExportError::Unexpressible { provider, refused } => {
+            let causes = refused.iter().flat_map(|r| {
+                r.problems
+                    .iter()
+                    .map(move |p| format!("{}: {p}", r.reference))
+            });
+            let strict_hint = refused
+                .iter()
+                .flat_map(|r| &r.problems)
+                .any(|p| p.message.contains("strict"));
+            let mut error = CliError::invalid(format!(
+                "{provider} cannot take {} of the tools as they are",
+                refused.len()
+            ))
+            .with_causes(causes.collect::<Vec<_>>())
+            .with_details(json!({ "provider": provider, "tools": refused }))
+            .with_hint("--lenient leaves them out with a warning");
+            if strict_hint {
+                error = error.with_hint("without --strict, OpenAI takes the schemas as they are");
+            }
+            error
+        }
+        ExportError::NotUsable { .. } => CliError::new(ErrorCode::ToolDisabled, error.to_string())
+            .with_hint("--include-disabled exports disabled and unavailable tools too"),
+        ExportError::TooMany {
+            provider,
+            count,
+            max,
+        } => CliError::invalid(format!(
+            "{count} tools is more than {provider} takes in one request ({max})"
+        ))
+        .with_details(json!({ "provider": provider, "count": count, "max": max }))
+        .with_hint("choose the few tools a task needs: `toolctl pick \"<task>\" --emit openai`; narrow with --bundle/--tag/--tool; or --force"),
+    }
+}
+
+/// The endpoints of the network scorers, over `toolctl.json`'s `pick.embed` / `pick.llm`.
+#[derive(Debug, Args)]
+pub struct EndpointArgs {
+    /// The embeddings endpoint (embed, hybrid), e.g. http://127.0.0.1:11434/v1
+    #[arg(long, value_name = "URL")]
+    pub embed_url: Option<String>,
+    /// The embeddings model
+    #[arg(long, value_name = "MODEL")]
+    pub embed_model: Option<String>,
+    /// The chat completions endpoint (llm), e.g. https://api.openai.com/v1
+    #[arg(long, value_name = "URL")]
+    pub llm_url: Option<String>,
+    /// The chat model
+    #[arg(long, value_name = "MODEL")]
+    pub llm_model: Option<String>,
+}
+
+impl EndpointArgs {
+    /// The flags as the library's overrides of `toolctl.json`.
+    pub fn overrides(&self) -> EndpointOverrides {
+        EndpointOverrides {
+            embed_url: self.embed_url.clone(),
+            embed_model: self.embed_model.clone(),
+            llm_url: self.llm_url.clone(),
+            llm_model: self.llm_model.clone(),
+        }
+    }
+
+    /// The endpoints `scorer` needs (none for keyword and bm25): flags over `toolctl.json`.
+    pub fn resolve(&self, config: &PickConfig, scorer: Scorer) -> Result<Endpoints, CliError> {
+        Endpoints::resolve(config, &self.overrides(), scorer).map_err(pick_error)
+    }
+}
+
+pub fn parse_scorer(text: &str) -> Result<Scorer, String> {
+    text.parse()
+}
+
+/// A failed pick as the command line reports it.
+pub fn pick_error(error: PickError) -> CliError {
+    match error {
+        PickError::Index(e) => e.into(),
+        PickError::Invalid { message, hint } => CliError::invalid(message).with_hint(hint),
+        PickError::Secrets(e) => crate::invoke::Failure::from(e).into(),
+        PickError::Upstream(_) => CliError::new(ErrorCode::UpstreamError, error.to_string())
+            .with_hint("check pick.embed in toolctl.json (baseUrl, model, apiKeySecret) or --embed-url/--embed-model"),
+    }
+}
+
+/// "1 tool", "2 tools".
+pub fn n_tools(n: usize) -> String {
+    if n == 1 {
+        "1 tool".to_owned()
+    } else {
+        format!("{n} tools")
+    }
+}

@@ -1,0 +1,98 @@
+//! Starting index watchers (`toolctl index watch` in the background): after a command whose
+//! index check had to walk the catalog, and for `index watch --detach`. The library never
+//! starts a process for this; it notes the walk ([`CheckNote`](crate::catalog::CheckNote)) and
+//! says whether a watcher may run ([`watch::why_not`]).
+
+use crate::catalog::Catalog;
+use crate::catalog::config::WatchMode as Mode;
+use crate::index::watch::{
+    AUTO_MIN_ENTRIES, RETRY_AFTER, Status, failure_file, is_local, last_failure, mode, status,
+    watch_limit, why_not,
+};
+use std::path::Path;
+use std::time::Duration;
+
+/// Start `program index watch` for the catalog in the background, in its own process group
+/// (a Ctrl-C in the terminal does not stop it) and with no terminal output.
+fn spawn(program: &Path, root: &Path) -> std::io::Result<std::process::Child> {
+    use std::process::{Command, Stdio};
+    let mut command = Command::new(program);
+    // An absolute root, and the catalog as the working folder: the watcher holds no other
+    // folder busy.
+    let root = std::path::absolute(root)?;
+    command
+        .arg("--catalog")
+        .arg(&root)
+        .args(["--quiet", "index", "watch"])
+        .current_dir(&root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    command.spawn()
+}
+
+/// How long `index watch --detach` waits for a new watcher to answer: watching a 100,000-tool
+/// catalog (~190,000 folders) takes the kernel tens of seconds.
+const START_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// Start a watcher in the background and wait until it answers.
+pub fn detach(program: &Path, root: &Path) -> Result<Status, String> {
+    if let Some(running) = status(root) {
+        return Ok(running);
+    }
+    why_not(root)?;
+    let mut child =
+        spawn(program, root).map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(running) = status(root) {
+            // Not waited for: it outlives this command.
+            return Ok(running);
+        }
+        if let Ok(Some(_)) = child.try_wait() {
+            return Err(last_failure(root)
+                .unwrap_or_else(|| "the watcher stopped before it answered".to_owned()));
+        }
+        if started.elapsed() > START_TIMEOUT {
+            return Err(format!(
+                "the watcher did not answer within {} s",
+                START_TIMEOUT.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// After a check that no watcher answered: start one in the background if the mode says so.
+pub fn maybe_start(catalog: &Catalog, entries_checked: usize) {
+    let root = catalog.root();
+    let wanted = match mode(catalog) {
+        Mode::Never => false,
+        Mode::Always => true,
+        // A CI job runs a few commands and ends: a watcher would outlive its use.
+        Mode::Auto => {
+            entries_checked >= AUTO_MIN_ENTRIES
+                && std::env::var_os("CI").is_none()
+                && is_local(root)
+        }
+    };
+    if !wanted {
+        return;
+    }
+    // Each folder checked is about one watch: a catalog past the limit cannot be watched.
+    let fits = || watch_limit().is_none_or(|limit| entries_checked < limit);
+    let failed_lately = || {
+        std::fs::metadata(failure_file(root))
+            .and_then(|m| m.modified())
+            .is_ok_and(|at| at.elapsed().is_ok_and(|age| age < RETRY_AFTER))
+    };
+    if fits() && !failed_lately() && why_not(root).is_ok() {
+        // A failure to start costs nothing but speed: the next command walks again. Not
+        // waited for: it outlives this command.
+        if let Ok(program) = std::env::current_exe() {
+            let _ = spawn(&program, root).map(drop);
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! Resolving a tool reference (`[bundle/]slug[@version]`, a toolID, or an exported provider
+//! name) to one tool file, with the index's help: it knows every toolID and every exported
+//! name, so neither needs the whole catalog read. The rules of the reference itself are in
+//! [`catalog::resolve`](crate::catalog::resolve).
+
+use super::Index;
+use super::default_tools::DefaultTools;
+use crate::catalog::error::{Error, Result};
+use crate::catalog::{
+    BundleEntry, Catalog, Problem, ToolEntry, ToolRef, VersionChoice, default_version_key, names,
+};
+use uuid::Uuid;
+
+impl Catalog {
+    /// The tool named by `reference`; problems met on the way are returned beside it.
+    pub fn resolve_tool(
+        &self,
+        reference: &str,
+        choice: VersionChoice,
+    ) -> Result<(ToolEntry, Vec<Problem>)> {
+        let parsed = ToolRef::parse(reference)?;
+        let mut problems = Vec::new();
+        if let Some(id) = parsed.id
+            && let Some(found) = self.find_tool_by_id(id, &mut problems)?
+        {
+            return Ok((found, problems));
+        }
+        let searched: Vec<BundleEntry> = match &parsed.bundle {
+            Some(name) => vec![self.named_bundle(name)?],
+            None => {
+                let mut bundles = self.bundles()?.items;
+                bundles.retain(|b| !b.is_deleted());
+                bundles
+            }
+        };
+        let mut candidates: Vec<ToolEntry> = searched
+            .iter()
+            .flat_map(|b| self.tool_versions(b, &parsed.slug, &mut problems))
+            .filter(|t| parsed.version.as_ref().is_none_or(|v| &t.tool.version == v))
+            .collect();
+        let mut in_bundles: Vec<&str> = candidates.iter().map(|t| t.bundle_slug.as_str()).collect();
+        in_bundles.dedup();
+        if in_bundles.len() > 1 {
+            let mut names: Vec<String> = in_bundles
+                .iter()
+                .map(|b| format!("{b}/{}", parsed.slug))
+                .collect();
+            names.dedup();
+            return Err(Error::Ambiguous {
+                what: "tool",
+                name: reference.to_owned(),
+                candidates: names,
+                hint: "name the bundle too: bundle/slug[@version]".to_owned(),
+            });
+        }
+        if candidates.len() > 1 && choice == VersionChoice::Exact {
+            return Err(Error::Ambiguous {
+                what: "tool version",
+                name: reference.to_owned(),
+                candidates: candidates.iter().map(ToolEntry::reference).collect(),
+                hint: "add @version to say which one".to_owned(),
+            });
+        }
+        candidates
+            .sort_by_key(|t| default_version_key(t.is_enabled, t.tool.created_at, t.tool.tool_id));
+        match candidates.pop() {
+            Some(found) => Ok((found, problems)),
+            // Not found, but a file where it would be could not be read: say so.
+            None if !problems.is_empty() => Err(Error::Unreadable {
+                what: "tool",
+                name: reference.to_owned(),
+                problems,
+            }),
+            None => match self.exported_name(&parsed) {
+                // An exported provider name (`weather__search`) stands for a bundle's slug.
+                Some(reference) => self.resolve_tool(&reference, choice),
+                None => Err(Error::NotFound {
+                    what: "tool",
+                    name: reference.to_owned(),
+                    // The command line adds where to see them.
+                    hint: None,
+                }),
+            },
+        }
+    }
+
+    /// `bundle/slug` for a bare name that is a tool's exported provider name
+    /// (see [`crate::catalog::names`]), when it is one.
+    fn exported_name(&self, parsed: &ToolRef) -> Option<String> {
+        if parsed.bundle.is_some() || parsed.version.is_some() {
+            return None;
+        }
+        let name = &parsed.slug;
+        // A catalog not on disk holds only the built-ins, whose slugs are their names; and a
+        // lookup must not leave an index behind in a catalog a refused write did not create.
+        if !self.exists() || !names::is_valid(name) {
+            return None;
+        }
+        let lineup = Index::read(self, &mut |_, _| {}, |index| {
+            DefaultTools::read(index, false)
+        })
+        .ok()?;
+        let (bundle, slug) = lineup.names.resolve(name)?;
+        // A bare slug that is its own exported name was not found above: no loop.
+        (slug != name.as_str()).then(|| format!("{bundle}/{slug}"))
+    }
+
+    /// The tool with this toolID, if any (IDs are not in folder names).
+    pub fn find_tool_by_id(
+        &self,
+        id: Uuid,
+        problems: &mut Vec<Problem>,
+    ) -> Result<Option<ToolEntry>> {
+        // The index (brought up to date first) knows every toolID; the file it names is read
+        // and checked. Only when the index cannot answer are all files read.
+        let id_text = id.to_string();
+        if let Ok(found) = Index::read(self, &mut |_, _| {}, |index| {
+            index.path_of_tool_id(&id_text)
+        }) {
+            match found.map(|path| self.tool_at(&path)) {
+                None => return Ok(None),
+                Some(Ok(Some(entry))) if entry.tool.tool_id == id => return Ok(Some(entry)),
+                Some(_) => {}
+            }
+        }
+        let bundles = self.bundles()?.items;
+        for bundle in &bundles {
+            if let Some(found) = self
+                .bundle_tools(bundle, problems)
+                .into_iter()
+                .find(|t| t.tool.tool_id == id)
+            {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
+    }
+}

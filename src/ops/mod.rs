@@ -1,0 +1,16 @@
+//! Operations that change the catalog or move it in and out: every write (with the index kept
+//! in step under the write lock), reaping soft-deleted bundles, and bundle archives (export and
+//! import, checked like `validate` checks files).
+//!
+//! They sit above `index` and `validate` because a write refreshes the index and an import
+//! checks its documents; the reading side of the catalog below knows nothing of them.
+
+pub mod archive;
+pub mod reap;
+pub mod write;
+
+#[cfg(test)]
+mod tests;
+
+pub use reap::{ReapOutcome, ReapReport};
+pub use write::{BundleInput, InitReport, Toggle};

@@ -1,0 +1,389 @@
+//! The shape of the library: each folder under `src/` is a layer that may use only the layers
+//! [`LAYERS`] lists under it, so no two folders reach each other in a circle.
+//!
+//! The check reads every `src/**/*.rs` file, resolves each `crate::…` and `super::…` path to
+//! the top-level folder it names, and fails on a path into a layer that is not allowed —
+//! naming the file, the line and the path. Test modules (`tests.rs` files and a trailing
+//! `#[cfg(test)] mod tests { … }`) may build fixtures with any layer and are not read.
+//! `docs/ARCHITECTURE.md` explains the layers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Each layer and the layers it may use. The order is bottom-up; `cli` may use everything.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("base", &[]),
+    ("catalog", &["base"]),
+    ("schema", &["base"]),
+    ("index", &["catalog", "base"]),
+    ("invoke", &["catalog", "schema", "base"]),
+    ("provider", &["index", "catalog", "schema", "base"]),
+    ("pick", &["index", "catalog", "base"]),
+    ("attach", &["pick", "index", "catalog", "base"]),
+    (
+        "validate",
+        &["provider", "attach", "catalog", "schema", "base"],
+    ),
+    ("ops", &["validate", "index", "catalog", "base"]),
+    (
+        "cli",
+        &[
+            "ops", "validate", "attach", "pick", "provider", "invoke", "index", "schema",
+            "catalog", "base",
+        ],
+    ),
+];
+
+/// Files at the root of `src/` that are not a layer.
+const ROOT_FILES: &[&str] = &["lib.rs", "main.rs"];
+
+/// Command modules (`src/cli/cmd/*.rs`) use each other's code only through `cli/shared.rs`.
+const COMMANDS_DIR: &str = "cli/cmd";
+
+/// One path from a file into another module.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Use {
+    file: String,
+    line: usize,
+    /// The path as absolute segments from the crate root (`["catalog", "model", "Tool"]`).
+    path: Vec<String>,
+}
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The module path of a file (`index/sync.rs` → `["index", "sync"]`, `index/mod.rs` →
+/// `["index"]`).
+fn module_of(rel: &str) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .trim_end_matches(".rs")
+        .split('/')
+        .map(String::from)
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The text without comments and without a trailing test module.
+fn code_of(text: &str) -> String {
+    let text = match text.find("#[cfg(test)]\nmod tests {") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut in_block = false;
+    for line in text.lines() {
+        let mut line = line.to_owned();
+        if in_block {
+            match line.find("*/") {
+                Some(end) => {
+                    line = line[end + 2..].to_owned();
+                    in_block = false;
+                }
+                None => {
+                    out.push('\n');
+                    continue;
+                }
+            }
+        }
+        if let Some(start) = line.find("/*") {
+            in_block = !line[start..].contains("*/");
+            line.truncate(start);
+        }
+        if let Some(start) = line.find("//") {
+            line.truncate(start);
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The paths of a `use` tree starting after a prefix (`{a::b, c}` → `[[a, b], [c]]`).
+fn expand_tree(tree: &str) -> Vec<Vec<String>> {
+    let tree: String = tree.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut out = Vec::new();
+    expand_into(&tree, &mut Vec::new(), &mut out);
+    out
+}
+
+fn expand_into(tree: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    if let Some(inner) = tree.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+        let mut depth = 0;
+        let mut start = 0;
+        for (i, c) in inner.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    expand_into(&inner[start..i], prefix, out);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        if start < inner.len() {
+            expand_into(&inner[start..], prefix, out);
+        }
+        return;
+    }
+    match tree.split_once("::") {
+        Some((head, rest)) => {
+            prefix.push(head.to_owned());
+            expand_into(rest, prefix, out);
+            prefix.pop();
+        }
+        None => {
+            let mut path = prefix.clone();
+            if !tree.is_empty() && tree != "self" {
+                path.push(tree.split(" as ").next().unwrap_or(tree).to_owned());
+            }
+            out.push(path);
+        }
+    }
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Every `crate::…` and `super::…` path in `code`, made absolute from `module`.
+fn uses_in(rel: &str, code: &str) -> Vec<Use> {
+    let module = module_of(rel);
+    let mut out = Vec::new();
+    for (index, line) in code.lines().enumerate() {
+        let mut rest = line;
+        let mut offset = 0;
+        while let Some(found) = ["crate::", "super::"]
+            .iter()
+            .filter_map(|p| rest.find(p).map(|at| (at, *p)))
+            .min()
+        {
+            let (at, prefix) = found;
+            let before = line[..offset + at].chars().next_back();
+            let start = at + prefix.len();
+            rest = &rest[start..];
+            offset += start;
+            if before.is_some_and(|c| is_ident(c) || c == ':') {
+                continue;
+            }
+            // The base module: `crate` is the root, each `super` one level up.
+            let mut base = if prefix == "crate::" {
+                Vec::new()
+            } else {
+                let mut base = module.clone();
+                base.pop();
+                while let Some(more) = rest.strip_prefix("super::") {
+                    base.pop();
+                    rest = more;
+                    offset += "super::".len();
+                }
+                base
+            };
+            // The tree: up to the end of an identifier path or a balanced `{…}`.
+            let mut end = 0;
+            let mut depth = 0;
+            let full = line[offset..].to_owned();
+            let full = if full.starts_with('{') {
+                // A group may span lines: take the rest of the file's statement.
+                let whole: String = code.lines().skip(index).collect::<Vec<_>>().join(" ");
+                let from = whole.find(&line[offset..]).map_or(0, |p| p);
+                whole[from..].to_owned()
+            } else {
+                full
+            };
+            for (i, c) in full.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    c if depth == 0 && !(is_ident(c) || c == ':') => break,
+                    _ => {}
+                }
+                end = i + c.len_utf8();
+                if depth == 0 && c == '}' {
+                    break;
+                }
+            }
+            for mut path in expand_tree(&full[..end]) {
+                if path.first().is_some_and(|p| p == "self") {
+                    path.remove(0);
+                }
+                let mut absolute = base.clone();
+                absolute.append(&mut path);
+                if absolute.is_empty() {
+                    continue;
+                }
+                out.push(Use {
+                    file: rel.to_owned(),
+                    line: index + 1,
+                    path: absolute,
+                });
+            }
+            base.clear();
+        }
+    }
+    out
+}
+
+fn all_uses() -> Vec<Use> {
+    let src = src_dir();
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut out = Vec::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel.ends_with("/tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        out.extend(uses_in(&rel, &code_of(&text)));
+    }
+    out
+}
+
+/// The layer a file belongs to (its top-level folder), `None` for the root files.
+fn layer_of(rel: &str) -> Option<&str> {
+    rel.split_once('/').map(|(top, _)| top)
+}
+
+/// What breaks the rules among `uses`, one line each.
+fn violations(uses: &[Use]) -> Vec<String> {
+    let allowed: BTreeMap<&str, &[&str]> = LAYERS.iter().copied().collect();
+    let mut out = Vec::new();
+    for u in uses {
+        let Some(from) = layer_of(&u.file) else {
+            assert!(
+                ROOT_FILES.contains(&u.file.as_str()),
+                "{} is not in a layer",
+                u.file
+            );
+            continue;
+        };
+        let to = u.path[0].as_str();
+        let Some(may) = allowed.get(from) else {
+            out.push(format!("{}: folder '{from}' is not in LAYERS", u.file));
+            continue;
+        };
+        if to != from && allowed.contains_key(to) && !may.contains(&to) {
+            out.push(format!(
+                "{}:{}: {from} uses {} ({to} is not below {from})",
+                u.file,
+                u.line,
+                u.path.join("::")
+            ));
+        }
+        // One command module using another.
+        if let Some(cmd) = u.file.strip_prefix(&format!("{COMMANDS_DIR}/"))
+            && cmd != "mod.rs"
+            && u.path.len() > 2
+            && u.path[..2] == ["cli", "cmd"]
+            && format!("{}.rs", u.path[2]) != cmd
+            && allowed.contains_key("cli")
+        {
+            out.push(format!(
+                "{}:{}: command module uses another command ({}); share it through cli/shared.rs",
+                u.file,
+                u.line,
+                u.path.join("::")
+            ));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn no_layer_uses_a_layer_above_it() {
+    let uses = all_uses();
+    assert!(
+        uses.len() > 300,
+        "the reader found only {} paths: is it broken?",
+        uses.len()
+    );
+    let problems = violations(&uses);
+    assert!(
+        problems.is_empty(),
+        "imports against the layering:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn every_folder_of_src_is_a_layer() {
+    let names: BTreeSet<&str> = LAYERS.iter().map(|(name, _)| *name).collect();
+    for entry in std::fs::read_dir(src_dir()).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.path().is_dir() {
+            assert!(names.contains(name.as_str()), "src/{name} is not in LAYERS");
+        } else {
+            assert!(
+                ROOT_FILES.contains(&name.as_str()),
+                "src/{name} belongs in a layer folder"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_layer_table_has_no_circle() {
+    // Each layer may use only layers listed before it: the order is a topological one.
+    for (i, (name, uses)) in LAYERS.iter().enumerate() {
+        for used in *uses {
+            let at = LAYERS.iter().position(|(n, _)| n == used);
+            assert!(
+                at.is_some_and(|at| at < i),
+                "{name} may use {used}, which is not a layer listed below it"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_reader_sees_upward_paths_in_every_form() {
+    // The forms found in the code, each into a layer above `catalog`.
+    let code = "use crate::index::Index;\n\
+                use crate::{base::time, ops::write::{self, Toggle}};\n\
+                let x = crate::pick::Scorer::Bm25;\n\
+                use super::super::super::provider::Provider;\n\
+                // use crate::cli::run; (a comment)\n";
+    let uses = uses_in("catalog/model/deep.rs", &code_of(code));
+    let found: Vec<String> = violations(&uses);
+    assert_eq!(
+        found,
+        [
+            "catalog/model/deep.rs:1: catalog uses index::Index (index is not below catalog)",
+            "catalog/model/deep.rs:2: catalog uses ops::write (ops is not below catalog)",
+            "catalog/model/deep.rs:2: catalog uses ops::write::Toggle (ops is not below catalog)",
+            "catalog/model/deep.rs:3: catalog uses pick::Scorer::Bm25 (pick is not below catalog)",
+            "catalog/model/deep.rs:4: catalog uses provider::Provider (provider is not below catalog)",
+        ]
+    );
+    let cmd = uses_in("cli/cmd/attach.rs", "use super::pick::PickArgs;\n");
+    assert_eq!(
+        violations(&cmd),
+        [
+            "cli/cmd/attach.rs:1: command module uses another command (cli::cmd::pick::PickArgs); share it through cli/shared.rs"
+        ]
+    );
+}
