@@ -28,6 +28,8 @@ pub mod tool_rules;
 
 pub use config::{CONFIG_FILE, Config};
 pub use error::{Error, Result, Violation};
+#[cfg(test)]
+pub(crate) use resolve::match_bundle;
 pub use resolve::{ToolRef, VersionChoice, default_version_key};
 
 use model::{Bundle, Tool};
@@ -36,7 +38,6 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use uuid::Uuid;
 
 /// The folder of derived state inside a catalog.
 pub const STATE_DIR: &str = ".toolctl";
@@ -162,17 +163,8 @@ impl ToolEntry {
     }
 
     /// The order of tool lists, without allocating.
-    fn order(&self) -> (&str, &str, &str) {
+    pub(crate) fn order(&self) -> (&str, &str, &str) {
         (&self.bundle_slug, &self.tool.slug, &self.tool.version)
-    }
-
-    /// The sort key of tool lists, as page tokens carry it.
-    fn sort_key(&self) -> Vec<String> {
-        vec![
-            self.bundle_slug.clone(),
-            self.tool.slug.clone(),
-            self.tool.version.clone(),
-        ]
     }
 }
 
@@ -445,7 +437,7 @@ impl Catalog {
     }
 
     /// The slugs of a bundle's tools (folder names), sorted.
-    fn tool_slugs(&self, bundle: &BundleEntry) -> Vec<String> {
+    pub(crate) fn tool_slugs(&self, bundle: &BundleEntry) -> Vec<String> {
         if bundle.is_builtin() {
             return builtin::tools()
                 .iter()
@@ -620,130 +612,10 @@ impl Catalog {
         items.sort_by(|a, b| a.order().cmp(&b.order()));
         Ok(Scan { items, problems })
     }
-
-    /// One page of `tool list`.
-    pub fn list_tools(
-        &self,
-        filter: &ToolFilter,
-        size: usize,
-        token: Option<&str>,
-    ) -> Result<Page<ToolEntry>> {
-        let size = page::check_size(size)?;
-        let fingerprint = page::fingerprint(filter);
-        let after = token.map(|t| page::decode(t, &fingerprint)).transpose()?;
-        let Scan {
-            items: bundles,
-            mut problems,
-        } = self.bundles()?;
-        let wanted = self.select_bundles(&bundles, &filter.bundles)?;
-        let mut tools = Vec::new();
-        for bundle in bundles.iter().filter(|b| {
-            wanted
-                .as_ref()
-                .is_none_or(|w| w.contains(&b.bundle.bundle_id))
-        }) {
-            if bundle.is_deleted() && !filter.include_deleted {
-                continue;
-            }
-            tools.extend(
-                self.bundle_tools(bundle, &mut problems)
-                    .into_iter()
-                    .filter(|t| filter.include_disabled || (t.is_enabled && t.bundle_enabled))
-                    .filter(|t| filter.tags.iter().all(|tag| t.tool.tags.contains(tag))),
-            );
-        }
-        tools.sort_by(|a, b| a.order().cmp(&b.order()));
-        let (items, next_page_token) = page::paginate(
-            tools,
-            ToolEntry::sort_key,
-            size,
-            after.as_deref(),
-            &fingerprint,
-        );
-        Ok(Page {
-            items,
-            next_page_token,
-            problems,
-        })
-    }
-
-    /// One page of `bundle list`, with each bundle's number of tools.
-    pub fn list_bundles(
-        &self,
-        filter: &BundleFilter,
-        size: usize,
-        token: Option<&str>,
-    ) -> Result<Page<(BundleEntry, usize)>> {
-        let size = page::check_size(size)?;
-        let fingerprint = page::fingerprint(filter);
-        let after = token.map(|t| page::decode(t, &fingerprint)).transpose()?;
-        let Scan {
-            items: bundles,
-            problems,
-        } = self.bundles()?;
-        let wanted = self.select_bundles(&bundles, &filter.bundles)?;
-        let mut rows: Vec<(BundleEntry, usize)> = bundles
-            .into_iter()
-            .filter(|b| {
-                wanted
-                    .as_ref()
-                    .is_none_or(|w| w.contains(&b.bundle.bundle_id))
-            })
-            .filter(|b| filter.include_deleted || !b.is_deleted())
-            .filter(|b| filter.include_disabled || b.is_enabled)
-            .map(|b| {
-                let count = self.count_tools(&b);
-                (b, count)
-            })
-            .collect();
-        let key = |row: &(BundleEntry, usize)| vec![row.0.bundle.slug.clone()];
-        rows.sort_by_key(key);
-        let (items, next_page_token) =
-            page::paginate(rows, key, size, after.as_deref(), &fingerprint);
-        Ok(Page {
-            items,
-            next_page_token,
-            problems,
-        })
-    }
-
-    /// How many tool versions a bundle holds (counted from folders, without reading files).
-    fn count_tools(&self, bundle: &BundleEntry) -> usize {
-        match &bundle.dir {
-            None => builtin::tools().len(),
-            Some(dir) => self
-                .tool_slugs(bundle)
-                .iter()
-                .map(|slug| {
-                    let slug_dir = dir.join(TOOLS_DIR).join(slug);
-                    list_dir_names(&slug_dir)
-                        .iter()
-                        .filter(|v| slug_dir.join(v).join(TOOL_FILE).is_file())
-                        .count()
-                })
-                .sum(),
-        }
-    }
-
-    /// The IDs of the bundles named (by slug or ID); `None` when no bundle is named.
-    fn select_bundles(
-        &self,
-        bundles: &[BundleEntry],
-        names: &[String],
-    ) -> Result<Option<Vec<Uuid>>> {
-        if names.is_empty() {
-            return Ok(None);
-        }
-        names
-            .iter()
-            .map(|name| resolve::match_bundle(bundles, name).map(|b| b.bundle.bundle_id))
-            .collect::<Result<Vec<_>>>()
-            .map(Some)
-    }
 }
 
 /// Names of the visible sub-folders of `dir` (none if it does not exist).
-fn list_dir_names(dir: &Path) -> Vec<String> {
+pub(crate) fn list_dir_names(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };

@@ -87,7 +87,7 @@ impl ToolRef {
 }
 
 /// The bundle named `name` (slug or ID) among `bundles`.
-pub(super) fn match_bundle<'a>(bundles: &'a [BundleEntry], name: &str) -> Result<&'a BundleEntry> {
+pub(crate) fn match_bundle<'a>(bundles: &'a [BundleEntry], name: &str) -> Result<&'a BundleEntry> {
     let by_id = Uuid::try_parse(name).ok();
     bundles
         .iter()

@@ -287,20 +287,8 @@ impl Index {
         let conn = conn.map_err(db)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
         if path.is_some() {
-            // WAL: searches read while another process updates. Switching a new database to
-            // WAL takes an exclusive lock without SQLite's busy handler, so processes that
-            // open a new index at once get SQLITE_BUSY here: wait and try again.
-            let started = std::time::Instant::now();
-            let mut pause = Duration::from_millis(1);
-            loop {
-                match conn.pragma_update(None, "journal_mode", "WAL") {
-                    Err(e) if sync::is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
-                        std::thread::sleep(pause);
-                        pause = (pause * 2).min(Duration::from_millis(25));
-                    }
-                    other => break other.map_err(db)?,
-                }
-            }
+            // WAL: searches read while another process updates.
+            crate::base::state_db::enable_wal(&conn, BUSY_TIMEOUT).map_err(db)?;
             conn.pragma_update(None, "synchronous", "NORMAL")
                 .map_err(db)?;
             // Read pages straight from the page cache instead of copying each into SQLite's

@@ -469,12 +469,7 @@ impl Index {
     }
 }
 
-pub(super) fn is_busy(error: &rusqlite::Error) -> bool {
-    matches!(
-        error.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    )
-}
+pub(super) use crate::base::state_db::is_busy;
 
 fn db(path: &Option<std::path::PathBuf>, source: rusqlite::Error) -> Error {
     Error::Database {

@@ -26,7 +26,7 @@
 
 use super::{Failure, Options};
 use crate::base::error_code::ErrorCode;
-use crate::base::http::encode_component;
+use crate::base::http::{CappedRead, encode_component};
 use crate::base::redact::Redactor;
 use crate::base::secrets::Secrets;
 use crate::catalog::ToolEntry;
@@ -35,7 +35,6 @@ use crate::catalog::rules::PLACEHOLDER;
 use crate::catalog::rules::{HostPolicy, check_url_template};
 use regex::Regex;
 use serde_json::{Map, Value, json};
-use std::io::Read;
 
 use std::time::Duration;
 
@@ -321,25 +320,23 @@ fn send(
     redactor: &Redactor,
 ) -> Result<(u16, Vec<u8>), Failure> {
     let policy_hosts = options.hosts.clone();
-    let client = reqwest::blocking::Client::builder()
-        .redirect(reqwest::redirect::Policy::custom(move |attempt| {
-            // `previous()` holds the first URL too: 10 redirects are 11 URLs.
-            if attempt.previous().len() > MAX_REDIRECTS {
-                attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
-            } else if policy_hosts.allows(attempt.url()) {
-                attempt.follow()
-            } else {
-                let host = attempt.url().host_str().unwrap_or_default().to_owned();
-                attempt.error(RedirectRefused(host))
-            }
-        }))
-        .build()
-        .map_err(|e| {
-            Failure::new(
-                ErrorCode::Internal,
-                format!("cannot make an HTTP client: {e}"),
-            )
-        })?;
+    let client = crate::base::http::client(reqwest::redirect::Policy::custom(move |attempt| {
+        // `previous()` holds the first URL too: 10 redirects are 11 URLs.
+        if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else if policy_hosts.allows(attempt.url()) {
+            attempt.follow()
+        } else {
+            let host = attempt.url().host_str().unwrap_or_default().to_owned();
+            attempt.error(RedirectRefused(host))
+        }
+    }))
+    .map_err(|e| {
+        Failure::new(
+            ErrorCode::Internal,
+            format!("cannot make an HTTP client: {e}"),
+        )
+    })?;
     let idempotent = matches!(
         request.method.as_str(),
         "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS"
@@ -448,27 +445,21 @@ fn retry_after(response: &reqwest::blocking::Response) -> Option<Duration> {
 
 /// The body, read while it arrives, failing as soon as it passes `cap` bytes.
 fn read_capped(response: reqwest::blocking::Response, cap: u64) -> Result<Vec<u8>, Failure> {
-    let mut body = Vec::new();
-    let read = response.take(cap + 1).read_to_end(&mut body);
-    if let Err(e) = read {
-        let code = if e.kind() == std::io::ErrorKind::TimedOut {
-            ErrorCode::Timeout
-        } else {
-            ErrorCode::UpstreamError
-        };
-        return Err(Failure::new(
-            code,
-            format!("reading the response failed: {e}"),
-        ));
-    }
-    if body.len() as u64 > cap {
-        return Err(Failure::new(
+    crate::base::http::read_capped(response, cap).map_err(|failed| match failed {
+        CappedRead::Failed(e) => {
+            let code = if e.kind() == std::io::ErrorKind::TimedOut {
+                ErrorCode::Timeout
+            } else {
+                ErrorCode::UpstreamError
+            };
+            Failure::new(code, format!("reading the response failed: {e}"))
+        }
+        CappedRead::TooLarge => Failure::new(
             ErrorCode::UpstreamError,
             format!("the response is larger than maxResponseBytes ({cap} bytes)"),
         )
-        .with_details(json!({ "maxResponseBytes": cap })));
-    }
-    Ok(body)
+        .with_details(json!({ "maxResponseBytes": cap })),
+    })
 }
 
 /// The value of a response: success codes, encoding, extraction, error mode.

@@ -7,7 +7,7 @@
 //! the call it counts.
 
 use crate::catalog::{Catalog, STATE_DIR};
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -29,31 +29,10 @@ fn open(catalog: &Catalog, create: bool) -> rusqlite::Result<Option<Connection>>
     if !create && !path.is_file() {
         return Ok(None);
     }
-    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    if create {
-        flags |= OpenFlags::SQLITE_OPEN_CREATE;
-    }
-    let conn = Connection::open_with_flags(path, flags)?;
-    conn.busy_timeout(Duration::from_secs(5))?;
-    // WAL: concurrent calls commit without waiting on each other's fsync. Switching a new
-    // file to WAL does not wait for a busy lock (it fails at once when two calls of a batch
-    // create the file together), so it is retried here.
-    let mut tries = 0;
-    loop {
-        match conn.pragma_update(None, "journal_mode", "WAL") {
-            Ok(()) => break,
-            Err(e)
-                if tries < 200
-                    && e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) =>
-            {
-                tries += 1;
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    // Counts are best effort: no fsync per call (a power cut may lose the last few).
-    conn.pragma_update(None, "synchronous", "OFF")?;
+    // WAL: concurrent calls commit without waiting on each other's fsync (two calls of a
+    // batch may create the file together). Counts are best effort: no fsync per call (a
+    // power cut may lose the last few).
+    let conn = crate::base::state_db::open(&path, create, Duration::from_secs(5), "OFF")?;
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS usage (
             tool_id TEXT PRIMARY KEY,

@@ -18,11 +18,11 @@
 //! readable [`ScorerError::Upstream`] that names the URL and never the key.
 
 use super::{Candidate, Endpoint, ScorerError, time_left};
+use crate::base::http::CappedRead;
 use crate::base::redact::Redactor;
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -275,14 +275,11 @@ impl<'a> Client<'a> {
         if let Some(key) = &endpoint.api_key {
             redactor.add(key);
         }
-        let http = reqwest::blocking::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| {
-                ScorerError::Upstream(
-                    redactor.text(&format!("cannot make an HTTP client: {}", chain(&e))),
-                )
-            })?;
+        let http = crate::base::http::client(reqwest::redirect::Policy::none()).map_err(|e| {
+            ScorerError::Upstream(
+                redactor.text(&format!("cannot make an HTTP client: {}", chain(&e))),
+            )
+        })?;
         Ok(Self {
             endpoint,
             http,
@@ -335,22 +332,23 @@ impl<'a> Client<'a> {
             }
         };
         let status = response.status().as_u16();
-        let mut bytes = Vec::new();
-        if let Err(e) = response.take(MAX_RESPONSE + 1).read_to_end(&mut bytes) {
-            return Err(
-                if e.kind() == std::io::ErrorKind::TimedOut || is_timeout(&e) {
-                    timed_out()
-                } else {
-                    upstream(format!("reading the answer of {url} failed: {e}"))
-                },
-            );
-        }
-        if bytes.len() as u64 > MAX_RESPONSE {
-            return Err(upstream(format!(
-                "{url} answered more than {} MiB",
-                MAX_RESPONSE / 1024 / 1024
-            )));
-        }
+        let bytes = match crate::base::http::read_capped(response, MAX_RESPONSE) {
+            Ok(bytes) => bytes,
+            Err(CappedRead::Failed(e))
+                if e.kind() == std::io::ErrorKind::TimedOut || is_timeout(&e) =>
+            {
+                return Err(timed_out());
+            }
+            Err(CappedRead::Failed(e)) => {
+                return Err(upstream(format!("reading the answer of {url} failed: {e}")));
+            }
+            Err(CappedRead::TooLarge) => {
+                return Err(upstream(format!(
+                    "{url} answered more than {} MiB",
+                    MAX_RESPONSE / 1024 / 1024
+                )));
+            }
+        };
         let excerpt = || excerpt(&self.redactor.text(&String::from_utf8_lossy(&bytes)));
         if status == 401 || status == 403 {
             let what = if key.is_some() {
@@ -477,31 +475,11 @@ impl Cache {
     }
 
     fn open_at(path: &Path, deadline: Instant) -> Result<Self, OpenFailure> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)?;
-        // Waiting for a lock is bounded by the pick's deadline too.
+        // Waiting for a lock is bounded by the pick's deadline too. WAL: a pick reading
+        // vectors never waits for another writing them. Derived data: a power cut may lose
+        // the last vectors, never corrupt the file.
         let wait = CACHE_BUSY.min(time_left(deadline).unwrap_or_default());
-        conn.busy_timeout(wait)?;
-        // WAL: a pick reading vectors never waits for another writing them. Switching a new
-        // file to WAL does not wait on a busy lock (two picks creating the file together),
-        // so it is retried here.
-        let give_up = Instant::now() + wait;
-        loop {
-            match conn.pragma_update(None, "journal_mode", "WAL") {
-                Ok(()) => break,
-                Err(e)
-                    if Instant::now() < give_up
-                        && e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) =>
-                {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        // Derived data: a power cut may lose the last vectors, never corrupt the file.
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let conn = crate::base::state_db::open(path, true, wait, "NORMAL")?;
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         if version != 0 && version != CACHE_VERSION {
             return Err(OpenFailure::Damaged);
