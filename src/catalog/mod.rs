@@ -264,20 +264,42 @@ pub struct Catalog {
 
 /// What the index's change checks of a catalog met in this process, for whoever opened it: the
 /// command line starts a watcher after a check that had to walk the catalog (see
-/// `index::watch`). Clones share one note.
+/// `index::watch`), and says when the index could only be kept in memory. Clones share one
+/// note.
 #[derive(Debug, Clone, Default)]
-pub struct CheckNote(std::sync::Arc<std::sync::Mutex<Option<usize>>>);
+pub struct CheckNote(std::sync::Arc<std::sync::Mutex<Checks>>);
+
+#[derive(Debug, Default)]
+struct Checks {
+    walk: Option<usize>,
+    in_memory: bool,
+}
 
 impl CheckNote {
+    fn note(&self) -> std::sync::MutexGuard<'_, Checks> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// A check had to stat `entries` entries: no watcher answered for it.
     pub fn walked(&self, entries: usize) {
-        let mut note = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        *note = Some(note.map_or(entries, |seen| seen.max(entries)));
+        let mut note = self.note();
+        note.walk = Some(note.walk.map_or(entries, |seen| seen.max(entries)));
     }
 
     /// The most entries a check had to stat since the last call, if one had to.
     pub fn take_walk(&self) -> Option<usize> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+        self.note().walk.take()
+    }
+
+    /// The catalog exists but cannot be written (a read-only mount, another user's tree):
+    /// its index was built in memory.
+    pub fn index_in_memory(&self) {
+        self.note().in_memory = true;
+    }
+
+    /// Whether an index was built in memory since the last call.
+    pub fn take_in_memory(&self) -> bool {
+        std::mem::take(&mut self.note().in_memory)
     }
 }
 

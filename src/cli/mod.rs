@@ -185,8 +185,26 @@ pub fn main() -> ExitCode {
     // A check that had to walk the catalog may start a watcher for the next commands.
     if let Some(entries) = ctx.checks.take_walk()
         && let Ok(catalog) = ctx.catalog()
+        && let Some(pid) = watcher::maybe_start(&catalog, entries, ctx.ui.can_confirm())
     {
-        watcher::maybe_start(&catalog, entries);
+        let idle = catalog.config().watch_idle.as_secs();
+        let idle = if idle % 60 == 0 {
+            format!("{} min", idle / 60)
+        } else {
+            format!("{idle} s")
+        };
+        ctx.ui.status(&format!(
+            "Started an index watcher for {} (pid {pid}) so the next commands need not check every file; it exits after {idle} without a command.\nStop it: toolctl index watch --stop. Turn this off: \"index\": {{\"watch\": \"never\"}} in toolctl.json, or TOOLCTL_WATCH=never.",
+            catalog.root().display(),
+        ));
+    }
+    if ctx.checks.take_in_memory()
+        && let Ok(location) = ctx.location()
+    {
+        ctx.ui.warn(&format!(
+            "{} cannot be written: its search index was built in memory for this command (slower on big catalogs; nothing is written)",
+            location.path().display()
+        ));
     }
     let result = result.and_then(|output| {
         ctx.ui.emit(&output)?;

@@ -180,7 +180,13 @@ impl Index {
         catalog: &Catalog,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Self, SyncReport)> {
-        if !catalog.root().is_dir() {
+        let exists = catalog.root().is_dir();
+        if !exists || !can_write_state(catalog) {
+            // Reads never create a catalog, and a catalog this process cannot write (a
+            // read-only mount, another user's tree) is still read: from an index in memory.
+            if exists {
+                catalog.check_note().index_in_memory();
+            }
             let mut index = Self::create(Connection::open_in_memory(), None)?;
             let report = index.sync(catalog, progress)?;
             return Ok((index, report));
@@ -454,6 +460,32 @@ fn is_unusable(error: &rusqlite::Error) -> bool {
         rusqlite::Error::InvalidParameterName(text) => text.starts_with("index format"),
         _ => false,
     }
+}
+
+/// Whether this process may write the catalog's index: the index file and `.toolctl/` (SQLite
+/// writes its side files there), or the catalog folder when `.toolctl/` is not there yet.
+fn can_write_state(catalog: &Catalog) -> bool {
+    let state = catalog.root().join(STATE_DIR);
+    let index = Index::file(catalog);
+    if index.exists() {
+        writable(&index) && writable(&state)
+    } else if state.is_dir() {
+        writable(&state)
+    } else {
+        writable(catalog.root())
+    }
+}
+
+/// `access(2)` for writing: the mode bits, a read-only mount and an immutable file all count
+/// (root passes the mode bits, not the other two).
+#[cfg(unix)]
+fn writable(path: &Path) -> bool {
+    rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_ok()
+}
+
+#[cfg(not(unix))]
+fn writable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.permissions().readonly())
 }
 
 /// Whether the index at `path` must be rebuilt after `error`: an error that says so itself, or

@@ -243,11 +243,19 @@ fn a_tool_json_over_4_mib_is_refused_and_its_bundle_stays_exportable() {
         std::fs::write(f, serde_json::to_vec(&doc).unwrap()).unwrap();
     });
     check_bad_tool_file_is_reported(&env, &file, "over the limit");
-    // bundle export still works: the oversized file is named, never packed.
+    // tool put never lets such a file in; one placed by hand makes `bundle export` a clear
+    // error naming it (exit 3), never an internal one or an archive import would refuse.
     let out = env.root().join("b.zip");
     let run = env.run(&["bundle", "export", "b", "--output", out.to_str().unwrap()]);
-    assert!(run.code() == 0 || run.code() == 3, "{run}");
-    assert!(!run.stderr.contains("INTERNAL"), "{run}");
+    run.failure(3)
+        .stderr_has(file.to_str().unwrap())
+        .stderr_has("over the limit");
+    assert!(!out.exists());
+    let mut doc = tool_doc("big", "v1");
+    doc["description"] = "x".repeat(5 * 1024 * 1024).into();
+    env.try_put_tool("b", &doc)
+        .failure(3)
+        .stdout_has("over the limit");
 }
 
 #[test]
@@ -555,4 +563,77 @@ fn a_corrupt_index_never_gives_a_wrong_answer() {
         failed.len(),
         failed.join("\n")
     );
+}
+
+// --- 11: a read-only catalog ----------------------------------------------------------------------
+
+/// `chattr -R +i` on a tree for the life of the guard: even root cannot write there, as in a
+/// read-only mount or another user's 0555 tree (the tests run as root, whom mode bits do not
+/// stop).
+struct Immutable(std::path::PathBuf);
+
+impl Immutable {
+    fn new(dir: &Path) -> Self {
+        let status = std::process::Command::new("chattr")
+            .args(["-R", "+i"])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "chattr +i is needed for this test");
+        Self(dir.to_owned())
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .args(["-R", "-i"])
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn a_read_only_catalog_can_be_read_from_an_index_in_memory() {
+    for with_state in [true, false] {
+        let env = TestEnv::new();
+        env.bundle("b");
+        env.put_tool(
+            "b",
+            &tool_doc_with(
+                "clock",
+                "v1",
+                json!({ "description": "Tell the time in a city" }),
+            ),
+        );
+        env.run(&["search", "city"]).success();
+        if !with_state {
+            std::fs::remove_dir_all(env.catalog().join(".toolctl")).unwrap();
+        }
+        let _frozen = Immutable::new(env.catalog());
+        assert!(
+            std::fs::write(env.catalog().join("probe"), "x").is_err(),
+            "the catalog must not be writable"
+        );
+        for args in [
+            &["search", "city"][..],
+            &["tool", "list"],
+            &["export", "--provider", "openai"],
+            &["pick", "time", "--scorer", "keyword"],
+            &["index", "status"],
+        ] {
+            let run = env.run(args);
+            run.success();
+            assert_eq!(
+                run.stderr.matches("cannot be written").count(),
+                1,
+                "said once ({args:?}, .toolctl: {with_state})\n{run}"
+            );
+            assert!(!run.stderr.contains("readonly database"), "{run}");
+        }
+        let list = env.json(&["tool", "list", "--bundle", "b"]);
+        assert_eq!(list["items"][0]["ref"], "b/clock@v1");
+        let found = env.json(&["search", "city"]);
+        assert_eq!(found["items"][0]["ref"], "b/clock@v1", "{found:#}");
+    }
 }
