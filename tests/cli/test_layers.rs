@@ -239,25 +239,33 @@ fn uses_in(rel: &str, code: &str) -> Vec<Use> {
     out
 }
 
-fn all_uses() -> Vec<Use> {
+/// Every file of `src/` but test files: its path relative to `src/` and its code
+/// ([`code_of`]).
+fn code_files() -> Vec<(String, String)> {
     let src = src_dir();
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     files.sort();
-    let mut out = Vec::new();
-    for file in files {
-        let rel = file
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        if rel.ends_with("/tests.rs") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&file).unwrap();
-        out.extend(uses_in(&rel, &code_of(&text)));
-    }
-    out
+    files
+        .into_iter()
+        .map(|file| {
+            let rel = file
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, file)
+        })
+        .filter(|(rel, _)| !rel.ends_with("/tests.rs"))
+        .map(|(rel, file)| (rel, code_of(&std::fs::read_to_string(file).unwrap())))
+        .collect()
+}
+
+fn all_uses() -> Vec<Use> {
+    code_files()
+        .iter()
+        .flat_map(|(rel, code)| uses_in(rel, code))
+        .collect()
 }
 
 /// The layer a file belongs to (its top-level folder), `None` for the root files.
@@ -325,6 +333,34 @@ fn no_layer_uses_a_layer_above_it() {
         problems.is_empty(),
         "imports against the layering:\n{}",
         problems.join("\n")
+    );
+}
+
+/// Calls only some layers may make: `(what, the layers that may)`. The process ends in `main`
+/// (through the CLI's exit code), and only `invoke` (tools that run programs) and `cli`
+/// (index watchers) start processes.
+const RESTRICTED: &[(&str, &[&str])] =
+    &[("process::exit", &[]), ("Command::new", &["invoke", "cli"])];
+
+#[test]
+fn only_the_allowed_layers_exit_or_start_processes() {
+    let mut found = Vec::new();
+    for (rel, code) in code_files() {
+        let Some(layer) = layer_of(&rel) else {
+            continue;
+        };
+        for (index, line) in code.lines().enumerate() {
+            for (call, layers) in RESTRICTED {
+                if line.contains(call) && !layers.contains(&layer) {
+                    found.push(format!("{rel}:{}: {call} in {layer}", index + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "calls outside their layers:\n{}",
+        found.join("\n")
     );
 }
 
