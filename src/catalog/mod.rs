@@ -24,6 +24,7 @@ pub mod rules;
 pub mod schemas;
 pub mod skeleton;
 pub mod store;
+pub mod templates;
 pub mod tool_rules;
 
 pub use config::{CONFIG_FILE, Config};

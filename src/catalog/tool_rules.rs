@@ -1,6 +1,6 @@
 //! The rules of one `tool.json` that need more than its typed view: its JSON Schemas are valid
-//! and usable (patterns compile, no remote `$ref`), and every `${placeholder}` of an HTTP tool
-//! is an argument or a declared secret.
+//! and usable (patterns compile, no remote `$ref`). An HTTP tool's templates (every
+//! `${placeholder}` an argument or a declared secret, …) are checked by [`super::templates`].
 //!
 //! [`check`] is the one entry point: [`Tool::check`](super::model::Tool::check) runs it, so
 //! `tool put`, `tool new`, `bundle import`, `validate` and the index (which lists a hand-edited
@@ -8,18 +8,15 @@
 //! rule about one tool document goes here.
 
 use super::error::Violation;
-use super::model::{Tool, ToolType};
-use super::rules::placeholder_names;
+use super::model::Tool;
 use crate::base::pointer::join as pointer_join;
 use serde_json::Value;
-use std::collections::BTreeSet;
 
-/// Every rule of this module on `tool` and its document.
-pub fn check(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
+/// Every rule of this module on `tool` and its document. (The rules of an HTTP tool's
+/// templates, placeholders included, are [`super::templates::check`], which `Tool::check`
+/// runs too.)
+pub fn check(_tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
     check_schemas(doc, out);
-    if tool.kind == ToolType::Http {
-        check_placeholders(tool, doc, out);
-    }
 }
 
 /// `argSchema` and `outputSchema`, when present, must be usable JSON Schemas. Run on the raw
@@ -29,65 +26,6 @@ pub fn check_schemas(doc: &Value, out: &mut Vec<Violation>) {
         if let Some(schema) = doc.get(field) {
             check_json_schema(schema, &format!("/{field}"), out);
         }
-    }
-}
-
-/// Every `${name}` in the templates must be an argument or a secret the tool declares.
-fn check_placeholders(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
-    // Without a schema any argument may come: nothing to check against.
-    let Some(arguments) = tool.arg_schema.as_ref() else {
-        return;
-    };
-    let arguments: BTreeSet<&str> = arguments
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|p| p.keys().map(String::as_str).collect())
-        .unwrap_or_default();
-    let secrets: BTreeSet<&str> = doc
-        .get("secrets")
-        .and_then(Value::as_array)
-        .map(|s| s.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let mut templates = Vec::new();
-    if let Some(imp) = doc.get("impl") {
-        for field in ["urlTemplate", "headers", "bodyTemplate"] {
-            if let Some(value) = imp.get(field) {
-                strings_in(value, &format!("/impl/{field}"), &mut templates);
-            }
-        }
-    }
-    for (pointer, text) in templates {
-        for name in placeholder_names(text) {
-            if !arguments.contains(name) && !secrets.contains(name) {
-                out.push(
-                    Violation::new(
-                        pointer.clone(),
-                        format!(
-                            "${{{name}}} is neither an argument (a property of argSchema) nor a secret the tool declares (add \"{name}\" to \"secrets\")"
-                        ),
-                    )
-                    .rule("placeholder"),
-                );
-            }
-        }
-    }
-}
-
-/// Every string inside `value`, with its pointer.
-fn strings_in<'a>(value: &'a Value, pointer: &str, out: &mut Vec<(String, &'a str)>) {
-    match value {
-        Value::String(text) => out.push((pointer.to_owned(), text)),
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                strings_in(item, &format!("{pointer}/{i}"), out);
-            }
-        }
-        Value::Object(fields) => {
-            for (key, item) in fields {
-                strings_in(item, &pointer_join(pointer, key), out);
-            }
-        }
-        _ => {}
     }
 }
 

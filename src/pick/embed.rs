@@ -368,7 +368,10 @@ impl<'a> Client<'a> {
                 excerpt()
             )));
         }
+        // An answer that echoes the key (a proxy quoting the request) never shows it, in a
+        // warning or in `--debug`'s provenance.
         serde_json::from_slice(&bytes)
+            .map(|answer| self.redactor.value(answer))
             .map_err(|e| upstream(format!("{url} did not answer JSON ({e}): {}", excerpt())))
     }
 }

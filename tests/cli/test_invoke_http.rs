@@ -18,18 +18,18 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 /// A mock server on 127.0.0.1 and a catalog whose `allowedHosts` holds it (and nothing else),
 /// with a bundle `h` for the tools.
-struct World {
-    env: TestEnv,
-    server: MockServer,
-    port: u16,
+pub struct World {
+    pub env: TestEnv,
+    pub server: MockServer,
+    pub port: u16,
 }
 
 impl World {
-    async fn new() -> Self {
+    pub async fn new() -> Self {
         Self::with_server(MockServer::start().await)
     }
 
-    fn with_server(server: MockServer) -> Self {
+    pub fn with_server(server: MockServer) -> Self {
         let port = server.address().port();
         let env = TestEnv::new();
         env.edit_config(|config| {
@@ -40,22 +40,22 @@ impl World {
     }
 
     /// `http://127.0.0.1:<port><rest>`.
-    fn url(&self, rest: &str) -> String {
+    pub fn url(&self, rest: &str) -> String {
         format!("http://127.0.0.1:{}{rest}", self.port)
     }
 
     /// Put HTTP tool `h/<slug>@v1` with this `impl` and an argSchema that takes any object.
-    fn tool(&self, slug: &str, imp: Value) {
+    pub fn tool(&self, slug: &str, imp: Value) {
         self.tool_with(slug, imp, json!({}));
     }
 
     /// [`Self::tool`] with more top-level fields (`maxRetries`, `argSchema`, …).
-    fn tool_with(&self, slug: &str, imp: Value, extra: Value) {
+    pub fn tool_with(&self, slug: &str, imp: Value, extra: Value) {
         self.env.put_tool("h", &http_doc(slug, imp, extra));
     }
 
     /// The `invoke --json` command of `h/<tool>` with `args`.
-    fn command(&self, tool: &str, args: &Value) -> std::process::Command {
+    pub fn command(&self, tool: &str, args: &Value) -> std::process::Command {
         self.env.command(&[
             "--json",
             "invoke",
@@ -66,13 +66,13 @@ impl World {
     }
 
     /// `invoke --json h/<tool>` with `args`, whatever the outcome.
-    fn run(&self, tool: &str, args: &Value) -> Run {
+    pub fn run(&self, tool: &str, args: &Value) -> Run {
         Run::of(self.command(tool, args), None)
     }
 
     /// A call that must succeed: its value (the envelope holds nothing else).
     #[track_caller]
-    fn value(&self, tool: &str, args: &Value) -> Value {
+    pub fn value(&self, tool: &str, args: &Value) -> Value {
         let run = self.run(tool, args);
         run.success();
         assert_eq!(run.stderr, "", "{run}");
@@ -88,17 +88,17 @@ impl World {
 
     /// A call that must fail with exit code `exit`: the error document.
     #[track_caller]
-    fn failure(&self, tool: &str, args: &Value, exit: i32) -> ErrorDoc {
+    pub fn failure(&self, tool: &str, args: &Value, exit: i32) -> ErrorDoc {
         error_doc(&self.run(tool, args), exit)
     }
 
     /// Every request the server received so far.
-    async fn requests(&self) -> Vec<Request> {
+    pub async fn requests(&self) -> Vec<Request> {
         self.server.received_requests().await.unwrap()
     }
 
     /// Mount `GET path` answering `reply`.
-    async fn get(&self, at: &str, reply: impl Respond + 'static) {
+    pub async fn get(&self, at: &str, reply: impl Respond + 'static) {
         Mock::given(method("GET"))
             .and(path(at))
             .respond_with(reply)
@@ -108,43 +108,78 @@ impl World {
 }
 
 /// An HTTP tool document.
-fn http_doc(slug: &str, imp: Value, extra: Value) -> Value {
-    // Every placeholder that is not a declared secret is an argument (put refuses others).
-    let secrets = extra.get("secrets").cloned().unwrap_or(json!([]));
-    let mut properties = serde_json::Map::new();
-    for name in placeholders(&imp) {
-        if !secrets.as_array().unwrap().contains(&json!(name)) {
-            properties.insert(name, json!({}));
-        }
-    }
+pub fn http_doc(slug: &str, imp: Value, extra: Value) -> Value {
     let mut doc = tool_doc_with(
         slug,
         "v1",
-        json!({ "type": "http", "impl": imp, "argSchema": { "type": "object", "properties": properties } }),
+        json!({ "type": "http", "impl": imp, "argSchema": { "type": "object" } }),
     );
     for (key, value) in extra.as_object().unwrap() {
         doc[key] = value.clone();
     }
+    declare_placeholders(&mut doc);
     doc
 }
 
-/// The `${name}` placeholders in every string of `value`.
-fn placeholders(value: &Value) -> Vec<String> {
-    match value {
-        Value::String(text) => text
+/// Declare what a tool's placeholders are, as put requires: an UPPER_CASE name a secret, any
+/// other an (optional) argument — unless the document says it itself.
+pub fn declare_placeholders(doc: &mut Value) {
+    if doc["argSchema"].get("properties").is_some() || doc.get("secrets").is_some() {
+        return;
+    }
+    let mut texts = Vec::new();
+    strings(&doc["impl"], &mut texts);
+    let mut secrets: Vec<String> = Vec::new();
+    let mut properties = serde_json::Map::new();
+    for text in texts {
+        for name in text
             .split("${")
             .skip(1)
-            .filter_map(|rest| rest.split_once('}').map(|(name, _)| name.to_owned()))
-            .collect(),
-        Value::Array(items) => items.iter().flat_map(placeholders).collect(),
-        Value::Object(fields) => fields.values().flat_map(placeholders).collect(),
-        _ => Vec::new(),
+            .filter_map(|t| t.split_once('}'))
+            .map(|(n, _)| n)
+        {
+            if name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+            {
+                if !secrets.iter().any(|s| s == name) {
+                    secrets.push(name.to_owned());
+                }
+            } else {
+                properties.insert(name.to_owned(), json!({}));
+            }
+        }
+    }
+    // A path placeholder must be a required argument.
+    let url = doc["impl"]["urlTemplate"].as_str().unwrap_or("").to_owned();
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    let required: Vec<&String> = properties
+        .keys()
+        .filter(|name| path.contains(&format!("${{{name}}}")))
+        .collect();
+    if !required.is_empty() {
+        doc["argSchema"]["required"] = json!(required);
+    }
+    if !properties.is_empty() {
+        doc["argSchema"]["properties"] = Value::Object(properties);
+    }
+    if !secrets.is_empty() {
+        doc["secrets"] = json!(secrets);
+    }
+}
+
+fn strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
     }
 }
 
 /// The `--json` error document of a failed run, which must have ended with `exit`.
 #[track_caller]
-fn error_doc(run: &Run, exit: i32) -> ErrorDoc {
+pub fn error_doc(run: &Run, exit: i32) -> ErrorDoc {
     run.failure(exit);
     assert_eq!(run.stderr, "", "--json errors go to stdout only\n{run}");
     let doc: ErrorDoc = run.parse();
@@ -200,7 +235,7 @@ fn ms(n: u64) -> Duration {
 }
 
 /// A permissive JSON reply.
-fn ok_json(body: Value) -> ResponseTemplate {
+pub fn ok_json(body: Value) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(body)
 }
 
@@ -241,11 +276,11 @@ const BREAKOUT: &str = "he said \"hi\" \\ back\\slash\nnew line\t\"}, \"admin\":
 const SECRET: &str = "sk-live-Zq9/x+y=z&w";
 
 /// The secrets file of the test environment.
-fn secrets_file(env: &TestEnv) -> std::path::PathBuf {
+pub fn secrets_file(env: &TestEnv) -> std::path::PathBuf {
     env.root().join("xdg-config/toolctl/secrets.json")
 }
 
-fn write_secrets(env: &TestEnv, secrets: &Value, mode: u32) {
+pub fn write_secrets(env: &TestEnv, secrets: &Value, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     let file = secrets_file(env);
     write_file(&file, &secrets.to_string());
@@ -277,7 +312,7 @@ fn assert_no_secret(run: &Run, secret: &str) {
 }
 
 /// The form toolctl's URL encoding gives (unreserved characters kept).
-fn http_encoded(text: &str) -> String {
+pub fn http_encoded(text: &str) -> String {
     const COMPONENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
         .remove(b'-')
         .remove(b'.')

@@ -25,22 +25,17 @@ async fn url_values_are_percent_encoded_as_one_path_segment_and_one_query_value(
     assert_eq!(url.path(), format!("/items/{NASTY_ENCODED}/detail"));
     assert_eq!(
         url.query(),
-        Some(format!("q={NASTY_ENCODED}&n=42&b=true&f=2.5&z=").as_str())
+        // A null (as an OpenAI strict-mode model sends) is no value: its pair is left out.
+        Some(format!("q={NASTY_ENCODED}&n=42&b=true&f=2.5").as_str())
     );
     assert_eq!(url.fragment(), None);
     let segments: Vec<String> = url.path_segments().unwrap().map(percent_decode).collect();
     assert_eq!(segments, ["items", NASTY, "detail"]);
     let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
-    let expected: Vec<(String, String)> = [
-        ("q", NASTY),
-        ("n", "42"),
-        ("b", "true"),
-        ("f", "2.5"),
-        ("z", ""),
-    ]
-    .iter()
-    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-    .collect();
+    let expected: Vec<(String, String)> = [("q", NASTY), ("n", "42"), ("b", "true"), ("f", "2.5")]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
     assert_eq!(pairs, expected);
 }
 

@@ -351,14 +351,11 @@ async fn invalid_arguments_are_refused_before_any_request() {
         .run(&["--json", "invoke", "h/strict", "--args", "{oops"]);
     assert_eq!(error_doc(&run, 3).error.code, "VALIDATION_ERROR");
 
-    // A placeholder with neither an argument nor a secret.
-    w.tool(
-        "unfilled",
-        json!({ "urlTemplate": w.url("/u?x=${missing}") }),
-    );
+    // A path placeholder is a required argument: without it, nothing is sent.
+    w.tool("unfilled", json!({ "urlTemplate": w.url("/u/${missing}") }));
     let err = w.failure("unfilled", &json!({}), 3);
     assert_eq!(err.error.code, "VALIDATION_ERROR");
-    assert!(err.error.message.contains("${missing}"), "{err:?}");
+    assert!(err.error.message.contains("missing"), "{err:?}");
 
     assert!(w.requests().await.is_empty(), "nothing may be sent");
 
