@@ -395,6 +395,7 @@ impl Tool {
             ToolType::Native | ToolType::Go => check_native_impl(doc, &mut out),
             ToolType::Http => check_http_impl(self, doc, &mut out),
         }
+        super::tool_rules::check(self, doc, &mut out);
         out
     }
 

@@ -1516,7 +1516,7 @@ fn load(catalog: &Catalog, bundles: &HashMap<String, Arc<BundleEntry>>, p: &Pend
         .join(&p.slug)
         .join(&p.version)
         .join(TOOL_FILE);
-    let text = match read_tool_text(&path) {
+    let text = match read_tool_text(&path, catalog.root()) {
         Ok(Some(text)) => text,
         Ok(None) => return Loaded::Read(Box::new(Ok(None)), None),
         Err(problem) => return Loaded::Read(Box::new(Err(problem)), None),

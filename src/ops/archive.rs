@@ -43,9 +43,9 @@ use zip::{CompressionMethod, DateTime, System, ZipReadOptions, ZipWriter};
 /// versions, rarely hundreds; the cap bounds the work a central directory can ask for.
 pub const MAX_ENTRIES: usize = 20_000;
 
-/// The largest file an archive may hold, uncompressed (4 MiB). A `tool.json` is a few KiB;
-/// the biggest argument schemas reach a few hundred.
-pub const MAX_ENTRY_BYTES: u64 = 4 * 1024 * 1024;
+/// The largest file an archive may hold, uncompressed (4 MiB): the largest catalog file read.
+/// A `tool.json` is a few KiB; the biggest argument schemas reach a few hundred.
+pub const MAX_ENTRY_BYTES: u64 = crate::catalog::capped::MAX_FILE_BYTES;
 
 /// The most all the files of an archive may hold together, uncompressed (256 MiB).
 pub const MAX_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
@@ -227,11 +227,7 @@ pub fn read_archive_file(
     source_name: &str,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Archive> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
-    let len = file
-        .metadata()
-        .map_err(|e| Error::io("cannot read", path, e))?
-        .len();
+    let (file, len) = crate::catalog::capped::open_regular(path).map_err(|e| e.into_error(path))?;
     if len > MAX_ARCHIVE_BYTES {
         return Err(invalid(
             source_name,
@@ -713,24 +709,16 @@ impl Catalog {
         self.check_import_conflicts(plan)?;
         store::ensure_dir(&bundles_dir)?;
         let id = plan.bundle_id.to_string();
-        let staging = bundles_dir.join(format!("{STAGING_PREFIX}{}", Uuid::now_v7()));
         let target = bundles_dir.join(&id);
-        let written = (|| {
-            store::ensure_dir(&staging)?;
+        store::create_dir_atomic(&target, STAGING_PREFIX, |staging| {
             let count = plan.files.len();
             for (done, file) in plan.files.iter().enumerate() {
                 progress(done, count);
                 store::write_atomic(&staging.join(&file.name), &file.bytes)?;
             }
             progress(count, count);
-            std::fs::rename(&staging, &target)
-                .map_err(|e| Error::io("cannot move into place", &target, e))?;
-            store::sync_dir(&bundles_dir)
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_dir_all(&staging);
-            return Err(e);
-        }
+            Ok(())
+        })?;
         let bundle = self
             .load_bundle(&target, &id)
             .map_err(|problem| Error::Unreadable {
@@ -937,7 +925,11 @@ fn remove_leftover_staging(bundles_dir: &Path) {
 /// belong to a bundle. Hidden files and folders (temporary files of killed writers) are
 /// skipped, as every reader skips them; a version folder without a `tool.json` too.
 fn bundle_files(dir: &Path) -> Result<(Vec<ArchiveFile>, Vec<PathBuf>)> {
-    let read = |path: &Path| std::fs::read(path).map_err(|e| Error::io("cannot read", path, e));
+    // The bundle folder is `<catalog>/bundles/<id>`: symlinks must stay in the catalog.
+    let root = dir.ancestors().nth(2);
+    let read = |path: &Path| {
+        crate::catalog::capped::read_bytes(path, root).map_err(|e| e.into_error(path))
+    };
     let mut files = vec![ArchiveFile {
         name: BUNDLE_FILE.to_owned(),
         bytes: read(&dir.join(BUNDLE_FILE))?,

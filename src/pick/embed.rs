@@ -554,10 +554,7 @@ pub(super) fn ensure_state_dir(state_dir: &Path) -> bool {
     if parent.is_some_and(|p| !p.is_dir()) {
         return false;
     }
-    match std::fs::create_dir(state_dir) {
-        Ok(()) => true,
-        Err(e) => e.kind() == std::io::ErrorKind::AlreadyExists && state_dir.is_dir(),
-    }
+    crate::catalog::store::create_state_dir(state_dir).is_ok()
 }
 
 /// A vector as f32 little-endian bytes.

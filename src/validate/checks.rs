@@ -92,19 +92,18 @@ pub fn check(
             }
         },
         Kind::Tool => match model::typed::<Tool>(doc, "") {
+            // The store's rules (`Tool::check`) include the schemas' and placeholders'.
             Ok(tool) => check_tool(tool, doc, path, place, cx, &mut notes),
             Err(e) => {
                 typed_failure(&e, &schema, &mut notes);
+                let mut schemas = Vec::new();
+                crate::catalog::tool_rules::check_schemas(doc, &mut schemas);
+                notes.extend(schemas.into_iter().map(Note::from_violation));
                 Constraints::None
             }
         },
     };
     if kind == Kind::Tool {
-        for field in ["argSchema", "outputSchema"] {
-            if let Some(schema) = doc.get(field) {
-                check_json_schema(schema, &format!("/{field}"), &mut notes);
-            }
-        }
         check_tool_descriptions(doc, &mut notes);
     }
     unknown_fields(kind, doc, &mut notes);
@@ -271,72 +270,6 @@ fn check_http(tool: &Tool, cx: &Context, notes: &mut Vec<Note>) {
                 http.method
             ),
         ));
-    }
-}
-
-/// `argSchema`/`outputSchema` must be JSON Schema (checked against its meta-schema), use no
-/// remote `$ref`, and compile (patterns are regular expressions, …).
-fn check_json_schema(schema: &Value, at: &str, notes: &mut Vec<Note>) {
-    if !(schema.is_object() || schema.is_boolean()) {
-        return; // The tool's schema says so.
-    }
-    let before = notes.len();
-    match jsonschema::meta::validator_for(schema) {
-        Err(e) => notes.push(Note::error(
-            "arg-schema",
-            format!("{at}/$schema"),
-            format!("not a JSON Schema dialect toolctl knows: {e}"),
-        )),
-        Ok(meta) => {
-            for error in meta.iter_errors(schema) {
-                notes.push(Note::error(
-                    "arg-schema",
-                    format!("{at}{}", error.instance_path().as_str()),
-                    format!("not valid JSON Schema: {error}"),
-                ));
-            }
-        }
-    }
-    remote_refs(schema, at, notes);
-    if notes.len() == before
-        && let Err(e) = jsonschema::options().build(schema)
-    {
-        notes.push(Note::error(
-            "arg-schema",
-            format!("{at}{}", e.schema_path().as_str()),
-            format!("not a usable JSON Schema: {e}"),
-        ));
-    }
-}
-
-/// A `$ref` outside the schema would be fetched (or fail) when a call is checked.
-fn remote_refs(schema: &Value, at: &str, notes: &mut Vec<Note>) {
-    match schema {
-        Value::Object(fields) => {
-            for (key, value) in fields {
-                let pointer = pointer_join(at, key);
-                match (key.as_str(), value) {
-                    ("$ref" | "$dynamicRef", Value::String(target)) if !target.starts_with('#') => {
-                        notes.push(Note::error(
-                            "remote-ref",
-                            pointer,
-                            format!(
-                                "{key} '{target}' points outside the schema; toolctl never fetches schemas: put the definition in $defs and use '#/$defs/…'"
-                            ),
-                        ));
-                    }
-                    // Values of these keywords are data, not schemas.
-                    ("const" | "enum" | "default" | "examples" | "example", _) => {}
-                    _ => remote_refs(value, &pointer, notes),
-                }
-            }
-        }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                remote_refs(item, &format!("{at}/{i}"), notes);
-            }
-        }
-        _ => {}
     }
 }
 

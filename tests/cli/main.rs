@@ -41,6 +41,7 @@ mod test_reap;
 mod test_search;
 mod test_search_quality;
 mod test_tool;
+mod test_trust_catalog;
 mod test_trust_invoke;
 mod test_validate;
 #[cfg(target_os = "linux")]

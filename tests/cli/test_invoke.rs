@@ -395,11 +395,11 @@ fn a_remote_ref_in_a_schema_is_never_fetched() {
         "http://127.0.0.1:{}/schema.json",
         listener.local_addr().unwrap().port()
     );
-    env.put_tool(
+    env.put_tool_by_hand(
         "w",
         &tool_doc_with("remote", "v1", json!({ "argSchema": { "$ref": url } })),
     );
-    env.put_tool(
+    env.put_tool_by_hand(
         "w",
         &tool_doc_with(
             "deep-remote",
@@ -423,15 +423,17 @@ fn a_remote_ref_in_a_schema_is_never_fetched() {
         ),
     );
 
+    // `tool put` refuses such schemas; written by hand, the tool is unavailable, and the
+    // reason names the $ref.
     for name in ["w/remote", "w/deep-remote"] {
-        let err = failure(&env, &[name, "--args", r#"{"city":"Oslo"}"#], 3);
-        assert_eq!(err.error.code, "VALIDATION_ERROR", "{name}");
+        let err = failure(&env, &[name, "--args", r#"{"city":"Oslo"}"#], 6);
+        assert_eq!(err.error.code, "TOOL_DISABLED", "{name}");
         assert!(err.error.message.contains("argSchema"), "{err:?}");
         assert!(err.error.message.contains(&url), "names the $ref: {err:?}");
     }
     // An outputSchema with a remote $ref: refused before the tool runs (it could never be
     // checked, and the tool's effects would already have happened).
-    env.put_tool(
+    env.put_tool_by_hand(
         "w",
         &tool_doc_with(
             "remote-out",
@@ -439,8 +441,8 @@ fn a_remote_ref_in_a_schema_is_never_fetched() {
             json!({ "outputSchema": { "$ref": url } }),
         ),
     );
-    let err = failure(&env, &["w/remote-out"], 3);
-    assert_eq!(err.error.code, "VALIDATION_ERROR");
+    let err = failure(&env, &["w/remote-out"], 6);
+    assert_eq!(err.error.code, "TOOL_DISABLED");
     assert!(err.error.message.contains("outputSchema"), "{err:?}");
 
     match listener.accept() {

@@ -441,7 +441,7 @@ fn shop() -> TestEnv {
     without_builtins(&env);
     env.bundle("shop");
     for (i, (slug, description, tags, safe)) in SHOP.iter().enumerate() {
-        env.put_tool(
+        env.put_tool_dated(
             "shop",
             &native(
                 slug,

@@ -88,15 +88,12 @@ fn read_arguments(args: &InvokeArgs) -> Result<Value, CliError> {
             return Err(error);
         }
         (Some(_), ..) => {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                .map_err(|e| CliError::invalid(format!("cannot read standard input: {e}")))?;
+            let text = crate::catalog::capped::read_stdin()?;
             (text, "standard input".to_owned())
         }
         (None, Some(text), _) => (text.clone(), "--args".to_owned()),
         (None, None, Some(path)) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| CliError::invalid(format!("--args-file {}: {e}", path.display())))?;
+            let text = crate::catalog::capped::read_input(path)?;
             (text, path.display().to_string())
         }
         (None, None, None) => return Ok(Value::Object(Default::default())),

@@ -58,18 +58,40 @@ fn anthropic_refuses_a_root_that_is_not_an_object() {
 fn anthropic_refuses_a_schema_that_is_not_valid_draft_2020_12() {
     let env = TestEnv::new();
     env.bundle("b");
-    env.put_tool(
-        "b",
-        &with_schema(
-            "typo",
-            "Typo.",
-            &json!({
-                "type": "object",
-                "properties": { "x": { "type": "strin" } }
-            }),
-        ),
+    let typo = with_schema(
+        "typo",
+        "Typo.",
+        &json!({
+            "type": "object",
+            "properties": { "x": { "type": "strin" } }
+        }),
     );
-    let error = env.json_error(&["export", "--provider", "anthropic", "--bundle", "b"], 3);
+    // `tool put` refuses it (the rules of validate); a hand edit can still bring it in.
+    env.try_put_tool("b", &typo).failure(3);
+    env.put_tool_by_hand("b", &typo);
+    // Listed unavailable, so left out of a plain export…
+    let run = env.run(&[
+        "--json",
+        "export",
+        "--provider",
+        "anthropic",
+        "--bundle",
+        "b",
+    ]);
+    run.success();
+    assert_eq!(run.json(), json!([]), "{run}");
+    // …and `--include-disabled` still says why Anthropic would refuse it.
+    let error = env.json_error(
+        &[
+            "export",
+            "--provider",
+            "anthropic",
+            "--bundle",
+            "b",
+            "--include-disabled",
+        ],
+        3,
+    );
     let refused = refused_problems(&error);
     let problems = &refused["b/typo@v1"];
     // The keyword holding the bad value, and the pointer of the schema holding that keyword

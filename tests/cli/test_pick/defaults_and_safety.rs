@@ -435,9 +435,9 @@ fn disabled_unavailable_and_disabled_bundle_tools_are_never_picked() {
     without_builtins(&env);
     env.bundle("d");
     env.bundle("off");
-    env.put_tool("d", &native("gadget-on", 1, json!({})));
-    env.put_tool("d", &native("gadget-off", 2, json!({})));
-    env.put_tool(
+    env.put_tool_dated("d", &native("gadget-on", 1, json!({})));
+    env.put_tool_dated("d", &native("gadget-off", 2, json!({})));
+    env.put_tool_dated(
         "d",
         &native(
             "gadget-go",
@@ -445,7 +445,7 @@ fn disabled_unavailable_and_disabled_bundle_tools_are_never_picked() {
             json!({ "type": "go", "impl": { "goFunc": "NotInThisBinary" } }),
         ),
     );
-    env.put_tool("off", &native("gadget-elsewhere", 4, json!({})));
+    env.put_tool_dated("off", &native("gadget-elsewhere", 4, json!({})));
     env.run(&["tool", "disable", "d/gadget-off@v1"]).success();
     env.run(&["bundle", "disable", "off"]).success();
     let listed = env.tool_list(&["--include-disabled", "--bundle", "d", "--bundle", "off"]);
@@ -528,9 +528,9 @@ fn equal_scores_keep_the_registration_order() {
     without_builtins(&env);
     env.bundle("t");
     // Put in slug order, registered (createdAt) in another.
-    env.put_tool("t", &native("alpha-lamp", 2, json!({})));
-    env.put_tool("t", &native("mid-lamp", 3, json!({})));
-    env.put_tool("t", &native("zeta-lamp", 1, json!({})));
+    env.put_tool_dated("t", &native("alpha-lamp", 2, json!({})));
+    env.put_tool_dated("t", &native("mid-lamp", 3, json!({})));
+    env.put_tool_dated("t", &native("zeta-lamp", 1, json!({})));
     let expected = ["t/zeta-lamp@v1", "t/alpha-lamp@v1", "t/mid-lamp@v1"];
     for scorer in ["keyword", "bm25"] {
         let got = picks(&env, &["lamp", "--scorer", scorer]);

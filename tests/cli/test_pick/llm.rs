@@ -233,7 +233,7 @@ async fn llm_selections_are_cached_in_the_seed_format_and_reused() {
             ("other".to_owned(), 3)
         ])
     );
-    env.put_tool(
+    env.put_tool_dated(
         "shop",
         &native(
             "unclog-drain",
@@ -428,7 +428,7 @@ async fn no_candidates_need_no_request() {
     );
     set_endpoint(&env, "llm", json!({ "baseUrl": v1(&server), "model": "m" }));
     env.bundle("u");
-    env.put_tool("u", &native("risky", 1, json!({ "safe": false })));
+    env.put_tool_dated("u", &native("risky", 1, json!({ "safe": false })));
     for scorer in ["keyword", "bm25", "hybrid", "embed", "llm"] {
         assert_eq!(
             picks(&env, &["anything", "--scorer", scorer]),

@@ -401,8 +401,8 @@ fn picked_names_are_the_exported_names_even_when_slugs_collide() {
     without_builtins(&env);
     env.bundle("alpha");
     env.bundle("beta");
-    env.put_tool("alpha", &native("lookup", 1, json!({})));
-    env.put_tool("beta", &native("lookup", 2, json!({})));
+    env.put_tool_dated("alpha", &native("lookup", 1, json!({})));
+    env.put_tool_dated("beta", &native("lookup", 2, json!({})));
     let got = picks(&env, &["lookup"]);
     assert_eq!(refs(&got), ["alpha/lookup@v1", "beta/lookup@v1"]);
     assert_eq!(names(&got), ["alpha__lookup", "beta__lookup"]);
