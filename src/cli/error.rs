@@ -207,6 +207,7 @@ fn with_flag_names(mut error: catalog::Error) -> catalog::Error {
         let flag = match source_name.as_str() {
             page::SIZE_INPUT => "--page-size",
             page::TOKEN_INPUT => "--page-token",
+            crate::ops::archive::SLUG_INPUT => "--slug",
             _ => return error,
         };
         *source_name = flag.to_owned();
