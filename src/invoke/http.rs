@@ -417,6 +417,9 @@ fn redact(failure: Failure, redactor: &Redactor) -> Failure {
     if let Some(hint) = text.hint {
         out = out.with_hint(redactor.text(&hint));
     }
+    if let Some(remedy) = text.remedy {
+        out = out.with_remedy(remedy);
+    }
     if ran { out.ran() } else { out }
 }
 

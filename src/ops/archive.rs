@@ -58,6 +58,10 @@ pub const MAX_RATIO: u64 = 200;
 /// compresses very well, and a small entry cannot hurt.
 pub const RATIO_FLOOR_BYTES: u64 = 1024 * 1024;
 
+/// The source an import's errors name for the slug asked for (`ImportOptions::slug`); the CLI
+/// calls it `--slug`.
+pub const SLUG_INPUT: &str = "new slug";
+
 /// The largest archive file read (288 MiB): [`MAX_TOTAL_BYTES`] of content plus room for the
 /// headers of [`MAX_ENTRIES`] entries. It also bounds what is read from standard input.
 pub const MAX_ARCHIVE_BYTES: u64 = MAX_TOTAL_BYTES + 32 * 1024 * 1024;
@@ -851,7 +855,7 @@ fn plan_import(archive: &Archive, options: &ImportOptions) -> Result<Plan> {
             ));
         }
         if !violations.is_empty() {
-            return Err(Error::invalid("--slug", violations));
+            return Err(Error::invalid(SLUG_INPUT, violations));
         }
         if *new_slug != slug {
             slug = new_slug.clone();

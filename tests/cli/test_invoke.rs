@@ -245,6 +245,26 @@ fn disabled_tools_and_bundles_are_tool_disabled_exit_6() {
     assert!(err.error.message.contains("nope"), "{err:?}");
 }
 
+#[test]
+fn a_refused_call_says_the_command_that_lets_it_run() {
+    let env = TestEnv::new();
+    env.bundle("w");
+    env.put_tool("w", &tool_doc("t", "v1"));
+    env.run(&["tool", "disable", "w/t@v1"]).success();
+    let err = failure(&env, &["w/t"], 6);
+    assert_eq!(
+        err.error.hint.as_deref(),
+        Some("enable it with `toolctl tool enable w/t@v1`")
+    );
+    env.run(&["tool", "enable", "w/t@v1"]).success();
+    env.run(&["bundle", "disable", "w"]).success();
+    let err = failure(&env, &["w/t"], 6);
+    assert_eq!(
+        err.error.hint.as_deref(),
+        Some("enable it with `toolctl bundle enable w`")
+    );
+}
+
 // --- arguments ------------------------------------------------------------------------------
 
 #[test]
