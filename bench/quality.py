@@ -49,6 +49,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -74,7 +75,7 @@ KS = (1, 5, 10)
 def ensure_venv() -> None:
     """Run inside VENV (with rank_bm25), making it first if need be."""
     try:
-        import rank_bm25  # noqa: F401
+        import rank_bm25  # noqa: F401  (the test is the import)
         return
     except ImportError:
         pass
@@ -297,10 +298,10 @@ def watcher(base: list[str], enabled: bool):
 
 
 @contextlib.contextmanager
-def embed_server():
+def embed_server(threads: int = 1):
     """bench/embed_server.py on a free port, for the block; yields its base URL."""
     script = Path(__file__).resolve().parent / "embed_server.py"
-    server = subprocess.Popen([sys.executable, str(script), "--port", "0"],
+    server = subprocess.Popen([sys.executable, str(script), "--port", "0", "--threads", str(threads)],
                               stdout=subprocess.PIPE, text=True)
     try:
         line = server.stdout.readline() if server.stdout else ""
@@ -447,6 +448,10 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the catalogs and say where")
     args = parser.parse_args()
     ensure_venv()
+    # SIGTERM, and SIGINT even when started in the background (where it is ignored), unwind
+    # through the `finally` blocks: watchers stopped, the embed server stopped, files removed.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda number, _frame: sys.exit(128 + number))
     command = "python3 bench/quality.py " + shlex.join(sys.argv[1:])
     args.methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]

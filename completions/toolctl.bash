@@ -43,6 +43,9 @@ _toolctl() {
             toolctl,invoke)
                 cmd="toolctl__subcmd__invoke"
                 ;;
+            toolctl,mcp)
+                cmd="toolctl__subcmd__mcp"
+                ;;
             toolctl,pick)
                 cmd="toolctl__subcmd__pick"
                 ;;
@@ -175,6 +178,9 @@ _toolctl() {
             toolctl__subcmd__help,invoke)
                 cmd="toolctl__subcmd__help__subcmd__invoke"
                 ;;
+            toolctl__subcmd__help,mcp)
+                cmd="toolctl__subcmd__help__subcmd__mcp"
+                ;;
             toolctl__subcmd__help,pick)
                 cmd="toolctl__subcmd__help__subcmd__pick"
                 ;;
@@ -238,6 +244,9 @@ _toolctl() {
             toolctl__subcmd__help__subcmd__index,watch)
                 cmd="toolctl__subcmd__help__subcmd__index__subcmd__watch"
                 ;;
+            toolctl__subcmd__help__subcmd__mcp,serve)
+                cmd="toolctl__subcmd__help__subcmd__mcp__subcmd__serve"
+                ;;
             toolctl__subcmd__help__subcmd__tool,delete)
                 cmd="toolctl__subcmd__help__subcmd__tool__subcmd__delete"
                 ;;
@@ -282,6 +291,18 @@ _toolctl() {
                 ;;
             toolctl__subcmd__index__subcmd__help,watch)
                 cmd="toolctl__subcmd__index__subcmd__help__subcmd__watch"
+                ;;
+            toolctl__subcmd__mcp,help)
+                cmd="toolctl__subcmd__mcp__subcmd__help"
+                ;;
+            toolctl__subcmd__mcp,serve)
+                cmd="toolctl__subcmd__mcp__subcmd__serve"
+                ;;
+            toolctl__subcmd__mcp__subcmd__help,help)
+                cmd="toolctl__subcmd__mcp__subcmd__help__subcmd__help"
+                ;;
+            toolctl__subcmd__mcp__subcmd__help,serve)
+                cmd="toolctl__subcmd__mcp__subcmd__help__subcmd__serve"
                 ;;
             toolctl__subcmd__tool,delete)
                 cmd="toolctl__subcmd__tool__subcmd__delete"
@@ -338,7 +359,7 @@ _toolctl() {
 
     case "${cmd}" in
         toolctl)
-            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search pick attach agent invoke export validate schema index completions help"
+            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search pick attach agent invoke export validate schema index completions mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1098,7 +1119,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help)
-            opts="init bundle tool search pick attach agent invoke export validate schema index completions help"
+            opts="init bundle tool search pick attach agent invoke export validate schema index completions mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1450,6 +1471,34 @@ _toolctl() {
         toolctl__subcmd__help__subcmd__invoke)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__mcp)
+            opts="serve"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__mcp__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1825,6 +1874,120 @@ _toolctl() {
                     return 0
                     ;;
                 --args-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__mcp)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help serve help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__mcp__subcmd__help)
+            opts="serve help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__mcp__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__mcp__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__mcp__subcmd__serve)
+            opts="-q -h --mode --bundle --tag --tool --page-size --http --public --workspace --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --mode)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bundle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tool)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --page-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --http)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

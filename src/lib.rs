@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod cli;
 pub mod index;
 pub mod invoke;
+pub mod mcp;
 pub mod ops;
 pub mod pick;
 pub mod provider;

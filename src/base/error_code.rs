@@ -15,7 +15,8 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// Invalid input: a file, an argument value or a document broke a rule (`VALIDATION_ERROR`).
     pub const INVALID_INPUT: u8 = 3;
-    /// A bundle, tool or agent that does not exist (`NOT_FOUND`, `UNKNOWN_TOOL`).
+    /// A bundle, tool, agent, input file or explicitly named catalog that does not exist
+    /// (`NOT_FOUND`, `UNKNOWN_TOOL`, `CATALOG_NOT_FOUND`).
     pub const NOT_FOUND: u8 = 4;
     /// The thing already exists (`CONFLICT`).
     pub const CONFLICT: u8 = 5;
@@ -43,6 +44,8 @@ pub enum ErrorCode {
     UpstreamError,
     OutputInvalid,
     LockTimeout,
+    /// `--catalog DIR` or `$TOOLCTL_CATALOG` names a folder that is not a catalog.
+    CatalogNotFound,
     Internal,
 }
 
@@ -51,7 +54,7 @@ impl ErrorCode {
     pub fn exit_code(self) -> u8 {
         match self {
             Self::ValidationError => exit::INVALID_INPUT,
-            Self::NotFound | Self::UnknownTool => exit::NOT_FOUND,
+            Self::NotFound | Self::UnknownTool | Self::CatalogNotFound => exit::NOT_FOUND,
             Self::Conflict => exit::CONFLICT,
             Self::Forbidden | Self::ToolDisabled | Self::HostNotAllowed => exit::FORBIDDEN,
             Self::Timeout | Self::UpstreamError | Self::OutputInvalid => exit::TOOL_FAILED,
@@ -74,6 +77,7 @@ impl ErrorCode {
             Self::UpstreamError => "UPSTREAM_ERROR",
             Self::OutputInvalid => "OUTPUT_INVALID",
             Self::LockTimeout => "LOCK_TIMEOUT",
+            Self::CatalogNotFound => "CATALOG_NOT_FOUND",
             Self::Internal => "INTERNAL",
         }
     }

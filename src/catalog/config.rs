@@ -175,13 +175,11 @@ impl Config {
     /// Read `toolctl.json` in `root`; a catalog without one has the defaults.
     pub fn load(root: &Path) -> Result<Self> {
         let path = root.join(CONFIG_FILE);
-        match std::fs::read_to_string(&path) {
+        match super::capped::read_text(&path, Some(root)) {
             Ok(text) => Self::from_doc(model::parse_doc(&text, &path)?, &path),
             // No file yet: the defaults, as the file `init` would write.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                Self::from_doc(Self::initial_doc(), &path)
-            }
-            Err(e) => Err(Error::io("cannot read", path, e)),
+            Err(super::capped::ReadError::Missing) => Self::from_doc(Self::initial_doc(), &path),
+            Err(e) => Err(e.into_error(&path)),
         }
     }
 

@@ -33,7 +33,7 @@ impl Drop for LockGuard {
 /// Take the exclusive lock on `path` (created if missing), waiting at most `timeout`.
 pub fn acquire(path: &Path, timeout: Duration) -> Result<LockGuard> {
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| Error::io("cannot create", parent, e))?;
+        super::store::create_state_dir(parent)?;
     }
     let file = OpenOptions::new()
         .create(true)

@@ -12,6 +12,7 @@
 //! as a [`Problem`] with its path while the rest of the catalog keeps working.
 
 pub mod builtin;
+pub mod capped;
 pub mod config;
 pub mod error;
 pub mod lock;
@@ -23,6 +24,8 @@ pub mod rules;
 pub mod schemas;
 pub mod skeleton;
 pub mod store;
+pub mod templates;
+pub mod tool_rules;
 
 pub use config::{CONFIG_FILE, Config};
 pub use error::{Error, Result, Violation};
@@ -262,20 +265,42 @@ pub struct Catalog {
 
 /// What the index's change checks of a catalog met in this process, for whoever opened it: the
 /// command line starts a watcher after a check that had to walk the catalog (see
-/// `index::watch`). Clones share one note.
+/// `index::watch`), and says when the index could only be kept in memory. Clones share one
+/// note.
 #[derive(Debug, Clone, Default)]
-pub struct CheckNote(std::sync::Arc<std::sync::Mutex<Option<usize>>>);
+pub struct CheckNote(std::sync::Arc<std::sync::Mutex<Checks>>);
+
+#[derive(Debug, Default)]
+struct Checks {
+    walk: Option<usize>,
+    in_memory: bool,
+}
 
 impl CheckNote {
+    fn note(&self) -> std::sync::MutexGuard<'_, Checks> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// A check had to stat `entries` entries: no watcher answered for it.
     pub fn walked(&self, entries: usize) {
-        let mut note = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        *note = Some(note.map_or(entries, |seen| seen.max(entries)));
+        let mut note = self.note();
+        note.walk = Some(note.walk.map_or(entries, |seen| seen.max(entries)));
     }
 
     /// The most entries a check had to stat since the last call, if one had to.
     pub fn take_walk(&self) -> Option<usize> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+        self.note().walk.take()
+    }
+
+    /// The catalog exists but cannot be written (a read-only mount, another user's tree):
+    /// its index was built in memory.
+    pub fn index_in_memory(&self) {
+        self.note().in_memory = true;
+    }
+
+    /// Whether an index was built in memory since the last call.
+    pub fn take_in_memory(&self) -> bool {
+        std::mem::take(&mut self.note().in_memory)
     }
 }
 
@@ -383,23 +408,16 @@ impl Catalog {
             path: path.clone(),
             message,
         };
-        let text = match std::fs::read_to_string(&path) {
+        let text = match capped::read_text(&path, Some(&self.root)) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                // Empty, or holding only a temporary file: what a `bundle put` killed before
-                // its rename leaves. Not a bundle, and not a problem.
-                let only_hidden = std::fs::read_dir(dir).is_ok_and(|entries| {
-                    entries
-                        .flatten()
-                        .all(|e| e.file_name().to_string_lossy().starts_with('.'))
-                });
-                return if only_hidden {
+            Err(capped::ReadError::Missing) => {
+                return if is_leftover_dir(dir) {
                     Ok(None)
                 } else {
                     Err(problem("the bundle folder has no bundle.json".to_owned()))
                 };
             }
-            Err(e) => return Err(problem(format!("cannot read: {e}"))),
+            Err(e) => return Err(problem(e.to_string())),
         };
         let doc = model::parse_doc(&text, &path).map_err(|e| problem(e.reason()))?;
         let bundle: Bundle =
@@ -519,7 +537,7 @@ impl Catalog {
         version: &str,
         path: &Path,
     ) -> Result<Option<ToolEntry>, Problem> {
-        match read_tool_text(path)? {
+        match read_tool_text(path, &self.root)? {
             Some(text) => self
                 .tool_from_text(bundle, slug, version, path, &text)
                 .map(Some),
@@ -632,14 +650,27 @@ pub(crate) fn list_dir_names(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The text of a `tool.json`; `None` when there is no such file.
-pub(crate) fn read_tool_text(path: &Path) -> Result<Option<String>, Problem> {
-    match std::fs::read_to_string(path) {
+/// A folder that is empty or holds only hidden entries (temporary files): what a writer killed
+/// before its rename leaves (older toolctl versions wrote `bundle.json` into its final folder).
+/// Not a bundle and not a problem, for every reader (`validate` included).
+pub fn is_leftover_dir(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .all(|e| e.file_name().to_string_lossy().starts_with('.'))
+    })
+}
+
+/// The text of a `tool.json` of the catalog at `root`; `None` when there is no such file.
+/// A file that is not a regular file, leaves the catalog, is too large or is not UTF-8 is a
+/// problem ([`capped`]).
+pub(crate) fn read_tool_text(path: &Path, root: &Path) -> Result<Option<String>, Problem> {
+    match capped::read_text(path, Some(root)) {
         Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(capped::ReadError::Missing) => Ok(None),
         Err(e) => Err(Problem {
             path: path.to_owned(),
-            message: format!("cannot read: {e}"),
+            message: e.to_string(),
         }),
     }
 }

@@ -129,6 +129,9 @@ pub struct Tool {
     pub max_response_bytes: Option<u64>,
     #[serde(default)]
     pub max_retries: Option<u32>,
+    /// The catalog secrets its templates may name (`${NAME}`); see [`super::templates`].
+    #[serde(default)]
+    pub secrets: Vec<String>,
     #[serde(default)]
     pub max_calls_per_minute: Option<u32>,
     pub created_at: Timestamp,
@@ -390,8 +393,9 @@ impl Tool {
         }
         match self.kind {
             ToolType::Native | ToolType::Go => check_native_impl(doc, &mut out),
-            ToolType::Http => check_http_impl(doc, &mut out),
+            ToolType::Http => check_http_impl(self, doc, &mut out),
         }
+        super::tool_rules::check(self, doc, &mut out);
         out
     }
 
@@ -436,7 +440,7 @@ fn check_native_impl(doc: &Value, out: &mut Vec<Violation>) {
     }
 }
 
-fn check_http_impl(doc: &Value, out: &mut Vec<Violation>) {
+fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
     let Some(imp) = doc.get("impl") else {
         out.push(Violation::new(
             "/impl",
@@ -505,4 +509,5 @@ fn check_http_impl(doc: &Value, out: &mut Vec<Violation>) {
             "timeoutMs must be more than 0",
         ));
     }
+    super::templates::check(tool, &http, doc, out);
 }

@@ -39,14 +39,25 @@ pub fn encode(after: &[String], fingerprint: &str) -> String {
     URL_SAFE_NO_PAD.encode(serde_json::to_vec(&token).unwrap_or_default())
 }
 
+/// The inputs a page request's errors name as their source; an interface says them in its own
+/// words (the CLI as `--page-size` and `--page-token`).
+pub const SIZE_INPUT: &str = "page size";
+pub const TOKEN_INPUT: &str = "page token";
+
+/// The error of a token toolctl did not make (or that was edited).
+pub fn forged() -> Error {
+    bad_token("not a page token from toolctl")
+}
+
+fn bad_token(message: &str) -> Error {
+    Error::invalid(TOKEN_INPUT, vec![Violation::new("", message)])
+}
+
 /// Decode a token made by [`encode`] for the same filters.
 pub fn decode(token: &str, fingerprint: &str) -> Result<Vec<String>> {
-    let bad = |message: &str| Error::invalid("--page-token", vec![Violation::new("", message)]);
-    let bytes = URL_SAFE_NO_PAD
-        .decode(token.trim())
-        .map_err(|_| bad("not a page token from toolctl"))?;
-    let token: Token =
-        serde_json::from_slice(&bytes).map_err(|_| bad("not a page token from toolctl"))?;
+    let bad = bad_token;
+    let bytes = URL_SAFE_NO_PAD.decode(token.trim()).map_err(|_| forged())?;
+    let token: Token = serde_json::from_slice(&bytes).map_err(|_| forged())?;
     if token.f != fingerprint {
         return Err(bad(
             "this page token was made for other filters; repeat the same filters, or start without a token",
@@ -61,7 +72,7 @@ pub fn check_size(size: usize) -> Result<usize> {
         Ok(size)
     } else {
         Err(Error::invalid(
-            "--page-size",
+            SIZE_INPUT,
             vec![Violation::new(
                 "",
                 format!("{size} is out of range; a page holds 1 to {MAX_PAGE_SIZE} items"),

@@ -16,6 +16,26 @@ use std::path::Path;
 /// a writer that was killed, never work in progress.
 pub const TEMP_PREFIX: &str = ".toolctl-tmp-";
 
+/// `.toolctl/.gitignore`: everything in the state folder is derived and never committed.
+pub const STATE_GITIGNORE: &str =
+    "# Derived state of the toolctl catalog: safe to delete, never committed.\n*\n";
+
+/// Create `dir`, a folder at or inside a catalog's `.toolctl/`, and its parents. When
+/// `.toolctl/` has no `.gitignore`, it is written before anything else goes in, so no command
+/// (a read that builds the index included) ever leaves `git status` dirty.
+pub fn create_state_dir(dir: &Path) -> Result<()> {
+    let state = dir
+        .ancestors()
+        .find(|a| a.file_name() == Some(std::ffi::OsStr::new(super::STATE_DIR)));
+    if let Some(state) = state {
+        let ignore = state.join(".gitignore");
+        if !ignore.is_file() {
+            write_atomic(&ignore, STATE_GITIGNORE.as_bytes())?;
+        }
+    }
+    ensure_dir(dir)
+}
+
 /// Flush a folder's entries (new names, renames, removals) to disk.
 pub fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)
@@ -40,6 +60,35 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
         Some(parent) if !parent.as_os_str().is_empty() => sync_dir(parent),
         _ => Ok(()),
     }
+}
+
+/// Create the folder `target` whole, in one step: `fill` writes its content into a hidden
+/// staging folder beside it (named `prefix` and a fresh ID), which is then renamed to `target`.
+/// A writer killed on the way leaves only the hidden staging folder, which every reader skips;
+/// never a `target` without its files. On an error the staging folder is removed.
+pub fn create_dir_atomic(
+    target: &Path,
+    prefix: &str,
+    fill: impl FnOnce(&Path) -> Result<()>,
+) -> Result<()> {
+    let parent = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    ensure_dir(parent)?;
+    let staging = parent.join(format!("{prefix}{}", uuid::Uuid::now_v7()));
+    let written = (|| {
+        ensure_dir(&staging)?;
+        fill(&staging)?;
+        // An empty leftover at `target` (a folder a killed writer made) is replaced.
+        std::fs::rename(&staging, target)
+            .map_err(|e| Error::io("cannot move into place", target, e))?;
+        sync_dir(parent)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    written
 }
 
 /// Replace `path` with `bytes` atomically (temp file, fsync, rename, fsync of the folder).

@@ -162,6 +162,7 @@ impl CliError {
 
 impl From<catalog::Error> for CliError {
     fn from(error: catalog::Error) -> Self {
+        let error = with_flag_names(error);
         let mut causes: Vec<String> = crate::base::causes(&error).map(|c| c.to_string()).collect();
         // Several problems: list every one after the summary.
         let violations = error.violations();
@@ -197,6 +198,21 @@ impl From<catalog::Error> for CliError {
             }),
         }
     }
+}
+
+/// A catalog error whose source is an input the library names, renamed to the flag that gives it.
+fn with_flag_names(mut error: catalog::Error) -> catalog::Error {
+    use catalog::page;
+    if let catalog::Error::Invalid { source_name, .. } = &mut error {
+        let flag = match source_name.as_str() {
+            page::SIZE_INPUT => "--page-size",
+            page::TOKEN_INPUT => "--page-token",
+            crate::ops::archive::SLUG_INPUT => "--slug",
+            _ => return error,
+        };
+        *source_name = flag.to_owned();
+    }
+    error
 }
 
 /// What the user can do about a catalog error, in the command line's words.

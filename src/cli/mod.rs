@@ -65,13 +65,32 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Where the catalog is.
+    /// Where the catalog is. A catalog named explicitly (`--catalog`, `$TOOLCTL_CATALOG`)
+    /// must exist and hold `toolctl.json`: a mistyped path is `CATALOG_NOT_FOUND`, never an
+    /// empty catalog that checks nothing (`init` does not come here).
     pub fn location(&self) -> Result<Location, CliError> {
-        Ok(catalog::locate(
-            self.global.catalog.as_deref(),
-            &self.cwd,
-            |name| std::env::var(name).ok(),
-        )?)
+        let location = catalog::locate(self.global.catalog.as_deref(), &self.cwd, |name| {
+            std::env::var(name).ok()
+        })?;
+        if let Location::Explicit(dir) = &location
+            && !dir.join(catalog::CONFIG_FILE).is_file()
+        {
+            let what = if dir.is_dir() {
+                "has no toolctl.json"
+            } else {
+                "does not exist"
+            };
+            return Err(CliError::new(
+                ErrorCode::CatalogNotFound,
+                format!("no catalog in {}: the folder {what}", dir.display()),
+            )
+            .with_details(serde_json::json!({ "path": dir }))
+            .with_hint(format!(
+                "check --catalog and $TOOLCTL_CATALOG, or create the catalog with `toolctl init {}`",
+                dir.display()
+            )));
+        }
+        Ok(location)
     }
 
     /// Open the catalog (it need not exist yet: it is created on the first write).
@@ -166,8 +185,26 @@ pub fn main() -> ExitCode {
     // A check that had to walk the catalog may start a watcher for the next commands.
     if let Some(entries) = ctx.checks.take_walk()
         && let Ok(catalog) = ctx.catalog()
+        && let Some(pid) = watcher::maybe_start(&catalog, entries, ctx.ui.can_confirm())
     {
-        watcher::maybe_start(&catalog, entries);
+        let idle = catalog.config().watch_idle.as_secs();
+        let idle = if idle % 60 == 0 {
+            format!("{} min", idle / 60)
+        } else {
+            format!("{idle} s")
+        };
+        ctx.ui.status(&format!(
+            "Started an index watcher for {} (pid {pid}) so the next commands need not check every file; it exits after {idle} without a command.\nStop it: toolctl index watch --stop. Turn this off: \"index\": {{\"watch\": \"never\"}} in toolctl.json, or TOOLCTL_WATCH=never.",
+            catalog.root().display(),
+        ));
+    }
+    if ctx.checks.take_in_memory()
+        && let Ok(location) = ctx.location()
+    {
+        ctx.ui.warn(&format!(
+            "{} cannot be written: its search index was built in memory for this command (slower on big catalogs; nothing is written)",
+            location.path().display()
+        ));
     }
     let result = result.and_then(|output| {
         ctx.ui.emit(&output)?;

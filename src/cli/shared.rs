@@ -4,7 +4,7 @@
 
 use crate::base::error_code::ErrorCode;
 use crate::catalog::config::PickConfig;
-use crate::catalog::{Error, model, page};
+use crate::catalog::{model, page};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::pick::endpoints::{EndpointOverrides, Endpoints};
@@ -13,7 +13,6 @@ use crate::provider::Provider;
 use crate::provider::export::{ExportError, Refused};
 use clap::Args;
 use serde_json::{Value, json};
-use std::io::Read;
 use std::path::Path;
 
 /// Paging flags of list commands.
@@ -39,14 +38,10 @@ pub fn read_document(path: &str) -> Result<(Value, String), CliError> {
 /// problems under.
 pub fn read_text(path: &str) -> Result<(String, String), CliError> {
     if path == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| CliError::invalid(format!("cannot read standard input: {e}")))?;
+        let text = crate::catalog::capped::read_stdin()?;
         Ok((text, "<stdin>".to_owned()))
     } else {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CliError::from(Error::io("cannot read", path, e)))?;
+        let text = crate::catalog::capped::read_input(Path::new(path))?;
         Ok((text, path.to_owned()))
     }
 }

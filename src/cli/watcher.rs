@@ -66,20 +66,23 @@ pub fn detach(program: &Path, root: &Path) -> Result<Status, String> {
 }
 
 /// After a check that no watcher answered: start one in the background if the mode says so.
-pub fn maybe_start(catalog: &Catalog, entries_checked: usize) {
+/// In `auto` mode only for a person at a terminal (`interactive`: stdin and stderr are
+/// terminals), never for a script, cron job or CI run, whose process would outlive its use
+/// unseen. Returns the new watcher's process ID, for the CLI to say so.
+pub fn maybe_start(catalog: &Catalog, entries_checked: usize, interactive: bool) -> Option<u32> {
     let root = catalog.root();
     let wanted = match mode(catalog) {
         Mode::Never => false,
         Mode::Always => true,
-        // A CI job runs a few commands and ends: a watcher would outlive its use.
         Mode::Auto => {
-            entries_checked >= AUTO_MIN_ENTRIES
+            interactive
+                && entries_checked >= AUTO_MIN_ENTRIES
                 && std::env::var_os("CI").is_none()
                 && is_local(root)
         }
     };
     if !wanted {
-        return;
+        return None;
     }
     // Each folder checked is about one watch: a catalog past the limit cannot be watched.
     let fits = || watch_limit().is_none_or(|limit| entries_checked < limit);
@@ -91,8 +94,8 @@ pub fn maybe_start(catalog: &Catalog, entries_checked: usize) {
     if fits() && !failed_lately() && why_not(root).is_ok() {
         // A failure to start costs nothing but speed: the next command walks again. Not
         // waited for: it outlives this command.
-        if let Ok(program) = std::env::current_exe() {
-            let _ = spawn(&program, root).map(drop);
-        }
+        let program = std::env::current_exe().ok()?;
+        return spawn(&program, root).ok().map(|child| child.id());
     }
+    None
 }

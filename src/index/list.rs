@@ -82,7 +82,7 @@ impl Index {
         }
         if let Some(after) = &after {
             let [bundle, slug, version] = after.as_slice() else {
-                return Err(CatalogError::invalid("--page-token", vec![]).into());
+                return Err(CatalogError::invalid(page::TOKEN_INPUT, vec![]).into());
             };
             let (b, s, v) = (
                 mark(bundle.clone(), &mut params),

@@ -180,7 +180,13 @@ impl Index {
         catalog: &Catalog,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Self, SyncReport)> {
-        if !catalog.root().is_dir() {
+        let exists = catalog.root().is_dir();
+        if !exists || !can_write_state(catalog) {
+            // Reads never create a catalog, and a catalog this process cannot write (a
+            // read-only mount, another user's tree) is still read: from an index in memory.
+            if exists {
+                catalog.check_note().index_in_memory();
+            }
             let mut index = Self::create(Connection::open_in_memory(), None)?;
             let report = index.sync(catalog, progress)?;
             return Ok((index, report));
@@ -196,7 +202,7 @@ impl Index {
             Ok((index, report))
         });
         match attempt {
-            Err(Error::Database { source, .. }) if is_unusable(&source) => {
+            Err(Error::Database { source, .. }) if is_damaged(&path, &source) => {
                 // Derived state: start again from the files.
                 remove_index_files(&path);
                 let mut index = Self::open_file(&path)?;
@@ -219,7 +225,12 @@ impl Index {
     ) -> Result<T> {
         let (index, _) = Self::open(catalog, progress)?;
         match read(&index) {
-            Err(Error::Database { source, .. }) if is_unusable(&source) => {
+            Err(Error::Database { source, .. })
+                if index
+                    .path
+                    .as_deref()
+                    .is_some_and(|path| is_damaged(path, &source)) =>
+            {
                 drop(index);
                 let (index, _) = Self::rebuild(catalog, progress)?;
                 read(&index)
@@ -264,8 +275,7 @@ impl Index {
 
     fn open_file(path: &Path) -> Result<Self> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| catalog::Error::io("cannot create", dir, e))?;
+            catalog::store::create_state_dir(dir)?;
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
@@ -442,9 +452,71 @@ fn is_unusable(error: &rusqlite::Error) -> bool {
         }
         // A table or column the code expects is missing: another layout.
         rusqlite::Error::InvalidColumnName(_) | rusqlite::Error::InvalidColumnIndex(_) => true,
+        // A value of a type the index never writes: a damaged record.
+        rusqlite::Error::FromSqlConversionFailure(..)
+        | rusqlite::Error::InvalidColumnType(..)
+        | rusqlite::Error::IntegralValueOutOfRange(..)
+        | rusqlite::Error::Utf8Error(..) => true,
         rusqlite::Error::InvalidParameterName(text) => text.starts_with("index format"),
         _ => false,
     }
+}
+
+/// Whether this process may write the catalog's index: the index file and `.toolctl/` (SQLite
+/// writes its side files there), or the catalog folder when `.toolctl/` is not there yet.
+fn can_write_state(catalog: &Catalog) -> bool {
+    let state = catalog.root().join(STATE_DIR);
+    let index = Index::file(catalog);
+    if index.exists() {
+        writable(&index) && writable(&state)
+    } else if state.is_dir() {
+        writable(&state)
+    } else {
+        writable(catalog.root())
+    }
+}
+
+/// `access(2)` for writing: the mode bits, a read-only mount and an immutable file all count
+/// (root passes the mode bits, not the other two).
+#[cfg(unix)]
+fn writable(path: &Path) -> bool {
+    rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_ok()
+}
+
+#[cfg(not(unix))]
+fn writable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.permissions().readonly())
+}
+
+/// Whether the index at `path` must be rebuilt after `error`: an error that says so itself, or
+/// any other failure of the database (a damaged page can surface as almost any error, or as a
+/// value of the wrong type) when `PRAGMA quick_check` then finds the file damaged. A busy or
+/// read-only database is not damaged.
+fn is_damaged(path: &Path, error: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode::{ConstraintViolation, DatabaseBusy, DatabaseLocked, ReadOnly};
+    // The index only ever writes rows that meet its constraints: a broken one is a damaged
+    // b-tree (which quick_check does not compare with its table).
+    if is_unusable(error) || error.sqlite_error_code() == Some(ConstraintViolation) {
+        return true;
+    }
+    if matches!(
+        error.sqlite_error_code(),
+        Some(DatabaseBusy | DatabaseLocked | ReadOnly)
+    ) {
+        return false;
+    }
+    !quick_check_passes(path)
+}
+
+/// `PRAGMA quick_check` on its own read-only connection: `true` only when it answers "ok".
+fn quick_check_passes(path: &Path) -> bool {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let Ok(conn) = Connection::open_with_flags(path, flags) else {
+        return false;
+    };
+    let _ = conn.busy_timeout(BUSY_TIMEOUT);
+    conn.query_row("PRAGMA quick_check(1)", [], |row| row.get::<_, String>(0))
+        .is_ok_and(|answer| answer == "ok")
 }
 
 /// Remove the index and SQLite's side files.

@@ -262,10 +262,11 @@ impl Index {
         let fingerprint = page::fingerprint(request);
         let offset: usize = match page_token {
             None => 0,
-            Some(token) => page::decode(token, &fingerprint)?
-                .first()
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(0),
+            // A search token carries one number, the offset; anything else was not made here.
+            Some(token) => match page::decode(token, &fingerprint)?.as_slice() {
+                [n] => n.parse().map_err(|_| page::forged())?,
+                _ => return Err(page::forged().into()),
+            },
         };
         let tokens = text::query_tokens(&request.query);
         if tokens.is_empty() {

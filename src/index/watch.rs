@@ -27,8 +27,9 @@
 //! Lifecycle: `toolctl index watch` runs it in the foreground, `--detach` in the background,
 //! `--stop` stops it. The command line starts watchers (`cli::watcher`); this module only says
 //! whether one may run ([`why_not`], [`mode`]) and talks to a running one. With `index.watch` (or `$TOOLCTL_WATCH`) at `auto`, the default, a
-//! command whose check had to stat at least [`AUTO_MIN_ENTRIES`] entries starts one in the
-//! background, on a local filesystem only (inotify never hears of changes made by another
+//! command run at a terminal (stdin and stderr) whose check had to stat at least
+//! [`AUTO_MIN_ENTRIES`] entries starts one in the background and says so, on a local
+//! filesystem only (inotify never hears of changes made by another
 //! machine on NFS, SMB or 9p) and not in CI (`$CI` set: a job's few commands end before a
 //! watcher pays off); `always` starts one on any catalog, `never` never. It exits after
 //! `index.watchIdle` of `toolctl.json` (30 minutes) without a question, when its socket or
@@ -558,8 +559,7 @@ mod daemon {
     pub fn run(root: &Path, idle: Duration, ready: impl FnOnce(&Status)) -> Result<(), String> {
         why_not(root)?;
         let watch_dir = dir(root);
-        std::fs::create_dir_all(&watch_dir)
-            .map_err(|e| format!("cannot create {}: {e}", watch_dir.display()))?;
+        crate::catalog::store::create_state_dir(&watch_dir).map_err(|e| e.to_string())?;
         // One watcher per catalog: the lock is held for the process's life.
         let lock_path = watch_dir.join("lock");
         let _lock = match crate::catalog::lock::acquire(&lock_path, Duration::ZERO) {

@@ -1,28 +1,33 @@
 //! HTTP tools: a request built from the tool's templates, sent with reqwest.
 //!
-//! **Templates cannot be injected into.** A `${name}` takes the argument `name`, else the
-//! catalog secret `name` ([`crate::base::secrets`]), never an environment variable. Where it lands
-//! decides how it is written:
+//! **Templates cannot be injected into.** A `${name}` is a secret the tool declares in
+//! `"secrets"` ([`crate::base::secrets`]), else the argument `name`, else its `default` in
+//! `argSchema` — decided when the tool is put ([`crate::catalog::templates`]), never by the
+//! environment. An argument without a value leaves out what holds it (a query or form pair, a
+//! header, a JSON member or element). Where a value lands decides how it is written:
 //! - the URL: the host is literal (checked when the tool is loaded: no placeholder before the
 //!   path), and a value is percent-encoded as one component (every byte but `A–Z a–z 0–9 - . _
 //!   ~`), so it cannot add a path segment, a query parameter or a fragment;
-//! - a JSON body: the template is parsed as JSON first and placeholders are replaced inside
-//!   the parsed tree — a string that is exactly `"${name}"` becomes the argument's JSON value,
-//!   placeholders inside a longer string become text — and the tree is serialised again, so a
-//!   value can only ever be a value;
+//! - a JSON body: the template is parsed as JSON first (one that does not parse is refused,
+//!   never spliced as text) and placeholders are replaced inside the parsed tree — a string
+//!   that is exactly `"${name}"` becomes the argument's JSON value, placeholders inside a
+//!   longer string become text — and the tree is serialised again, so a value can only ever
+//!   be a value;
 //! - a text body: the value as text; a form body (`application/x-www-form-urlencoded`): the
 //!   value percent-encoded;
 //! - a header: the value as text, refused if it holds CR, LF or NUL (a new header line).
 //!
 //! **Where requests go:** the host must be in `allowedHosts`, checked before the request and
-//! again on every redirect (at most 10), on the URL as parsed (`http://allowed@evil/` goes to
-//! `evil`).
+//! again on every redirect (at most 10, followed here), on the URL as parsed
+//! (`http://allowed@evil/` goes to `evil`). A redirect to another origin drops the headers
+//! that may carry a secret; no `Referer` is sent.
 //!
-//! **Retries** (`maxRetries`, default 2) only for idempotent methods (GET, HEAD, PUT, DELETE,
-//! OPTIONS), on connection errors, 429 and 5xx: exponential back-off from 100 ms with ±50%
-//! jitter, or the server's `Retry-After` (seconds or an HTTP date), each wait at most 10 s.
-//! `timeoutMs` (default 10 s) bounds each attempt. The response is read up to
-//! `maxResponseBytes` (default 1 MiB) and the call fails as soon as it would go past it.
+//! **Retries** (`maxRetries`, default 2, at most 10) only for idempotent methods (GET, HEAD,
+//! PUT, DELETE, OPTIONS), on connection errors, 429 and 5xx: exponential back-off from 100 ms
+//! with ±50% jitter, or the server's `Retry-After` (seconds or an HTTP date), each wait at most
+//! 10 s. `timeoutMs` (default 10 s) bounds the whole call, retries and the body included. The
+//! response is read up to `maxResponseBytes` (default 1 MiB) and the call fails as soon as it
+//! would go past it.
 
 use super::{Failure, Options};
 use crate::base::error_code::ErrorCode;
@@ -31,8 +36,9 @@ use crate::base::redact::Redactor;
 use crate::base::secrets::Secrets;
 use crate::catalog::ToolEntry;
 use crate::catalog::model::{ErrorMode, HttpImpl, ResponseEncoding};
-use crate::catalog::rules::PLACEHOLDER;
 use crate::catalog::rules::{HostPolicy, check_url_template};
+use crate::catalog::rules::{PLACEHOLDER, placeholder_names};
+use crate::catalog::templates::{BodyKind, MAX_RETRIES};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
@@ -52,46 +58,115 @@ fn verbatim(value: &str) -> Result<String, Failure> {
     Ok(value.to_owned())
 }
 
-/// What `${name}` stands for in one call.
+/// What `${name}` stands for in one call: a secret the tool declares, else the argument, else
+/// the argument's `default` in `argSchema`; nothing when none of these is there.
 struct Values<'a> {
     args: &'a Map<String, Value>,
+    /// `argSchema`'s properties, for their defaults.
+    properties: Option<&'a Map<String, Value>>,
+    /// The tool's `"secrets"`: the only names read from the catalog secrets.
+    declared: &'a [String],
     secrets: Option<Secrets>,
     redactor: Redactor,
 }
 
-impl Values<'_> {
-    fn get(&mut self, name: &str) -> Result<Value, Failure> {
-        if let Some(value) = self.args.get(name) {
-            return Ok(value.clone());
-        }
-        if self.secrets.is_none() {
-            self.secrets = Some(Secrets::load()?);
-        }
-        match self.secrets.as_ref().and_then(|s| s.get(name)) {
-            Some(secret) => {
-                self.redactor.add(&secret);
-                Ok(Value::String(secret))
-            }
-            None => Err(Failure::new(
-                ErrorCode::ValidationError,
-                format!("${{{name}}} has no value: no argument and no catalog secret of that name"),
-            )
-            .with_hint(format!(
-                "pass the argument '{name}', or set the secret (TOOLCTL_SECRET_{name}, or secrets.json)"
-            ))),
+impl<'a> Values<'a> {
+    fn new(args: &'a Map<String, Value>, tool: &'a crate::catalog::model::Tool) -> Self {
+        Self {
+            args,
+            properties: tool
+                .arg_schema
+                .as_ref()
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object),
+            declared: &tool.secrets,
+            secrets: None,
+            redactor: Redactor::default(),
         }
     }
 
-    fn text(&mut self, name: &str) -> Result<String, Failure> {
+    fn get(&mut self, name: &str) -> Result<Option<Value>, Failure> {
+        if self.declared.iter().any(|d| d == name) {
+            if self.secrets.is_none() {
+                self.secrets = Some(Secrets::load()?);
+            }
+            return match self.secrets.as_ref().and_then(|s| s.get(name)) {
+                Some(secret) => {
+                    self.redactor.add(&secret);
+                    Ok(Some(Value::String(secret)))
+                }
+                None => Err(Failure::new(
+                    ErrorCode::ValidationError,
+                    format!("${{{name}}} has no value: the tool's secret '{name}' is not set"),
+                )
+                .with_hint(format!(
+                    "set TOOLCTL_SECRET_{name}, or add \"{name}\" to the secrets file (secrets.json)"
+                ))),
+            };
+        }
+        let given = self.args.get(name);
+        if given.is_some_and(|v| !v.is_null()) {
+            return Ok(given.cloned());
+        }
+        let default = self
+            .properties
+            .and_then(|p| p.get(name))
+            .and_then(|p| p.get("default"))
+            .cloned();
+        Ok(default.or_else(|| given.cloned()))
+    }
+
+    /// The value as text; `None` when there is none (absent, or `null` without a default).
+    fn text(&mut self, name: &str) -> Result<Option<String>, Failure> {
         Ok(match self.get(name)? {
-            Value::String(s) => s,
-            Value::Null => String::new(),
-            other => other.to_string(),
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s),
+            Some(other) => Some(other.to_string()),
         })
     }
 
-    /// `template` with every placeholder replaced by `write(value text)`.
+    /// `template` with every placeholder replaced by `write(value text)`; `None` when one of
+    /// them has no value.
+    fn fill(
+        &mut self,
+        template: &str,
+        write: &impl Fn(&str) -> Result<String, Failure>,
+    ) -> Result<Option<String>, Failure> {
+        let mut out = String::with_capacity(template.len());
+        let mut last = 0;
+        for found in PLACEHOLDER.captures_iter(template) {
+            let Some(whole) = found.get(0) else { continue };
+            out.push_str(&template[last..whole.start()]);
+            match self.text(&found[1])? {
+                Some(text) => out.push_str(&write(&text)?),
+                None => return Ok(None),
+            }
+            last = whole.end();
+        }
+        out.push_str(&template[last..]);
+        Ok(Some(out))
+    }
+
+    /// [`Self::fill`] where a placeholder without a value is an error (a URL path).
     fn render(
+        &mut self,
+        template: &str,
+        write: impl Fn(&str) -> Result<String, Failure>,
+    ) -> Result<String, Failure> {
+        if let Some(out) = self.fill(template, &write)? {
+            return Ok(out);
+        }
+        let missing = placeholder_names(template)
+            .find(|name| self.args.get(*name).is_none_or(Value::is_null))
+            .unwrap_or_default();
+        Err(invalid(format!(
+            "${{{missing}}} has no value: the argument '{missing}' was not given"
+        ))
+        .with_hint(format!("pass the argument '{missing}'")))
+    }
+
+    /// [`Self::fill`] where a placeholder without a value is empty text (a text body).
+    fn render_or_empty(
         &mut self,
         template: &str,
         write: impl Fn(&str) -> Result<String, Failure>,
@@ -101,36 +176,57 @@ impl Values<'_> {
         for found in PLACEHOLDER.captures_iter(template) {
             let Some(whole) = found.get(0) else { continue };
             out.push_str(&template[last..whole.start()]);
-            out.push_str(&write(&self.text(&found[1])?)?);
+            if let Some(text) = self.text(&found[1])? {
+                out.push_str(&write(&text)?);
+            }
             last = whole.end();
         }
         out.push_str(&template[last..]);
         Ok(out)
     }
 
-    /// A JSON body template with its placeholders replaced inside the parsed tree.
-    fn render_json(&mut self, template: &Value) -> Result<Value, Failure> {
-        Ok(match template {
+    /// `a=${x}&b=${y}` (a query, a form body): each `&`-separated pair filled in, and a pair
+    /// whose placeholder has no value left out.
+    fn render_pairs(&mut self, template: &str) -> Result<String, Failure> {
+        let mut pairs = Vec::new();
+        for pair in template.split('&') {
+            if let Some(filled) = self.fill(pair, &|v| Ok(encode_component(v)))? {
+                pairs.push(filled);
+            }
+        }
+        Ok(pairs.join("&"))
+    }
+
+    /// A JSON body template with its placeholders replaced inside the parsed tree: a string
+    /// that is exactly `"${name}"` becomes the value as JSON (a member or an element without
+    /// a value is left out); placeholders inside a longer string become text (none: empty).
+    fn render_json(&mut self, template: &Value) -> Result<Option<Value>, Failure> {
+        Ok(Some(match template {
             Value::String(s) => match PLACEHOLDER.captures(s) {
                 Some(found) if found.get(0).is_some_and(|m| m.as_str() == s) => {
-                    self.get(&found[1])?
+                    return self.get(&found[1]);
                 }
-                Some(_) => Value::String(self.render(s, verbatim)?),
+                Some(_) => Value::String(self.render_or_empty(s, verbatim)?),
                 None => template.clone(),
             },
-            Value::Array(items) => Value::Array(
-                items
-                    .iter()
-                    .map(|item| self.render_json(item))
-                    .collect::<Result<_, _>>()?,
-            ),
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .map(|(k, v)| Ok((k.clone(), self.render_json(v)?)))
-                    .collect::<Result<_, Failure>>()?,
-            ),
+            Value::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    out.extend(self.render_json(item)?);
+                }
+                Value::Array(out)
+            }
+            Value::Object(map) => {
+                let mut out = Map::new();
+                for (key, item) in map {
+                    if let Some(value) = self.render_json(item)? {
+                        out.insert(key.clone(), value);
+                    }
+                }
+                Value::Object(out)
+            }
             other => other.clone(),
-        })
+        }))
     }
 }
 
@@ -139,6 +235,8 @@ struct Request {
     method: reqwest::Method,
     url: url::Url,
     headers: reqwest::header::HeaderMap,
+    /// The headers whose template names a secret: dropped on a redirect to another origin.
+    secret_headers: Vec<reqwest::header::HeaderName>,
     body: Option<Vec<u8>>,
 }
 
@@ -147,7 +245,7 @@ fn invalid(message: impl Into<String>) -> Failure {
 }
 
 fn build(spec: &HttpImpl, values: &mut Values, hosts: &HostPolicy) -> Result<Request, Failure> {
-    use reqwest::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+    use reqwest::header::{HeaderName, HeaderValue};
     let method = reqwest::Method::from_bytes(spec.method.to_ascii_uppercase().as_bytes())
         .map_err(|_| invalid(format!("method '{}' is not an HTTP method", spec.method)))?;
 
@@ -158,8 +256,9 @@ fn build(spec: &HttpImpl, values: &mut Values, hosts: &HostPolicy) -> Result<Req
     let authority_end = template[scheme_end..]
         .find(['/', '?', '#'])
         .map_or(template.len(), |i| scheme_end + i);
-    // The path and the query apart: a value alone in a path segment may not be `.` or `..`
-    // (the URL parser would resolve it: `/users/${id}/profile` with `..` is `/profile`).
+    // The path, the query and the fragment apart: a value alone in a path segment may not be
+    // `.` or `..` (the URL parser would resolve it: `/users/${id}/profile` with `..` is
+    // `/profile`); a query pair whose value is absent is left out.
     let rest = &template[authority_end..];
     let path_end = rest.find(['?', '#']).unwrap_or(rest.len());
     let path = values.render(&rest[..path_end], |value| {
@@ -170,8 +269,18 @@ fn build(spec: &HttpImpl, values: &mut Values, hosts: &HostPolicy) -> Result<Req
         }
         Ok(encode_component(value))
     })?;
-    let query = values.render(&rest[path_end..], |v| Ok(encode_component(v)))?;
-    let rest = format!("{path}{query}");
+    let after_path = &rest[path_end..];
+    let query_end = after_path.find('#').unwrap_or(after_path.len());
+    let mut rest = path;
+    if let Some(query) = after_path[..query_end].strip_prefix('?') {
+        let query = values.render_pairs(query)?;
+        if !query.is_empty() {
+            rest.push('?');
+            rest.push_str(&query);
+        }
+    }
+    let fragment = &after_path[query_end..];
+    rest.push_str(&values.render_or_empty(fragment, |v| Ok(encode_component(v)))?);
     let url = url::Url::parse(&format!("{}{rest}", &template[..authority_end]))
         .map_err(|e| invalid(format!("urlTemplate gives no URL: {e}")))?;
     if !hosts.allows(&url) {
@@ -179,12 +288,16 @@ fn build(spec: &HttpImpl, values: &mut Values, hosts: &HostPolicy) -> Result<Req
     }
 
     let mut headers = reqwest::header::HeaderMap::new();
+    let mut secret_headers = Vec::new();
     for (name, template) in &spec.headers {
         let template = match template {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        let value = values.render(&template, verbatim)?;
+        // A header whose placeholder has no value is not sent.
+        let Some(value) = values.fill(&template, &verbatim)? else {
+            continue;
+        };
         if value.contains(['\r', '\n', '\0']) {
             return Err(invalid(format!(
                 "header '{name}': a value holds a line break (CR/LF/NUL), which would start a new header"
@@ -197,25 +310,28 @@ fn build(spec: &HttpImpl, values: &mut Values, hosts: &HostPolicy) -> Result<Req
                 "header '{name}': the value is not valid in a header"
             ))
         })?;
+        if placeholder_names(&template).any(|p| values.declared.iter().any(|d| d == p)) {
+            secret_headers.push(name.clone());
+        }
         headers.insert(name, value);
     }
 
-    let content_type = headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    // Never raw text spliced into JSON: a JSON template is parsed and filled in as a tree (a
+    // template that does not parse is refused when the tool is put, and here again).
     let body = match &spec.body_template {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if s.is_empty() => None,
-        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-            Ok(tree) if !content_type.starts_with("text/") && !is_form(&content_type) => {
+        Some(Value::String(s)) => match BodyKind::of(spec) {
+            BodyKind::Json => {
+                let tree = serde_json::from_str::<Value>(s).map_err(|e| {
+                    invalid(format!(
+                        "bodyTemplate is not valid JSON ({e}); a JSON body template must be JSON with every placeholder inside a string"
+                    ))
+                })?;
                 Some(json_body(values.render_json(&tree)?, &mut headers))
             }
-            _ if is_form(&content_type) => {
-                Some(values.render(s, |v| Ok(encode_component(v)))?.into_bytes())
-            }
-            _ => Some(values.render(s, verbatim)?.into_bytes()),
+            BodyKind::Form => Some(values.render_pairs(s)?.into_bytes()),
+            BodyKind::Text => Some(values.render_or_empty(s, verbatim)?.into_bytes()),
         },
         Some(tree) => Some(json_body(values.render_json(tree)?, &mut headers)),
     };
@@ -223,19 +339,16 @@ fn build(spec: &HttpImpl, values: &mut Values, hosts: &HostPolicy) -> Result<Req
         method,
         url,
         headers,
+        secret_headers,
         body,
     })
 }
 
-fn is_form(content_type: &str) -> bool {
-    content_type.starts_with("application/x-www-form-urlencoded")
-}
-
-fn json_body(tree: Value, headers: &mut reqwest::header::HeaderMap) -> Vec<u8> {
+fn json_body(tree: Option<Value>, headers: &mut reqwest::header::HeaderMap) -> Vec<u8> {
     headers.entry(reqwest::header::CONTENT_TYPE).or_insert(
         reqwest::header::HeaderValue::from_static("application/json"),
     );
-    serde_json::to_vec(&tree).unwrap_or_default()
+    serde_json::to_vec(&tree.unwrap_or_default()).unwrap_or_default()
 }
 
 fn host_refused(url: &url::Url) -> Failure {
@@ -282,11 +395,7 @@ pub fn call(
             entry.reference()
         )));
     };
-    let mut values = Values {
-        args,
-        secrets: None,
-        redactor: Redactor::default(),
-    };
+    let mut values = Values::new(args, &entry.tool);
     let redact_failure = |failure: Failure, redactor: &Redactor| redact(failure, redactor);
     let request =
         build(&spec, &mut values, hosts).map_err(|f| redact_failure(f, &values.redactor))?;
@@ -308,10 +417,14 @@ fn redact(failure: Failure, redactor: &Redactor) -> Failure {
     if let Some(hint) = text.hint {
         out = out.with_hint(redactor.text(&hint));
     }
+    if let Some(remedy) = text.remedy {
+        out = out.with_remedy(remedy);
+    }
     if ran { out.ran() } else { out }
 }
 
-/// Send with retries; the status and the body read under the cap.
+/// Send with retries; the status and the body read under the cap. `timeoutMs` bounds the
+/// whole call: every attempt, redirect, wait between attempts and the reading of the body.
 fn send(
     tool: &crate::catalog::model::Tool,
     spec: &HttpImpl,
@@ -319,19 +432,9 @@ fn send(
     options: &Options,
     redactor: &Redactor,
 ) -> Result<(u16, Vec<u8>), Failure> {
-    let policy_hosts = options.hosts.clone();
-    let client = crate::base::http::client(reqwest::redirect::Policy::custom(move |attempt| {
-        // `previous()` holds the first URL too: 10 redirects are 11 URLs.
-        if attempt.previous().len() > MAX_REDIRECTS {
-            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
-        } else if policy_hosts.allows(attempt.url()) {
-            attempt.follow()
-        } else {
-            let host = attempt.url().host_str().unwrap_or_default().to_owned();
-            attempt.error(RedirectRefused(host))
-        }
-    }))
-    .map_err(|e| {
+    // Redirects are followed here ([`follow`]), not by reqwest, so secret-bearing headers can
+    // be dropped when one leads to another origin (reqwest would keep `X-Api-Key`).
+    let client = crate::base::http::client(reqwest::redirect::Policy::none()).map_err(|e| {
         Failure::new(
             ErrorCode::Internal,
             format!("cannot make an HTTP client: {e}"),
@@ -342,7 +445,8 @@ fn send(
         "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS"
     );
     let retries = if idempotent {
-        tool.max_retries.unwrap_or(DEFAULT_RETRIES)
+        // Put refuses more; a file edited by hand gets no more either.
+        tool.max_retries.unwrap_or(DEFAULT_RETRIES).min(MAX_RETRIES)
     } else {
         0
     };
@@ -350,75 +454,177 @@ fn send(
     let timeout = spec
         .timeout_ms
         .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
+    let clock = Clock::new(timeout, options);
     let mut attempt = 0;
     loop {
-        // Each attempt gets timeoutMs, or what is left of a batch's wait_ms.
-        let limit = options.bounded(timeout);
-        if limit.is_zero() {
-            return Err(Failure::new(
-                ErrorCode::Timeout,
-                "no time was left for the request",
-            ));
-        }
-        let mut builder = client
-            .request(request.method.clone(), request.url.clone())
-            .timeout(limit)
-            .headers(request.headers.clone());
-        if let Some(body) = &request.body {
-            builder = builder.body(body.clone());
-        }
-        let retry_after = match builder.send() {
+        let waited = match follow(&client, &request, &options.hosts, &clock)? {
             Ok(response) => {
                 let status = response.status().as_u16();
                 if attempt < retries && (status == 429 || status >= 500) {
-                    Some(retry_after(&response))
+                    let wait = retry_after(&response).unwrap_or_else(|| backoff(attempt));
+                    // No time left for the wait and another attempt: this answer is the last.
+                    if clock.wait(wait) {
+                        None
+                    } else {
+                        Some(response)
+                    }
                 } else {
-                    return read_capped(response, cap).map(|body| (status, body));
+                    Some(response)
                 }
             }
-            Err(e) if e.is_connect() && attempt < retries => Some(None),
-            Err(e) => return Err(transport_error(&e, redactor)),
+            Err(e) if e.is_connect() && attempt < retries && clock.wait(backoff(attempt)) => None,
+            Err(e) => return Err(transport_error(&e, redactor, &clock)),
         };
-        let wait = retry_after
-            .flatten()
-            .unwrap_or_else(|| backoff(attempt))
-            .min(MAX_WAIT);
-        std::thread::sleep(options.bounded(wait));
+        if let Some(response) = waited {
+            let status = response.status().as_u16();
+            return read_capped(response, cap, &clock).map(|body| (status, body));
+        }
         attempt += 1;
     }
 }
 
-/// A redirect to a host outside `allowedHosts`.
-#[derive(Debug)]
-struct RedirectRefused(String);
+/// The time a call has: `timeoutMs` from its start, or less when a batch's `wait_ms` ends
+/// sooner.
+struct Clock {
+    deadline: std::time::Instant,
+    timeout: Duration,
+    /// The batch's `wait_ms` ends before `timeoutMs` would.
+    batch_first: bool,
+}
 
-impl std::fmt::Display for RedirectRefused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "redirect to host '{}', which is not in allowedHosts",
-            self.0
-        )
+impl Clock {
+    fn new(timeout: Duration, options: &Options) -> Self {
+        let limit = options.bounded(timeout);
+        Self {
+            deadline: std::time::Instant::now() + limit,
+            timeout,
+            batch_first: limit < timeout,
+        }
+    }
+
+    fn left(&self) -> Duration {
+        self.deadline
+            .saturating_duration_since(std::time::Instant::now())
+    }
+
+    /// Sleep `wait` (at most [`MAX_WAIT`]) when an attempt still fits after it; `false` (and
+    /// no sleep) when it does not.
+    fn wait(&self, wait: Duration) -> bool {
+        let wait = wait.min(MAX_WAIT);
+        if wait >= self.left() {
+            return false;
+        }
+        std::thread::sleep(wait);
+        true
+    }
+
+    /// The failure of a call that ran out of time, `what` saying what did not happen.
+    fn timed_out(&self, what: &str) -> Failure {
+        let ms = self.timeout.as_millis();
+        let limit = if self.batch_first {
+            "the batch's wait_ms".to_owned()
+        } else {
+            format!("timeoutMs ({ms} ms)")
+        };
+        Failure::new(ErrorCode::Timeout, format!("{what} within {limit}"))
+            .with_details(json!({ "timeoutMs": ms }))
     }
 }
 
-impl std::error::Error for RedirectRefused {}
+/// Send `request`, following redirects (at most [`MAX_REDIRECTS`]) to allowed hosts only.
+/// Crossing to another origin drops the headers that may carry a secret (`Authorization`,
+/// `Cookie`, `Proxy-Authorization`, and every header whose template names a secret) for the
+/// rest of the chain; no `Referer` is ever sent. The outer error is a refusal, the inner one
+/// the transport's.
+fn follow(
+    client: &reqwest::blocking::Client,
+    request: &Request,
+    hosts: &HostPolicy,
+    clock: &Clock,
+) -> Result<Result<reqwest::blocking::Response, reqwest::Error>, Failure> {
+    use reqwest::StatusCode;
+    use reqwest::header::{
+        AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, LOCATION, PROXY_AUTHORIZATION,
+    };
+    let origin = request.url.origin();
+    let mut method = request.method.clone();
+    let mut url = request.url.clone();
+    let mut headers = request.headers.clone();
+    let mut body = request.body.clone();
+    for hop in 0..=MAX_REDIRECTS {
+        let left = clock.left();
+        if left.is_zero() {
+            return Err(clock.timed_out("no answer came"));
+        }
+        let mut builder = client
+            .request(method.clone(), url.clone())
+            .timeout(left)
+            .headers(headers.clone());
+        if let Some(body) = &body {
+            builder = builder.body(body.clone());
+        }
+        let response = match builder.send() {
+            Ok(response) => response,
+            Err(e) => return Ok(Err(e)),
+        };
+        let status = response.status();
+        let location = response
+            .headers()
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| url.join(v).ok());
+        let Some(next) = location.filter(|_| status.is_redirection()) else {
+            return Ok(Ok(response));
+        };
+        if hop == MAX_REDIRECTS {
+            return Err(Failure::new(
+                ErrorCode::UpstreamError,
+                format!("more than {MAX_REDIRECTS} redirects"),
+            ));
+        }
+        if !hosts.allows(&next) {
+            let host = next.host_str().unwrap_or_default();
+            return Err(Failure::new(
+                ErrorCode::HostNotAllowed,
+                format!("redirect to host '{host}', which is not in allowedHosts"),
+            ));
+        }
+        if next.origin() != origin {
+            for name in [AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION]
+                .iter()
+                .chain(&request.secret_headers)
+            {
+                headers.remove(name);
+            }
+        }
+        // As browsers and reqwest do: 303 (and 301/302 after a POST) go on as a GET.
+        let to_get = status == StatusCode::SEE_OTHER && method != reqwest::Method::HEAD
+            || matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND)
+                && method == reqwest::Method::POST;
+        if to_get {
+            method = reqwest::Method::GET;
+            body = None;
+            headers.remove(CONTENT_TYPE);
+            headers.remove(CONTENT_LENGTH);
+        }
+        url = next;
+    }
+    Err(Failure::new(
+        ErrorCode::UpstreamError,
+        format!("more than {MAX_REDIRECTS} redirects"),
+    ))
+}
 
-fn transport_error(e: &reqwest::Error, redactor: &Redactor) -> Failure {
+fn transport_error(e: &reqwest::Error, redactor: &Redactor, clock: &Clock) -> Failure {
+    if e.is_timeout() {
+        return clock.timed_out("no answer came");
+    }
     // The whole chain, without the URL (it may hold a secret; redacted anyway).
     let mut message = e.to_string();
     for cause in crate::base::causes(e) {
-        if let Some(refused) = cause.downcast_ref::<RedirectRefused>() {
-            return Failure::new(ErrorCode::HostNotAllowed, refused.to_string());
-        }
         message.push_str(&format!(": {cause}"));
     }
-    let code = if e.is_timeout() {
-        ErrorCode::Timeout
-    } else {
-        ErrorCode::UpstreamError
-    };
-    Failure::new(code, redactor.text(&message))
+    Failure::new(ErrorCode::UpstreamError, redactor.text(&message))
 }
 
 /// Exponential back-off with ±50% jitter.
@@ -443,23 +649,47 @@ fn retry_after(response: &reqwest::blocking::Response) -> Option<Duration> {
     Some(Duration::try_from(wait).unwrap_or(Duration::ZERO))
 }
 
-/// The body, read while it arrives, failing as soon as it passes `cap` bytes.
-fn read_capped(response: reqwest::blocking::Response, cap: u64) -> Result<Vec<u8>, Failure> {
-    crate::base::http::read_capped(response, cap).map_err(|failed| match failed {
-        CappedRead::Failed(e) => {
-            let code = if e.kind() == std::io::ErrorKind::TimedOut {
-                ErrorCode::Timeout
-            } else {
-                ErrorCode::UpstreamError
-            };
-            Failure::new(code, format!("reading the response failed: {e}"))
-        }
+/// The body, read while it arrives, failing as soon as it passes `cap` bytes, or when the
+/// call's time is spent (a server that drips its body slowly is a `TIMEOUT`).
+fn read_capped(
+    response: reqwest::blocking::Response,
+    cap: u64,
+    clock: &Clock,
+) -> Result<Vec<u8>, Failure> {
+    let timed_out = || clock.timed_out("the response did not arrive whole");
+    let body = Timed {
+        inner: response,
+        clock,
+    };
+    crate::base::http::read_capped(body, cap).map_err(|failed| match failed {
+        CappedRead::Failed(_) if clock.left().is_zero() => timed_out(),
+        CappedRead::Failed(e) if e.kind() == std::io::ErrorKind::TimedOut => timed_out(),
+        CappedRead::Failed(e) => Failure::new(
+            ErrorCode::UpstreamError,
+            format!("reading the response failed: {e}"),
+        ),
         CappedRead::TooLarge => Failure::new(
             ErrorCode::UpstreamError,
             format!("the response is larger than maxResponseBytes ({cap} bytes)"),
         )
         .with_details(json!({ "maxResponseBytes": cap })),
     })
+}
+
+/// A body that stops with a `TimedOut` error once the call's time is spent, however steadily
+/// its bytes drip in.
+struct Timed<'a, R> {
+    inner: R,
+    clock: &'a Clock,
+}
+
+impl<R: std::io::Read> std::io::Read for Timed<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.clock.left().is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        self.inner.read(buf)
+    }
 }
 
 /// The value of a response: success codes, encoding, extraction, error mode.
@@ -553,15 +783,20 @@ mod tests {
         args.as_object().cloned().unwrap_or_default()
     }
 
+    fn filler(args: &Map<String, Value>) -> Values<'_> {
+        Values {
+            args,
+            properties: None,
+            declared: &[],
+            secrets: Some(Secrets::default()),
+            redactor: Redactor::default(),
+        }
+    }
+
     #[test]
     fn url_values_are_one_encoded_component() {
         let args = values(json!({ "q": "a/b?c=d&e#f g", "n": 3 }));
-        let mut v = Values {
-            args: &args,
-            secrets: Some(Secrets::default()),
-            redactor: Redactor::default(),
-        };
-        let rendered = v
+        let rendered = filler(&args)
             .render("/search/${q}?n=${n}", |v| Ok(encode_component(v)))
             .unwrap();
         assert_eq!(rendered, "/search/a%2Fb%3Fc%3Dd%26e%23f%20g?n=3");
@@ -570,31 +805,30 @@ mod tests {
     #[test]
     fn json_bodies_take_values_inside_the_tree() {
         let args = values(json!({ "q": "say \"hi\"\n\\", "n": 3, "tags": ["a"] }));
-        let mut v = Values {
-            args: &args,
-            secrets: Some(Secrets::default()),
-            redactor: Redactor::default(),
-        };
-        let body = v
+        let body = filler(&args)
             .render_json(
-                &json!({ "query": "${q}", "limit": "${n}", "tags": "${tags}", "note": "q=${q}" }),
+                &json!({ "query": "${q}", "limit": "${n}", "tags": "${tags}", "note": "q=${q}", "gone": "${absent}" }),
             )
             .unwrap();
         assert_eq!(
             body,
-            json!({ "query": "say \"hi\"\n\\", "limit": 3, "tags": ["a"], "note": "q=say \"hi\"\n\\" })
+            Some(
+                json!({ "query": "say \"hi\"\n\\", "limit": 3, "tags": ["a"], "note": "q=say \"hi\"\n\\" })
+            )
         );
+    }
+
+    #[test]
+    fn a_pair_without_a_value_is_left_out() {
+        let args = values(json!({ "q": "Oslo" }));
+        let rendered = filler(&args).render_pairs("q=${q}&days=${days}").unwrap();
+        assert_eq!(rendered, "q=Oslo");
     }
 
     #[test]
     fn a_missing_value_is_a_validation_error() {
         let args = values(json!({}));
-        let mut v = Values {
-            args: &args,
-            secrets: Some(Secrets::default()),
-            redactor: Redactor::default(),
-        };
-        let failure = v
+        let failure = filler(&args)
             .render("/x/${nope}", |v| Ok(encode_component(v)))
             .unwrap_err();
         assert_eq!(failure.code, ErrorCode::ValidationError);

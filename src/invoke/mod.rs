@@ -46,6 +46,28 @@ pub struct FailureText {
     pub message: String,
     pub details: Value,
     pub hint: Option<String>,
+    /// What the caller can do, when an interface says it in its own words (a command, a flag).
+    pub remedy: Option<Remedy>,
+}
+
+/// A way out of a refused call that only an interface can word: the CLI says it as a command
+/// or a flag (see `cli::cmd::invoke`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Remedy {
+    /// Restore the soft-deleted bundle with this slug.
+    RestoreBundle(String),
+    /// Enable the disabled bundle with this slug.
+    EnableBundle(String),
+    /// Enable the disabled tool with this reference.
+    EnableTool(String),
+    /// Look at the tool's status.
+    ShowTool,
+    /// Give the arguments as a JSON object.
+    ArgumentsAsObject,
+    /// Ask a person at a terminal, or approve the run in advance.
+    Approve,
+    /// Choose another workspace folder.
+    OtherWorkspace,
 }
 
 impl Failure {
@@ -57,6 +79,7 @@ impl Failure {
                 message: message.into(),
                 details: json!({}),
                 hint: None,
+                remedy: None,
             }),
         }
     }
@@ -68,6 +91,11 @@ impl Failure {
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.text.hint = Some(hint.into());
+        self
+    }
+
+    pub fn with_remedy(mut self, remedy: Remedy) -> Self {
+        self.text.remedy = Some(remedy);
         self
     }
 
@@ -182,31 +210,25 @@ pub fn invoke(entry: &ToolEntry, raw_args: Value, options: &Options) -> Result<S
 
 fn check_callable(entry: &ToolEntry, hosts: &HostPolicy) -> Result<(), Failure> {
     let reference = entry.reference();
-    let refused = |message: String, hint: String| {
-        Err(Failure::new(ErrorCode::ToolDisabled, message).with_hint(hint))
+    let refused = |message: String, remedy: Remedy| {
+        Err(Failure::new(ErrorCode::ToolDisabled, message).with_remedy(remedy))
     };
     if entry.bundle_deleted {
         return refused(
             format!("{reference}: its bundle is soft-deleted"),
-            format!(
-                "restore it with `toolctl bundle restore {}`",
-                entry.bundle_slug
-            ),
+            Remedy::RestoreBundle(entry.bundle_slug.clone()),
         );
     }
     if !entry.bundle_enabled {
         return refused(
             format!("{reference}: its bundle is disabled"),
-            format!(
-                "enable it with `toolctl bundle enable {}`",
-                entry.bundle_slug
-            ),
+            Remedy::EnableBundle(entry.bundle_slug.clone()),
         );
     }
     if !entry.is_enabled {
         return refused(
             format!("{reference} is disabled"),
-            format!("enable it with `toolctl tool enable {reference}`"),
+            Remedy::EnableTool(reference.clone()),
         );
     }
     if let Some(reason) = &entry.unavailable {
@@ -227,7 +249,7 @@ fn check_callable(entry: &ToolEntry, hosts: &HostPolicy) -> Result<(), Failure> 
         }
         return refused(
             format!("{reference} is unavailable: {reason}"),
-            "see `toolctl tool get` for the tool's status".to_owned(),
+            Remedy::ShowTool,
         );
     }
     Ok(())
@@ -284,7 +306,7 @@ pub fn parse_arguments(raw: Value) -> Result<Map<String, Value>, Failure> {
                 json_kind(&other)
             ),
         )
-        .with_hint(r#"pass them as an object, e.g. --args '{"city":"Oslo"}'"#)),
+        .with_remedy(Remedy::ArgumentsAsObject)),
     }
 }
 
@@ -348,7 +370,7 @@ fn check_arguments(
                         "{reference} has no argSchema and needs a person's approval to run (noSchemaMode human-approval)"
                     ),
                 )
-                .with_hint("run it on a terminal to be asked, or pass --approve"));
+                .with_remedy(Remedy::Approve));
             }
         }
     }

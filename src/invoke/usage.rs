@@ -50,7 +50,7 @@ pub fn record(catalog: &Catalog, tool_id: &str) {
         return;
     }
     let _ = (|| -> rusqlite::Result<()> {
-        std::fs::create_dir_all(catalog.root().join(STATE_DIR))
+        crate::catalog::store::create_state_dir(&catalog.root().join(STATE_DIR))
             .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         let Some(conn) = open(catalog, true)? else {
             return Ok(());

@@ -50,9 +50,6 @@ pub enum BundleInput {
     },
 }
 
-const GITIGNORE: &str =
-    "# Derived state of the toolctl catalog: safe to delete, never committed.\n*\n";
-
 pub(crate) fn new_id() -> Uuid {
     Uuid::now_v7()
 }
@@ -83,10 +80,7 @@ fn ensure_catalog_files(root: &Path) -> Result<bool> {
     if created {
         store::write_json(&config, &Config::initial_doc())?;
     }
-    let ignore = root.join(STATE_DIR).join(".gitignore");
-    if !ignore.is_file() {
-        store::write_atomic(&ignore, GITIGNORE.as_bytes())?;
-    }
+    store::create_state_dir(&root.join(STATE_DIR))?;
     Ok(created)
 }
 
@@ -138,8 +132,8 @@ impl Catalog {
     }
 
     /// Create a tool from a `tool.json` document. `bundle` (slug or ID) says where, else the
-    /// document's `bundleID`. `toolID`, `bundleID`, `createdAt` and `modifiedAt` are filled in
-    /// when absent. An existing `<slug, version>` in the bundle is a conflict and stays as it
+    /// document's `bundleID`. `toolID` and `bundleID` are filled in when absent; `createdAt` and
+    /// `modifiedAt` are always set to now. An existing `<slug, version>` in the bundle is a conflict and stays as it
     /// was, byte for byte.
     pub fn put_tool(
         &mut self,
@@ -225,7 +219,6 @@ impl Catalog {
             None => None,
         };
         let now = crate::base::time::now();
-        let created = fields.get("createdAt").cloned();
         fill_fields(
             fields,
             [
@@ -233,11 +226,9 @@ impl Catalog {
                 ("toolID", new_id().to_string().into()),
                 ("bundleID", target.bundle.bundle_id.to_string().into()),
             ],
-            [
-                ("createdAt", timestamp(now)),
-                ("modifiedAt", created.unwrap_or_else(|| timestamp(now))),
-            ],
+            [],
         );
+        stamp_created(fields, now);
 
         let tool: Tool = model::typed(&doc, source_name)?;
         let mut violations = tool.check(&doc);
@@ -581,13 +572,7 @@ impl Catalog {
                 fields.insert("modifiedAt".into(), timestamp(modified));
                 fields.shift_remove("softDeletedAt");
             }
-            None => {
-                let created = fields.get("createdAt").cloned();
-                fields.entry("createdAt").or_insert_with(|| timestamp(now));
-                fields
-                    .entry("modifiedAt")
-                    .or_insert_with(|| created.unwrap_or_else(|| timestamp(now)));
-            }
+            None => stamp_created(fields, now),
         }
         let bundle: Bundle = model::typed(&doc, &source_name)?;
         if bundle.created_at > bundle.modified_at {
@@ -599,10 +584,20 @@ impl Catalog {
                 )],
             ));
         }
+        match existing.and_then(|e| e.dir.clone()) {
+            Some(dir) => store::write_json(&dir.join(BUNDLE_FILE), &doc)?,
+            None => {
+                // A new bundle's folder appears whole, with its bundle.json, or not at all.
+                store::create_dir_atomic(
+                    &self.bundles_dir().join(id.to_string()),
+                    super::archive::STAGING_PREFIX,
+                    |staging| store::write_json(&staging.join(BUNDLE_FILE), &doc),
+                )?;
+            }
+        }
         let dir = existing
             .and_then(|e| e.dir.clone())
             .unwrap_or_else(|| self.bundles_dir().join(id.to_string()));
-        store::write_json(&dir.join(BUNDLE_FILE), &doc)?;
         let entry = BundleEntry {
             is_enabled: bundle.is_enabled,
             bundle,
@@ -718,7 +713,7 @@ fn bundle_dir_of(entry: &BundleEntry) -> Option<String> {
 }
 
 /// Remove a catalog folder this process created for a write that then failed, if it still
-/// holds nothing but the lock (a refused command must not leave a catalog behind).
+/// holds nothing but the lock and its `.gitignore` (a refused command must not leave a catalog behind).
 fn remove_if_pristine(root: &Path) {
     let names = |dir: &Path| -> Vec<String> {
         std::fs::read_dir(dir)
@@ -730,7 +725,9 @@ fn remove_if_pristine(root: &Path) {
             })
             .unwrap_or_default()
     };
-    if names(root) == [STATE_DIR] && names(&root.join(STATE_DIR)) == ["lock"] {
+    let mut state = names(&root.join(STATE_DIR));
+    state.sort();
+    if names(root) == [STATE_DIR] && (state == ["lock"] || state == [".gitignore", "lock"]) {
         let _ = std::fs::remove_dir_all(root);
     }
 }
@@ -757,6 +754,15 @@ fn fill_fields<const H: usize, const T: usize>(
         if !fields.contains_key(key) {
             fields.insert(key.to_owned(), value);
         }
+    }
+}
+
+/// Stamp a document being created: `createdAt` and `modifiedAt` are when toolctl wrote it,
+/// whatever the input said (a `tool.json` copied from v1 to make v3 must not carry v1's date,
+/// which decides which version stands). Values already there keep their place in the file.
+fn stamp_created(fields: &mut serde_json::Map<String, Value>, now: jiff::Timestamp) {
+    for key in ["createdAt", "modifiedAt"] {
+        fields.insert(key.to_owned(), timestamp(now));
     }
 }
 
@@ -801,6 +807,6 @@ fn tool_destination_rules(tool: &Tool, catalog: &Catalog) -> Result<(), Violatio
 
 /// Read a document for rewriting; it must parse (a broken file is never overwritten blindly).
 fn read_doc(path: &Path) -> Result<Value> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let text = crate::catalog::capped::read_text(path, None).map_err(|e| e.into_error(path))?;
     model::parse_doc(&text, path)
 }

@@ -12,7 +12,6 @@ use crate::catalog::schemas::{self, Kind};
 use crate::catalog::{ToolEntry, Violation};
 use crate::provider::{self, Provider};
 use serde_json::Value;
-use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Descriptions longer than this are cut or refused by providers (OpenAI takes 1,024
@@ -93,19 +92,18 @@ pub fn check(
             }
         },
         Kind::Tool => match model::typed::<Tool>(doc, "") {
+            // The store's rules (`Tool::check`) include the schemas' and placeholders'.
             Ok(tool) => check_tool(tool, doc, path, place, cx, &mut notes),
             Err(e) => {
                 typed_failure(&e, &schema, &mut notes);
+                let mut schemas = Vec::new();
+                crate::catalog::tool_rules::check_schemas(doc, &mut schemas);
+                notes.extend(schemas.into_iter().map(Note::from_violation));
                 Constraints::None
             }
         },
     };
     if kind == Kind::Tool {
-        for field in ["argSchema", "outputSchema"] {
-            if let Some(schema) = doc.get(field) {
-                check_json_schema(schema, &format!("/{field}"), &mut notes);
-            }
-        }
         check_tool_descriptions(doc, &mut notes);
     }
     unknown_fields(kind, doc, &mut notes);
@@ -221,7 +219,7 @@ fn check_tool(
                 ));
             }
         }
-        ToolType::Http => check_http(&tool, doc, cx, notes),
+        ToolType::Http => check_http(&tool, cx, notes),
     }
     if !cx.providers.is_empty() {
         check_providers(&tool, doc, path, cx.providers, notes);
@@ -236,7 +234,7 @@ fn check_tool(
     }
 }
 
-fn check_http(tool: &Tool, doc: &Value, cx: &Context, notes: &mut Vec<Note>) {
+fn check_http(tool: &Tool, cx: &Context, notes: &mut Vec<Note>) {
     let Some(http) = tool.http_impl() else {
         return;
     };
@@ -272,130 +270,6 @@ fn check_http(tool: &Tool, doc: &Value, cx: &Context, notes: &mut Vec<Note>) {
                 http.method
             ),
         ));
-    }
-    check_placeholders(tool, doc, notes);
-}
-
-/// Every `${name}` in the templates must be an argument or a secret the tool declares.
-fn check_placeholders(tool: &Tool, doc: &Value, notes: &mut Vec<Note>) {
-    // Without a schema any argument may come: nothing to check against.
-    let Some(arguments) = tool.arg_schema.as_ref() else {
-        return;
-    };
-    let arguments: BTreeSet<&str> = arguments
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|p| p.keys().map(String::as_str).collect())
-        .unwrap_or_default();
-    let secrets: BTreeSet<&str> = doc
-        .get("secrets")
-        .and_then(Value::as_array)
-        .map(|s| s.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let mut templates = Vec::new();
-    if let Some(imp) = doc.get("impl") {
-        for field in ["urlTemplate", "headers", "bodyTemplate"] {
-            if let Some(value) = imp.get(field) {
-                strings_in(value, &format!("/impl/{field}"), &mut templates);
-            }
-        }
-    }
-    for (pointer, text) in templates {
-        for name in crate::catalog::rules::placeholder_names(text) {
-            if !arguments.contains(name) && !secrets.contains(name) {
-                notes.push(Note::error(
-                    "placeholder",
-                    pointer.clone(),
-                    format!(
-                        "${{{name}}} is neither an argument (a property of argSchema) nor a secret the tool declares (add \"{name}\" to \"secrets\")"
-                    ),
-                ));
-            }
-        }
-    }
-}
-
-/// Every string inside `value`, with its pointer.
-fn strings_in<'a>(value: &'a Value, pointer: &str, out: &mut Vec<(String, &'a str)>) {
-    match value {
-        Value::String(text) => out.push((pointer.to_owned(), text)),
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                strings_in(item, &format!("{pointer}/{i}"), out);
-            }
-        }
-        Value::Object(fields) => {
-            for (key, item) in fields {
-                strings_in(item, &pointer_join(pointer, key), out);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// `argSchema`/`outputSchema` must be JSON Schema (checked against its meta-schema), use no
-/// remote `$ref`, and compile (patterns are regular expressions, …).
-fn check_json_schema(schema: &Value, at: &str, notes: &mut Vec<Note>) {
-    if !(schema.is_object() || schema.is_boolean()) {
-        return; // The tool's schema says so.
-    }
-    let before = notes.len();
-    match jsonschema::meta::validator_for(schema) {
-        Err(e) => notes.push(Note::error(
-            "arg-schema",
-            format!("{at}/$schema"),
-            format!("not a JSON Schema dialect toolctl knows: {e}"),
-        )),
-        Ok(meta) => {
-            for error in meta.iter_errors(schema) {
-                notes.push(Note::error(
-                    "arg-schema",
-                    format!("{at}{}", error.instance_path().as_str()),
-                    format!("not valid JSON Schema: {error}"),
-                ));
-            }
-        }
-    }
-    remote_refs(schema, at, notes);
-    if notes.len() == before
-        && let Err(e) = jsonschema::options().build(schema)
-    {
-        notes.push(Note::error(
-            "arg-schema",
-            format!("{at}{}", e.schema_path().as_str()),
-            format!("not a usable JSON Schema: {e}"),
-        ));
-    }
-}
-
-/// A `$ref` outside the schema would be fetched (or fail) when a call is checked.
-fn remote_refs(schema: &Value, at: &str, notes: &mut Vec<Note>) {
-    match schema {
-        Value::Object(fields) => {
-            for (key, value) in fields {
-                let pointer = pointer_join(at, key);
-                match (key.as_str(), value) {
-                    ("$ref" | "$dynamicRef", Value::String(target)) if !target.starts_with('#') => {
-                        notes.push(Note::error(
-                            "remote-ref",
-                            pointer,
-                            format!(
-                                "{key} '{target}' points outside the schema; toolctl never fetches schemas: put the definition in $defs and use '#/$defs/…'"
-                            ),
-                        ));
-                    }
-                    // Values of these keywords are data, not schemas.
-                    ("const" | "enum" | "default" | "examples" | "example", _) => {}
-                    _ => remote_refs(value, &pointer, notes),
-                }
-            }
-        }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                remote_refs(item, &format!("{at}/{i}"), notes);
-            }
-        }
-        _ => {}
     }
 }
 

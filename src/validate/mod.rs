@@ -215,13 +215,17 @@ fn collect_catalog(root: &Path, out: &mut Vec<Target>) {
     }
     for dir in visible_dirs(&root.join(BUNDLES_DIR)) {
         let bundle_file = dir.join(BUNDLE_FILE);
+        if !bundle_file.exists() && crate::catalog::is_leftover_dir(&dir) {
+            continue;
+        }
         out.push(target(Some(root), bundle_file));
         for slug in visible_dirs(&dir.join(TOOLS_DIR)) {
             for version in visible_dirs(&slug) {
                 let file = version.join(TOOL_FILE);
                 // A version folder without its file is what a killed write leaves; the store
-                // skips it too.
-                if file.is_file() {
+                // skips it too. Anything else named tool.json (a FIFO, a symlink) is checked,
+                // so validate reports what the store refuses to read.
+                if std::fs::symlink_metadata(&file).is_ok() {
                     out.push(target(Some(root), file));
                 }
             }
@@ -342,14 +346,16 @@ fn target(root: Option<&Path>, file: PathBuf) -> Target {
 
 /// Read, parse and check one file; its findings are placed in it.
 fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Constraints) {
-    match std::fs::read_to_string(&target.file) {
+    use crate::catalog::capped::{self, ReadError};
+    match capped::read_text(&target.file, target.root.as_deref()) {
         Ok(text) => check_text(target, &text, cx),
         Err(e) => {
-            let message = if e.kind() == std::io::ErrorKind::NotFound && target.kind == Kind::Bundle
-            {
-                "the bundle folder has no bundle.json".to_owned()
-            } else {
-                format!("cannot read it: {e}")
+            let message = match e {
+                ReadError::Missing if target.kind == Kind::Bundle => {
+                    "the bundle folder has no bundle.json".to_owned()
+                }
+                ReadError::Missing => "cannot read it: no such file".to_owned(),
+                other => other.to_string(),
             };
             let finding = Finding {
                 severity: Severity::Error,

@@ -31,6 +31,7 @@ mod test_invoke_batch;
 mod test_invoke_http;
 mod test_layers;
 mod test_list;
+mod test_mcp;
 mod test_names;
 mod test_output;
 mod test_pick;
@@ -40,6 +41,8 @@ mod test_reap;
 mod test_search;
 mod test_search_quality;
 mod test_tool;
+mod test_trust_catalog;
+mod test_trust_invoke;
 mod test_validate;
 #[cfg(target_os = "linux")]
 mod test_watch;

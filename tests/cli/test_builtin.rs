@@ -49,7 +49,7 @@ fn empty_catalog_lists_the_enabled_builtins() {
 
 #[test]
 fn builtins_are_listed_without_any_catalog_on_disk() {
-    let env = TestEnv::uninit();
+    let env = TestEnv::uninit_default();
     assert_eq!(
         env.refs(&[]),
         [

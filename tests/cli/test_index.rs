@@ -1361,7 +1361,7 @@ fn searches_during_writes_see_whole_tools() {
 
 #[test]
 fn a_search_on_a_missing_catalog_creates_nothing() {
-    let env = TestEnv::uninit();
+    let env = TestEnv::uninit_default();
     let catalog = env.catalog();
     assert!(!catalog.exists());
 
@@ -1378,14 +1378,15 @@ fn a_search_on_a_missing_catalog_creates_nothing() {
     env.run(&["index", "status"]).success();
     assert!(!catalog.exists(), "a read created the catalog");
 
-    // The same through $TOOLCTL_CATALOG and through the XDG default.
+    // A catalog named by $TOOLCTL_CATALOG that does not exist is an error (never an empty
+    // catalog), and creates nothing either.
     let elsewhere = env.root().join("elsewhere");
     let mut cmd = env.bare_command();
     cmd.env("TOOLCTL_CATALOG", &elsewhere)
         .args(["--json", "search", "readfile"]);
     let run = Run::of(cmd, None);
-    run.success();
-    assert_eq!(run.json()["items"][0]["ref"], "builtin/readfile@v1");
+    run.failure(4);
+    assert_eq!(run.json()["error"]["code"], "CATALOG_NOT_FOUND");
     assert!(!elsewhere.exists());
     let mut cmd = env.bare_command();
     cmd.args(["--json", "search", "readfile"]);

@@ -1,6 +1,7 @@
 //! `toolctl init` and how toolctl finds its catalog (SPEC §1): `--catalog`, then
 //! `$TOOLCTL_CATALOG`, then the nearest ancestor holding `toolctl.json`, then
-//! `$XDG_DATA_HOME/toolctl` (or `~/.local/share/toolctl`), created on the first write.
+//! `$XDG_DATA_HOME/toolctl` (or `~/.local/share/toolctl`), created on the first write. A catalog
+//! named explicitly must exist (`CATALOG_NOT_FOUND`), except for `init`.
 
 use crate::common::{Run, TestEnv, read_json};
 use std::path::Path;
@@ -183,14 +184,23 @@ fn home_default_when_xdg_data_home_is_unset() {
 }
 
 #[test]
-fn toolctl_catalog_variable_is_created_on_first_write() {
+fn toolctl_catalog_variable_must_name_an_existing_catalog() {
+    // An explicit catalog is never created by a write (a mistyped path would silently start
+    // an empty catalog): `CATALOG_NOT_FOUND` until `init` makes it.
     let env = TestEnv::uninit();
     let dir = env.root().join("from-var");
+    let put = || {
+        let mut cmd = env.bare_command();
+        cmd.env("TOOLCTL_CATALOG", &dir)
+            .args(["bundle", "put", "--slug", "b"]);
+        Run::of(cmd, None)
+    };
+    put().failure(4).stderr_has(dir.to_str().unwrap());
+    assert!(!dir.exists());
     let mut cmd = env.bare_command();
-    cmd.env("TOOLCTL_CATALOG", &dir)
-        .args(["bundle", "put", "--slug", "b"]);
+    cmd.env("TOOLCTL_CATALOG", &dir).arg("init");
     Run::of(cmd, None).success();
-    assert!(dir.join("toolctl.json").is_file());
+    put().success();
     assert!(!env.xdg_data().exists());
 }
 

@@ -245,6 +245,26 @@ fn disabled_tools_and_bundles_are_tool_disabled_exit_6() {
     assert!(err.error.message.contains("nope"), "{err:?}");
 }
 
+#[test]
+fn a_refused_call_says_the_command_that_lets_it_run() {
+    let env = TestEnv::new();
+    env.bundle("w");
+    env.put_tool("w", &tool_doc("t", "v1"));
+    env.run(&["tool", "disable", "w/t@v1"]).success();
+    let err = failure(&env, &["w/t"], 6);
+    assert_eq!(
+        err.error.hint.as_deref(),
+        Some("enable it with `toolctl tool enable w/t@v1`")
+    );
+    env.run(&["tool", "enable", "w/t@v1"]).success();
+    env.run(&["bundle", "disable", "w"]).success();
+    let err = failure(&env, &["w/t"], 6);
+    assert_eq!(
+        err.error.hint.as_deref(),
+        Some("enable it with `toolctl bundle enable w`")
+    );
+}
+
 // --- arguments ------------------------------------------------------------------------------
 
 #[test]
@@ -395,11 +415,11 @@ fn a_remote_ref_in_a_schema_is_never_fetched() {
         "http://127.0.0.1:{}/schema.json",
         listener.local_addr().unwrap().port()
     );
-    env.put_tool(
+    env.put_tool_by_hand(
         "w",
         &tool_doc_with("remote", "v1", json!({ "argSchema": { "$ref": url } })),
     );
-    env.put_tool(
+    env.put_tool_by_hand(
         "w",
         &tool_doc_with(
             "deep-remote",
@@ -423,15 +443,17 @@ fn a_remote_ref_in_a_schema_is_never_fetched() {
         ),
     );
 
+    // `tool put` refuses such schemas; written by hand, the tool is unavailable, and the
+    // reason names the $ref.
     for name in ["w/remote", "w/deep-remote"] {
-        let err = failure(&env, &[name, "--args", r#"{"city":"Oslo"}"#], 3);
-        assert_eq!(err.error.code, "VALIDATION_ERROR", "{name}");
+        let err = failure(&env, &[name, "--args", r#"{"city":"Oslo"}"#], 6);
+        assert_eq!(err.error.code, "TOOL_DISABLED", "{name}");
         assert!(err.error.message.contains("argSchema"), "{err:?}");
         assert!(err.error.message.contains(&url), "names the $ref: {err:?}");
     }
     // An outputSchema with a remote $ref: refused before the tool runs (it could never be
     // checked, and the tool's effects would already have happened).
-    env.put_tool(
+    env.put_tool_by_hand(
         "w",
         &tool_doc_with(
             "remote-out",
@@ -439,8 +461,8 @@ fn a_remote_ref_in_a_schema_is_never_fetched() {
             json!({ "outputSchema": { "$ref": url } }),
         ),
     );
-    let err = failure(&env, &["w/remote-out"], 3);
-    assert_eq!(err.error.code, "VALIDATION_ERROR");
+    let err = failure(&env, &["w/remote-out"], 6);
+    assert_eq!(err.error.code, "TOOL_DISABLED");
     assert!(err.error.message.contains("outputSchema"), "{err:?}");
 
     match listener.accept() {

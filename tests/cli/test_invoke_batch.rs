@@ -1204,7 +1204,7 @@ fn usage_lives_in_the_state_folder_and_tool_files_stay_byte_identical() {
 
 #[test]
 fn invoking_on_a_catalog_that_does_not_exist_creates_nothing() {
-    let env = TestEnv::uninit();
+    let env = TestEnv::uninit_default();
     let listing = |dir: &Path| -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(dir)
             .unwrap()

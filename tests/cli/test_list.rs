@@ -284,3 +284,14 @@ fn include_disabled_shows_disabled_tools_and_bundles() {
         ]
     );
 }
+
+#[test]
+fn a_bad_page_size_or_token_is_named_by_its_flag() {
+    let env = catalog_with_tools(2);
+    env.run(&["tool", "list", "--page-size", "0"])
+        .failure(3)
+        .stderr_has("error: --page-size: 0 is out of range; a page holds 1 to ");
+    env.run(&["tool", "list", "--page-token", "@@@"])
+        .failure(3)
+        .stderr_has("error: --page-token: not a page token from toolctl");
+}

@@ -135,7 +135,7 @@ fn nothing_to_do_prints_nothing() {
     assert_eq!(report.older_than_secs, 48 * 3600);
 
     // No catalog at all: nothing to do, and none is created.
-    let bare = TestEnv::uninit();
+    let bare = TestEnv::uninit_default();
     let run = bare.run(&["bundle", "reap", "--older-than", "0s"]);
     run.success();
     assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));

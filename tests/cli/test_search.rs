@@ -354,7 +354,7 @@ fn recency_breaks_ties_between_equal_matches() {
                 "modifiedAt": modified,
             }),
         );
-        env.put_tool("w", &doc);
+        env.put_tool_dated("w", &doc);
     }
     let found = search(&env, "zebra", &[]);
     assert_eq!(found.refs(), ["w/echo@b", "w/echo@a"]);
@@ -385,7 +385,7 @@ fn recency_compares_times_not_their_text() {
                 "modifiedAt": "2025-01-01T00:00:00Z",
             }),
         );
-        env.put_tool("w", &doc);
+        env.put_tool_dated("w", &doc);
     }
     set_modified_at(&env, &bundle_id, "echo", "a", "2025-01-01T00:00:00.500Z");
     assert_eq!(
@@ -1200,7 +1200,7 @@ fn built_in_tools_are_searchable_on_an_empty_catalog() {
     assert_eq!(refs(&env, "exec", &[]), ["builtin/exec@v1"]);
 
     // A catalog that does not exist yet: the same, and the search creates nothing.
-    let env = TestEnv::uninit();
+    let env = TestEnv::uninit_default();
     assert_eq!(
         search(&env, "read file", &[]).refs()[0],
         "builtin/readfile@v1"

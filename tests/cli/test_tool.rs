@@ -58,7 +58,7 @@ fn put_fills_ids_and_timestamps() {
 }
 
 #[test]
-fn put_keeps_given_timestamps_and_takes_the_bundle_from_the_file() {
+fn put_stamps_its_own_timestamps_and_takes_the_bundle_from_the_file() {
     let env = TestEnv::new();
     let bundle_id = env.bundle("w");
     let mut doc = tool_doc_with(
@@ -69,9 +69,10 @@ fn put_keeps_given_timestamps_and_takes_the_bundle_from_the_file() {
     doc["bundleID"] = bundle_id.clone().into();
     let input = env.input(&doc);
     env.run(&["tool", "put", &input]).success();
+    // The file's dates are replaced: a new tool is created now (issue 17, item 7).
     let stored = read_json(&env.tool_file(&bundle_id, "x", "v1"));
-    assert_eq!(stored["createdAt"], "2025-01-01T00:00:00Z");
-    assert_eq!(stored["modifiedAt"], "2025-02-01T00:00:00Z");
+    assert_ne!(stored["createdAt"], "2025-01-01T00:00:00Z");
+    assert_eq!(stored["modifiedAt"], stored["createdAt"]);
 
     // No bundle from either place.
     let input = env.input(&tool_doc("y", "v1"));
@@ -194,7 +195,7 @@ fn enable_disable_change_only_is_enabled() {
             "modifiedAt": "2025-03-01T00:00:00Z"
         }),
     );
-    env.put_tool("w", &doc);
+    env.put_tool_dated("w", &doc);
     let file = env.tool_file(&bundle_id, "x", "v1");
     let before = read_json(&file);
 
@@ -275,11 +276,11 @@ fn every_reference_form_finds_the_tool() {
     let env = TestEnv::new();
     let bundle_id = env.bundle("w");
     // v1 is the newest by createdAt although "v2" sorts after it.
-    let v1 = env.put_tool(
+    let v1 = env.put_tool_dated(
         "w",
         &tool_doc_with("x", "v1", json!({ "createdAt": "2025-06-01T00:00:00Z" })),
     );
-    let v2 = env.put_tool(
+    let v2 = env.put_tool_dated(
         "w",
         &tool_doc_with("x", "v2", json!({ "createdAt": "2025-01-01T00:00:00Z" })),
     );
@@ -537,7 +538,12 @@ fn put_and_get_keep_any_document_byte_for_byte_in_meaning() {
     };
     proptest!(config, |(extra in arb_json(), props in proptest::collection::vec(("[a-z_]{1,8}", arb_json()), 0..6))| {
         let slug = format!("p{}", n.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-        let properties: serde_json::Map<String, Value> = props.into_iter().collect();
+        // Any JSON inside each property's schema, as data (`default`): a property must be a
+        // JSON Schema, and put refuses one that is not.
+        let properties: serde_json::Map<String, Value> = props
+            .into_iter()
+            .map(|(name, value)| (name, json!({ "default": value })))
+            .collect();
         let doc = tool_doc_with(&slug, "v1", json!({
             "x-extra": extra,
             "argSchema": { "type": "object", "properties": properties, "$defs": { "z": {}, "a": {} } }

@@ -428,7 +428,7 @@ fn a_watcher_that_cannot_start_says_why_and_is_not_retried_at_once() {
 }
 
 #[test]
-fn auto_mode_starts_a_watcher_on_a_big_catalog_but_not_in_ci() {
+fn auto_mode_starts_a_watcher_on_a_big_catalog_only_at_a_terminal_and_not_in_ci() {
     let env = TestEnv::fixture();
     let _stop = Stop(&env);
     // 1,000 tools written by hand: their check compares over 2,000 entries (a tool file and a
@@ -445,21 +445,55 @@ fn auto_mode_starts_a_watcher_on_a_big_catalog_but_not_in_ci() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         write_file(&path, &doc.to_string());
     }
-    let auto = |ci: bool| {
-        let mut search = env.command(&["search", "generated"]);
+    // At a terminal: run under `script`, which gives the command a pseudo-terminal for stdin
+    // and stderr, as a person's shell would.
+    let auto = |ci: bool, terminal: bool| -> String {
+        let line = format!(
+            "{} --catalog {} search generated",
+            crate::common::bin().display(),
+            env.catalog().display()
+        );
+        let mut search = if terminal {
+            // The test environment, as every command has it.
+            let base = env.bare_command();
+            let mut cmd = std::process::Command::new("script");
+            cmd.env_clear()
+                .envs(
+                    base.get_envs()
+                        .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
+                )
+                .current_dir(env.work())
+                .args(["-qec", &line, "/dev/null"]);
+            cmd
+        } else {
+            env.command(&["search", "generated"])
+        };
         search.env("TOOLCTL_WATCH", "auto");
         if ci {
             search.env("CI", "true");
         }
-        assert!(search.output().unwrap().status.success());
+        let out = search.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
     };
-    auto(true);
-    std::thread::sleep(Duration::from_millis(300));
-    let walked = status(&env);
-    assert!(walked.watcher.is_none(), "no watcher in CI");
-    assert!(walked.last_sync.checked > 2000, "{:?}", walked.last_sync);
+    // In CI (even at a terminal) and from a script (no terminal): none.
+    for (ci, terminal) in [(true, true), (false, false)] {
+        let said = auto(ci, terminal);
+        std::thread::sleep(Duration::from_millis(300));
+        let walked = status(&env);
+        assert!(
+            walked.watcher.is_none(),
+            "no watcher (CI {ci}, terminal {terminal})"
+        );
+        assert!(walked.last_sync.checked > 2000, "{:?}", walked.last_sync);
+        assert!(!said.contains("watcher"), "{said}");
+    }
 
-    auto(false);
+    // A person at a terminal: one starts, and the command says so, with how to stop it.
+    let said = auto(false, true);
+    assert!(said.contains("Started an index watcher"), "{said}");
+    assert!(said.contains("toolctl index watch --stop"), "{said}");
+    assert!(said.contains("TOOLCTL_WATCH=never"), "{said}");
     assert!(eventually(|| status(&env).watcher.is_some()));
     assert_eq!(found(&env, "zq999x"), ["big/tool-999@v1"]);
     assert!(status(&env).last_sync.watcher);

@@ -20,8 +20,9 @@ pub enum IndexCommand {
     ///
     /// Every command first checks which files changed since the index last saw them: one stat
     /// per tool file and slug folder (about 35 ms at 10,000 tools). A watcher (inotify) tells
-    /// it instead. Commands start one by themselves on big catalogs on a local filesystem
-    /// (index.watch in toolctl.json, or $TOOLCTL_WATCH: auto, always or never). It stops
+    /// it instead. Commands run at a terminal start one by themselves on big catalogs on a local
+    /// filesystem and say so (index.watch in toolctl.json, or $TOOLCTL_WATCH: auto, always or
+    /// never; only always starts one from scripts). It stops
     /// after 30 minutes without a command (index.watchIdle in toolctl.json), or with --stop.
     Watch(WatchArgs),
 }

@@ -6,7 +6,7 @@ use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::view::clip;
-use crate::invoke::{self, Failure, Options, batch};
+use crate::invoke::{self, Failure, Options, Remedy, batch};
 use clap::Args;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -88,15 +88,12 @@ fn read_arguments(args: &InvokeArgs) -> Result<Value, CliError> {
             return Err(error);
         }
         (Some(_), ..) => {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                .map_err(|e| CliError::invalid(format!("cannot read standard input: {e}")))?;
+            let text = crate::catalog::capped::read_stdin()?;
             (text, "standard input".to_owned())
         }
         (None, Some(text), _) => (text.clone(), "--args".to_owned()),
         (None, None, Some(path)) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| CliError::invalid(format!("--args-file {}: {e}", path.display())))?;
+            let text = crate::catalog::capped::read_input(path)?;
             (text, path.display().to_string())
         }
         (None, None, None) => return Ok(Value::Object(Default::default())),
@@ -124,10 +121,30 @@ fn into_error(failure: Failure) -> CliError {
     if let Some(hint) = text.hint {
         error = error.with_hint(hint);
     }
+    if let Some(remedy) = text.remedy {
+        error = error.with_hint(remedy_hint(&remedy));
+    }
     if ran {
         error = error.tool_failed();
     }
     error
+}
+
+/// A refused call's way out, as a command or a flag of this command line.
+fn remedy_hint(remedy: &Remedy) -> String {
+    match remedy {
+        Remedy::RestoreBundle(slug) => format!("restore it with `toolctl bundle restore {slug}`"),
+        Remedy::EnableBundle(slug) => format!("enable it with `toolctl bundle enable {slug}`"),
+        Remedy::EnableTool(reference) => {
+            format!("enable it with `toolctl tool enable {reference}`")
+        }
+        Remedy::ShowTool => "see `toolctl tool get` for the tool's status".to_owned(),
+        Remedy::ArgumentsAsObject => {
+            r#"pass them as an object, e.g. --args '{"city":"Oslo"}'"#.to_owned()
+        }
+        Remedy::Approve => "run it on a terminal to be asked, or pass --approve".to_owned(),
+        Remedy::OtherWorkspace => "choose another with --workspace DIR".to_owned(),
+    }
 }
 
 /// `--batch`: the calls run by [`batch::run`], answered as one document bound to `call_id`s.

@@ -8,6 +8,7 @@ pub mod export;
 pub mod index;
 pub mod init;
 pub mod invoke;
+pub mod mcp;
 pub mod pick;
 pub mod schema;
 pub mod search;
@@ -38,6 +39,8 @@ pub enum Command {
     #[command(subcommand)]
     Index(index::IndexCommand),
     Completions(completions::CompletionsArgs),
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
 }
 
 /// Run one command.
@@ -56,5 +59,6 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Output, CliError> {
         Command::Schema(args) => schema::run(args),
         Command::Index(command) => index::run(ctx, command),
         Command::Completions(args) => completions::run(args),
+        Command::Mcp(command) => mcp::run(ctx, command),
     }
 }

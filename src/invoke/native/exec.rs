@@ -5,8 +5,9 @@
 //! It runs `argv` directly (no shell: no globbing, no `;`), in `cwd` inside the workspace,
 //! with stdin closed and an environment reduced to [`PASSED_ENV`] (secrets such as
 //! `TOOLCTL_SECRET_*` never reach the program). It is killed, with every process it started
-//! (its own process group), after `timeout_ms`; stdout and stderr keep their first
-//! [`OUTPUT_CAP`] bytes each.
+//! ([`kill_tree`]), after `timeout_ms`; when it ends by itself, whatever it left running goes
+//! too, and its output is what arrived by then (plus [`PIPE_GRACE`]), even if a leftover kept
+//! the pipes open. stdout and stderr keep their first [`OUTPUT_CAP`] bytes each.
 
 use super::Args;
 use super::workspace::Workspace;
@@ -49,6 +50,7 @@ pub fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
     let workspace = Workspace::open(root)?;
     let cwd = workspace.real_dir(&Workspace::relative(cwd_given), cwd_given)?;
 
+    let tag = format!("{:016x}", fastrand::u64(..));
     let mut command = Command::new(program);
     command
         .args(rest)
@@ -59,6 +61,7 @@ pub fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
                 .iter()
                 .filter_map(|name| Some((*name, std::env::var_os(name)?))),
         )
+        .env(TAG_VARIABLE, &tag)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -82,11 +85,12 @@ pub fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
             Ok(Some(status)) => break Some(status),
             Ok(None) if started.elapsed() >= timeout => {
                 timed_out = true;
-                let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+                kill_tree(group, &tag);
                 break child.wait().ok();
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
             Err(e) => {
+                kill_tree(group, &tag);
                 return Err(Failure::new(
                     ErrorCode::Internal,
                     format!("lost track of '{program}': {e}"),
@@ -95,10 +99,10 @@ pub fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
         }
     };
     // Whatever the program started and left behind goes with it (it would hold the pipes).
-    let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-    // A process that left the group (`setsid`) may keep the pipes open forever: the output is
-    // what arrived by the deadline (or shortly after the program ended).
-    let deadline = (started + timeout).max(Instant::now() + PIPE_GRACE);
+    kill_tree(group, &tag);
+    // The output is what arrived by now, and for a moment more: a process that escaped the
+    // sweep (see `kill_tree`) may keep the pipes open for ever.
+    let deadline = Instant::now() + PIPE_GRACE;
     let (stdout, out_cut) = stdout.map_or((String::new(), false), |c| c.finish(deadline));
     let (stderr, err_cut) = stderr.map_or((String::new(), false), |c| c.finish(deadline));
     Ok(json!({
@@ -113,6 +117,105 @@ pub fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
 /// How long output may still arrive after the program ended (or was killed) when its pipes
 /// stay open.
 const PIPE_GRACE: Duration = Duration::from_millis(200);
+
+/// The variable every process of one call inherits, holding a tag of that call.
+const TAG_VARIABLE: &str = "TOOLCTL_EXEC_TAG";
+
+/// Kill the program `group` (its process id, leader of its own process group) and every
+/// process it started.
+///
+/// A process group is not enough: a process that calls `setsid` (a daemon) leaves it, and
+/// one whose parent exited is adopted by init, losing its link to the tree. So, besides the
+/// group, every process of ours found under `/proc` goes when its environment holds this
+/// call's [`TAG_VARIABLE`] (inherited through `setsid`, double forks and adoption) or when
+/// its parent is one that goes (a child that cleared its environment, while its parent
+/// lives). The sweep is repeated until it finds nothing, since a process may fork while it
+/// runs. What remains possible: a process that clears its environment *and* whose parent has
+/// already exited is no longer recognisable, and keeps running (its pipes are let go after
+/// [`PIPE_GRACE`]). A cgroup would close that gap, but needs a delegated, writable cgroup v2
+/// subtree, which a command run from a shell, cron or CI seldom has.
+fn kill_tree(group: rustix::process::Pid, tag: &str) {
+    use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+    let _ = kill_process_group(group, Signal::KILL);
+    let marker = format!("{TAG_VARIABLE}={tag}");
+    let me = std::process::id();
+    for _ in 0..8 {
+        let processes = processes();
+        let mut doomed: std::collections::HashSet<u32> = processes
+            .iter()
+            .filter(|p| p.pid != me && p.tagged(&marker))
+            .map(|p| p.pid)
+            .collect();
+        // Their descendants too, by parent id, until no more join.
+        loop {
+            let before = doomed.len();
+            for p in &processes {
+                if p.pid != me && doomed.contains(&p.parent) {
+                    doomed.insert(p.pid);
+                }
+            }
+            if doomed.len() == before {
+                break;
+            }
+        }
+        let mut killed = false;
+        for p in processes
+            .iter()
+            .filter(|p| p.alive && doomed.contains(&p.pid))
+        {
+            if let Some(pid) = i32::try_from(p.pid).ok().and_then(Pid::from_raw) {
+                killed |= kill_process(pid, Signal::KILL).is_ok();
+            }
+        }
+        if !killed {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// One process under `/proc`.
+struct Process {
+    pid: u32,
+    parent: u32,
+    /// Still running (not a zombie waiting to be reaped).
+    alive: bool,
+}
+
+impl Process {
+    /// Its environment holds `marker` (readable for our own processes only).
+    fn tagged(&self, marker: &str) -> bool {
+        self.alive
+            && std::fs::read(format!("/proc/{}/environ", self.pid)).is_ok_and(|environ| {
+                environ
+                    .split(|b| *b == 0)
+                    .any(|entry| entry == marker.as_bytes())
+            })
+    }
+}
+
+/// The processes of the machine (none where there is no `/proc`).
+fn processes() -> Vec<Process> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // `pid (name) state ppid …`: the name may hold spaces and parentheses.
+            let mut after = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
+            let state = after.next()?;
+            let parent = after.next()?.parse().ok()?;
+            Some(Process {
+                pid,
+                parent,
+                alive: state != "Z" && state != "X",
+            })
+        })
+        .collect()
+}
 
 /// A pipe read to its end on a thread, keeping the first [`OUTPUT_CAP`] bytes (the rest is
 /// read and dropped, so the program never blocks on a full pipe).

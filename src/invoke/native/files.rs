@@ -4,7 +4,6 @@ use super::Args;
 use super::workspace::Workspace;
 use crate::base::error_code::ErrorCode;
 use crate::invoke::Failure;
-use cap_std::fs::Dir;
 use serde_json::{Value, json};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -133,7 +132,8 @@ pub fn file_search(args: &Args, root: &Path) -> Result<Value, Failure> {
     let matcher = Matcher::new(query)?;
     let workspace = Workspace::open(root)?;
     let base = Workspace::relative(base_given);
-    let start = workspace
+    // The start must be a folder the call may read.
+    workspace
         .dir
         .open_dir(&base)
         .map_err(|e| workspace.error(&e, base_given))?;
@@ -141,34 +141,29 @@ pub fn file_search(args: &Args, root: &Path) -> Result<Value, Failure> {
     let mut results = Vec::new();
     let mut truncated = false;
     let mut visited = 0;
-    // Depth first, names sorted: the same tree always gives the same answer.
-    let mut stack: Vec<(PathBuf, Dir)> = vec![(base.clone(), start)];
-    'walk: while let Some((folder, dir)) = stack.pop() {
-        let mut entries: Vec<_> = match dir.entries() {
-            Ok(entries) => entries.filter_map(Result::ok).collect(),
-            Err(_) => continue,
-        };
-        entries.sort_by_key(|e| e.file_name());
+    // Depth first, names sorted: the same tree always gives the same answer. The stack holds
+    // paths, not open folders: one folder is open at a time (read whole, then closed), so a
+    // deep or wide tree never runs out of file handles. A folder that cannot be read fails
+    // the call, naming it: an answer that silently misses files would look complete.
+    let mut stack: Vec<PathBuf> = vec![base];
+    'walk: while let Some(folder) = stack.pop() {
+        let mut entries = read_folder(&workspace, &folder)?;
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
         let mut subfolders = Vec::new();
-        for entry in entries {
+        for (name, kind) in entries {
             visited += 1;
             if visited > SEARCH_VISIT_LIMIT {
                 truncated = true;
                 break 'walk;
             }
-            let name = entry.file_name().to_string_lossy().into_owned();
+            let name = name.to_string_lossy().into_owned();
             if !include_hidden && name.starts_with('.') {
                 continue;
             }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
             let path = folder.join(&name);
             let shown = display(&path);
             let listed = if kind.is_dir() {
-                if let Ok(sub) = entry.open_dir() {
-                    subfolders.push((path.clone(), sub));
-                }
+                subfolders.push(path.clone());
                 Some("dir")
             } else if kind.is_file() {
                 Some("file")
@@ -197,6 +192,43 @@ pub fn file_search(args: &Args, root: &Path) -> Result<Value, Failure> {
         stack.extend(subfolders.into_iter().rev());
     }
     Ok(json!({ "results": results, "truncated": truncated }))
+}
+
+/// The names and kinds of a folder's entries, read whole with the folder closed after.
+/// An entry that vanished meanwhile is left out; any other error fails the search.
+fn read_folder(
+    workspace: &Workspace,
+    folder: &Path,
+) -> Result<Vec<(std::ffi::OsString, cap_std::fs::FileType)>, Failure> {
+    let unreadable = |e: std::io::Error| {
+        let shown = display(folder);
+        let shown = if shown.is_empty() {
+            ".".to_owned()
+        } else {
+            shown
+        };
+        let code = if e.kind() == std::io::ErrorKind::PermissionDenied {
+            ErrorCode::Forbidden
+        } else {
+            ErrorCode::Internal
+        };
+        Failure::new(
+            code,
+            format!("cannot read the folder '{shown}': {e}; the search stopped there"),
+        )
+        .with_details(json!({ "path": shown }))
+    };
+    let dir = workspace.dir.open_dir(folder).map_err(unreadable)?;
+    let mut out = Vec::new();
+    for entry in dir.entries().map_err(unreadable)? {
+        let entry = entry.map_err(unreadable)?;
+        match entry.file_type() {
+            Ok(kind) => out.push((entry.file_name(), kind)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(unreadable(e)),
+        }
+    }
+    Ok(out)
 }
 
 /// A workspace-relative path as shown: `/`-separated, without a leading `./`.

@@ -6,7 +6,7 @@
 //! out (absolute ones such as `/proc/self/root` included). Nothing here joins strings and hopes.
 
 use crate::base::error_code::ErrorCode;
-use crate::invoke::Failure;
+use crate::invoke::{Failure, Remedy};
 use cap_std::fs::Dir;
 use serde_json::json;
 use std::io;
@@ -24,7 +24,7 @@ impl Workspace {
                 ErrorCode::ValidationError,
                 format!("cannot open the workspace {}: {e}", root.display()),
             )
-            .with_hint("choose another with --workspace DIR")
+            .with_remedy(Remedy::OtherWorkspace)
         })?;
         Ok(Self {
             root: root.to_owned(),

@@ -7,6 +7,8 @@
 //! pinned by the `deny_unknown_fields` structs at the end of this file: a field added, renamed
 //! or dropped fails every test that reads one.
 
+pub mod mcp_clients;
+
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -47,6 +49,8 @@ pub struct TestEnv {
     _tmp: tempfile::TempDir,
     root: PathBuf,
     catalog: PathBuf,
+    /// `run` passes `--catalog` (else the catalog is the implicit default, in XDG_DATA_HOME).
+    explicit: bool,
     inputs: AtomicUsize,
 }
 
@@ -81,10 +85,21 @@ impl TestEnv {
         }
         Self {
             catalog: root.join("catalog"),
+            explicit: true,
             root,
             _tmp: tmp,
             inputs: AtomicUsize::new(0),
         }
+    }
+
+    /// An environment whose commands name no catalog: they use the implicit default
+    /// (`$XDG_DATA_HOME/toolctl`), which does not exist yet. (A catalog named explicitly must
+    /// exist: `CATALOG_NOT_FOUND`.)
+    pub fn uninit_default() -> Self {
+        let mut env = Self::uninit();
+        env.catalog = env.xdg_data().join("toolctl");
+        env.explicit = false;
+        env
     }
 
     pub fn root(&self) -> &Path {
@@ -130,7 +145,10 @@ impl TestEnv {
     /// A toolctl command on this environment's catalog, with `args`.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = self.bare_command();
-        cmd.arg("--catalog").arg(&self.catalog).args(args);
+        if self.explicit {
+            cmd.arg("--catalog").arg(&self.catalog);
+        }
+        cmd.args(args);
         cmd
     }
 
@@ -190,6 +208,48 @@ impl TestEnv {
     #[track_caller]
     pub fn put_tool(&self, bundle: &str, doc: &Value) -> Value {
         self.try_put_tool(bundle, doc).success().json()
+    }
+
+    /// `tool put` that must succeed, then the document's `createdAt`/`modifiedAt` written
+    /// into the stored file by hand (`tool put` always stamps a new tool with now): for tests
+    /// that need a registration order. Returns what `tool put` printed.
+    #[track_caller]
+    pub fn put_tool_dated(&self, bundle: &str, doc: &Value) -> Value {
+        let mut undated = doc.clone();
+        let fields = undated.as_object_mut().unwrap();
+        let dates: Vec<(String, Value)> = ["createdAt", "modifiedAt"]
+            .iter()
+            .filter_map(|k| fields.shift_remove(*k).map(|v| ((*k).to_owned(), v)))
+            .collect();
+        let put = self.put_tool(bundle, &undated);
+        let file = self.tool_file(
+            put["bundleID"].as_str().unwrap(),
+            put["slug"].as_str().unwrap(),
+            put["version"].as_str().unwrap(),
+        );
+        let mut stored = read_json(&file);
+        for (key, value) in dates {
+            stored[key] = value;
+        }
+        std::fs::write(&file, serde_json::to_vec_pretty(&stored).unwrap()).unwrap();
+        put
+    }
+
+    /// A tool that `tool put` refuses, brought in as a person with an editor would: a valid
+    /// `slug@version` is put, then `doc`'s fields are written over it in the stored file.
+    /// Returns the file.
+    #[track_caller]
+    pub fn put_tool_by_hand(&self, bundle: &str, doc: &Value) -> PathBuf {
+        let slug = doc["slug"].as_str().unwrap();
+        let version = doc["version"].as_str().unwrap();
+        let put = self.put_tool(bundle, &tool_doc(slug, version));
+        let file = self.tool_file(put["bundleID"].as_str().unwrap(), slug, version);
+        let mut stored = read_json(&file);
+        for (key, value) in doc.as_object().unwrap() {
+            stored[key] = value.clone();
+        }
+        std::fs::write(&file, serde_json::to_vec_pretty(&stored).unwrap()).unwrap();
+        file
     }
 
     /// Where a tool's file lives.

@@ -1,0 +1,175 @@
+//! The one way toolctl reads a file it did not write itself: catalog files and input files
+//! (`tool put FILE`, `--args-file`, `--batch`, `bundle put --file`, `validate FILE`).
+//!
+//! A file is read only if it is a regular file (a FIFO would hang the reader, `/dev/zero`
+//! would grow memory without end) and at most [`MAX_FILE_BYTES`] long; a catalog file that is
+//! a symlink must point inside its catalog (git stores symlinks, so a cloned catalog can hold
+//! one to anywhere). The file is opened without blocking and checked on the open handle, so
+//! what is read is what was checked.
+
+use super::error::{Error, Violation};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The largest file read (4 MiB): a catalog file or an input file. An archive takes files of
+/// this size too, so every bundle the catalog reads stays exportable.
+pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Why a file was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("no such file")]
+    Missing,
+    #[error("not a regular file (a {0}); only regular files are read")]
+    NotRegular(&'static str),
+    #[error("a symlink to {}, outside the catalog; catalog files must stay inside it", .0.display())]
+    Escapes(PathBuf),
+    #[error("{0} bytes, over the limit of {MAX_FILE_BYTES} bytes (4 MiB)")]
+    TooLarge(u64),
+    #[error("not UTF-8 text (invalid byte at offset {0})")]
+    NotUtf8(usize),
+    #[error("cannot read: {0}")]
+    Io(std::io::Error),
+}
+
+impl ReadError {
+    /// The error of a command reading an input or catalog file: a missing file is
+    /// `NOT_FOUND` (exit 4), a file toolctl refuses to read is `VALIDATION_ERROR` (exit 3)
+    /// naming the file, an I/O failure is `INTERNAL`.
+    pub fn into_error(self, path: &Path) -> Error {
+        match self {
+            Self::Missing => Error::NotFound {
+                what: "file",
+                name: path.display().to_string(),
+                hint: None,
+            },
+            Self::Io(e) => Error::io("cannot read", path, e),
+            other => Error::invalid(
+                path.display().to_string(),
+                vec![Violation::new("", other.to_string()).rule("read")],
+            ),
+        }
+    }
+}
+
+/// The bytes of the file at `path`. With `catalog`, the file belongs to that catalog: a
+/// symlink must resolve inside it.
+pub fn read_bytes(path: &Path, catalog: Option<&Path>) -> Result<Vec<u8>, ReadError> {
+    if let Some(root) = catalog {
+        check_inside(path, root)?;
+    }
+    let (file, len) = open_regular(path)?;
+    if len > MAX_FILE_BYTES {
+        return Err(ReadError::TooLarge(len));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    // The file may grow after the check: never read past the limit.
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(ReadError::TooLarge(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// Open `path` if it is a regular file (checked on the open handle); returns it with its
+/// length. For readers with a limit of their own (archives).
+pub fn open_regular(path: &Path) -> Result<(std::fs::File, u64), ReadError> {
+    let file = open(path)?;
+    let meta = file.metadata().map_err(ReadError::Io)?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        return Err(ReadError::NotRegular(kind_name(&kind)));
+    }
+    Ok((file, meta.len()))
+}
+
+/// Standard input's text, at most [`MAX_FILE_BYTES`].
+pub fn read_stdin() -> Result<String, Error> {
+    let name = Path::new("<stdin>");
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ReadError::Io(e).into_error(name))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(ReadError::TooLarge(bytes.len() as u64).into_error(name));
+    }
+    String::from_utf8(bytes)
+        .map_err(|e| ReadError::NotUtf8(e.utf8_error().valid_up_to()).into_error(name))
+}
+
+/// The text of the file at `path`, as [`read_bytes`] reads it; it must be UTF-8.
+pub fn read_text(path: &Path, catalog: Option<&Path>) -> Result<String, ReadError> {
+    String::from_utf8(read_bytes(path, catalog)?)
+        .map_err(|e| ReadError::NotUtf8(e.utf8_error().valid_up_to()))
+}
+
+/// An input file's text; every refusal is an error naming the file ([`ReadError::into_error`]).
+pub fn read_input(path: &Path) -> Result<String, Error> {
+    read_text(path, None).map_err(|e| e.into_error(path))
+}
+
+/// A symlinked catalog file must resolve inside the catalog.
+fn check_inside(path: &Path, root: &Path) -> Result<(), ReadError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {}
+        // Not a symlink (or missing: the open says so).
+        _ => return Ok(()),
+    }
+    let target = std::fs::canonicalize(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ReadError::Missing,
+        _ => ReadError::Io(e),
+    })?;
+    let root = std::fs::canonicalize(root).map_err(ReadError::Io)?;
+    if target.starts_with(&root) {
+        Ok(())
+    } else {
+        Err(ReadError::Escapes(target))
+    }
+}
+
+/// Open for reading without blocking: opening a FIFO with no writer must not hang.
+fn open(path: &Path) -> Result<std::fs::File, ReadError> {
+    let missing = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => ReadError::Missing,
+        _ => ReadError::Io(e),
+    };
+    #[cfg(unix)]
+    {
+        use rustix::fs::{Mode, OFlags};
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+            Mode::empty(),
+        )
+        .map_err(|e| missing(e.into()))?;
+        Ok(std::fs::File::from(fd))
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::File::open(path).map_err(missing)
+    }
+}
+
+fn kind_name(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "FIFO";
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "device";
+        }
+        if kind.is_socket() {
+            return "socket";
+        }
+    }
+    if kind.is_dir() {
+        "folder"
+    } else {
+        "special file"
+    }
+}

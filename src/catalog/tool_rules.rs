@@ -1,0 +1,97 @@
+//! The rules of one `tool.json` that need more than its typed view: its JSON Schemas are valid
+//! and usable (patterns compile, no remote `$ref`). An HTTP tool's templates (every
+//! `${placeholder}` an argument or a declared secret, …) are checked by [`super::templates`].
+//!
+//! [`check`] is the one entry point: [`Tool::check`](super::model::Tool::check) runs it, so
+//! `tool put`, `tool new`, `bundle import`, `validate` and the index (which lists a hand-edited
+//! file that breaks a rule as unavailable, with the reason) all apply the same rules. A new
+//! rule about one tool document goes here.
+
+use super::error::Violation;
+use super::model::Tool;
+use crate::base::pointer::join as pointer_join;
+use serde_json::Value;
+
+/// Every rule of this module on `tool` and its document. (The rules of an HTTP tool's
+/// templates, placeholders included, are [`super::templates::check`], which `Tool::check`
+/// runs too.)
+pub fn check(_tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
+    check_schemas(doc, out);
+}
+
+/// `argSchema` and `outputSchema`, when present, must be usable JSON Schemas. Run on the raw
+/// document, so `validate` can say it of a file whose typed view does not read.
+pub fn check_schemas(doc: &Value, out: &mut Vec<Violation>) {
+    for field in ["argSchema", "outputSchema"] {
+        if let Some(schema) = doc.get(field) {
+            check_json_schema(schema, &format!("/{field}"), out);
+        }
+    }
+}
+
+/// A schema must be JSON Schema (checked against its meta-schema), use no remote `$ref`, and
+/// compile (patterns are regular expressions, …).
+fn check_json_schema(schema: &Value, at: &str, out: &mut Vec<Violation>) {
+    if !(schema.is_object() || schema.is_boolean()) {
+        return; // The tool's schema says so.
+    }
+    let note =
+        |pointer: String, message: String| Violation::new(pointer, message).rule("arg-schema");
+    let before = out.len();
+    match jsonschema::meta::validator_for(schema) {
+        Err(e) => out.push(note(
+            format!("{at}/$schema"),
+            format!("not a JSON Schema dialect toolctl knows: {e}"),
+        )),
+        Ok(meta) => {
+            for error in meta.iter_errors(schema) {
+                out.push(note(
+                    format!("{at}{}", error.instance_path().as_str()),
+                    format!("not valid JSON Schema: {error}"),
+                ));
+            }
+        }
+    }
+    remote_refs(schema, at, out);
+    if out.len() == before
+        && let Err(e) = jsonschema::options().build(schema)
+    {
+        out.push(note(
+            format!("{at}{}", e.schema_path().as_str()),
+            format!("not a usable JSON Schema: {e}"),
+        ));
+    }
+}
+
+/// A `$ref` outside the schema would be fetched (or fail) when a call is checked.
+fn remote_refs(schema: &Value, at: &str, out: &mut Vec<Violation>) {
+    match schema {
+        Value::Object(fields) => {
+            for (key, value) in fields {
+                let pointer = pointer_join(at, key);
+                match (key.as_str(), value) {
+                    ("$ref" | "$dynamicRef", Value::String(target)) if !target.starts_with('#') => {
+                        out.push(
+                            Violation::new(
+                                pointer,
+                                format!(
+                                    "{key} '{target}' points outside the schema; toolctl never fetches schemas: put the definition in $defs and use '#/$defs/…'"
+                                ),
+                            )
+                            .rule("remote-ref"),
+                        );
+                    }
+                    // Values of these keywords are data, not schemas.
+                    ("const" | "enum" | "default" | "examples" | "example", _) => {}
+                    _ => remote_refs(value, &pointer, out),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                remote_refs(item, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}

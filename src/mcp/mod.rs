@@ -1,0 +1,6 @@
+//! MCP, the Model Context Protocol: the catalog served to any MCP client (`toolctl mcp
+//! serve`). [`view`] is what the server shows and does, through `export`, `invoke` and
+//! `pick`; [`serve`] speaks the protocol with the official SDK.
+
+pub mod serve;
+pub mod view;

@@ -1,0 +1,792 @@
+//! `toolctl mcp serve`: the catalog as an MCP server, on the official SDK (`rmcp`).
+//!
+//! - `tools/list` pages through [`view::list`] (what `export --provider mcp` prints), with an
+//!   opaque cursor: the offset of the next page, checked against the list it pages.
+//! - `tools/call` runs [`view::call`] (what `invoke` does). A call that fails, arguments
+//!   refused by the schema included, is a result with `isError: true` so that a model can
+//!   correct itself; only a tool the client was not shown is a protocol error (-32602).
+//! - In search mode the list is two tools, `search_tools` (`pick` over the catalog) and
+//!   `call_tool` (any tool the list would have shown, by exported name): a model sees a few
+//!   tools of a catalog of thousands. `auto` lists every tool up to [`AUTO_LIMIT`] and searches
+//!   above it.
+//! - Once a second the index's change check runs (it finds hand edits and `git pull`s); when
+//!   the index file moved (that check, or another `toolctl`, wrote it) the list is made again,
+//!   and a list that differs is announced with `notifications/tools/list_changed`: to every
+//!   handshake-era session, and to every `subscriptions/listen` stream (2026-07-28).
+//!
+//! The catalog is read and tools run on tokio's blocking threads: the SDK's tasks never wait
+//! for SQLite, files or an HTTP tool.
+
+use super::view::{self, Filters, Listing, Survey};
+use crate::base::error_code::ErrorCode;
+use crate::catalog::{Catalog, STATE_DIR};
+use crate::index::{INDEX_FILE, Index};
+use crate::invoke::{Failure, Options};
+use crate::pick::PickError;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value, json};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime};
+use tokio::sync::watch;
+
+/// `--mode auto` lists every tool up to this many, and switches to search mode above.
+pub const AUTO_LIMIT: usize = 64;
+
+/// Tools per `tools/list` page, unless `--page-size` says otherwise.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// How often the catalog is checked for changes.
+pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The search mode's two tools.
+pub const SEARCH_TOOLS: &str = "search_tools";
+pub const CALL_TOOL: &str = "call_tool";
+
+/// How many tools `search_tools` returns when `max` is not given.
+pub const DEFAULT_SEARCH_MAX: usize = 5;
+
+/// What the client is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Every tool.
+    All,
+    /// `search_tools` and `call_tool`.
+    Search,
+    /// Every tool up to [`AUTO_LIMIT`], search mode above.
+    Auto,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "all" => Ok(Self::All),
+            "search" => Ok(Self::Search),
+            "auto" => Ok(Self::Auto),
+            other => Err(format!(
+                "unknown mode '{other}': expected all, search or auto"
+            )),
+        }
+    }
+}
+
+/// How the server runs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The catalog's folder.
+    pub root: PathBuf,
+    /// How long a write (usage counts) waits for the catalog's lock.
+    pub lock_timeout: Duration,
+    pub filters: Filters,
+    pub mode: Mode,
+    /// Tools per `tools/list` page.
+    pub page_size: usize,
+    /// The folder file tools work in.
+    pub workspace: PathBuf,
+    /// Streamable HTTP on this address instead of stdio.
+    pub http: Option<SocketAddr>,
+}
+
+/// Where the server's lines go (stderr: stdout is the protocol).
+pub trait Log: Send + Sync {
+    fn status(&self, line: &str);
+    fn warn(&self, line: &str);
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Catalog(#[from] crate::catalog::Error),
+    #[error(transparent)]
+    View(Box<view::Error>),
+    #[error("{0}")]
+    Io(String),
+}
+
+impl From<view::Error> for Error {
+    fn from(error: view::Error) -> Self {
+        Self::View(Box::new(error))
+    }
+}
+
+/// Serve until the client goes (stdin closes) or SIGTERM/SIGINT.
+pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Io(format!("cannot start the async runtime: {e}")))?;
+    let served = runtime.block_on(async move {
+        let shared = Arc::new(Shared::new(settings, log));
+        let first = shared.clone();
+        tokio::task::spawn_blocking(move || first.refresh())
+            .await
+            .map_err(|e| Error::Io(e.to_string()))??;
+        shared.log.status(&shared.describe());
+        if shared.settings.mode != Mode::Search {
+            tokio::spawn(poll(shared.clone()));
+        }
+        match shared.settings.http {
+            None => serve_stdio(shared).await,
+            Some(addr) => serve_http(shared, addr).await,
+        }
+    });
+    // A tool still running (its client gone) is not waited for long.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    served
+}
+
+/// How long the end of `serve` waits for calls still running.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+async fn serve_stdio(shared: Arc<Shared>) -> Result<(), Error> {
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let stdin = EofSignal {
+        inner: stdin,
+        closed: shared.closed.clone(),
+    };
+    let running = match Server(shared.clone()).serve((stdin, stdout)).await {
+        Ok(running) => running,
+        // The client went away before it asked for anything but discovery.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            shared.log.status("the client closed the connection");
+            return Ok(());
+        }
+        Err(e) => return Err(Error::Io(format!("MCP session did not start: {e}"))),
+    };
+    let token = running.cancellation_token();
+    tokio::select! {
+        quit = running.waiting() => {
+            if let Err(e) = quit {
+                shared.log.warn(&format!("the MCP session ended badly: {e}"));
+            }
+        }
+        signal = stop_signal() => {
+            shared.log.status(&format!("{signal}: stopping"));
+            token.cancel();
+        }
+    }
+    Ok(())
+}
+
+/// Standard input that says when it reaches its end: the SDK waits for running handlers
+/// before it ends a session, and a `subscriptions/listen` stream runs until told to stop.
+struct EofSignal<R> {
+    inner: R,
+    closed: watch::Sender<bool>,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofSignal<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(read) = &polled
+            && (read.is_err() || buf.filled().len() == before)
+        {
+            self.closed.send_replace(true);
+        }
+        polled
+    }
+}
+
+async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> Result<(), Error> {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::server::conn::auto::Builder;
+    use hyper_util::service::TowerToHyperService;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| Error::Io(format!("cannot listen on {addr}: {e}")))?;
+    let bound = listener.local_addr().unwrap_or(addr);
+    let config = StreamableHttpServerConfig::default();
+    let token = config.cancellation_token.clone();
+    let factory = shared.clone();
+    let service = TowerToHyperService::new(StreamableHttpService::new(
+        move || Ok(Server(factory.clone())),
+        LocalSessionManager::default().into(),
+        config,
+    ));
+    shared
+        .log
+        .status(&format!("listening on http://{bound}/ (Streamable HTTP)"));
+    let stop = stop_signal();
+    tokio::pin!(stop);
+    loop {
+        let stream = tokio::select! {
+            signal = &mut stop => {
+                shared.log.status(&format!("{signal}: stopping"));
+                token.cancel();
+                return Ok(());
+            }
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    shared.log.warn(&format!("accept on {bound}: {e}"));
+                    continue;
+                }
+            },
+        };
+        let service = service.clone();
+        tokio::spawn(async move {
+            let _ = Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// The first of SIGTERM and SIGINT, by name.
+async fn stop_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "interrupt"
+    }
+}
+
+/// Check the catalog once a [`POLL_INTERVAL`], and tell the sessions when the list changed.
+async fn poll(shared: Arc<Shared>) {
+    let mut ticks = tokio::time::interval(POLL_INTERVAL);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let checked = shared.clone();
+        match tokio::task::spawn_blocking(move || checked.check()).await {
+            Ok(Ok(true)) => {
+                shared
+                    .log
+                    .status(&format!("catalog changed: {}", shared.describe()));
+                shared.changes.send_modify(|n| *n += 1);
+            }
+            Ok(Ok(false)) => {}
+            Ok(Err(e)) => shared.log.warn(&format!("catalog check: {e}")),
+            Err(e) => shared.log.warn(&format!("catalog check: {e}")),
+        }
+    }
+}
+
+/// What every session shares: the settings, the current list and the change signal.
+struct Shared {
+    settings: Settings,
+    log: Arc<dyn Log>,
+    state: RwLock<State>,
+    /// Counts the changes of the list; sessions wait on it to notify their clients.
+    changes: watch::Sender<u64>,
+    /// Set when standard input closed (stdio): listen streams end.
+    closed: watch::Sender<bool>,
+}
+
+#[derive(Default)]
+struct State {
+    search: bool,
+    /// The usable tools (empty in search mode), as `tools/list` gives them.
+    tools: Arc<Vec<Tool>>,
+    /// How many tools the catalog offers (search mode: as counted).
+    count: usize,
+    /// Hash of what a client is shown.
+    fingerprint: u64,
+    /// The stamps of the index files when the list was made.
+    stamp: Vec<Option<(SystemTime, u64)>>,
+}
+
+impl Shared {
+    fn new(settings: Settings, log: Arc<dyn Log>) -> Self {
+        Self {
+            settings,
+            log,
+            state: RwLock::new(State::default()),
+            changes: watch::Sender::new(0),
+            closed: watch::Sender::new(false),
+        }
+    }
+
+    fn catalog(&self) -> Result<Catalog, Error> {
+        Ok(Catalog::open(&self.settings.root)?.with_lock_timeout(self.settings.lock_timeout))
+    }
+
+    fn snapshot(&self) -> (bool, Arc<Vec<Tool>>) {
+        let state = self.state.read().unwrap_or_else(|e| e.into_inner());
+        (state.search, state.tools.clone())
+    }
+
+    /// One line on what is served.
+    fn describe(&self) -> String {
+        let state = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let filtered = if self.settings.filters.is_empty() {
+            ""
+        } else {
+            " (filtered)"
+        };
+        match (state.search, self.settings.mode) {
+            (false, _) => format!("mode all: listing {} tools{filtered}", state.tools.len()),
+            (true, Mode::Auto) => format!(
+                "mode search: {} tools{filtered} is more than {AUTO_LIMIT}, so the list is {SEARCH_TOOLS} and {CALL_TOOL}",
+                state.count
+            ),
+            (true, _) => format!("mode search: the list is {SEARCH_TOOLS} and {CALL_TOOL}"),
+        }
+    }
+
+    /// The change check: bring the index up to date with the files, and make the list again
+    /// when the index moved since it was last made. True when what a client sees changed.
+    fn check(&self) -> Result<bool, Error> {
+        let catalog = self.catalog()?;
+        Index::open(&catalog, &mut |_, _| {}).map_err(view::Error::from)?;
+        let stamp = index_stamp(catalog.root());
+        let moved = self
+            .state
+            .read()
+            .map(|state| state.stamp != stamp)
+            .unwrap_or(true);
+        if !moved {
+            return Ok(false);
+        }
+        self.refresh()
+    }
+
+    /// Make the list again. True when what a client sees changed.
+    fn refresh(&self) -> Result<bool, Error> {
+        let catalog = self.catalog()?;
+        let stamp = index_stamp(catalog.root());
+        let filters = &self.settings.filters;
+        let survey = match self.settings.mode {
+            Mode::Search => Survey::TooMany(0),
+            Mode::All => Survey::Listed(view::list(&catalog, filters)?),
+            Mode::Auto => view::survey(&catalog, filters, AUTO_LIMIT)?,
+        };
+        let (search, tools, count) = match survey {
+            Survey::TooMany(count) => (true, Vec::new(), count),
+            Survey::Listed(listing) => {
+                let tools = self.tools_of(listing);
+                let count = tools.len();
+                (false, tools, count)
+            }
+        };
+        let mut hasher = DefaultHasher::new();
+        search.hash(&mut hasher);
+        serde_json::to_string(&tools)
+            .unwrap_or_default()
+            .hash(&mut hasher);
+        let fingerprint = hasher.finish();
+        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let changed = state.fingerprint != fingerprint;
+        *state = State {
+            search,
+            tools: Arc::new(tools),
+            count,
+            fingerprint,
+            stamp,
+        };
+        Ok(changed)
+    }
+
+    /// The listing's entries as the SDK's tools; warnings for what was left out.
+    fn tools_of(&self, listing: Listing) -> Vec<Tool> {
+        for problem in &listing.problems {
+            self.log.warn(&format!(
+                "skipped {}: {}",
+                problem.path.display(),
+                problem.message
+            ));
+        }
+        for refused in &listing.left_out {
+            for problem in &refused.problems {
+                self.log.warn(&format!(
+                    "left out {} (MCP cannot take it): {problem}",
+                    refused.reference
+                ));
+            }
+        }
+        listing
+            .tools
+            .into_iter()
+            .filter_map(|entry| {
+                let name = entry["name"].as_str().unwrap_or_default().to_owned();
+                serde_json::from_value::<Tool>(entry)
+                    .map_err(|e| self.log.warn(&format!("left out {name}: {e}")))
+                    .ok()
+            })
+            .collect()
+    }
+
+    /// The listed tool of this name; the catalog is looked at again when there is none (the
+    /// tool may be newer than the last check).
+    fn listed(&self, name: &str) -> Option<Tool> {
+        let find = |tools: &[Tool]| tools.iter().find(|t| t.name == name).cloned();
+        if let Some(tool) = find(&self.snapshot().1) {
+            return Some(tool);
+        }
+        if self.refresh().ok()? {
+            self.changes.send_modify(|n| *n += 1);
+        }
+        find(&self.snapshot().1)
+    }
+
+    fn options(&self, catalog: &Catalog) -> Options<'static> {
+        Options {
+            workspace: self.settings.workspace.clone(),
+            confirm: None,
+            approved: false,
+            hosts: catalog.config().hosts.clone(),
+            deadline: None,
+        }
+    }
+
+    /// Call a catalog tool as `invoke` does.
+    fn call(&self, name: &str, arguments: Value) -> CallToolResult {
+        let catalog = match self.catalog() {
+            Ok(catalog) => catalog,
+            Err(e) => return failure(Failure::new(ErrorCode::Internal, e.to_string())),
+        };
+        match view::call(&catalog, name, arguments, &self.options(&catalog)) {
+            Ok(value) => success(value),
+            Err(e) => failure(e),
+        }
+    }
+
+    /// `search_tools`: the tools that fit a query.
+    fn search_tools(&self, arguments: &Map<String, Value>) -> CallToolResult {
+        let Some(query) = arguments.get("query").and_then(Value::as_str) else {
+            return invalid("search_tools needs \"query\", a string");
+        };
+        let max = match arguments.get("max") {
+            None | Some(Value::Null) => DEFAULT_SEARCH_MAX,
+            Some(max) => match max.as_u64() {
+                Some(n) if (1..=crate::pick::MAX_PICKS as u64).contains(&n) => n as usize,
+                _ => {
+                    return invalid(format!(
+                        "\"max\" must be an integer from 1 to {}",
+                        crate::pick::MAX_PICKS
+                    ));
+                }
+            },
+        };
+        let found = self
+            .catalog()
+            .and_then(|catalog| Ok(view::search(&catalog, &self.settings.filters, query, max)?));
+        match found {
+            Ok(tools) => {
+                let tools: Vec<Value> = tools
+                    .into_iter()
+                    .map(|t| {
+                        json!({
+                            "name": t["name"],
+                            "description": t["description"],
+                            "inputSchema": t["inputSchema"],
+                        })
+                    })
+                    .collect();
+                CallToolResult::structured(json!({ "tools": tools }))
+            }
+            // A query pick refuses (no words to look for) is the caller's to fix.
+            Err(Error::View(e)) if matches!(*e, view::Error::Pick(PickError::Invalid { .. })) => {
+                invalid(e.to_string())
+            }
+            Err(e) => failure(Failure::new(ErrorCode::Internal, e.to_string())),
+        }
+    }
+
+    /// `call_tool`: any tool the list would show, by its exported name.
+    fn call_tool(&self, arguments: &Map<String, Value>) -> CallToolResult {
+        let Some(name) = arguments.get("name").and_then(Value::as_str) else {
+            return invalid("call_tool needs \"name\", the exported name of a tool");
+        };
+        let inner = match arguments.get("arguments") {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(inner @ Value::Object(_)) => inner.clone(),
+            Some(_) => return invalid("call_tool's \"arguments\" must be an object"),
+        };
+        if !self.settings.filters.is_empty() {
+            let listed = self
+                .catalog()
+                .map_err(|e| e.to_string())
+                .and_then(|catalog| {
+                    view::list(&catalog, &self.settings.filters).map_err(|e| e.to_string())
+                });
+            match listed {
+                Ok(listing) if listing.tools.iter().any(|t| t["name"] == name) => {}
+                Ok(_) => {
+                    return failure(Failure::new(
+                        ErrorCode::UnknownTool,
+                        format!("no tool '{name}' is served here; find tools with {SEARCH_TOOLS}"),
+                    ));
+                }
+                Err(e) => return failure(Failure::new(ErrorCode::Internal, e)),
+            }
+        }
+        self.call(name, inner)
+    }
+}
+
+/// The stamps (mtime, size) of the index and its journal: any write to the index moves one.
+fn index_stamp(root: &Path) -> Vec<Option<(SystemTime, u64)>> {
+    let file = root.join(STATE_DIR).join(INDEX_FILE);
+    let mut wal = file.clone().into_os_string();
+    wal.push("-wal");
+    [file, PathBuf::from(wal)]
+        .iter()
+        .map(|path| {
+            let meta = std::fs::metadata(path).ok()?;
+            Some((meta.modified().ok()?, meta.len()))
+        })
+        .collect()
+}
+
+/// A value as a call result: the text (a string as it is, anything else as JSON), and the
+/// value itself as `structuredContent` when it is an object.
+fn success(value: Value) -> CallToolResult {
+    match value {
+        Value::Object(_) => CallToolResult::structured(value),
+        Value::String(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+        other => CallToolResult::success(vec![ContentBlock::text(other.to_string())]),
+    }
+}
+
+/// A failed call as a result with `isError: true`: "CODE: message" as text, and the error
+/// (code, message, details, hint) as `structuredContent`.
+fn failure(failure: Failure) -> CallToolResult {
+    let code = failure.code.as_str();
+    let text = failure.into_text();
+    let mut error = json!({ "code": code, "message": text.message });
+    if text.details.as_object().is_some_and(|d| !d.is_empty()) {
+        error["details"] = text.details;
+    }
+    if let Some(hint) = &text.hint {
+        error["hint"] = json!(hint);
+    }
+    let mut line = format!("{code}: {}", text.message);
+    if let Some(hint) = text.hint {
+        line.push_str(&format!("\nhint: {hint}"));
+    }
+    let mut result = CallToolResult::error(vec![ContentBlock::text(line)]);
+    result.structured_content = Some(json!({ "error": error }));
+    result
+}
+
+fn invalid(message: impl Into<String>) -> CallToolResult {
+    failure(Failure::new(ErrorCode::ValidationError, message))
+}
+
+/// The search mode's tools.
+fn search_mode_tools() -> Vec<Tool> {
+    let search = json!({
+        "name": SEARCH_TOOLS,
+        "title": "Search the tool catalog",
+        "description": "Find the tools that fit a task. Returns the best tools first, each with its name, description and inputSchema; run one with call_tool.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "The task, in any words"},
+                "max": {"type": "integer", "minimum": 1, "maximum": crate::pick::MAX_PICKS, "description": format!("How many tools at most (default {DEFAULT_SEARCH_MAX})")}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        },
+        "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
+    });
+    let call = json!({
+        "name": CALL_TOOL,
+        "title": "Run a tool of the catalog",
+        "description": "Run a tool found with search_tools: give its name and its arguments (an object matching its inputSchema).",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "The tool's name, as search_tools gave it"},
+                "arguments": {"type": "object", "description": "The tool's arguments"}
+            },
+            "required": ["name"],
+            "additionalProperties": false
+        }
+    });
+    [search, call]
+        .into_iter()
+        .filter_map(|t| serde_json::from_value(t).ok())
+        .collect()
+}
+
+/// The cursor of the page that starts at `offset`.
+fn cursor(offset: usize) -> String {
+    format!("offset:{offset}")
+}
+
+fn parse_cursor(cursor: &str, len: usize) -> Result<usize, ErrorData> {
+    cursor
+        .strip_prefix("offset:")
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|n| *n <= len)
+        .ok_or_else(|| {
+            ErrorData::invalid_params(
+                format!("invalid cursor '{cursor}': not one this server gave (the list may have changed: list again from the start)"),
+                None,
+            )
+        })
+}
+
+/// One client session (one for stdio; one per session over HTTP).
+#[derive(Clone)]
+struct Server(Arc<Shared>);
+
+impl Server {
+    /// Run blocking work off the async threads.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Shared) -> T + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        let shared = self.0.clone();
+        tokio::task::spawn_blocking(move || work(&shared))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("the call did not finish: {e}"), None))
+    }
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        InitializeResult::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("toolctl", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "The tools of a toolctl catalog. Calls are checked against each tool's schema; a failed call says why (isError).",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let (search, tools) = self.0.snapshot();
+        if search {
+            return Ok(ListToolsResult::with_all_items(search_mode_tools()));
+        }
+        let start = match request.and_then(|r| r.cursor) {
+            Some(cursor) => parse_cursor(&cursor, tools.len())?,
+            None => 0,
+        };
+        let end = (start + self.0.settings.page_size.max(1)).min(tools.len());
+        let mut page = ListToolsResult::with_all_items(tools[start..end].to_vec());
+        if end < tools.len() {
+            page.next_cursor = Some(cursor(end));
+        }
+        Ok(page)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let arguments = request.arguments.unwrap_or_default();
+        let (search, _) = self.0.snapshot();
+        let result = if search {
+            match name.as_str() {
+                SEARCH_TOOLS => self.blocking(move |s| s.search_tools(&arguments)).await?,
+                CALL_TOOL => self.blocking(move |s| s.call_tool(&arguments)).await?,
+                _ => return Err(unknown_tool(&name)),
+            }
+        } else {
+            let called = name.clone();
+            let outcome = self
+                .blocking(move |s| {
+                    let tool = s.listed(&called)?;
+                    let mut result = s.call(&called, Value::Object(arguments));
+                    // Clients check structuredContent against the outputSchema even on an
+                    // error (the TypeScript SDK does): the error is then told as text only.
+                    if result.is_error == Some(true) && tool.output_schema.is_some() {
+                        result.structured_content = None;
+                    }
+                    Some(result)
+                })
+                .await?;
+            match outcome {
+                Some(result) => result,
+                None => return Err(unknown_tool(&name)),
+            }
+        };
+        Ok(result.into())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.0.changes.subscribe();
+        let closed = until_closed(self.0.closed.subscribe());
+        tokio::pin!(closed);
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                _ = &mut closed => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() || context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut changes = self.0.changes.subscribe();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+}
+
+/// Wait until standard input has closed.
+async fn until_closed(mut closed: watch::Receiver<bool>) {
+    let _ = closed.wait_for(|closed| *closed).await;
+}
+
+fn unknown_tool(name: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("unknown tool: {name}"),
+        Some(json!({ "code": ErrorCode::UnknownTool.as_str(), "name": name })),
+    )
+}

@@ -1,0 +1,235 @@
+//! What `mcp serve` shows and does, through the library's own entry points only: the tool
+//! list is `export --provider mcp`'s (so a client sees exactly what `export` prints), a call
+//! is `invoke`'s (argument and output checks, host policy, secrets, usage counts), and a
+//! search is `pick`'s. Everything here blocks (SQLite, files, HTTP tools): the server runs it
+//! off its async threads.
+
+use crate::catalog::{Catalog, Problem, VersionChoice};
+use crate::index::{self, Index};
+use crate::invoke::{self, Failure, Options};
+use crate::pick::{self, PickError, PickRequest, Scorer};
+use crate::provider::Provider;
+use crate::provider::export::{self, Export, ExportError, ExportRequest, Refused};
+use serde_json::Value;
+
+/// `--bundle`, `--tag` and `--tool`, as `export` takes them.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    /// Bundles by slug or ID (any of them; empty: all).
+    pub bundles: Vec<String>,
+    /// Tags a tool must all have.
+    pub tags: Vec<String>,
+    /// Tools by reference, toolID or exported name (empty: all).
+    pub tools: Vec<String>,
+}
+
+impl Filters {
+    pub fn is_empty(&self) -> bool {
+        self.bundles.is_empty() && self.tags.is_empty() && self.tools.is_empty()
+    }
+
+    /// The export of `tools` (empty: every tool the filters let through) for MCP. A tool
+    /// MCP cannot take is left out rather than failing the whole list (`lenient`).
+    fn request(&self, tools: Vec<String>) -> ExportRequest {
+        ExportRequest {
+            provider: Provider::Mcp,
+            bundles: self.bundles.clone(),
+            tags: self.tags.clone(),
+            tools,
+            include_disabled: false,
+            strict: false,
+            lenient: true,
+            force: true,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Export(Box<ExportError>),
+    #[error(transparent)]
+    Index(#[from] index::Error),
+    #[error(transparent)]
+    Pick(#[from] PickError),
+}
+
+impl From<ExportError> for Error {
+    fn from(error: ExportError) -> Self {
+        Self::Export(Box::new(error))
+    }
+}
+
+impl Error {
+    /// The index's own error, when it is one (the index then repairs itself).
+    fn into_index(self) -> Result<index::Error, Self> {
+        match self {
+            Self::Index(e) | Self::Pick(PickError::Index(e)) => Ok(e),
+            Self::Export(boxed) => match *boxed {
+                ExportError::Index(e) => Ok(e),
+                other => Err(other.into()),
+            },
+            other => Err(other),
+        }
+    }
+}
+
+/// The tools a client is shown.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// `tools/list` entries, as `export --provider mcp` prints them.
+    pub tools: Vec<Value>,
+    /// Tools MCP cannot take (left out).
+    pub left_out: Vec<Refused>,
+    /// Files that could not be read.
+    pub problems: Vec<Problem>,
+}
+
+impl From<Value> for Listing {
+    /// A bare `tools/list` array.
+    fn from(list: Value) -> Self {
+        match list {
+            Value::Array(tools) => Self {
+                tools,
+                ..Self::default()
+            },
+            _ => Self::default(),
+        }
+    }
+}
+
+impl From<Export> for Listing {
+    fn from(export: Export) -> Self {
+        let tools = match export.list {
+            Value::Array(tools) => tools,
+            _ => Vec::new(),
+        };
+        Self {
+            tools,
+            left_out: export.left_out,
+            problems: export.problems,
+        }
+    }
+}
+
+/// What the catalog offers, as `--mode auto` must know it.
+#[derive(Debug)]
+pub enum Survey {
+    /// At most `limit` tools: all of them.
+    Listed(Listing),
+    /// More than `limit` usable tools (how many).
+    TooMany(usize),
+}
+
+/// Run `read` on the catalog's index, brought up to date with the files; errors other than the
+/// index's own pass through `read`'s answer (the index may rebuild and read again).
+fn with_index<T>(
+    catalog: &Catalog,
+    mut read: impl FnMut(&Index) -> Result<T, Error>,
+) -> Result<T, Error> {
+    Index::read(catalog, &mut |_, _| {}, |index| match read(index) {
+        Err(error) => match error.into_index() {
+            Ok(damaged) => Err(damaged),
+            Err(other) => Ok(Err(other)),
+        },
+        done => Ok(done),
+    })?
+}
+
+/// The catalog's tools as `export --provider mcp --lenient` gives them, under `filters`.
+pub fn list(catalog: &Catalog, filters: &Filters) -> Result<Listing, Error> {
+    with_index(catalog, |index| list_in(catalog, index, filters))
+}
+
+fn list_in(catalog: &Catalog, index: &Index, filters: &Filters) -> Result<Listing, Error> {
+    let request = filters.request(filters.tools.clone());
+    Ok(export::export(catalog, index, &request)?.into())
+}
+
+/// The tools when there are at most `limit` of them; else only how many there are. Without
+/// filters the count comes from the index alone, so a big catalog is never exported.
+pub fn survey(catalog: &Catalog, filters: &Filters, limit: usize) -> Result<Survey, Error> {
+    with_index(catalog, |index| {
+        if filters.is_empty() {
+            let count = index.count_usable(true)?;
+            if count > limit {
+                return Ok(Survey::TooMany(count));
+            }
+        }
+        let listing = list_in(catalog, index, filters)?;
+        Ok(if listing.tools.len() > limit {
+            Survey::TooMany(listing.tools.len())
+        } else {
+            Survey::Listed(listing)
+        })
+    })
+}
+
+/// The `tools/list` entries of the tools that fit `query` best (at most `max`), best first:
+/// `pick`'s keyword scorer over the usable tools, unsafe ones included (a client in search
+/// mode can reach every tool the list would show), within `filters`.
+pub fn search(
+    catalog: &Catalog,
+    filters: &Filters,
+    query: &str,
+    max: usize,
+) -> Result<Vec<Value>, Error> {
+    let request = PickRequest {
+        query: query.to_owned(),
+        // The filters are applied after the pick: ask for more, so that `max` remain.
+        max: if filters.is_empty() {
+            max
+        } else {
+            pick::MAX_PICKS.max(max)
+        },
+        min_score: pick::DEFAULT_MIN_SCORE,
+        allow_unsafe: true,
+        scorer: Scorer::Keyword,
+        timeout: None,
+        embed: None,
+        embed_batch: pick::DEFAULT_EMBED_BATCH,
+        llm: None,
+    };
+    with_index(catalog, |index| {
+        let outcome = pick::pick(catalog, index, &request, &mut |_, _| {})?;
+        // Filters: the names the filtered list holds (an export of that subset only).
+        let allowed: Option<Vec<Value>> = if filters.is_empty() {
+            None
+        } else {
+            Some(list_in(catalog, index, filters)?.tools)
+        };
+        // As `pick --emit mcp --lenient`: only the picked tools are read and translated.
+        let mut tools = Vec::new();
+        let mut reader = catalog.tool_reader();
+        for picked in outcome.picks {
+            let name = picked.member.name;
+            if allowed
+                .as_ref()
+                .is_some_and(|listed| !listed.iter().any(|t| t["name"] == name.as_str()))
+            {
+                continue;
+            }
+            if let Ok(Some(entry)) = reader.tool_at(&picked.member.row.path) {
+                tools.push((name, entry));
+            }
+            if tools.len() == max {
+                break;
+            }
+        }
+        let (list, _, _) = export::translate(Provider::Mcp, &tools, false, true)?;
+        Ok(Listing::from(list).tools)
+    })
+}
+
+/// Call the tool with this exported name as `toolctl invoke` does, and count the call.
+pub fn call(
+    catalog: &Catalog,
+    name: &str,
+    arguments: Value,
+    options: &Options,
+) -> Result<Value, Failure> {
+    let (entry, _) = catalog
+        .resolve_tool(name, VersionChoice::Default)
+        .map_err(|e| invoke::batch::not_resolved(name, e))?;
+    invoke::call_and_record(catalog, &entry, arguments, options).map(|success| success.value)
+}

@@ -1,0 +1,102 @@
+//! The official MCP clients the tests drive `toolctl mcp serve` with: the Python SDK (in a
+//! venv) and the inspector's CLI (an npm package).
+//!
+//! Each lives in a folder that `.ci/run` makes once under its cache folder and names with
+//! `$TOOLCTL_TEST_VENV` / `$TOOLCTL_TEST_INSPECTOR`; without those, under `target/`. A folder
+//! that is missing is made here, once for all tests running in parallel (under a file lock):
+//! `python3 -m venv` + `pip install`, `npm install --prefix`.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The MCP SDK the tests use (pinned: the tests assert on what this client does).
+pub const MCP_SDK: &str = "mcp==2.3.0";
+
+/// The inspector (pinned for the same reason); `mcp-inspector --cli` is its CLI.
+pub const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
+
+/// The venv's `python`, made first if needed.
+pub fn python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let venv = folder("TOOLCTL_TEST_VENV", "test-venv");
+        ensure(&venv, MCP_SDK, |venv| {
+            if !venv.join("bin/python").is_file() {
+                run(Command::new("python3").args(["-m", "venv"]).arg(venv));
+            }
+            run(Command::new(venv.join("bin/pip")).args([
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                MCP_SDK,
+            ]));
+        });
+        venv.join("bin/python")
+    })
+}
+
+/// The inspector's `mcp-inspector` program, installed first if needed.
+pub fn inspector() -> &'static Path {
+    static INSPECTOR_BIN: OnceLock<PathBuf> = OnceLock::new();
+    INSPECTOR_BIN.get_or_init(|| {
+        let prefix = folder("TOOLCTL_TEST_INSPECTOR", "test-inspector");
+        ensure(&prefix, INSPECTOR, |prefix| {
+            run(Command::new("npm")
+                .args([
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                    "--prefix",
+                ])
+                .arg(prefix)
+                .arg(INSPECTOR));
+        });
+        prefix.join("node_modules/.bin/mcp-inspector")
+    })
+}
+
+/// `$var`, else `target/<name>`.
+fn folder(var: &str, name: &str) -> PathBuf {
+    std::env::var_os(var).map_or_else(
+        || {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("target")
+                .join(name)
+        },
+        PathBuf::from,
+    )
+}
+
+/// Make `dir` with `make` unless its marker for `what` says it is made.
+fn ensure(dir: &Path, what: &str, make: impl FnOnce(&Path)) {
+    let marker = dir.join(format!(".toolctl-ready-{}", what.replace('/', "+")));
+    if marker.is_file() {
+        return;
+    }
+    let parent = dir.parent().unwrap();
+    std::fs::create_dir_all(parent).unwrap();
+    let name = dir.file_name().unwrap().to_string_lossy();
+    let lock = File::create(parent.join(format!(".{name}.lock"))).unwrap();
+    lock.lock().unwrap();
+    if marker.is_file() {
+        return;
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    make(dir);
+    std::fs::write(marker, "").unwrap();
+}
+
+fn run(command: &mut Command) {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    assert!(
+        output.status.success(),
+        "{command:?} failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
