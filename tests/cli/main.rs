@@ -40,6 +40,7 @@ mod test_readme;
 mod test_reap;
 mod test_search;
 mod test_search_quality;
+mod test_snapshots;
 mod test_tool;
 mod test_trust_catalog;
 mod test_trust_invoke;
