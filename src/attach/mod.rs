@@ -51,8 +51,33 @@ pub const DEFAULT_MIN_EXTERNAL: usize = 7;
 pub const DEFAULT_DROP_RATE: f64 = 0.6;
 pub const DEFAULT_MAX_LIMIT: usize = 25;
 
+/// A warning of an attach run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Warning {
+    /// Said as it is (names no command or flag).
+    Text(String),
+    /// A limit the agent stays over (it names the request's keep list: see
+    /// [`OverLimit::describe`]).
+    OverLimit(plan::OverLimit),
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Text(text) => f.write_str(text),
+            Self::OverLimit(over) => over.fmt(f),
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum AttachError {
+    /// The request's limit is not in 1..=`max`; nothing was changed.
+    #[error("the limit {limit} is out of range: it must be between 1 and {max}")]
+    Limit { limit: i64, max: usize },
+    /// The request's minimum score is not in 0..=100; nothing was changed.
+    #[error("the minimum score {min_score} is out of range: it must be between 0 and 100")]
+    MinScore { min_score: f64 },
     /// A request or setting out of range; nothing was changed.
     #[error("{message}")]
     Invalid {
@@ -291,24 +316,15 @@ impl AttachRequest {
     fn check(&self, settings: &Settings) -> Result<(), AttachError> {
         let max = settings.max_limit;
         if self.limit < 1 || self.limit as u64 > max as u64 {
-            return Err(AttachError::invalid(
-                format!(
-                    "--limit {} is out of range: it must be between 1 and {max}",
-                    self.limit
-                ),
-                Some(format!(
-                    "the largest limit is FIND_TOOLS_MAX_LIMIT ({max}), set in toolctl.json (attach.findToolsMaxLimit) or the environment"
-                )),
-            ));
+            return Err(AttachError::Limit {
+                limit: self.limit,
+                max,
+            });
         }
         if !(0.0..=100.0).contains(&self.min_score) {
-            return Err(AttachError::invalid(
-                format!(
-                    "--min-score {} is out of range: it must be between 0 and 100",
-                    self.min_score
-                ),
-                Some("match scores are on a 0–100 scale (35 by default)".to_owned()),
-            ));
+            return Err(AttachError::MinScore {
+                min_score: self.min_score,
+            });
         }
         Ok(())
     }
@@ -353,7 +369,7 @@ pub struct Outcome {
     pub scorer: Option<Scorer>,
     /// Why the requested scorer did not give the scores, when it did not; what protection
     /// keeps over a limit; tools that left because they can no longer be called.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// The agent file was created by this run.
     pub created: bool,
     /// The agent file was written (created or changed).
@@ -585,14 +601,14 @@ pub fn attach(
         file.modified_at = now;
         file.save(root)?;
     }
-    let mut warnings: Vec<String> = fallback.iter().cloned().collect();
-    warnings.extend(decided.warnings);
+    let mut warnings: Vec<Warning> = fallback.into_iter().map(Warning::Text).collect();
+    warnings.extend(decided.warnings.into_iter().map(Warning::OverLimit));
     for d in detachments.iter().filter(|d| d.phase == Phase::Processing) {
-        warnings.push(format!(
+        warnings.push(Warning::Text(format!(
             "{} left the agent: {}",
             d.reference,
             d.reason.trim_start_matches("processing: ")
-        ));
+        )));
     }
     Ok(Outcome {
         agent: request.agent,

@@ -127,7 +127,61 @@ pub struct Plan<K> {
     /// The agent's tools at the end: the held ones that stayed (in their order), then the
     /// attached ones.
     pub kept: Vec<K>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<OverLimit>,
+}
+
+/// A limit the agent stays over, and what keeps it there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OverLimit {
+    /// `MAX_MCP_TOOLS` (the external tools), else `MAX_TOTAL_TOOLS` (all of them).
+    pub external: bool,
+    /// The tools the agent keeps (of the limit's kind).
+    pub count: usize,
+    pub max: usize,
+    /// Of them, protected (the request's keep list, protected names, matched now, built-in).
+    pub protected: usize,
+    /// Built-in tools count as protected (`EXCLUDE_CORE`).
+    pub exclude_core: bool,
+    /// External tools `MIN_MCP_TOOLS` keeps besides.
+    pub free_external: usize,
+    pub min_external: usize,
+}
+
+impl OverLimit {
+    /// The warning, naming the request's keep list `keep` (the caller's word for it: the
+    /// command line says `--keep`).
+    pub fn describe(&self, keep: &str) -> String {
+        let (what, limit) = if self.external {
+            ("external tools", "MAX_MCP_TOOLS")
+        } else {
+            ("tools", "MAX_TOTAL_TOOLS")
+        };
+        let mut why = format!(
+            "{} of them are protected ({keep}, protected names, matched now{})",
+            self.protected,
+            if self.exclude_core {
+                ", built-in tools"
+            } else {
+                ""
+            }
+        );
+        if self.free_external > 0 {
+            why.push_str(&format!(
+                " and MIN_MCP_TOOLS={} keeps {} more",
+                self.min_external, self.free_external
+            ));
+        }
+        format!(
+            "the agent keeps {} {what}, more than {limit}={}: {why}",
+            self.count, self.max
+        )
+    }
+}
+
+impl std::fmt::Display for OverLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe("kept by the request"))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -281,45 +335,30 @@ fn detach<K: Clone + Ord>(
 }
 
 /// A warning for each limit the agent stays over, saying what keeps it there.
-fn over_limit_warnings<K>(slots: &[Slot<K>], limits: &Limits) -> Vec<String> {
+fn over_limit_warnings<K>(slots: &[Slot<K>], limits: &Limits) -> Vec<OverLimit> {
     let on: Vec<&Slot<K>> = slots.iter().filter(|s| s.on).collect();
-    let external: Vec<&&Slot<K>> = on.iter().filter(|s| s.kind == Kind::External).collect();
+    let external: Vec<&Slot<K>> = on
+        .iter()
+        .copied()
+        .filter(|s| s.kind == Kind::External)
+        .collect();
     let protected = |of: &[&Slot<K>]| of.iter().filter(|s| s.protected).count();
-    let mut warnings = Vec::new();
-    let reasons = |protected: usize, free_external: usize| {
-        let mut why = format!(
-            "{protected} of them are protected (--keep, protected names, matched now{})",
-            if limits.exclude_core {
-                ", built-in tools"
-            } else {
-                ""
-            }
-        );
-        if free_external > 0 {
-            why.push_str(&format!(
-                " and MIN_MCP_TOOLS={} keeps {free_external} more",
-                limits.min_external
-            ));
-        }
-        why
-    };
     let free_external = external.iter().filter(|s| !s.protected).count();
+    let over = |external: bool, of: &[&Slot<K>], max: usize| OverLimit {
+        external,
+        count: of.len(),
+        max,
+        protected: protected(of),
+        exclude_core: limits.exclude_core,
+        free_external,
+        min_external: limits.min_external,
+    };
+    let mut warnings = Vec::new();
     if on.len() > limits.max_total {
-        warnings.push(format!(
-            "the agent keeps {} tools, more than MAX_TOTAL_TOOLS={}: {}",
-            on.len(),
-            limits.max_total,
-            reasons(protected(&on), free_external)
-        ));
+        warnings.push(over(false, &on, limits.max_total));
     }
     if external.len() > limits.max_external {
-        let external: Vec<&Slot<K>> = external.into_iter().copied().collect();
-        warnings.push(format!(
-            "the agent keeps {} external tools, more than MAX_MCP_TOOLS={}: {}",
-            external.len(),
-            limits.max_external,
-            reasons(protected(&external), free_external)
-        ));
+        warnings.push(over(true, &external, limits.max_external));
     }
     warnings
 }

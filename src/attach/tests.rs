@@ -261,7 +261,11 @@ fn core_tools_leave_for_the_total_limit_only_when_managed() {
     let excluded = decide(&plan_input);
     assert!(excluded.detached.is_empty());
     assert_eq!(excluded.warnings.len(), 1, "{:?}", excluded.warnings);
-    assert!(excluded.warnings[0].contains("MAX_TOTAL_TOOLS=2"));
+    assert!(
+        excluded.warnings[0]
+            .to_string()
+            .contains("MAX_TOTAL_TOOLS=2")
+    );
 
     plan_input.limits.exclude_core = false;
     let managed = decide(&plan_input);
@@ -282,6 +286,7 @@ fn protected_tools_over_a_limit_stay_with_a_warning() {
     assert_eq!(plan.warnings.len(), 1);
     assert!(
         plan.warnings[0]
+            .to_string()
             .contains("25 external tools, more than MAX_MCP_TOOLS=20: 25 of them are protected"),
         "{}",
         plan.warnings[0]

@@ -291,7 +291,9 @@ impl From<crate::index::Error> for CliError {
         use crate::index::Error;
         match error {
             Error::Catalog(e) => e.into(),
-            Error::Query { message, hint } => CliError::invalid(message).with_hint(hint),
+            Error::EmptyQuery => CliError::invalid(error.to_string()).with_hint(
+                "say what the tool should do, e.g. `toolctl search \"weather forecast\"`; `toolctl tool list` lists everything",
+            ),
             Error::Database { .. } => {
                 let message = error.to_string();
                 CliError::new(ErrorCode::Internal, message).with_hint(

@@ -155,6 +155,20 @@ pub fn pick_error(error: PickError) -> CliError {
     match error {
         PickError::Index(e) => e.into(),
         PickError::Invalid { message, hint } => CliError::invalid(message).with_hint(hint),
+        PickError::EmptyTask => CliError::invalid(error.to_string()).with_hint(
+            "say what the tools are for, e.g. `toolctl pick \"weather in Oslo tomorrow\"`",
+        ),
+        PickError::Max { max } => CliError::invalid(format!("--max {max} is out of range"))
+            .with_hint("pick 1 to 128 tools (128 is the most OpenAI takes in one request)"),
+        PickError::MinScore { min_score } => {
+            CliError::invalid(format!("--min-score {min_score} is out of range"))
+                .with_hint("scores are between 0 and 1")
+        }
+        PickError::NoEndpoint { endpoint, .. } => CliError::invalid(error.to_string()).with_hint(
+            format!(
+                "set pick.{endpoint}.baseUrl and model in toolctl.json, or pass --{endpoint}-url and --{endpoint}-model"
+            ),
+        ),
         PickError::Secrets(e) => crate::invoke::Failure::from(e).into(),
         PickError::Upstream(_) => CliError::new(ErrorCode::UpstreamError, error.to_string())
             .with_hint("check pick.embed in toolctl.json (baseUrl, model, apiKeySecret) or --embed-url/--embed-model"),

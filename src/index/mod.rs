@@ -51,8 +51,9 @@ pub enum Error {
         #[source]
         source: rusqlite::Error,
     },
-    #[error("{message}")]
-    Query { message: String, hint: String },
+    /// A search without words.
+    #[error("the search query is empty")]
+    EmptyQuery,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -90,7 +91,7 @@ CREATE TABLE tool (
     unavailable TEXT,
     modified_ns INTEGER NOT NULL DEFAULT 0, -- modifiedAt, nanoseconds since the epoch
     created_ns INTEGER NOT NULL DEFAULT 0,  -- createdAt: registration order, and which version is the default
-    safe INTEGER NOT NULL DEFAULT 0,        -- pick shows it without --allow-unsafe (Tool::is_safe)
+    safe INTEGER NOT NULL DEFAULT 0,        -- pick shows it unless unsafe tools are allowed (Tool::is_safe)
     -- The exported names its slug asks for, alone and after its bundle's slug
     -- (provider::names::wanted): which tools a shown tool's name could collide with is then
     -- an indexed lookup, not a pass over the catalog.

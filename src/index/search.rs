@@ -248,10 +248,7 @@ impl Index {
         page_token: Option<&str>,
     ) -> Result<SearchResults> {
         if request.query.trim().is_empty() {
-            return Err(Error::Query {
-                message: "the search query is empty".to_owned(),
-                hint: "say what the tool should do, e.g. `toolctl search \"weather forecast\"`; `toolctl tool list` lists everything".to_owned(),
-            });
+            return Err(Error::EmptyQuery);
         }
         let size = page::check_size(page_size)?;
         // Bundles by folder, so a token holds whether a bundle was named by slug or by ID.

@@ -253,18 +253,28 @@ pub fn is_local(root: &Path) -> bool {
     }
 }
 
+/// Why a watcher did not run, or stopped on a failure.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Another watcher holds the catalog's watch lock (the catalog's folder).
+    #[error("another watcher already watches {}", .0.display())]
+    AlreadyWatched(PathBuf),
+    #[error("{0}")]
+    Failed(String),
+}
+
 #[cfg(target_os = "linux")]
 pub use daemon::run;
 
 /// Run the watcher in the foreground (`toolctl index watch`).
 #[cfg(not(target_os = "linux"))]
-pub fn run(root: &Path, _idle: Duration, _ready: impl FnOnce(&Status)) -> Result<(), String> {
-    why_not(root)
+pub fn run(root: &Path, _idle: Duration, _ready: impl FnOnce(&Status)) -> Result<(), RunError> {
+    why_not(root).map_err(RunError::Failed)
 }
 
 #[cfg(target_os = "linux")]
 mod daemon {
-    use super::{Answer, Request, Status, dir, failure_file, socket, why_not};
+    use super::{Answer, Request, RunError, Status, dir, failure_file, socket, why_not};
     use crate::catalog::BUNDLES_DIR;
     use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
     use rustix::io::Errno;
@@ -556,27 +566,27 @@ mod daemon {
     /// `ready` is called once it answers questions. Why it could not start is also left in
     /// `.toolctl/watch/failed`, for `--detach` to tell and for commands not to start another
     /// at once.
-    pub fn run(root: &Path, idle: Duration, ready: impl FnOnce(&Status)) -> Result<(), String> {
-        why_not(root)?;
+    pub fn run(root: &Path, idle: Duration, ready: impl FnOnce(&Status)) -> Result<(), RunError> {
+        why_not(root).map_err(RunError::Failed)?;
         let watch_dir = dir(root);
-        crate::catalog::store::create_state_dir(&watch_dir).map_err(|e| e.to_string())?;
+        crate::catalog::store::create_state_dir(&watch_dir)
+            .map_err(|e| RunError::Failed(e.to_string()))?;
         // One watcher per catalog: the lock is held for the process's life.
         let lock_path = watch_dir.join("lock");
         let _lock = match crate::catalog::lock::acquire(&lock_path, Duration::ZERO) {
             Ok(lock) => lock,
             Err(crate::catalog::Error::LockTimeout { .. }) => {
-                return Err(format!(
-                    "another watcher already watches {} (toolctl index status shows it)",
-                    root.display()
-                ));
+                return Err(RunError::AlreadyWatched(root.to_owned()));
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(RunError::Failed(e.to_string())),
         };
         let failed = failure_file(root);
         let _ = std::fs::remove_file(&failed);
-        watch(root, idle, ready).inspect_err(|message| {
-            let _ = crate::catalog::store::write_atomic(&failed, message.as_bytes());
-        })
+        watch(root, idle, ready)
+            .inspect_err(|message| {
+                let _ = crate::catalog::store::write_atomic(&failed, message.as_bytes());
+            })
+            .map_err(RunError::Failed)
     }
 
     /// Watch and answer, once the lock is held.

@@ -189,13 +189,51 @@ pub struct PickOutcome {
     /// The scorer that gave the scores (`keyword` when `llm` fell back to it).
     pub scorer: Scorer,
     /// Why the requested scorer did not give the result, when it did not.
-    pub fallback: Option<String>,
+    pub fallback: Option<Fallback>,
+}
+
+/// Why a pick's result is not the requested scorer's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fallback {
+    /// Scoring ran past the request's time limit (ms): the first tools in registration order
+    /// are the picks instead (the seed's fallback).
+    PastTimeLimit { limit_ms: u128 },
+    /// The scorer failed and another gave the scores; why, in words.
+    Scorer(String),
+}
+
+impl std::fmt::Display for Fallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::PastTimeLimit { limit_ms } => write!(
+                f,
+                "scoring ran past its time limit ({limit_ms} ms); the first tools in registration order instead"
+            ),
+            Self::Scorer(why) => f.write_str(why),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum PickError {
     #[error(transparent)]
     Index(#[from] index::Error),
+    /// The request's task is empty.
+    #[error("the task is empty")]
+    EmptyTask,
+    /// The request's number of tools is not in 1..=[`MAX_PICKS`].
+    #[error("the number of tools to pick, {max}, is out of range")]
+    Max { max: usize },
+    /// The request's minimum score is not in 0..=1.
+    #[error("the minimum score {min_score} is out of range")]
+    MinScore { min_score: f64 },
+    /// A network scorer without its endpoint: `endpoint` is its `pick` setting (`embed`,
+    /// `llm`).
+    #[error("the {} scorer needs {} endpoint", .scorer.as_str(), endpoint_kind(.endpoint))]
+    NoEndpoint {
+        scorer: Scorer,
+        endpoint: &'static str,
+    },
     #[error("{message}")]
     Invalid { message: String, hint: String },
     /// The `embed` endpoint gave no answer (`embed` and `hybrid` have no fallback).
@@ -206,48 +244,39 @@ pub enum PickError {
     Secrets(#[from] crate::base::secrets::SecretsError),
 }
 
+/// "an embeddings", "a chat": the kind of endpoint a `pick` setting names.
+fn endpoint_kind(endpoint: &str) -> &'static str {
+    if endpoint == "llm" {
+        "a chat"
+    } else {
+        "an embeddings"
+    }
+}
+
 impl PickRequest {
     /// Refuse a request out of range, or a network scorer without its endpoint.
     pub fn check(&self) -> Result<(), PickError> {
-        let invalid = |message: String, hint: &str| {
-            Err(PickError::Invalid {
-                message,
-                hint: hint.to_owned(),
-            })
-        };
         if self.query.trim().is_empty() {
-            return invalid(
-                "the task is empty".to_owned(),
-                "say what the tools are for, e.g. `toolctl pick \"weather in Oslo tomorrow\"`",
-            );
+            return Err(PickError::EmptyTask);
         }
         if !(1..=MAX_PICKS).contains(&self.max) {
-            return invalid(
-                format!("--max {} is out of range", self.max),
-                "pick 1 to 128 tools (128 is the most OpenAI takes in one request)",
-            );
+            return Err(PickError::Max { max: self.max });
         }
         if !(0.0..=1.0).contains(&self.min_score) {
-            return invalid(
-                format!("--min-score {} is out of range", self.min_score),
-                "scores are between 0 and 1",
-            );
+            return Err(PickError::MinScore {
+                min_score: self.min_score,
+            });
         }
-        let needs = |endpoint: &Option<Endpoint>, what: &str, flag: &str| {
-            if endpoint.is_none() {
-                invalid(
-                    format!("the {} scorer needs {what} endpoint", self.scorer.as_str()),
-                    &format!(
-                        "set pick.{flag}.baseUrl and model in toolctl.json, or pass --{flag}-url and --{flag}-model"
-                    ),
-                )
-            } else {
-                Ok(())
-            }
+        let needs = |endpoint: &Option<Endpoint>, name: &'static str| match endpoint {
+            None => Err(PickError::NoEndpoint {
+                scorer: self.scorer,
+                endpoint: name,
+            }),
+            Some(_) => Ok(()),
         };
         match self.scorer {
-            Scorer::Embed | Scorer::Hybrid => needs(&self.embed, "an embeddings", "embed"),
-            Scorer::Llm => needs(&self.llm, "a chat", "llm"),
+            Scorer::Embed | Scorer::Hybrid => needs(&self.embed, "embed"),
+            Scorer::Llm => needs(&self.llm, "llm"),
             Scorer::Keyword | Scorer::Bm25 => Ok(()),
         }
     }
@@ -561,21 +590,18 @@ pub fn pick(
     let Scoring {
         scored,
         scorer,
-        mut fallback,
+        fallback,
     } = score(&state_dir, index, request, deadline, progress)?;
     let mut matches = match scored {
         Ok(matches) if Instant::now() <= deadline => matches,
         Ok(_) | Err(ScorerError::Deadline) => {
-            let limit = request.timeout.unwrap_or_default().as_millis();
-            fallback = Some(format!(
-                "scoring ran past --timeout-ms {limit}; the first tools in registration order instead"
-            ));
+            let limit_ms = request.timeout.unwrap_or_default().as_millis();
             let first = index.first_usable(request.max, request.allow_unsafe, &HashSet::new())?;
             let picks = registration_order(index, &first)?;
             return Ok(PickOutcome {
                 picks,
                 scorer,
-                fallback,
+                fallback: Some(Fallback::PastTimeLimit { limit_ms }),
             });
         }
         Err(failure) => return Err(PickError::Upstream(failure.to_string())),
@@ -628,7 +654,7 @@ pub fn pick(
     Ok(PickOutcome {
         picks,
         scorer,
-        fallback,
+        fallback: fallback.map(Fallback::Scorer),
     })
 }
 

@@ -2,7 +2,7 @@
 //! about one file (folders, hosts, placeholders, native functions, argument schemas,
 //! descriptions, what providers would refuse).
 
-use super::{Constraints, Place, Severity};
+use super::{About, Constraints, Place, Severity};
 use crate::base::pointer::join as pointer_join;
 use crate::catalog::config::Config;
 use crate::catalog::model::{self, Bundle, Tool, ToolType};
@@ -33,6 +33,7 @@ pub struct Note {
     pub rule: &'static str,
     pub pointer: String,
     pub message: String,
+    pub about: Option<About>,
 }
 
 impl Note {
@@ -46,7 +47,14 @@ impl Note {
             rule,
             pointer: pointer.into(),
             message: message.into(),
+            about: None,
         }
+    }
+
+    /// The same note, about `about` (for a caller that words it).
+    pub fn about(mut self, about: About) -> Self {
+        self.about = Some(about);
+        self
     }
 
     pub fn warning(
@@ -266,10 +274,10 @@ fn check_http(tool: &Tool, cx: &Context, notes: &mut Vec<Note>) {
             "unsafe-method",
             "/impl/method",
             format!(
-                "a {} tool is taken to change things, so pick hides it without --allow-unsafe; say so with \"safe\": false (or true if it is harmless)",
+                "a {} tool is taken to change things, so pick hides it unless unsafe tools are allowed; say so with \"safe\": false (or true if it is harmless)",
                 http.method
             ),
-        ));
+        ).about(About::UnsafeMethod { method: http.method.clone() }));
     }
 }
 

@@ -53,6 +53,24 @@ pub struct Finding {
     /// Where in the document (RFC 6901), when the finding is about a value.
     pub pointer: Option<String>,
     pub message: String,
+    /// What the finding is about, for a caller that says it in its own words (the command
+    /// line names its flags and commands); `message` says it without them.
+    #[serde(skip)]
+    pub about: Option<About>,
+}
+
+/// A finding whose remedy a caller may word itself (`message` names no flag or command).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum About {
+    /// An HTTP tool with a method that changes things says neither `safe` nor an annotation:
+    /// pick hides it unless unsafe tools are allowed.
+    UnsafeMethod { method: String },
+    /// More enabled tools than `provider` takes in one request (`max`).
+    ProviderLimit {
+        enabled: usize,
+        provider: Provider,
+        max: usize,
+    },
 }
 
 /// What to validate.
@@ -365,6 +383,7 @@ fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Constraints) {
                 column: None,
                 pointer: None,
                 message,
+                about: None,
             };
             (vec![finding], Constraints::None)
         }
@@ -417,6 +436,7 @@ fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Const
         column: position.map(|p| p.column),
         pointer: Some(note.pointer).filter(|_| position.is_some()),
         message: note.message,
+        about: note.about,
     };
     let doc: serde_json::Value = match serde_json::from_str(text) {
         Ok(doc) => doc,
@@ -490,6 +510,7 @@ fn place_all(across: Vec<Across>) -> Vec<Finding> {
                 column: position.map(|p| p.column),
                 pointer: Some(note.pointer).filter(|p| !p.is_empty()),
                 message: note.message,
+                about: note.about,
             });
         }
     }
@@ -689,10 +710,15 @@ fn across_files(
                     "provider-limit",
                     "",
                     format!(
-                        "{} tools are enabled, more than {provider} takes in one request ({max}); send a few with `toolctl pick` or export a subset (--bundle, --tag)",
+                        "{} tools are enabled, more than {provider} takes in one request ({max}); send a few picked for the task, or export a subset",
                         enabled.len()
                     ),
-                ),
+                )
+                .about(About::ProviderLimit {
+                    enabled: enabled.len(),
+                    provider: *provider,
+                    max,
+                }),
             });
         }
     }

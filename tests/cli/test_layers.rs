@@ -487,28 +487,6 @@ fn cli_words_in(
     out
 }
 
-/// Messages and hints below `cli` that still name a command or a flag (issue 16, "Left to
-/// do" in docs/ARCHITECTURE.md): `(file, word)`. Convert one, and take it off this list; a new
-/// one fails the check.
-const CLI_WORDS_LEFT: &[(&str, &str)] = &[
-    ("attach/mod.rs", "--limit"),
-    ("attach/mod.rs", "--min-score"),
-    ("attach/plan.rs", "--keep"),
-    // An SQL comment in the schema text, not a message.
-    ("index/mod.rs", "--allow-unsafe"),
-    ("index/search.rs", "toolctl search"),
-    ("index/search.rs", "toolctl tool"),
-    ("index/watch.rs", "toolctl index"),
-    ("pick/mod.rs", "--max"),
-    ("pick/mod.rs", "--min-score"),
-    ("pick/mod.rs", "--timeout-ms"),
-    ("pick/mod.rs", "toolctl pick"),
-    ("validate/checks.rs", "--allow-unsafe"),
-    ("validate/mod.rs", "--bundle"),
-    ("validate/mod.rs", "--tag"),
-    ("validate/mod.rs", "toolctl pick"),
-];
-
 #[test]
 fn no_layer_below_cli_names_a_command_or_a_flag() {
     let (commands, flags) = cli_words();
@@ -523,15 +501,14 @@ fn no_layer_below_cli_names_a_command_or_a_flag() {
         .collect();
     found.sort();
     found.dedup();
-    let new: Vec<String> = found
+    let named: Vec<String> = found
         .iter()
-        .filter(|(file, word)| !CLI_WORDS_LEFT.contains(&(file.as_str(), word.as_str())))
         .map(|(file, word)| format!("{file}: {word}"))
         .collect();
     assert!(
-        new.is_empty(),
+        named.is_empty(),
         "messages below cli name the command line's words; give them a structured error the CLI words:\n{}",
-        new.join("\n")
+        named.join("\n")
     );
 }
 

@@ -194,3 +194,112 @@ fn writing_over_an_existing_archive_is_asked_for() {
         hint: nothing was written; to import a copy with new IDs, add --as-new
         ");
 }
+
+#[test]
+fn the_tool_list_is_a_table() {
+    let env = TestEnv::new();
+    env.bundle("weather");
+    env.put_tool("weather", &tool_doc("forecast", "v1"));
+    env.put_tool("weather", &tool_doc("forecast", "v2"));
+    env.run(&["tool", "disable", "weather/forecast@v2"])
+        .success();
+    insta::assert_snapshot!(shot_of(&env, &["tool", "list"]), @r"
+        exit: 0
+        --- stdout
+        TOOL                    TYPE    STATUS   DESCRIPTION
+        builtin/file-search@v1  native  enabled  Search files by path/name under the workspace.
+        builtin/now@v1          native  enabled  Tell the current date and time in UTC.
+        builtin/readfile@v1     native  enabled  Read a UTF-8 text file from the workspace.
+        weather/forecast@v1     native  enabled
+        --- stderr
+        ");
+    insta::assert_snapshot!(shot_of(&env, &["tool", "list", "--include-disabled", "--bundle", "weather"]), @r"
+        exit: 0
+        --- stdout
+        TOOL                 TYPE    STATUS    DESCRIPTION
+        weather/forecast@v1  native  enabled
+        weather/forecast@v2  native  disabled
+        --- stderr
+        ");
+}
+
+#[test]
+fn requests_out_of_range_name_their_flag_with_a_hint() {
+    let env = TestEnv::new();
+    insta::assert_snapshot!(shot_of(&env, &["search", " "]), @r#"
+        exit: 3
+        --- stdout
+        --- stderr
+        error: the search query is empty
+        hint: say what the tool should do, e.g. `toolctl search "weather forecast"`; `toolctl tool list` lists everything
+        "#);
+    insta::assert_snapshot!(shot_of(&env, &["pick", " "]), @r#"
+        exit: 3
+        --- stdout
+        --- stderr
+        error: the task is empty
+        hint: say what the tools are for, e.g. `toolctl pick "weather in Oslo tomorrow"`
+        "#);
+    insta::assert_snapshot!(shot_of(&env, &["pick", "weather", "--max", "0"]), @r"
+        exit: 3
+        --- stdout
+        --- stderr
+        error: --max 0 is out of range
+        hint: pick 1 to 128 tools (128 is the most OpenAI takes in one request)
+        ");
+    insta::assert_snapshot!(shot_of(&env, &["pick", "weather", "--min-score", "2"]), @r"
+        exit: 3
+        --- stdout
+        --- stderr
+        error: --min-score 2 is out of range
+        hint: scores are between 0 and 1
+        ");
+    insta::assert_snapshot!(shot_of(&env, &["pick", "weather", "--scorer", "llm"]), @r"
+        exit: 3
+        --- stdout
+        --- stderr
+        error: the llm scorer needs a chat endpoint
+        hint: set pick.llm.baseUrl and model in toolctl.json, or pass --llm-url and --llm-model
+        ");
+    let agent = "agent-3f2b8c1e-9d4a-4e6b-8a7c-000000000001";
+    insta::assert_snapshot!(shot_of(&env, &["attach", agent, "--query", "x", "--limit", "0"]), @r"
+        exit: 3
+        --- stdout
+        --- stderr
+        error: --limit 0 is out of range: it must be between 1 and 25
+        hint: the largest limit is FIND_TOOLS_MAX_LIMIT (25), set in toolctl.json (attach.findToolsMaxLimit) or the environment
+        ");
+    insta::assert_snapshot!(shot_of(&env, &["attach", agent, "--query", "x", "--min-score", "101"]), @r"
+        exit: 3
+        --- stdout
+        --- stderr
+        error: --min-score 101 is out of range: it must be between 0 and 100
+        hint: match scores are on a 0–100 scale (35 by default)
+        ");
+}
+
+#[test]
+fn validate_reports_every_problem_with_its_place() {
+    // The corpus of test_validate: a valid catalog with a case's files laid over it.
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/validate");
+    let env = TestEnv::uninit();
+    crate::common::copy_tree(&corpus.join("valid"), env.catalog());
+    for case in ["warnings", "name"] {
+        crate::common::copy_tree(&corpus.join("invalid").join(case), env.catalog());
+        let _ = std::fs::remove_file(env.catalog().join("expected.txt"));
+    }
+    let mut cmd = env.bare_command();
+    cmd.current_dir(env.catalog()).arg("validate");
+    insta::assert_snapshot!(shot(&env, &Run::of(cmd, None)), @r#"
+        exit: 3
+        --- stdout
+        bundles/[UUID]/tools/a_b/v1/tool.json:5:3: error[name]: the slug 'a_b' has an underscore at character 2; a slug holds only letters, digits and '-' (at /slug)
+        bundles/[UUID]/tools/sloppy/v1/tool.json:8:3: warning[description]: the tool has no description; models choose tools by what it says (at /description)
+        bundles/[UUID]/tools/sloppy/v1/tool.json:18:7: warning[description]: argument 'city' has no description (at /argSchema/properties/city)
+        bundles/[UUID]/tools/sloppy/v1/tool.json:23:9: warning[description]: the description of argument 'note' is 1100 characters long; providers take at most 1024, and every request pays for it (at /argSchema/properties/note/description)
+        bundles/[UUID]/tools/sloppy/v1/tool.json:28:5: warning[unsafe-method]: a POST tool is taken to change things, so pick hides it without --allow-unsafe; say so with "safe": false (or true if it is harmless) (at /impl/method)
+        bundles/[UUID]/tools/sloppy/v1/tool.json:33:3: warning[unknown-field]: unknown field 'descripton' (did you mean 'description'?); it is kept but toolctl does not read it (at /descripton)
+        1 error and 5 warnings in 6 files
+        --- stderr
+        "#);
+}

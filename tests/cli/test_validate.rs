@@ -315,7 +315,7 @@ fn provider_limits_are_warnings_for_the_providers_asked_for() {
     );
     run.success();
     assert!(
-        run.stdout.contains("toolctl.json: warning[provider-limit]: 135 tools are enabled, more than openai takes in one request (128)"),
+        run.stdout.contains("toolctl.json: warning[provider-limit]: 135 tools are enabled, more than openai takes in one request (128); send a few with `toolctl pick` or export a subset (--bundle, --tag)\n"),
         "{}",
         run.stdout
     );

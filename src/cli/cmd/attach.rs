@@ -94,7 +94,7 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
     drop(progress);
     let outcome = outcome?.map_err(attach_error)?;
     for warning in &outcome.warnings {
-        ctx.ui.warn(warning);
+        ctx.ui.warn(&warning_words(warning));
     }
     if outcome.created {
         ctx.ui
@@ -106,9 +106,27 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
     ))
 }
 
+/// A warning of the run in the command line's words.
+fn warning_words(warning: &attach::Warning) -> String {
+    match warning {
+        attach::Warning::OverLimit(over) => over.describe("--keep"),
+        other => other.to_string(),
+    }
+}
+
 /// A failed attach as the command line reports it.
 fn attach_error(error: AttachError) -> CliError {
     match error {
+        AttachError::Limit { limit, max } => CliError::invalid(format!(
+            "--limit {limit} is out of range: it must be between 1 and {max}"
+        ))
+        .with_hint(format!(
+            "the largest limit is FIND_TOOLS_MAX_LIMIT ({max}), set in toolctl.json (attach.findToolsMaxLimit) or the environment"
+        )),
+        AttachError::MinScore { min_score } => CliError::invalid(format!(
+            "--min-score {min_score} is out of range: it must be between 0 and 100"
+        ))
+        .with_hint("match scores are on a 0–100 scale (35 by default)"),
         AttachError::Invalid { message, hint } => {
             let error = CliError::invalid(message);
             match hint {
@@ -164,7 +182,7 @@ fn response(outcome: &Outcome, min_score: f64) -> Value {
             "preserved_tools": ids(outcome.preserved.iter().map(ToString::to_string).collect()),
             "target_agent": outcome.agent.to_string(),
             "scorer": outcome.scorer.map(Scorer::as_str),
-            "warnings": outcome.warnings,
+            "warnings": outcome.warnings.iter().map(warning_words).collect::<Vec<_>>(),
             "detachments": outcome.detachments.iter().map(|d| json!({
                 "tool_id": d.tool_id.to_string(),
                 "name": d.name,

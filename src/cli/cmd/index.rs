@@ -131,7 +131,13 @@ fn watch(ctx: &Ctx, catalog: &Catalog, args: &WatchArgs) -> Result<Output, CliEr
             status.folders
         ));
     })
-    .map_err(CliError::invalid)?;
+    .map_err(|e| match e {
+        watch::RunError::AlreadyWatched(root) => CliError::invalid(format!(
+            "another watcher already watches {} (toolctl index status shows it)",
+            root.display()
+        )),
+        watch::RunError::Failed(message) => CliError::invalid(message),
+    })?;
     // A watcher in the foreground ends without a word (stopped, idle, or its catalog gone).
     Ok(Output::nothing())
 }

@@ -91,8 +91,12 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
     });
     drop(progress);
     let (outcome, considered) = outcome?.map_err(pick_error)?;
-    if let Some(reason) = &outcome.fallback {
-        ctx.ui.warn(reason);
+    match &outcome.fallback {
+        Some(pick::Fallback::PastTimeLimit { limit_ms }) => ctx.ui.warn(&format!(
+            "scoring ran past --timeout-ms {limit_ms}; the first tools in registration order instead"
+        )),
+        Some(other) => ctx.ui.warn(&other.to_string()),
+        None => {}
     }
 
     if let Some(provider) = args.emit {

@@ -6,7 +6,7 @@ use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
 use crate::cli::shared::parse_provider;
 use crate::provider::Provider;
-use crate::validate::{self, Finding, Report, Request, Severity};
+use crate::validate::{self, About, Finding, Report, Request, Severity};
 use anstyle::{AnsiColor, Style};
 use clap::{Args, ValueEnum};
 use serde_json::json;
@@ -77,6 +77,9 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Output, CliError> {
     }
     for finding in &mut report.findings {
         finding.file = shown(&finding.file, &ctx.cwd);
+        if let Some(message) = finding.about.as_ref().map(message_of) {
+            finding.message = message;
+        }
     }
     let errors = report.count(Severity::Error);
     let warnings = report.count(Severity::Warning);
@@ -213,6 +216,22 @@ fn property(text: &str) -> String {
     data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
+/// A finding's message in the command line's words (its remedy names flags and commands).
+fn message_of(about: &About) -> String {
+    match about {
+        About::UnsafeMethod { method } => format!(
+            "a {method} tool is taken to change things, so pick hides it without --allow-unsafe; say so with \"safe\": false (or true if it is harmless)"
+        ),
+        About::ProviderLimit {
+            enabled,
+            provider,
+            max,
+        } => format!(
+            "{enabled} tools are enabled, more than {provider} takes in one request ({max}); send a few with `toolctl pick` or export a subset (--bundle, --tag)"
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,6 +246,7 @@ mod tests {
             column: Some(7),
             pointer: Some("/x".to_owned()),
             message: "50% bad\nreally: yes, really".to_owned(),
+            about: None,
         };
         assert_eq!(
             annotation(&finding),

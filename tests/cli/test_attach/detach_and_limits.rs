@@ -366,7 +366,7 @@ fn protected_tools_over_a_limit_stay_with_a_warning() {
     let w = &out.resp.details.warnings[0];
     assert!(
         w.contains("3 external tools, more than MAX_MCP_TOOLS=2")
-            && w.contains("3 of them are protected"),
+            && w.contains("3 of them are protected (--keep, protected names, matched now"),
         "{w}"
     );
     out.run.stderr_has(&format!("warning: {w}"));
