@@ -142,6 +142,22 @@ impl ToolEntry {
         self.path.is_none()
     }
 
+    /// The file's path as the index keeps it: relative to the catalog `root`, `/` between its
+    /// parts (`bundles/<dir>/tools/<slug>/<version>/tool.json`); `builtin:<slug>` for a built-in
+    /// tool.
+    pub fn catalog_path(&self, root: &Path) -> String {
+        match &self.path {
+            None => format!("builtin:{}", self.tool.slug),
+            Some(path) => path
+                .strip_prefix(root)
+                .unwrap_or(path)
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/"),
+        }
+    }
+
     /// Enabled itself and in an enabled, live bundle.
     pub fn is_effectively_enabled(&self) -> bool {
         self.is_enabled && self.bundle_enabled && !self.bundle_deleted

@@ -23,16 +23,22 @@ pub enum VersionChoice {
 
 /// The one rule of [`VersionChoice::Default`], "which version stands for a slug": of a slug's
 /// versions, the one with the greatest key — the newest enabled version, else the newest
-/// (`createdAt`), ties broken by toolID (time-ordered). Resolving a reference
-/// (`index::resolve`) and the default tools of export and pick (`index::default_tools`) sort by
-/// it; the SQL of `index::default_version` (`IS_DEFAULT_VERSION`) says the same, and a test
-/// there holds the two together on generated catalogs.
-pub fn default_version_key<T: Ord, I: Ord>(
+/// (`createdAt`), ties broken by toolID (time-ordered), then by the file's path relative to the
+/// catalog ([`ToolEntry::catalog_path`](super::ToolEntry::catalog_path): the first in byte
+/// order wins, as SQLite's `BINARY` collation orders it). The path settles copies of one file
+/// (same toolID and `createdAt`) the same way whatever order they were read or indexed in, and
+/// it is the order `index::path_of_tool_id` takes the first copy of a toolID in. Resolving a
+/// reference (`index::resolve`) and the default tools of export and pick
+/// (`index::default_tools`) sort by it; the SQL of `index::default_version`
+/// (`IS_DEFAULT_VERSION`) says the same, and a test there holds them together on generated
+/// catalogs.
+pub fn default_version_key<T: Ord, I: Ord, P: Ord>(
     is_enabled: bool,
     created: T,
     tool_id: I,
-) -> (bool, T, I) {
-    (is_enabled, created, tool_id)
+    path: P,
+) -> (bool, T, I, std::cmp::Reverse<P>) {
+    (is_enabled, created, tool_id, std::cmp::Reverse(path))
 }
 
 /// A parsed tool reference.

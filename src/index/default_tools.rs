@@ -107,11 +107,11 @@ impl DefaultTools {
             rows.iter()
                 .map(|r| (r.bundle_slug.as_str(), r.slug.as_str())),
         );
-        // The version that stands for each slug ([`default_version_key`]; of equal keys, the
-        // first in registration order).
+        // The version that stands for each slug ([`default_version_key`]; no two rows have
+        // equal keys: their paths differ).
         let mut best: HashMap<(&str, &str), usize> = HashMap::new();
-        fn key(r: &ToolRow) -> (bool, i64, &str) {
-            default_version_key(r.is_enabled, r.created_ns, &r.tool_id)
+        fn key(r: &ToolRow) -> (bool, i64, &str, std::cmp::Reverse<&str>) {
+            default_version_key(r.is_enabled, r.created_ns, &r.tool_id, &r.path)
         }
         for (i, row) in rows.iter().enumerate() {
             let slot = best
@@ -166,6 +166,22 @@ mod tests {
             "createdAt": format!("2026-01-01T00:00:{second:02}Z"),
         });
         catalog.put_tool(doc, "inline", Some(bundle)).unwrap();
+    }
+
+    /// A copy of `bundle/slug@version` as version `copy`: another file with the same toolID and
+    /// `createdAt`, as a person copying a version folder makes one.
+    fn copy_tool(catalog: &Catalog, bundle: &str, slug: &str, version: &str, copy: &str) {
+        let reference = format!("{bundle}/{slug}@{version}");
+        let (entry, _) = catalog
+            .resolve_tool(&reference, VersionChoice::Exact)
+            .unwrap();
+        let path = entry.path.unwrap();
+        let mut doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        doc["version"] = json!(copy);
+        let dir = path.parent().unwrap().parent().unwrap().join(copy);
+        std::fs::create_dir_all(&dir).unwrap();
+        crate::catalog::store::write_json(&dir.join(crate::catalog::TOOL_FILE), &doc).unwrap();
     }
 
     /// Versions, disabled tools and bundles, a soft-deleted bundle, a slug in two bundles and
@@ -281,12 +297,16 @@ mod tests {
 
         /// The rule "which version stands for a slug" is one Rust function
         /// ([`default_version_key`]) and its SQL mirror (`IS_DEFAULT_VERSION`): on generated
-        /// catalogs — versions enabled or not, equal `createdAt`s, a slug in several bundles,
-        /// disabled bundles — the SQL, the default tools and resolving `bundle/slug` all name
-        /// the same version.
+        /// catalogs — versions enabled or not, equal `createdAt`s, copies of a file (same
+        /// toolID and `createdAt`) whose path sorts before or after the original's, a slug in
+        /// several bundles, disabled bundles — the SQL, the default tools and resolving
+        /// `bundle/slug` all name the same file.
         #[test]
         fn the_sql_and_the_rust_rule_agree_on_generated_catalogs(
-            tools in prop::collection::vec((0..3usize, 0..3usize, any::<bool>(), 0..4u32), 1..10),
+            tools in prop::collection::vec(
+                (0..3usize, 0..3usize, any::<bool>(), 0..4u32, prop::option::of(any::<bool>())),
+                1..10,
+            ),
             disabled_bundle in prop::option::of(0..3usize),
         ) {
             let dir = tempfile::tempdir().unwrap();
@@ -296,12 +316,17 @@ mod tests {
             for slug in bundles {
                 bundle(&mut catalog, slug);
             }
-            for (i, (b, slug, enabled, second)) in tools.iter().enumerate() {
+            for (i, (b, slug, enabled, second, copy)) in tools.iter().enumerate() {
                 let slug = format!("tool-{slug}");
                 tool(&mut catalog, bundles[*b], &slug, &format!("v{i}"), *second);
                 if !enabled {
                     let reference = format!("{}/{slug}@v{i}", bundles[*b]);
                     catalog.set_tool_enabled(&reference, false).unwrap();
+                }
+                // A copy whose path sorts after the original's (`z…`) or before it (`a…`).
+                if let Some(after) = copy {
+                    let name = format!("{}v{i}", if *after { "z" } else { "a" });
+                    copy_tool(&catalog, bundles[*b], &slug, &format!("v{i}"), &name);
                 }
             }
             if let Some(b) = disabled_bundle {
@@ -313,6 +338,11 @@ mod tests {
             let members: HashSet<i64> = defaults.members.iter().map(|m| m.row.id).collect();
             prop_assert_eq!(index.default_among(&all).unwrap(), members);
             let slugs: HashSet<(usize, usize)> = tools.iter().map(|t| (t.0, t.1)).collect();
+            prop_assert_eq!(
+                index.tool_rows(false).unwrap().iter().filter(|r| bundles.contains(&r.bundle_slug.as_str())).count(),
+                tools.len() + tools.iter().filter(|t| t.4.is_some()).count(),
+                "every copy is indexed"
+            );
             let ours = defaults.members.iter().filter(|m| bundles.contains(&m.row.bundle_slug.as_str()));
             prop_assert_eq!(ours.count(), slugs.len());
             for member in &defaults.members {
@@ -323,7 +353,7 @@ mod tests {
                 let (resolved, _) = catalog
                     .resolve_tool(&reference, VersionChoice::Default)
                     .unwrap();
-                prop_assert_eq!(resolved.tool.tool_id.to_string(), row.tool_id.clone());
+                prop_assert_eq!(resolved.catalog_path(catalog.root()), row.path.clone());
             }
         }
     }

@@ -12,13 +12,14 @@ use std::sync::LazyLock;
 
 /// Row `t` (of bundle `bu`) is the version that stands for its tool slug: of the live rows
 /// with its bundle slug and tool slug, the enabled one with the newest `createdAt`, else the
-/// newest (ties: the greater toolID, then the greater row). The rule of
+/// newest (ties: the greater toolID, then the first path in byte order:
+/// [`default_version_key`](crate::catalog::default_version_key)). The rule of
 /// [`DefaultTools`](crate::index::default_tools::DefaultTools), which applies it to the whole catalog at once.
 static IS_DEFAULT_VERSION: LazyLock<String> = LazyLock::new(|| {
     format!(
         "t.id = (SELECT o.id FROM tool o JOIN bundle ob ON ob.dir = o.bundle_dir
                  WHERE o.slug_dir = t.slug_dir AND ob.slug = bu.slug AND {live}
-                 ORDER BY o.is_enabled DESC, o.created_ns DESC, o.tool_id DESC, o.id DESC
+                 ORDER BY o.is_enabled DESC, o.created_ns DESC, o.tool_id DESC, o.path
                  LIMIT 1)",
         live = live("o", "ob")
     )
@@ -178,7 +179,7 @@ impl Index {
         let sql = format!(
             "SELECT t.bundle_dir, t.slug_dir FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
              WHERE t.tool_id = ?1 AND {live}
-             ORDER BY t.created_ns DESC, t.id DESC LIMIT 1",
+             ORDER BY t.created_ns DESC, t.path LIMIT 1",
             live = live("t", "bu")
         );
         self.first(&sql, [tool_id], |r| Ok((r.get(0)?, r.get(1)?)))

@@ -61,8 +61,14 @@ impl Catalog {
                 hint: "add @version to say which one".to_owned(),
             });
         }
-        candidates
-            .sort_by_key(|t| default_version_key(t.is_enabled, t.tool.created_at, t.tool.tool_id));
+        candidates.sort_by_cached_key(|t| {
+            default_version_key(
+                t.is_enabled,
+                t.tool.created_at,
+                t.tool.tool_id,
+                t.catalog_path(self.root()),
+            )
+        });
         match candidates.pop() {
             Some(found) => Ok((found, problems)),
             // Not found, but a file where it would be could not be read: say so.
