@@ -667,7 +667,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__delete)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --with-tools --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -953,7 +953,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__import)
-            opts="-q -h --as-new --slug --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --as-new --slug --update --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

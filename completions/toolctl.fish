@@ -113,10 +113,11 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l with-tools -d 'Also delete the bundle\'s tools, every version (this cannot be undone)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l no-progress -d 'Never show progress bars'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -l json -d 'Print one JSON document on stdout, errors included'
@@ -143,6 +144,7 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l as-new -d 'Import a copy: a new bundleID and new toolIDs, the bundle\'s createdAt and modifiedAt now'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l update -d 'Add the versions the catalog\'s copy of the bundle lacks (see above)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l no-progress -d 'Never show progress bars'
