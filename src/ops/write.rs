@@ -279,7 +279,7 @@ impl Catalog {
         store::write_json(&path, &doc)?;
         Ok(ToolEntry {
             is_enabled: tool.is_enabled,
-            unavailable: tool.unavailable_reason(&self.config().hosts),
+            unavailable: tool.unavailable_reason(self.config()),
             tool,
             doc,
             path: Some(path),

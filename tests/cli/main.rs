@@ -33,6 +33,7 @@ mod test_invoke_http;
 mod test_layers;
 mod test_list;
 mod test_mcp;
+mod test_mcp_tools;
 mod test_names;
 mod test_output;
 mod test_pick;
