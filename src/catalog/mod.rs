@@ -11,11 +11,13 @@
 //! `git pull` need no extra step. A file that cannot be read or breaks the rules is reported
 //! as a [`Problem`] with its path while the rest of the catalog keeps working.
 
+pub mod auth;
 pub mod builtin;
 pub mod capped;
 pub mod config;
 pub mod error;
 pub mod lock;
+pub mod mcp_servers;
 pub mod model;
 pub mod names;
 pub mod page;
@@ -464,7 +466,7 @@ impl Catalog {
                     .config
                     .builtin_tool_enabled(&t.view.slug)
                     .unwrap_or(t.view.is_enabled),
-                unavailable: t.view.unavailable_reason(&self.config.hosts),
+                unavailable: t.view.unavailable_reason(&self.config),
                 tool: t.view.clone(),
                 doc: t.doc.clone(),
                 path: None,
@@ -610,7 +612,7 @@ impl Catalog {
         }
         let unavailable = match tool.check(&doc).first() {
             Some(violation) => Some(violation.to_string()),
-            None => tool.unavailable_reason(&self.config.hosts),
+            None => tool.unavailable_reason(&self.config),
         };
         Ok(ToolEntry {
             is_enabled: tool.is_enabled,

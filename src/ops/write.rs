@@ -73,6 +73,18 @@ fn uuid_v7(value: &Value, pointer: &str, source_name: &str) -> Result<Uuid> {
     Ok(id)
 }
 
+/// Remove a tool file, then its version and slug folders when that leaves them empty.
+fn remove_tool_file(path: &Path) -> Result<()> {
+    store::remove_file(path)?;
+    if let Some(version_dir) = path.parent()
+        && store::remove_dir_if_empty(version_dir)?
+        && let Some(slug_dir) = version_dir.parent()
+    {
+        store::remove_dir_if_empty(slug_dir)?;
+    }
+    Ok(())
+}
+
 /// Write `toolctl.json` and `.toolctl/.gitignore` into `root` if they are missing.
 fn ensure_catalog_files(root: &Path) -> Result<bool> {
     let config = root.join(CONFIG_FILE);
@@ -267,7 +279,7 @@ impl Catalog {
         store::write_json(&path, &doc)?;
         Ok(ToolEntry {
             is_enabled: tool.is_enabled,
-            unavailable: tool.unavailable_reason(&self.config().hosts),
+            unavailable: tool.unavailable_reason(self.config()),
             tool,
             doc,
             path: Some(path),
@@ -400,13 +412,7 @@ impl Catalog {
                 Some(Hint::DisableTool(entry.reference().into())),
             ));
         };
-        store::remove_file(path)?;
-        if let Some(version_dir) = path.parent()
-            && store::remove_dir_if_empty(version_dir)?
-            && let Some(slug_dir) = version_dir.parent()
-        {
-            store::remove_dir_if_empty(slug_dir)?;
-        }
+        remove_tool_file(path)?;
         Ok(entry)
     }
 
@@ -628,6 +634,35 @@ impl Catalog {
         self.write(
             |c| c.mark_deleted(name, true),
             |(entry, _)| bundle_dir_of(entry),
+        )
+    }
+
+    /// Soft-delete a bundle and remove its tools for good, in one locked write, so `reap` can
+    /// remove the bundle once its grace period is over. Files that cannot be read as tools are
+    /// left (and returned as problems): reap keeps the bundle and says why. Running it again
+    /// finishes an interrupted run.
+    pub fn delete_bundle_with_tools(
+        &mut self,
+        name: &str,
+    ) -> Result<(
+        BundleEntry,
+        Toggle,
+        Vec<ToolEntry>,
+        Vec<crate::catalog::Problem>,
+    )> {
+        self.write(
+            |c| {
+                let (entry, toggle) = c.mark_deleted(name, true)?;
+                let mut problems = Vec::new();
+                let tools = c.bundle_tools(&entry, &mut problems);
+                for tool in &tools {
+                    if let Some(path) = &tool.path {
+                        remove_tool_file(path)?;
+                    }
+                }
+                Ok((entry, toggle, tools, problems))
+            },
+            |(entry, ..)| bundle_dir_of(entry),
         )
     }
 
