@@ -22,7 +22,6 @@ use crate::base::error_code::ErrorCode;
 use crate::catalog::{Catalog, STATE_DIR};
 use crate::index::{INDEX_FILE, Index};
 use crate::invoke::{Failure, Options};
-use crate::pick::PickError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -503,7 +502,7 @@ impl Shared {
                 CallToolResult::structured(json!({ "tools": tools }))
             }
             // A query pick refuses (no words to look for) is the caller's to fix.
-            Err(Error::View(e)) if matches!(*e, view::Error::Pick(PickError::Invalid { .. })) => {
+            Err(Error::View(e)) if matches!(&*e, view::Error::Pick(p) if p.is_bad_request()) => {
                 invalid(e.to_string())
             }
             Err(e) => failure(Failure::new(ErrorCode::Internal, e.to_string())),

@@ -244,6 +244,20 @@ pub enum PickError {
     Secrets(#[from] crate::base::secrets::SecretsError),
 }
 
+impl PickError {
+    /// The request itself is wrong (the caller's to fix), not the index or an endpoint.
+    pub fn is_bad_request(&self) -> bool {
+        matches!(
+            self,
+            Self::EmptyTask
+                | Self::Max { .. }
+                | Self::MinScore { .. }
+                | Self::NoEndpoint { .. }
+                | Self::Invalid { .. }
+        )
+    }
+}
+
 /// "an embeddings", "a chat": the kind of endpoint a `pick` setting names.
 fn endpoint_kind(endpoint: &str) -> &'static str {
     if endpoint == "llm" {
