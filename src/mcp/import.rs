@@ -81,14 +81,17 @@ pub fn list(catalog: &Catalog, server: &str) -> Result<Vec<Value>, Error> {
         return Err(CatalogError::NotFound {
             what: "MCP server",
             name: server.to_owned(),
-            hint: Some(if declared.is_empty() {
-                "declare it in mcpServers of toolctl.json".to_owned()
-            } else {
-                format!(
-                    "toolctl.json declares {}; add it to mcpServers",
-                    declared.join(", ")
-                )
-            }),
+            hint: Some(
+                if declared.is_empty() {
+                    "declare it in mcpServers of toolctl.json".to_owned()
+                } else {
+                    format!(
+                        "toolctl.json declares {}; add it to mcpServers",
+                        declared.join(", ")
+                    )
+                }
+                .into(),
+            ),
         }
         .into());
     };
