@@ -61,6 +61,18 @@ fn invoke_with(env: &TestEnv, reference: &str, args: Value, vars: &[(&str, &str)
     (output.status.code().unwrap(), doc)
 }
 
+/// `invoke` that must fail with exit `exit` and error `code`; returns the printed document.
+#[track_caller]
+fn fails(env: &TestEnv, reference: &str, args: Value, exit: i32, code: &str) -> Value {
+    let (got, doc) = invoke(env, reference, args);
+    assert_eq!(
+        (got, doc["error"]["code"].as_str()),
+        (exit, Some(code)),
+        "{doc}"
+    );
+    doc
+}
+
 /// The processes running now whose command line holds `needle`.
 fn processes_with(needle: &str) -> Vec<u32> {
     let mut found = Vec::new();
@@ -124,12 +136,7 @@ fn an_mcp_tool_over_stdio_returns_structured_content_or_text_and_fails_as_upstre
     assert_eq!(doc["error"]["details"]["server"], "fx");
 
     // A tool the server does not have.
-    let (code, doc) = invoke(&env, "mcp/nope", json!({}));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (7, Some("UPSTREAM_ERROR")),
-        "{doc}"
-    );
+    let doc = fails(&env, "mcp/nope", json!({}), 7, "UPSTREAM_ERROR");
     assert!(
         doc["error"]["message"]
             .as_str()
@@ -139,11 +146,12 @@ fn an_mcp_tool_over_stdio_returns_structured_content_or_text_and_fails_as_upstre
     );
 
     // The arguments are checked against argSchema before the server is reached.
-    let (code, doc) = invoke(&env, "mcp/add", json!({ "a": "two" }));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (3, Some("VALIDATION_ERROR")),
-        "{doc}"
+    fails(
+        &env,
+        "mcp/add",
+        json!({ "a": "two" }),
+        3,
+        "VALIDATION_ERROR",
     );
 }
 
@@ -163,12 +171,7 @@ fn a_server_that_exits_at_once_or_never_answers_fails_fast_and_leaves_no_process
     mcp_tool(&env, "hung", "hung", "add", any_object());
     mcp_tool(&env, "missing", "missing", "add", any_object());
 
-    let (code, doc) = invoke(&env, "mcp/dead", json!({}));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (7, Some("UPSTREAM_ERROR")),
-        "{doc}"
-    );
+    let doc = fails(&env, "mcp/dead", json!({}), 7, "UPSTREAM_ERROR");
     let message = doc["error"]["message"].as_str().unwrap();
     assert!(
         message.starts_with("MCP server 'dead' did not start a session"),
@@ -180,12 +183,7 @@ fn a_server_that_exits_at_once_or_never_answers_fails_fast_and_leaves_no_process
     );
     assert!(message.contains("exit status: 3"), "{message}");
 
-    let (code, doc) = invoke(&env, "mcp/missing", json!({}));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (7, Some("UPSTREAM_ERROR")),
-        "{doc}"
-    );
+    let doc = fails(&env, "mcp/missing", json!({}), 7, "UPSTREAM_ERROR");
     assert!(
         doc["error"]["message"]
             .as_str()
@@ -241,12 +239,7 @@ fn a_slow_call_times_out_with_the_tools_timeout() {
             "argSchema": any_object(),
         }),
     );
-    let (code, doc) = invoke(&env, "mcp/slow", json!({ "seconds": 60 }));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (7, Some("TIMEOUT")),
-        "{doc}"
-    );
+    let doc = fails(&env, "mcp/slow", json!({ "seconds": 60 }), 7, "TIMEOUT");
     let message = doc["error"]["message"].as_str().unwrap();
     // Either stage may run out on a loaded machine; both name the server and the limit.
     assert!(
@@ -271,11 +264,12 @@ fn secrets_reach_the_server_through_env_and_never_come_back() {
     declare(&env, json!({ "fx": server }));
     mcp_tool(&env, "env", "fx", "env", any_object());
 
-    let (code, doc) = invoke(&env, "mcp/env", json!({ "name": "TOKEN" }));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (3, Some("VALIDATION_ERROR")),
-        "{doc}"
+    let doc = fails(
+        &env,
+        "mcp/env",
+        json!({ "name": "TOKEN" }),
+        3,
+        "VALIDATION_ERROR",
     );
     assert!(
         doc["error"]["message"]
@@ -361,11 +355,12 @@ fn an_mcp_tool_over_streamable_http_needs_an_allowed_host() {
     mcp_tool(&env, "fail", "web", "fail", any_object());
 
     // Not in allowedHosts: refused before any request, and listed as unavailable.
-    let (code, doc) = invoke(&env, "mcp/add", json!({ "a": 1, "b": 2 }));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (6, Some("HOST_NOT_ALLOWED")),
-        "{doc}"
+    fails(
+        &env,
+        "mcp/add",
+        json!({ "a": 1, "b": 2 }),
+        6,
+        "HOST_NOT_ALLOWED",
     );
     let validated = env.run(&["--json", "validate"]);
     assert!(
@@ -379,11 +374,12 @@ fn an_mcp_tool_over_streamable_http_needs_an_allowed_host() {
     });
     let (code, doc) = invoke(&env, "mcp/add", json!({ "a": 1, "b": 2 }));
     assert_eq!((code, &doc["value"]), (0, &json!({ "result": 3 })), "{doc}");
-    let (code, doc) = invoke(&env, "mcp/fail", json!({ "reason": "over http" }));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (7, Some("UPSTREAM_ERROR")),
-        "{doc}"
+    let doc = fails(
+        &env,
+        "mcp/fail",
+        json!({ "reason": "over http" }),
+        7,
+        "UPSTREAM_ERROR",
     );
     assert!(
         doc["error"]["message"]
@@ -394,11 +390,12 @@ fn an_mcp_tool_over_streamable_http_needs_an_allowed_host() {
 
     // A server that is not there (any more).
     drop(server);
-    let (code, doc) = invoke(&env, "mcp/add", json!({ "a": 1, "b": 2 }));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (7, Some("UPSTREAM_ERROR")),
-        "{doc}"
+    let doc = fails(
+        &env,
+        "mcp/add",
+        json!({ "a": 1, "b": 2 }),
+        7,
+        "UPSTREAM_ERROR",
     );
     assert!(
         doc["error"]["message"]
@@ -457,12 +454,7 @@ fn validate_knows_mcp_tools_and_servers() {
     );
     assert!(text.contains("/mcpServers/both"), "{text}");
     assert!(text.contains("has both command and url"), "{text}");
-    let (code, doc) = invoke(&env, "mcp/ghost", json!({}));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (6, Some("TOOL_DISABLED")),
-        "{doc}"
-    );
+    let doc = fails(&env, "mcp/ghost", json!({}), 6, "TOOL_DISABLED");
     assert!(
         doc["error"]["message"]
             .as_str()
