@@ -11,6 +11,7 @@
 //! `git pull` need no extra step. A file that cannot be read or breaks the rules is reported
 //! as a [`Problem`] with its path while the rest of the catalog keeps working.
 
+pub mod auth;
 pub mod builtin;
 pub mod capped;
 pub mod config;
@@ -29,7 +30,7 @@ pub mod templates;
 pub mod tool_rules;
 
 pub use config::{CONFIG_FILE, Config};
-pub use error::{Error, Result, Violation};
+pub use error::{Error, GivenBundle, Hint, Result, Violation};
 #[cfg(test)]
 pub(crate) use resolve::match_bundle;
 pub use resolve::{ToolRef, VersionChoice, default_version_key};
@@ -242,7 +243,7 @@ pub fn locate(
         )),
         None => Err(Error::Config {
             message: "no catalog: no toolctl.json above the working folder, and neither XDG_DATA_HOME nor HOME is set".to_owned(),
-            hint: Some("pass --catalog DIR or set TOOLCTL_CATALOG".to_owned()),
+            hint: Some(Hint::NameCatalog),
         }),
     }
 }

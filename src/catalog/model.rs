@@ -137,6 +137,9 @@ pub struct Tool {
     pub secrets: Vec<String>,
     #[serde(default)]
     pub max_calls_per_minute: Option<u32>,
+    /// The most bytes a call may send (the body); see [`crate::invoke::limits`].
+    #[serde(default)]
+    pub max_request_bytes: Option<u64>,
     pub created_at: Timestamp,
     pub modified_at: Timestamp,
 }
@@ -180,6 +183,13 @@ pub struct HttpImpl {
     pub extract_expr: Option<String>,
     #[serde(default)]
     pub error_mode: Option<ErrorMode>,
+    /// How a call authenticates ([`super::auth`]).
+    #[serde(default)]
+    pub auth: Option<super::auth::Auth>,
+    /// `responseEncoding: "sse"`: an event whose name, or whose whole data, is this ends the
+    /// stream (`[DONE]`, `message_stop`).
+    #[serde(default)]
+    pub sse_terminal: Option<String>,
 }
 
 fn default_method() -> String {
@@ -194,6 +204,8 @@ pub const HTTP_METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELE
 pub enum ResponseEncoding {
     Json,
     Text,
+    /// Server-Sent Events, read as they come ([`crate::invoke::sse`]).
+    Sse,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -578,4 +590,7 @@ fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
         ));
     }
     super::templates::check(tool, &http, doc, out);
+    if let Some(auth) = &http.auth {
+        super::auth::check(tool, auth, out);
+    }
 }

@@ -428,17 +428,8 @@ fn unknown_fields(kind: Kind, doc: &Value, notes: &mut Vec<Note>) {
         if known.contains(&key.as_str()) {
             continue;
         }
-        let closest = known
-            .iter()
-            .map(|k| {
-                (
-                    strsim::damerau_levenshtein(&key.to_lowercase(), &k.to_lowercase()),
-                    *k,
-                )
-            })
-            .min();
-        let message = match closest {
-            Some((distance, known)) if distance <= 2 => {
+        let message = match crate::base::suggest::closest(key, known.iter().copied()) {
+            Some(known) => {
                 format!(
                     "unknown field '{key}' (did you mean '{known}'?); it is kept but toolctl does not read it"
                 )
