@@ -21,6 +21,7 @@ mod sync;
 #[cfg(test)]
 mod tests;
 pub mod text;
+mod verify;
 pub mod watch;
 
 pub use default_version::Registration;
@@ -149,6 +150,9 @@ pub struct Index {
     path: Option<PathBuf>,
     /// The next sync builds the whole index (see [`for_a_build`](Self::for_a_build)).
     building: bool,
+    /// Records the file's stamp once `conn` has closed, when toolctl trusts the file (see
+    /// [`verify`]). After `conn`: fields drop in order.
+    stamp: verify::StampOnClose,
 }
 
 /// What `index status` shows.
@@ -192,14 +196,19 @@ impl Index {
             return Ok((index, report));
         }
         let path = Self::file(catalog);
-        let existed = path.exists();
+        let mut existed = path.exists();
+        // A file changed behind toolctl's back is checked whole first (see [`verify`]).
+        if existed && !verify::is_as_left(&path) && !verify::integrity_check_passes(&path) {
+            remove_index_files(&path);
+            existed = false;
+        }
         let attempt = Self::open_file(&path).and_then(|mut index| {
             if !existed {
                 index.for_a_build()?;
             }
             let mut report = index.sync(catalog, progress)?;
             report.rebuilt = !existed;
-            Ok((index, report))
+            Ok((index.trusted(), report))
         });
         match attempt {
             Err(Error::Database { source, .. }) if is_damaged(&path, &source) => {
@@ -209,7 +218,7 @@ impl Index {
                 index.for_a_build()?;
                 let mut report = index.sync(catalog, progress)?;
                 report.rebuilt = true;
-                Ok((index, report))
+                Ok((index.trusted(), report))
             }
             other => other,
         }
@@ -259,7 +268,24 @@ impl Index {
         if !path.is_file() {
             return None;
         }
-        Self::open_file(&path).ok()
+        let index = Self::open_file(&path).ok()?;
+        // Its stamp is recorded after the write only when the file was as toolctl left it;
+        // otherwise the next read checks it.
+        Some(if verify::is_as_left(&path) {
+            index.trusted()
+        } else {
+            index
+        })
+    }
+
+    /// The file is one toolctl trusts (it built it, checked it, or found it as it left it):
+    /// record its stamp now and when the connection closes.
+    fn trusted(mut self) -> Self {
+        if let Some(path) = &self.path {
+            verify::record(path);
+            self.stamp = verify::StampOnClose(Some(path.clone()));
+        }
+        self
     }
 
     /// Delete the index and build it again from the files.
@@ -346,6 +372,7 @@ impl Index {
             conn,
             path,
             building: false,
+            stamp: verify::StampOnClose(None),
         })
     }
 
@@ -519,9 +546,9 @@ fn quick_check_passes(path: &Path) -> bool {
         .is_ok_and(|answer| answer == "ok")
 }
 
-/// Remove the index and SQLite's side files.
+/// Remove the index, SQLite's side files and the index's stamp.
 fn remove_index_files(path: &Path) {
-    for suffix in ["", "-wal", "-shm"] {
+    for suffix in ["", "-wal", "-shm", ".stamp"] {
         let mut name = path.as_os_str().to_owned();
         name.push(suffix);
         let _ = std::fs::remove_file(PathBuf::from(name));
