@@ -82,12 +82,7 @@ pub(super) fn record(index: &Path) {
     if std::fs::read_to_string(&file).is_ok_and(|recorded| recorded == now) {
         return;
     }
-    let mut temp = file.as_os_str().to_owned();
-    temp.push(format!(".{}", std::process::id()));
-    let temp = PathBuf::from(temp);
-    if std::fs::write(&temp, &now).is_err() || std::fs::rename(&temp, &file).is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
+    let _ = crate::catalog::store::write_atomic(&file, now.as_bytes());
 }
 
 /// `PRAGMA integrity_check` on its own read-only connection (SQLite 3.44 and later check the
