@@ -185,17 +185,33 @@ impl Index {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Self, SyncReport)> {
         let exists = catalog.root().is_dir();
-        if !exists || !can_write_state(catalog) {
-            // Reads never create a catalog, and a catalog this process cannot write (a
-            // read-only mount, another user's tree) is still read: from an index in memory.
-            if exists {
-                catalog.check_note().index_in_memory();
+        if exists && !can_write_state(catalog) {
+            // A catalog this process cannot write (a read-only mount, another user's tree) is
+            // still read: from an index in the user's cache folder, else in memory.
+            if let Some(path) = cache_file(catalog)
+                && let Ok(opened) = Self::open_at(catalog, &path, progress)
+            {
+                catalog.check_note().index_in_cache(&path);
+                return Ok(opened);
             }
+            catalog.check_note().index_in_memory();
+        }
+        if !exists || !can_write_state(catalog) {
+            // Reads never create a catalog.
             let mut index = Self::create(Connection::open_in_memory(), None)?;
             let report = index.sync(catalog, progress)?;
             return Ok((index, report));
         }
-        let path = Self::file(catalog);
+        Self::open_at(catalog, &Self::file(catalog), progress)
+    }
+
+    /// [`open`](Self::open) with the index file at `path`.
+    fn open_at(
+        catalog: &Catalog,
+        path: &Path,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(Self, SyncReport)> {
+        let path = path.to_owned();
         let mut existed = path.exists();
         // A file changed behind toolctl's back is checked whole first (see [`verify`]).
         if existed && !verify::is_as_left(&path) && !verify::integrity_check_passes(&path) {
@@ -294,6 +310,11 @@ impl Index {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Self, SyncReport)> {
         remove_index_files(&Self::file(catalog));
+        if !can_write_state(catalog)
+            && let Some(path) = cache_file(catalog)
+        {
+            remove_index_files(&path);
+        }
         let (index, mut report) = Self::open(catalog, progress)?;
         report.rebuilt = true;
         Ok((index, report))
@@ -487,6 +508,23 @@ fn is_unusable(error: &rusqlite::Error) -> bool {
         rusqlite::Error::InvalidParameterName(text) => text.starts_with("index format"),
         _ => false,
     }
+}
+
+/// Where the index of a catalog this process cannot write is kept:
+/// `$XDG_CACHE_HOME/toolctl/<hash of the catalog's path>/index.sqlite` (`~/.cache` when
+/// `XDG_CACHE_HOME` is not set); `None` when neither is set.
+fn cache_file(catalog: &Catalog) -> Option<PathBuf> {
+    use sha2::Digest;
+    let var = |name| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let cache = var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|home| home.join(".cache")))?;
+    let root = std::fs::canonicalize(catalog.root()).unwrap_or_else(|_| catalog.root().into());
+    let digest = sha2::Sha256::digest(root.as_os_str().as_encoded_bytes());
+    let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    Some(cache.join("toolctl").join(hash).join(INDEX_FILE))
 }
 
 /// Whether this process may write the catalog's index: the index file and `.toolctl/` (SQLite

@@ -2,7 +2,7 @@
 //! was checked, files are read only when they are safe to read, reads leave git clean, and a
 //! killed write leaves nothing a reader trips on.
 
-use crate::common::{Run, TestEnv, read_json, tool_doc, tool_doc_with, write_file};
+use crate::common::{Run, TestEnv, find_files, read_json, tool_doc, tool_doc_with, write_file};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -594,9 +594,17 @@ impl Drop for Immutable {
     }
 }
 
+/// A read-only catalog with and without `.toolctl/`, read with the cache folder usable
+/// (`~/.cache`, `$XDG_CACHE_HOME`) or not: the index is then kept in
+/// `<cache>/toolctl/<hash>/index.sqlite`, else built in memory, and each command says which once.
 #[test]
-fn a_read_only_catalog_can_be_read_from_an_index_in_memory() {
-    for with_state in [true, false] {
+fn a_read_only_catalog_is_read_from_an_index_in_the_cache_folder_else_in_memory() {
+    for (with_state, cache) in [
+        (true, "home"),
+        (false, "home"),
+        (false, "xdg"),
+        (true, "unusable"),
+    ] {
         let env = TestEnv::new();
         env.bundle("b");
         env.put_tool(
@@ -611,11 +619,28 @@ fn a_read_only_catalog_can_be_read_from_an_index_in_memory() {
         if !with_state {
             std::fs::remove_dir_all(env.catalog().join(".toolctl")).unwrap();
         }
+        let xdg_cache = env.root().join("xdg-cache");
+        // A cache folder that cannot be made: XDG_CACHE_HOME inside the frozen catalog.
+        let unusable = env.catalog().join("no-cache");
         let _frozen = Immutable::new(env.catalog());
         assert!(
             std::fs::write(env.catalog().join("probe"), "x").is_err(),
             "the catalog must not be writable"
         );
+        let run = |args: &[&str]| {
+            let mut command = env.command(args);
+            match cache {
+                "xdg" => command.env("XDG_CACHE_HOME", &xdg_cache),
+                "unusable" => command.env("XDG_CACHE_HOME", &unusable),
+                _ => &mut command,
+            };
+            Run::of(command, None)
+        };
+        let expected = match cache {
+            "home" => "its search index is kept in",
+            "xdg" => "its search index is kept in",
+            _ => "built in memory",
+        };
         for args in [
             &["search", "city"][..],
             &["tool", "list"],
@@ -623,18 +648,37 @@ fn a_read_only_catalog_can_be_read_from_an_index_in_memory() {
             &["pick", "time", "--scorer", "keyword"],
             &["index", "status"],
         ] {
-            let run = env.run(args);
+            let run = run(args);
             run.success();
             assert_eq!(
                 run.stderr.matches("cannot be written").count(),
                 1,
-                "said once ({args:?}, .toolctl: {with_state})\n{run}"
+                "said once ({args:?}, .toolctl: {with_state}, cache: {cache})\n{run}"
             );
+            assert!(run.stderr.contains(expected), "{cache}: {run}");
             assert!(!run.stderr.contains("readonly database"), "{run}");
         }
-        let list = env.json(&["tool", "list", "--bundle", "b"]);
+        let list: Value = run(&["--json", "tool", "list", "--bundle", "b"]).json();
         assert_eq!(list["items"][0]["ref"], "b/clock@v1");
-        let found = env.json(&["search", "city"]);
+        let found: Value = run(&["--json", "search", "city"]).json();
         assert_eq!(found["items"][0]["ref"], "b/clock@v1", "{found:#}");
+        let cached = match cache {
+            "home" => find_files(&env.home().join(".cache/toolctl"), "index.sqlite"),
+            "xdg" => find_files(&xdg_cache.join("toolctl"), "index.sqlite"),
+            _ => Vec::new(),
+        };
+        if cache == "unusable" {
+            assert!(!unusable.exists());
+        } else {
+            assert_eq!(cached.len(), 1, "{cache}: {cached:?}");
+            let status: Value = run(&["--json", "index", "status"]).json();
+            assert_eq!(status["path"], json!(cached[0]), "{status:#}");
+            // `index rebuild` rebuilds the cached index.
+            std::fs::write(&cached[0], b"not a database").unwrap();
+            run(&["index", "rebuild"]).success();
+            let status: Value = run(&["--json", "index", "status"]).json();
+            assert_eq!(status["lastSync"]["rebuilt"], false, "{status:#}");
+            assert!(status["tools"].as_u64().unwrap() >= 1, "{status:#}");
+        }
     }
 }
