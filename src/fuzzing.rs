@@ -33,8 +33,13 @@ pub fn tool_json(data: &[u8]) {
         return;
     };
     let violations = tool.check(&doc);
-    let hosts = HostPolicy::new([HOST]).unwrap_or_default();
-    let unavailable = tool.unavailable_reason(&hosts);
+    let Ok(config) = crate::catalog::config::Config::from_doc(
+        json!({ "allowedHosts": [HOST] }),
+        Path::new("toolctl.json"),
+    ) else {
+        return;
+    };
+    let unavailable = tool.unavailable_reason(&config);
     if !violations.is_empty() {
         return;
     }
