@@ -223,6 +223,61 @@ fn a_tool_json_symlinked_to_dev_zero_is_refused() {
     check_bad_tool_file_is_reported(&env, &file, "outside the catalog");
 }
 
+/// A bundle folder or a slug folder that is a symlink is read only when it resolves inside
+/// the catalog; one that leaves it is a problem every read reports and `validate` fails on.
+#[test]
+fn symlinked_bundle_and_slug_folders_must_stay_inside_the_catalog() {
+    for (folder, inside) in [
+        ("bundle", false),
+        ("slug", false),
+        ("bundle", true),
+        ("slug", true),
+    ] {
+        let env = TestEnv::new();
+        let id = env.bundle("b");
+        env.put_tool("b", &tool_doc("good", "v1"));
+        env.put_tool("b", &tool_doc("bad", "v1"));
+        let bundle_dir = env.bundle_dir(&id);
+        let real = match folder {
+            "bundle" => bundle_dir.clone(),
+            _ => bundle_dir.join("tools/bad"),
+        };
+        let away = if inside {
+            env.catalog().join("vendor").join(folder)
+        } else {
+            env.root().join("outside").join(folder)
+        };
+        std::fs::create_dir_all(away.parent().unwrap()).unwrap();
+        std::fs::rename(&real, &away).unwrap();
+        std::os::unix::fs::symlink(&away, &real).unwrap();
+        let case = format!("{folder} folder, inside: {inside}");
+        if inside {
+            let mut refs = env.refs(&["--bundle", "b"]);
+            refs.sort();
+            assert_eq!(refs, ["b/bad@v1", "b/good@v1"], "{case}");
+            continue;
+        }
+        for args in [
+            &["tool", "list"][..],
+            &["search", "now"],
+            &["index", "rebuild"],
+        ] {
+            env.run(args).success().stderr_has("outside the catalog");
+        }
+        let listed = env.refs(&[]);
+        assert!(
+            !listed.iter().any(|r| r == "b/bad@v1"),
+            "{case}: {listed:?}"
+        );
+        if folder == "slug" {
+            assert_eq!(env.refs(&["--bundle", "b"]), ["b/good@v1"], "{case}");
+        }
+        env.run(&["validate"])
+            .failure(3)
+            .stdout_has("outside the catalog");
+    }
+}
+
 #[test]
 fn a_tool_json_that_is_a_fifo_does_not_hang() {
     let (env, file) = catalog_with_bad_tool_file(|f| {
