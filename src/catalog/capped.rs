@@ -3,8 +3,8 @@
 //!
 //! A file is read only if it is a regular file (a FIFO would hang the reader, `/dev/zero`
 //! would grow memory without end) and at most [`MAX_FILE_BYTES`] long; a catalog file that is
-//! a symlink must point inside its catalog (git stores symlinks, so a cloned catalog can hold
-//! one to anywhere). The file is opened without blocking and checked on the open handle, so
+//! a symlink, or lies in a symlinked folder, must resolve inside its catalog (git stores
+//! symlinks, so a cloned catalog can hold one to anywhere). The file is opened without blocking and checked on the open handle, so
 //! what is read is what was checked.
 
 use super::error::{Error, Violation};
@@ -22,7 +22,7 @@ pub enum ReadError {
     Missing,
     #[error("not a regular file (a {0}); only regular files are read")]
     NotRegular(&'static str),
-    #[error("a symlink to {}, outside the catalog; catalog files must stay inside it", .0.display())]
+    #[error("a symlink (or a file in a symlinked folder) to {}, outside the catalog; catalog files must stay inside it", .0.display())]
     Escapes(PathBuf),
     #[error("{0} bytes, over the limit of {MAX_FILE_BYTES} bytes (4 MiB)")]
     TooLarge(u64),
@@ -111,12 +111,25 @@ pub fn read_input(path: &Path) -> Result<String, Error> {
     read_text(path, None).map_err(|e| e.into_error(path))
 }
 
-/// A symlinked catalog file must resolve inside the catalog.
+/// A catalog file that is a symlink, or lies in a symlinked folder (a bundle or slug folder:
+/// git stores those too), must resolve inside the catalog. The folders between the catalog and
+/// the file are looked at (one `lstat` each); only a path through a symlink is resolved.
 fn check_inside(path: &Path, root: &Path) -> Result<(), ReadError> {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => {}
-        // Not a symlink (or missing: the open says so).
-        _ => return Ok(()),
+    let is_link =
+        |at: &Path| std::fs::symlink_metadata(at).is_ok_and(|meta| meta.file_type().is_symlink());
+    let linked = match path.strip_prefix(root) {
+        Ok(inside) => {
+            let mut at = root.to_path_buf();
+            inside.components().any(|part| {
+                at.push(part);
+                is_link(&at)
+            })
+        }
+        Err(_) => is_link(path),
+    };
+    if !linked {
+        // No symlink on the way (or missing: the open says so).
+        return Ok(());
     }
     let target = std::fs::canonicalize(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ReadError::Missing,

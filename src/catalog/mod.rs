@@ -292,6 +292,7 @@ pub struct CheckNote(std::sync::Arc<std::sync::Mutex<Checks>>);
 struct Checks {
     walk: Option<usize>,
     in_memory: bool,
+    in_cache: Option<PathBuf>,
 }
 
 impl CheckNote {
@@ -319,6 +320,17 @@ impl CheckNote {
     /// Whether an index was built in memory since the last call.
     pub fn take_in_memory(&self) -> bool {
         std::mem::take(&mut self.note().in_memory)
+    }
+
+    /// The catalog exists but cannot be written: its index is kept in the user's cache
+    /// folder, at `index`.
+    pub fn index_in_cache(&self, index: &Path) {
+        self.note().in_cache = Some(index.to_owned());
+    }
+
+    /// Where an index was kept in the cache folder since the last call, if one was.
+    pub fn take_in_cache(&self) -> Option<PathBuf> {
+        self.note().in_cache.take()
     }
 }
 

@@ -198,6 +198,15 @@ pub fn main() -> ExitCode {
             catalog.root().display(),
         ));
     }
+    if let Some(index) = ctx.checks.take_in_cache()
+        && let Ok(location) = ctx.location()
+    {
+        ctx.ui.warn(&format!(
+            "{} cannot be written: its search index is kept in {} instead",
+            location.path().display(),
+            index.display()
+        ));
+    }
     if ctx.checks.take_in_memory()
         && let Ok(location) = ctx.location()
     {

@@ -21,6 +21,7 @@ mod sync;
 #[cfg(test)]
 mod tests;
 pub mod text;
+mod verify;
 pub mod watch;
 
 pub use default_version::Registration;
@@ -150,6 +151,9 @@ pub struct Index {
     path: Option<PathBuf>,
     /// The next sync builds the whole index (see [`for_a_build`](Self::for_a_build)).
     building: bool,
+    /// Records the file's stamp once `conn` has closed, when toolctl trusts the file (see
+    /// [`verify`]). After `conn`: fields drop in order.
+    stamp: verify::StampOnClose,
 }
 
 /// What `index status` shows.
@@ -182,25 +186,46 @@ impl Index {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Self, SyncReport)> {
         let exists = catalog.root().is_dir();
-        if !exists || !can_write_state(catalog) {
-            // Reads never create a catalog, and a catalog this process cannot write (a
-            // read-only mount, another user's tree) is still read: from an index in memory.
-            if exists {
-                catalog.check_note().index_in_memory();
+        if exists && !can_write_state(catalog) {
+            // A catalog this process cannot write (a read-only mount, another user's tree) is
+            // still read: from an index in the user's cache folder, else in memory.
+            if let Some(path) = cache_file(catalog)
+                && let Ok(opened) = Self::open_at(catalog, &path, progress)
+            {
+                catalog.check_note().index_in_cache(&path);
+                return Ok(opened);
             }
+            catalog.check_note().index_in_memory();
+        }
+        if !exists || !can_write_state(catalog) {
+            // Reads never create a catalog.
             let mut index = Self::create(Connection::open_in_memory(), None)?;
             let report = index.sync(catalog, progress)?;
             return Ok((index, report));
         }
-        let path = Self::file(catalog);
-        let existed = path.exists();
+        Self::open_at(catalog, &Self::file(catalog), progress)
+    }
+
+    /// [`open`](Self::open) with the index file at `path`.
+    fn open_at(
+        catalog: &Catalog,
+        path: &Path,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(Self, SyncReport)> {
+        let path = path.to_owned();
+        let mut existed = path.exists();
+        // A file changed behind toolctl's back is checked whole first (see [`verify`]).
+        if existed && !verify::is_as_left(&path) && !verify::integrity_check_passes(&path) {
+            remove_index_files(&path);
+            existed = false;
+        }
         let attempt = Self::open_file(&path).and_then(|mut index| {
             if !existed {
                 index.for_a_build()?;
             }
             let mut report = index.sync(catalog, progress)?;
             report.rebuilt = !existed;
-            Ok((index, report))
+            Ok((index.trusted(), report))
         });
         match attempt {
             Err(Error::Database { source, .. }) if is_damaged(&path, &source) => {
@@ -210,7 +235,7 @@ impl Index {
                 index.for_a_build()?;
                 let mut report = index.sync(catalog, progress)?;
                 report.rebuilt = true;
-                Ok((index, report))
+                Ok((index.trusted(), report))
             }
             other => other,
         }
@@ -260,7 +285,24 @@ impl Index {
         if !path.is_file() {
             return None;
         }
-        Self::open_file(&path).ok()
+        let index = Self::open_file(&path).ok()?;
+        // Its stamp is recorded after the write only when the file was as toolctl left it;
+        // otherwise the next read checks it.
+        Some(if verify::is_as_left(&path) {
+            index.trusted()
+        } else {
+            index
+        })
+    }
+
+    /// The file is one toolctl trusts (it built it, checked it, or found it as it left it):
+    /// record its stamp now and when the connection closes.
+    fn trusted(mut self) -> Self {
+        if let Some(path) = &self.path {
+            verify::record(path);
+            self.stamp = verify::StampOnClose(Some(path.clone()));
+        }
+        self
     }
 
     /// Delete the index and build it again from the files.
@@ -269,6 +311,11 @@ impl Index {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Self, SyncReport)> {
         remove_index_files(&Self::file(catalog));
+        if !can_write_state(catalog)
+            && let Some(path) = cache_file(catalog)
+        {
+            remove_index_files(&path);
+        }
         let (index, mut report) = Self::open(catalog, progress)?;
         report.rebuilt = true;
         Ok((index, report))
@@ -347,6 +394,7 @@ impl Index {
             conn,
             path,
             building: false,
+            stamp: verify::StampOnClose(None),
         })
     }
 
@@ -463,6 +511,23 @@ fn is_unusable(error: &rusqlite::Error) -> bool {
     }
 }
 
+/// Where the index of a catalog this process cannot write is kept:
+/// `$XDG_CACHE_HOME/toolctl/<hash of the catalog's path>/index.sqlite` (`~/.cache` when
+/// `XDG_CACHE_HOME` is not set); `None` when neither is set.
+fn cache_file(catalog: &Catalog) -> Option<PathBuf> {
+    use sha2::Digest;
+    let var = |name| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let cache = var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|home| home.join(".cache")))?;
+    let root = std::fs::canonicalize(catalog.root()).unwrap_or_else(|_| catalog.root().into());
+    let digest = sha2::Sha256::digest(root.as_os_str().as_encoded_bytes());
+    let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    Some(cache.join("toolctl").join(hash).join(INDEX_FILE))
+}
+
 /// Whether this process may write the catalog's index: the index file and `.toolctl/` (SQLite
 /// writes its side files there), or the catalog folder when `.toolctl/` is not there yet.
 fn can_write_state(catalog: &Catalog) -> bool {
@@ -520,9 +585,9 @@ fn quick_check_passes(path: &Path) -> bool {
         .is_ok_and(|answer| answer == "ok")
 }
 
-/// Remove the index and SQLite's side files.
+/// Remove the index, SQLite's side files and the index's stamp.
 fn remove_index_files(path: &Path) {
-    for suffix in ["", "-wal", "-shm"] {
+    for suffix in ["", "-wal", "-shm", ".stamp"] {
         let mut name = path.as_os_str().to_owned();
         name.push(suffix);
         let _ = std::fs::remove_file(PathBuf::from(name));
