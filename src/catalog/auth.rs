@@ -157,6 +157,24 @@ pub fn token_url(oauth: &OAuth2) -> Result<url::Url, String> {
     url::Url::parse(&oauth.token_url).map_err(|e| format!("tokenUrl is not a URL: {e}"))
 }
 
+/// Why the token URL of `http`'s auth may not be called under `hosts`, if it may not.
+pub fn host_problem(
+    http: &super::model::HttpImpl,
+    hosts: &super::rules::HostPolicy,
+) -> Option<String> {
+    let Some(Auth::OAuth2(oauth)) = &http.auth else {
+        return None;
+    };
+    match token_url(oauth) {
+        Err(message) => Some(message),
+        Ok(url) if !hosts.allows(&url) => Some(format!(
+            "host '{}' of auth.tokenUrl is not in allowedHosts of toolctl.json",
+            url.host_str().unwrap_or_default()
+        )),
+        Ok(_) => None,
+    }
+}
+
 /// The rules of `impl.auth` that need no configuration (its type, algorithm and encoding
 /// are known when it parsed): every secret it names is declared, its headers are header
 /// names, its templates name only what they may, its token URL is one toolctl may call.
