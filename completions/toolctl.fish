@@ -219,6 +219,9 @@ native\t'A function compiled into toolctl'"
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l version -d 'The version to create' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l url -d 'HTTP tools: the URL template (default: one on the first host of allowedHosts)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l func -d 'Native tools: the function to run (default: now)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l auth -d 'HTTP tools: how calls authenticate (impl.auth, with the secrets it names declared)' -r -f -a "bearer\t'Authorization: Bearer <secret>'
+hmac\t'A header holding the HMAC of the request'
+oauth2\t'An OAuth2 client-credentials token, fetched and cached'"
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l json -d 'Print one JSON document on stdout, errors included'
@@ -320,6 +323,7 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l workspace -d 
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l approve -d 'Approve in advance a run that needs a person\'s approval (noSchemaMode human-approval)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l stream -d 'Print each event of a streamed (SSE) response as it comes (one JSON line each with --json)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l no-progress -d 'Never show progress bars'

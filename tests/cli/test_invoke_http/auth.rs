@@ -749,3 +749,61 @@ fn secrets_of_1_3_and_40_characters_never_show_in_outputs_or_state_files() {
         }
     }
 }
+
+// --- tool new --auth ----------------------------------------------------------------------------
+
+#[test]
+fn tool_new_auth_writes_skeletons_that_validate_and_run() {
+    let api = Api::start(&[("CLIENT_ID", CLIENT_ID), ("CLIENT_SECRET", CLIENT_SECRET)]);
+    for kind in ["bearer", "hmac", "oauth2"] {
+        let slug = format!("with-{kind}");
+        let run = api.env.run(&[
+            "tool",
+            "new",
+            "h",
+            &slug,
+            "--url",
+            &api.url("/api"),
+            "--auth",
+            kind,
+        ]);
+        run.success();
+        let doc = read_json(Path::new(run.stdout.trim()));
+        let auth = &doc["impl"]["auth"];
+        let declared: Vec<&str> = doc["secrets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        for field in ["secret", "clientIdSecret", "clientSecretSecret"] {
+            if let Some(name) = auth[field].as_str() {
+                assert!(declared.contains(&name), "{kind}: {doc}");
+            }
+        }
+    }
+    let run = api.env.run(&["validate", "--strict"]);
+    run.success();
+    // The OAuth2 skeleton's token URL is on the tool's own (allowed) host.
+    let run = api.env.run(&["tool", "enable", "h/with-oauth2"]);
+    run.success();
+    let mut cmd = api.env.command(&[
+        "--json",
+        "invoke",
+        "h/with-oauth2",
+        "--args",
+        r#"{"query":"x"}"#,
+    ]);
+    cmd.env("TOOLCTL_SECRET_CLIENT_ID", CLIENT_ID)
+        .env("TOOLCTL_SECRET_CLIENT_SECRET", CLIENT_SECRET);
+    let run = Run::of(cmd, None);
+    // The skeleton's scopes are not the server's: the token endpoint refuses, having been asked.
+    let err = error_doc(&run, 7);
+    assert!(err.error.message.contains("token endpoint"), "{run}");
+    assert_eq!(api.requests("/oauth/token").len(), 1);
+
+    let refused = api.env.run(&[
+        "tool", "new", "h", "n", "--type", "native", "--auth", "bearer",
+    ]);
+    refused.failure(3);
+}
