@@ -39,6 +39,7 @@ struct ConfigView {
     #[serde(default)]
     index: IndexConfig,
     #[serde(default)]
+    mcp_servers: std::collections::BTreeMap<String, super::mcp_servers::McpServer>,
     http: HttpDefaults,
 }
 
@@ -175,6 +176,9 @@ pub struct Config {
     pub pick: PickConfig,
     pub attach: AttachConfig,
     pub index: IndexConfig,
+    /// `mcpServers`: the servers `mcp` tools name (checked by `validate`, not here: a broken
+    /// entry makes its tools unavailable, not the catalog).
+    pub mcp_servers: super::mcp_servers::McpServers,
     pub http: HttpDefaults,
     /// `http.rateLimitWindow`: the "minute" of `maxCallsPerMinute`.
     pub rate_limit_window: Duration,
@@ -253,6 +257,7 @@ impl Config {
             pick: view.pick,
             attach: view.attach,
             index: view.index,
+            mcp_servers: std::sync::Arc::new(view.mcp_servers),
             http: view.http,
             rate_limit_window,
             builtin_enabled: view.builtin.is_enabled,
