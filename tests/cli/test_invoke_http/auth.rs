@@ -632,19 +632,23 @@ fn an_event_stream_is_read_until_it_ends_or_a_terminal_event() {
 #[test]
 fn a_never_ending_stream_stops_at_the_timeout_or_the_size_cap() {
     let api = Api::start(&[]);
+    // toolctl.json's defaults; a tool's own field wins.
+    api.env
+        .edit_config(|c| c["http"] = json!({ "timeoutMs": 800, "maxResponseBytes": 300 }));
     api.tool(
         "forever",
-        json!({ "urlTemplate": api.url("/sse/forever"), "responseEncoding": "sse", "timeoutMs": 800 }),
-        json!({}),
+        json!({ "urlTemplate": api.url("/sse/forever"), "responseEncoding": "sse" }),
+        json!({ "maxResponseBytes": 1_000_000 }),
     );
     let started = Instant::now();
     let err = error_doc(&api.run("forever", &json!({}), &[]), 7);
-    assert_eq!(err.error.code, "TIMEOUT");
+    assert_eq!(err.error.code, "TIMEOUT", "{err:?}");
+    assert!(err.error.message.contains("800 ms"), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(5));
     api.tool(
         "capped",
         json!({ "urlTemplate": api.url("/sse/forever"), "responseEncoding": "sse", "timeoutMs": 8000 }),
-        json!({ "maxResponseBytes": 300 }),
+        json!({}),
     );
     let err = error_doc(&api.run("capped", &json!({}), &[]), 7);
     assert_eq!(err.error.code, "UPSTREAM_ERROR");
