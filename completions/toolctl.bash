@@ -2778,7 +2778,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__new)
-            opts="-q -h --type --version --url --func --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --type --version --url --func --auth --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2798,6 +2798,10 @@ _toolctl() {
                     ;;
                 --func)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auth)
+                    COMPREPLY=($(compgen -W "bearer hmac oauth2" -- "${cur}"))
                     return 0
                     ;;
                 --catalog)

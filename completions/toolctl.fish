@@ -222,6 +222,9 @@ native\t'A function compiled into toolctl'"
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l version -d 'The version to create' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l url -d 'HTTP tools: the URL template (default: one on the first host of allowedHosts)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l func -d 'Native tools: the function to run (default: now)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l auth -d 'HTTP tools: how calls authenticate (impl.auth, with the secrets it names declared)' -r -f -a "bearer\t'Authorization: Bearer <secret>'
+hmac\t'A header holding the HMAC of the request'
+oauth2\t'An OAuth2 client-credentials token, fetched and cached'"
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l json -d 'Print one JSON document on stdout, errors included'

@@ -157,6 +157,24 @@ pub fn token_url(oauth: &OAuth2) -> Result<url::Url, String> {
     url::Url::parse(&oauth.token_url).map_err(|e| format!("tokenUrl is not a URL: {e}"))
 }
 
+/// Why the token URL of `http`'s auth may not be called under `hosts`, if it may not.
+pub fn host_problem(
+    http: &super::model::HttpImpl,
+    hosts: &super::rules::HostPolicy,
+) -> Option<String> {
+    let Some(Auth::OAuth2(oauth)) = &http.auth else {
+        return None;
+    };
+    match token_url(oauth) {
+        Err(message) => Some(message),
+        Ok(url) if !hosts.allows(&url) => Some(format!(
+            "host '{}' of auth.tokenUrl is not in allowedHosts of toolctl.json",
+            url.host_str().unwrap_or_default()
+        )),
+        Ok(_) => None,
+    }
+}
+
 /// The rules of `impl.auth` that need no configuration (its type, algorithm and encoding
 /// are known when it parsed): every secret it names is declared, its headers are header
 /// names, its templates name only what they may, its token URL is one toolctl may call.
@@ -221,4 +239,56 @@ pub fn check(tool: &Tool, auth: &Auth, out: &mut Vec<Violation>) {
         }
         _ => {}
     }
+}
+
+/// The kinds of `impl.auth` `tool new --auth` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkeletonAuth {
+    Bearer,
+    Hmac,
+    OAuth2,
+}
+
+/// Give the skeleton of an HTTP tool (`doc`, from [`super::skeleton::tool`]) an `impl.auth`
+/// of `kind`, with the secrets it names declared; an OAuth2 token URL is on the tool's own
+/// host (which `allowedHosts` holds).
+pub fn add_to_skeleton(doc: &mut serde_json::Value, kind: SkeletonAuth) {
+    use serde_json::json;
+    let url = doc
+        .pointer("/impl/urlTemplate")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    let origin = super::rules::check_url_shape(url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_else(|_| "https://auth.example.com".to_owned());
+    let (auth, secrets) = match kind {
+        SkeletonAuth::Bearer => (
+            json!({ "type": "bearer", "secret": "API_TOKEN" }),
+            json!(["API_TOKEN"]),
+        ),
+        SkeletonAuth::Hmac => (
+            json!({
+                "type": "hmac",
+                "secret": "SIGNING_KEY",
+                "algorithm": "sha256",
+                "header": "X-Signature",
+                "encoding": "hex",
+                "sign": "${timestamp}.${method}.${path}.${body}",
+                "timestampHeader": "X-Timestamp"
+            }),
+            json!(["SIGNING_KEY"]),
+        ),
+        SkeletonAuth::OAuth2 => (
+            json!({
+                "type": "oauth2-client-credentials",
+                "tokenUrl": format!("{origin}/oauth/token"),
+                "clientIdSecret": "CLIENT_ID",
+                "clientSecretSecret": "CLIENT_SECRET",
+                "scopes": ["read"]
+            }),
+            json!(["CLIENT_ID", "CLIENT_SECRET"]),
+        ),
+    };
+    doc["impl"]["auth"] = auth;
+    doc["secrets"] = secrets;
 }

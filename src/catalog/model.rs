@@ -459,7 +459,9 @@ impl Tool {
         let Some(http) = self.http_impl() else {
             return Some("impl is not a valid HTTP implementation".to_owned());
         };
-        rules::check_url_template(&http.url_template, hosts).err()
+        rules::check_url_template(&http.url_template, hosts)
+            .err()
+            .or_else(|| super::auth::host_problem(&http, hosts))
     }
 }
 

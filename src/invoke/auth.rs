@@ -408,3 +408,37 @@ fn fetch(
         expires_at: now + life,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The README's two recipes (their vectors are checked with Python's hmac by the CLI
+    /// tests).
+    #[test]
+    fn the_readme_vectors_come_out_of_digest_and_fill() {
+        let mac =
+            digest::<hmac::Hmac<sha2::Sha256>>(b"It's a Secret to Everybody", b"Hello, World!");
+        assert_eq!(
+            fill("sha256=${signature}", &[("signature", &hex(&mac))]).unwrap(),
+            "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+        );
+        let mac = digest::<hmac::Hmac<sha2::Sha256>>(
+            b"whsec_test_secret",
+            br#"1700000000.{"id":"evt_1"}"#,
+        );
+        assert_eq!(
+            fill(
+                "t=${timestamp},v1=${signature}",
+                &[("signature", &hex(&mac)), ("timestamp", "1700000000")]
+            )
+            .unwrap(),
+            "t=1700000000,v1=248a374f50f943a28b0f6ab50faf9a7e7e29b710fa26df9fb1618b9bf8ea9c9a"
+        );
+        assert!(fill("${secret}", &[("signature", "x")]).is_err());
+    }
+}

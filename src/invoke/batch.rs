@@ -28,6 +28,8 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 pub const MAX_CALLS: usize = 20;
+/// The largest batch document taken, in bytes (as the seed's batch API).
+pub const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
 pub const MAX_CALL_ID: usize = 120;
 pub const WAIT_DEFAULT_MS: u64 = 15_000;
 pub const WAIT_RANGE_MS: std::ops::RangeInclusive<u64> = 100..=60_000;
@@ -54,6 +56,19 @@ pub struct Request {
 
 fn invalid(message: impl Into<String>, pointer: &str) -> Failure {
     Failure::new(ErrorCode::ValidationError, message).with_details(json!({ "pointer": pointer }))
+}
+
+/// Refuse a batch document of `bytes` bytes when it is over [`MAX_DOCUMENT_BYTES`].
+pub fn check_size(bytes: usize) -> Result<(), Failure> {
+    if bytes > MAX_DOCUMENT_BYTES {
+        return Err(invalid(
+            format!(
+                "the batch document is {bytes} bytes; a batch may be at most 1 MiB ({MAX_DOCUMENT_BYTES} bytes)"
+            ),
+            "",
+        ));
+    }
+    Ok(())
 }
 
 /// Read a batch request (see the module comment).

@@ -437,9 +437,9 @@ pub fn call(
     }
 }
 
-/// The call once its request is built: a slot under `maxCallsPerMinute`, the credentials of
-/// `impl.auth`, the exchange, and (with an OAuth2 token the server refused) once again with a
-/// new token.
+/// The call once its request is built: the credentials of `impl.auth`, a slot under
+/// `maxCallsPerMinute`, the exchange, and (with an OAuth2 token the server refused) once again
+/// with a new token, in a slot of its own.
 fn run(
     entry: &ToolEntry,
     spec: &HttpImpl,
@@ -449,7 +449,14 @@ fn run(
     clock: &Clock,
     options: &Options,
 ) -> Result<Value, Failure> {
-    limits::acquire(entry, options, clock)?;
+    // Redirects are followed here ([`follow`]), not by reqwest, so secret-bearing headers can
+    // be dropped when one leads to another origin (reqwest would keep `X-Api-Key`).
+    let client = crate::base::http::client(reqwest::redirect::Policy::none()).map_err(|e| {
+        Failure::new(
+            ErrorCode::Internal,
+            format!("cannot make an HTTP client: {e}"),
+        )
+    })?;
     let mut refused_token: Option<String> = None;
     loop {
         let mut request = request.clone();
@@ -464,8 +471,17 @@ fn run(
             )?,
             None => None,
         };
-        let response =
-            send(&entry.tool, request, options, clock, &values.redactor).map_err(Failure::ran)?;
+        // The slot is taken right before sending, so the server sees the calls as spaced.
+        limits::acquire(entry, options, clock)?;
+        let response = send(
+            &client,
+            &entry.tool,
+            request,
+            options,
+            clock,
+            &values.redactor,
+        )
+        .map_err(Failure::ran)?;
         if response.status() == reqwest::StatusCode::UNAUTHORIZED
             && refused_token.is_none()
             && let Some(token) = token
@@ -546,20 +562,13 @@ fn redact(failure: Failure, redactor: &Redactor) -> Failure {
 /// Send with retries: the last answer. `timeoutMs` bounds the whole call: every attempt,
 /// redirect, wait between attempts and the reading of the body.
 fn send(
+    client: &reqwest::blocking::Client,
     tool: &crate::catalog::model::Tool,
     request: Request,
     options: &Options,
     clock: &Clock,
     redactor: &Redactor,
 ) -> Result<reqwest::blocking::Response, Failure> {
-    // Redirects are followed here ([`follow`]), not by reqwest, so secret-bearing headers can
-    // be dropped when one leads to another origin (reqwest would keep `X-Api-Key`).
-    let client = crate::base::http::client(reqwest::redirect::Policy::none()).map_err(|e| {
-        Failure::new(
-            ErrorCode::Internal,
-            format!("cannot make an HTTP client: {e}"),
-        )
-    })?;
     let idempotent = matches!(
         request.method.as_str(),
         "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS"
@@ -575,7 +584,7 @@ fn send(
     };
     let mut attempt = 0;
     loop {
-        let waited = match follow(&client, &request, &options.hosts, clock)? {
+        let waited = match follow(client, &request, &options.hosts, clock)? {
             Ok(response) => {
                 let status = response.status().as_u16();
                 if attempt < retries && (status == 429 || status >= 500) {

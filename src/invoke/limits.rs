@@ -13,8 +13,10 @@
 //! more than the limit. A call without a slot waits for the oldest one to come back, as long
 //! as its time (`timeoutMs`, or a batch's `wait_ms`) allows; when it cannot get one in time
 //! it fails at once with `RATE_LIMITED` (exit 7) and sends nothing. The window is a minute;
-//! `http.rateLimitWindow` in `toolctl.json` shortens it (for tests). A call's retries ride on
-//! its slot.
+//! `http.rateLimitWindow` in `toolctl.json` shortens it (for tests). The slot is taken right
+//! before the request is sent (after the client is made and the credentials are on it), so
+//! the server sees the calls spaced as counted; a request sent again after a 401 to an OAuth2
+//! token takes a slot of its own; the retries of `maxRetries` ride on their call's slot.
 
 use super::http::Clock;
 use super::{Failure, Options};

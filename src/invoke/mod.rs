@@ -277,7 +277,9 @@ fn check_callable(entry: &ToolEntry, hosts: &HostPolicy) -> Result<(), Failure> 
         // An HTTP tool whose host is not (or no longer) allowed: say so in its own code.
         if let Some(spec) = entry.tool.http_impl()
             && let Err(message) =
-                crate::catalog::rules::check_url_template(&spec.url_template, hosts)
+                crate::catalog::rules::check_url_template(&spec.url_template, hosts).and_then(
+                    |_| crate::catalog::auth::host_problem(&spec, hosts).map_or(Ok(()), Err),
+                )
         {
             return Err(
                 Failure::new(ErrorCode::HostNotAllowed, format!("{reference}: {message}"))

@@ -291,6 +291,11 @@ fn check_http(tool: &Tool, cx: &Context, notes: &mut Vec<Note>) {
             }
         }
     }
+    if let Some(hosts) = cx.hosts
+        && let Some(message) = crate::catalog::auth::host_problem(&http, hosts)
+    {
+        notes.push(Note::error("host", "/impl/auth/tokenUrl", message));
+    }
     // Annotations that speak of side effects say it as clearly as `safe` does.
     let said = tool.safe.is_some()
         || tool

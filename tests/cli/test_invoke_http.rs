@@ -345,6 +345,7 @@ fn files_holding(dir: &Path, needle: &str) -> Vec<std::path::PathBuf> {
 
 // --- arguments are checked before any request ---------------------------------------------------
 
+mod auth;
 mod limits;
 mod requests;
 mod responses;

@@ -172,6 +172,7 @@ fn remedy_hint(remedy: &Remedy) -> String {
 /// `--batch`: the calls run by [`batch::run`], answered as one document bound to `call_id`s.
 fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliError> {
     let (text, name) = crate::cli::shared::read_text(source)?;
+    batch::check_size(text.len()).map_err(into_error)?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
         CliError::invalid(format!("{name}: not valid JSON: {e}")).with_details(
             serde_json::json!({ "file": name, "line": e.line(), "column": e.column() }),

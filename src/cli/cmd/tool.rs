@@ -53,6 +53,20 @@ pub struct NewArgs {
     /// Native tools: the function to run (default: now)
     #[arg(long, value_name = "NAME")]
     pub func: Option<String>,
+    /// HTTP tools: how calls authenticate (impl.auth, with the secrets it names declared)
+    #[arg(long, value_enum, value_name = "KIND", conflicts_with = "func")]
+    pub auth: Option<NewAuth>,
+}
+
+/// The `impl.auth` kinds `tool new --auth` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NewAuth {
+    /// Authorization: Bearer <secret>
+    Bearer,
+    /// A header holding the HMAC of the request
+    Hmac,
+    /// An OAuth2 client-credentials token, fetched and cached
+    Oauth2,
 }
 
 /// The kinds of tool `tool new` writes.
@@ -147,7 +161,19 @@ fn new(ctx: &Ctx, args: &NewArgs) -> Result<Output, CliError> {
             }
         },
     };
-    let doc = skeleton::tool(&args.slug, &args.version, &how);
+    let mut doc = skeleton::tool(&args.slug, &args.version, &how);
+    if let Some(auth) = args.auth {
+        if args.kind != NewType::Http {
+            return Err(CliError::invalid("--auth is for HTTP tools (--type http)"));
+        }
+        use crate::catalog::auth::{SkeletonAuth, add_to_skeleton};
+        let kind = match auth {
+            NewAuth::Bearer => SkeletonAuth::Bearer,
+            NewAuth::Hmac => SkeletonAuth::Hmac,
+            NewAuth::Oauth2 => SkeletonAuth::OAuth2,
+        };
+        add_to_skeleton(&mut doc, kind);
+    }
     let entry = ctx.write(|catalog| {
         let entry = catalog.put_tool(doc, "tool new", Some(&args.bundle))?;
         catalog.write_schemas()?;

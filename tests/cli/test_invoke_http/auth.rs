@@ -1,0 +1,813 @@
+//! `impl.auth`, `maxCallsPerMinute`, `maxRequestBytes` and SSE streams (issue 21), against
+//! `tests/fixtures/auth_server.py`: a Python server on 127.0.0.1 that checks bearer tokens,
+//! recomputes HMAC signatures with Python's own `hmac`, plays an OAuth2 token endpoint
+//! (counting token requests, expiring tokens, refusing a token once) and streams events.
+
+use super::*;
+use crate::common::read_json;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// The Python API and a catalog whose `allowedHosts` holds it, with a bundle `h`.
+struct Api {
+    env: TestEnv,
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Api {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Api {
+    /// Start the server with these environment variables (its settings).
+    fn start(vars: &[(&str, &str)]) -> Self {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/auth_server.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .envs(vars.iter().copied())
+            .stdout(Stdio::piped())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("python3 runs the test server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port: u16 = line.trim().parse().expect("the server prints its port");
+        let env = TestEnv::new();
+        env.edit_config(|config| {
+            config["allowedHosts"] = json!([format!("127.0.0.1:{port}")]);
+        });
+        env.bundle("h");
+        Self { env, child, port }
+    }
+
+    fn url(&self, rest: &str) -> String {
+        format!("http://127.0.0.1:{}{rest}", self.port)
+    }
+
+    /// Put `h/<slug>@v1` with this `impl` and these top-level fields.
+    fn tool(&self, slug: &str, imp: Value, extra: Value) {
+        self.env.put_tool("h", &http_doc(slug, imp, extra));
+    }
+
+    /// What the server received, but `/requests` itself, on paths starting with `prefix`.
+    fn requests(&self, prefix: &str) -> Vec<Value> {
+        let text = reqwest::blocking::get(self.url("/requests"))
+            .unwrap()
+            .text()
+            .unwrap();
+        let all: Vec<Value> = serde_json::from_str(&text).unwrap();
+        all.into_iter()
+            .filter(|r| r["path"].as_str().unwrap().starts_with(prefix))
+            .collect()
+    }
+
+    fn command(&self, tool: &str, args: &Value, secrets: &[(&str, &str)]) -> Command {
+        let mut cmd = self.env.command(&[
+            "--json",
+            "invoke",
+            &format!("h/{tool}"),
+            "--args",
+            &args.to_string(),
+        ]);
+        for (name, value) in secrets {
+            cmd.env(format!("TOOLCTL_SECRET_{name}"), value);
+        }
+        cmd
+    }
+
+    fn run(&self, tool: &str, args: &Value, secrets: &[(&str, &str)]) -> Run {
+        Run::of(self.command(tool, args, secrets), None)
+    }
+
+    #[track_caller]
+    fn value(&self, tool: &str, args: &Value, secrets: &[(&str, &str)]) -> Value {
+        let run = self.run(tool, args, secrets);
+        run.success();
+        run.json()["value"].clone()
+    }
+
+    /// `n` runs of the tool at once (each its own process).
+    fn parallel(&self, n: usize, tool: &str, secrets: &[(&str, &str)]) -> Vec<Run> {
+        let children: Vec<_> = (0..n)
+            .map(|_| {
+                let mut cmd = self.command(tool, &json!({}), secrets);
+                cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+                (format!("{cmd:?}"), cmd.spawn().unwrap())
+            })
+            .collect();
+        children
+            .into_iter()
+            .map(|(name, child)| Run::from_output(name, child.wait_with_output().unwrap()))
+            .collect()
+    }
+}
+
+/// Where `secret` stands as a whole token in `text` (no letter or digit next to it): the
+/// places a redactor must have cleaned. A longer secret counts anywhere.
+fn standing(text: &str, secret: &str) -> usize {
+    let whole = secret.chars().count() < 8;
+    text.match_indices(secret)
+        .filter(|(at, _)| {
+            !whole
+                || !(text[..*at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_alphanumeric)
+                    || text[at + secret.len()..]
+                        .chars()
+                        .next()
+                        .is_some_and(char::is_alphanumeric))
+        })
+        .count()
+}
+
+const TOKEN40: &str = "tk40-aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ";
+
+// --- bearer, basic, header, query -------------------------------------------------------------
+
+#[test]
+fn bearer_auth_sends_the_declared_secret_and_an_undeclared_one_is_refused_at_put() {
+    let api = Api::start(&[("BEARER", TOKEN40)]);
+    let imp = json!({ "urlTemplate": api.url("/bearer"), "auth": { "type": "bearer", "secret": "API_TOKEN" } });
+    let refused = api
+        .env
+        .try_put_tool("h", &http_doc("b", imp.clone(), json!({ "secrets": [] })));
+    refused.failure(3);
+    assert!(
+        refused.stdout.contains("/impl/auth/secret") && refused.stdout.contains("API_TOKEN"),
+        "{refused}"
+    );
+
+    api.tool("b", imp, json!({ "secrets": ["API_TOKEN"] }));
+    assert_eq!(
+        api.value("b", &json!({}), &[("API_TOKEN", TOKEN40)]),
+        json!({ "ok": true })
+    );
+    // A wrong token: the server's 401 echoes it, redacted.
+    let wrong = "wrong-token-value-0123456789";
+    let run = api.run("b", &json!({}), &[("API_TOKEN", wrong)]);
+    let err = error_doc(&run, 7);
+    assert_eq!(err.error.code, "UPSTREAM_ERROR");
+    assert!(
+        err.error.details["body"]
+            .as_str()
+            .unwrap()
+            .contains("Bearer [redacted]"),
+        "{run}"
+    );
+    assert!(!run.stdout.contains(wrong), "{run}");
+    // No secret set: a clear error, nothing sent.
+    let before = api.requests("/bearer").len();
+    let err = error_doc(&api.run("b", &json!({}), &[]), 3);
+    assert!(err.error.message.contains("API_TOKEN"), "{err:?}");
+    assert_eq!(api.requests("/bearer").len(), before);
+}
+
+#[test]
+fn basic_header_and_query_auth_put_the_secret_where_they_say_and_never_print_it() {
+    use base64::Engine;
+    let api = Api::start(&[]);
+    let url = api.url("/echo?x=1");
+    api.tool(
+        "basic",
+        json!({ "urlTemplate": url, "auth": { "type": "basic", "userSecret": "USER", "passwordSecret": "PASS" } }),
+        json!({ "secrets": ["USER", "PASS"] }),
+    );
+    api.tool(
+        "header",
+        json!({ "urlTemplate": url, "auth": { "type": "header", "name": "X-Api-Key", "secret": "KEY" } }),
+        json!({ "secrets": ["KEY"] }),
+    );
+    api.tool(
+        "query",
+        json!({ "urlTemplate": url, "auth": { "type": "query", "name": "api key", "secret": "KEY" } }),
+        json!({ "secrets": ["KEY"] }),
+    );
+    let secrets = [
+        ("USER", "someone"),
+        ("PASS", TOKEN40),
+        ("KEY", "k/y+z 40-chars-long-key-0123456789abcdef"),
+    ];
+    for tool in ["basic", "header", "query"] {
+        let run = api.run(tool, &json!({}), &secrets);
+        run.success();
+        for (_, secret) in &secrets[1..] {
+            assert!(!run.stdout.contains(secret), "{run}");
+        }
+        assert!(run.stdout.contains("[redacted]"), "{run}");
+    }
+    let sent = api.requests("/echo");
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("someone:{TOKEN40}"));
+    assert_eq!(
+        sent[0]["headers"]["authorization"],
+        format!("Basic {basic}")
+    );
+    assert_eq!(sent[1]["headers"]["x-api-key"], secrets[2].1);
+    assert_eq!(
+        sent[2]["path"],
+        format!("/echo?x=1&api%20key={}", http_encoded(secrets[2].1))
+    );
+}
+
+// --- HMAC ---------------------------------------------------------------------------------------
+
+const HMAC_KEY: &str = "whsec_0123456789abcdefghijklmnopqrstuv";
+
+#[test]
+fn hmac_signatures_are_the_ones_python_recomputes_from_what_arrived() {
+    let api = Api::start(&[("HMAC_KEY", HMAC_KEY)]);
+    let body = json!({ "note": "${note}", "n": 1 });
+    let properties = json!({ "type": "object", "properties": { "note": { "type": "string" } } });
+    api.tool(
+        "github",
+        json!({ "method": "POST", "urlTemplate": api.url("/hmac/github"), "bodyTemplate": body,
+                "auth": { "type": "hmac", "secret": "HOOK", "header": "X-Hub-Signature-256", "value": "sha256=${signature}" } }),
+        json!({ "secrets": ["HOOK"], "argSchema": properties }),
+    );
+    api.tool(
+        "stripe",
+        json!({ "method": "POST", "urlTemplate": api.url("/hmac/stripe"), "bodyTemplate": body,
+                "auth": { "type": "hmac", "secret": "HOOK", "header": "Stripe-Signature",
+                          "sign": "${timestamp}.${body}", "value": "t=${timestamp},v1=${signature}" } }),
+        json!({ "secrets": ["HOOK"], "argSchema": properties }),
+    );
+    api.tool(
+        "full",
+        json!({ "method": "PUT", "urlTemplate": api.url("/hmac/full?q=${note}"), "bodyTemplate": body,
+                "auth": { "type": "hmac", "secret": "HOOK", "header": "X-Sig", "algorithm": "sha512", "encoding": "base64",
+                          "sign": "${method}\n${path}\n${query}\n${timestamp}\n${nonce}\n${body}",
+                          "timestampHeader": "X-Ts", "nonceHeader": "X-Nonce" } }),
+        json!({ "secrets": ["HOOK"], "argSchema": properties }),
+    );
+    let args = json!({ "note": "é \"quoted\" & more" });
+    for tool in ["github", "stripe", "full"] {
+        let run = api.run(tool, &args, &[("HOOK", HMAC_KEY)]);
+        run.success();
+        let value = &run.json()["value"];
+        assert_eq!(value["valid"], true, "{tool}: {run}");
+        assert!(!run.stdout.contains(HMAC_KEY), "{run}");
+        // The server echoes the signature: redacted like a secret.
+        if tool != "full" {
+            assert!(
+                value["got"].as_str().unwrap().contains("[redacted]"),
+                "{run}"
+            );
+        } else {
+            assert_eq!(value["nonce"], 32);
+        }
+    }
+    // A wrong key: the server says so (the signature is checked, not merely present).
+    assert_eq!(
+        api.value("github", &args, &[("HOOK", "another-key")])["valid"],
+        false
+    );
+}
+
+#[test]
+fn the_readme_hmac_vectors_are_what_python_computes() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let mut vectors = Vec::new();
+    let mut current: Vec<(String, String)> = Vec::new();
+    for line in readme.lines().map(str::trim) {
+        if let Some((field, value)) = line.split_once(':')
+            && ["key", "timestamp", "body", "header"].contains(&field)
+        {
+            current.push((field.to_owned(), value.trim().to_owned()));
+            if field == "header" {
+                vectors.push(std::mem::take(&mut current));
+            }
+        }
+    }
+    assert_eq!(vectors.len(), 2, "two recipes, each with a vector");
+    for vector in vectors {
+        let get = |name: &str| {
+            vector
+                .iter()
+                .find(|(f, _)| f == name)
+                .map(|(_, v)| v.clone())
+        };
+        let (key, body, header) = (
+            get("key").unwrap(),
+            get("body").unwrap(),
+            get("header").unwrap(),
+        );
+        let script = match get("timestamp") {
+            None => "import hmac,hashlib,sys; print('X-Hub-Signature-256: sha256=' + hmac.new(sys.argv[1].encode(), sys.argv[2].encode(), hashlib.sha256).hexdigest())".to_owned(),
+            Some(t) => format!("import hmac,hashlib,sys; print('Stripe-Signature: t={t},v1=' + hmac.new(sys.argv[1].encode(), ('{t}.' + sys.argv[2]).encode(), hashlib.sha256).hexdigest())"),
+        };
+        let out = Command::new("python3")
+            .args(["-c", &script, &key, &body])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), header);
+    }
+}
+
+// --- OAuth2 client credentials ------------------------------------------------------------------
+
+const CLIENT_ID: &str = "client-id-1";
+const CLIENT_SECRET: &str = "cs-Zx9/+=&?0123456789abcdefghijklmnopqrs";
+
+fn oauth_api(extra: &[(&str, &str)]) -> Api {
+    let mut vars = vec![
+        ("CLIENT_ID", CLIENT_ID),
+        ("CLIENT_SECRET", CLIENT_SECRET),
+        ("SCOPE", "read write"),
+    ];
+    vars.extend_from_slice(extra);
+    let api = Api::start(&vars);
+    api.tool(
+        "api",
+        json!({ "urlTemplate": api.url("/api"),
+                "auth": { "type": "oauth2-client-credentials", "tokenUrl": api.url("/token"),
+                          "clientIdSecret": "CID", "clientSecretSecret": "CSECRET", "scopes": ["read", "write"] } }),
+        json!({ "secrets": ["CID", "CSECRET"] }),
+    );
+    api
+}
+
+const OAUTH_SECRETS: [(&str, &str); 2] = [("CID", CLIENT_ID), ("CSECRET", CLIENT_SECRET)];
+
+#[test]
+fn twenty_parallel_calls_make_one_token_request_and_the_token_file_is_private() {
+    let api = oauth_api(&[("TOKEN_DELAY", "0.5")]);
+    let runs = api.parallel(20, "api", &OAUTH_SECRETS);
+    for run in &runs {
+        run.success();
+        assert_eq!(run.json()["value"], json!({ "token": 1 }), "{run}");
+    }
+    assert_eq!(api.requests("/token").len(), 1);
+    assert_eq!(api.requests("/api").len(), 20);
+
+    let dir = api.env.catalog().join(".toolctl/oauth2");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains("tok-1-"), "{text}");
+    assert!(!text.contains(CLIENT_SECRET) && !text.contains(CLIENT_ID));
+    // Never in the catalog's own files, never in what was printed.
+    let token = read_json(&files[0])["accessToken"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(files_holding(&api.env.catalog().join("bundles"), &token).is_empty());
+    assert!(files_holding(&api.env.catalog().join("bundles"), CLIENT_SECRET).is_empty());
+    for run in &runs {
+        assert!(!run.stdout.contains(&token) && !run.stderr.contains(&token));
+    }
+}
+
+#[test]
+fn a_token_is_renewed_before_it_expires_and_reused_until_then() {
+    let api = oauth_api(&[("TOKEN_TTL", "1.5")]);
+    assert_eq!(
+        api.value("api", &json!({}), &OAUTH_SECRETS),
+        json!({ "token": 1 })
+    );
+    assert_eq!(
+        api.value("api", &json!({}), &OAUTH_SECRETS),
+        json!({ "token": 1 })
+    );
+    assert_eq!(api.requests("/token").len(), 1);
+    // Renewed a tenth of its life early: at 1.35 s it is no longer used.
+    std::thread::sleep(Duration::from_millis(1400));
+    assert_eq!(
+        api.value("api", &json!({}), &OAUTH_SECRETS),
+        json!({ "token": 2 })
+    );
+    assert_eq!(api.requests("/token").len(), 2);
+    let sent = api.requests("/token");
+    let basic = sent[0]["headers"]["authorization"].as_str().unwrap();
+    assert!(basic.starts_with("Basic "), "{basic}");
+    assert_eq!(
+        sent[0]["body"],
+        "grant_type=client_credentials&scope=read%20write"
+    );
+}
+
+#[test]
+fn a_401_to_a_token_renews_it_once() {
+    let api = oauth_api(&[("REJECT", "first")]);
+    // Token 1 is refused (and revoked): token 2 is fetched and the request sent again.
+    assert_eq!(
+        api.value("api", &json!({}), &OAUTH_SECRETS),
+        json!({ "token": 2 })
+    );
+    assert_eq!(api.requests("/token").len(), 2);
+    assert_eq!(api.requests("/api").len(), 2);
+    // The cached token 2 is reused.
+    assert_eq!(
+        api.value("api", &json!({}), &OAUTH_SECRETS),
+        json!({ "token": 2 })
+    );
+    assert_eq!(api.requests("/token").len(), 2);
+    // Wrong client credentials: the token endpoint's refusal, redacted.
+    let run = api.run(
+        "api",
+        &json!({}),
+        &[
+            ("CID", "someone-else"),
+            ("CSECRET", "not-the-secret-at-all"),
+        ],
+    );
+    let err = error_doc(&run, 7);
+    assert!(
+        err.error
+            .message
+            .contains("token endpoint answered HTTP 401"),
+        "{run}"
+    );
+    assert!(!run.stdout.contains("not-the-secret-at-all"), "{run}");
+
+    // A server that refuses every token: one renewal, not a loop.
+    let api = oauth_api(&[("REJECT", "always")]);
+    let run = api.run("api", &json!({}), &OAUTH_SECRETS);
+    let err = error_doc(&run, 7);
+    assert_eq!(err.error.code, "UPSTREAM_ERROR", "{run}");
+    assert_eq!(err.error.details["status"], 401);
+    assert_eq!(api.requests("/token").len(), 2);
+    assert_eq!(api.requests("/api").len(), 2);
+}
+
+#[test]
+fn a_token_url_whose_host_is_not_allowed_is_refused_by_validate_and_invoke() {
+    let api = oauth_api(&[]);
+    api.tool(
+        "elsewhere",
+        json!({ "urlTemplate": api.url("/api"),
+                "auth": { "type": "oauth2-client-credentials", "tokenUrl": "https://auth.example.com/token",
+                          "clientIdSecret": "CID", "clientSecretSecret": "CSECRET" } }),
+        json!({ "secrets": ["CID", "CSECRET"] }),
+    );
+    let run = api.env.run(&["--json", "validate"]);
+    run.failure(3);
+    assert!(
+        run.stdout.contains("/impl/auth/tokenUrl") && run.stdout.contains("auth.example.com"),
+        "{run}"
+    );
+    let err = error_doc(&api.run("elsewhere", &json!({}), &OAUTH_SECRETS), 6);
+    assert_eq!(err.error.code, "HOST_NOT_ALLOWED", "{err:?}");
+    assert!(api.requests("/").is_empty());
+}
+
+// --- limits -------------------------------------------------------------------------------------
+
+#[test]
+fn twenty_parallel_calls_send_no_more_than_max_calls_per_minute() {
+    let api = Api::start(&[]);
+    api.env
+        .edit_config(|c| c["http"] = json!({ "rateLimitWindow": "60s" }));
+    api.tool(
+        "limited",
+        json!({ "urlTemplate": api.url("/limited"), "timeoutMs": 4000 }),
+        json!({ "maxCallsPerMinute": 5 }),
+    );
+    let runs = api.parallel(20, "limited", &[]);
+    let ok = runs.iter().filter(|r| r.code() == 0).count();
+    assert_eq!(ok, 5);
+    for run in runs.iter().filter(|r| r.code() != 0) {
+        let err = error_doc(run, 7);
+        assert_eq!(err.error.code, "RATE_LIMITED", "{run}");
+        assert_eq!(err.error.details["maxCallsPerMinute"], 5);
+    }
+    assert_eq!(api.requests("/limited").len(), 5);
+
+    // A batch counts the same slots: none is left.
+    let batch = json!({ "calls": [
+        { "call_id": "a", "name": "h/limited", "arguments": {} },
+        { "call_id": "b", "name": "h/limited", "arguments": {} },
+    ], "wait_ms": 1000 });
+    let run = api
+        .env
+        .run_stdin(&["--json", "invoke", "--batch", "-"], &batch.to_string());
+    run.success();
+    let doc = run.json();
+    for result in doc["results"].as_array().unwrap() {
+        assert_eq!(result["error"]["code"], "RATE_LIMITED", "{run}");
+    }
+    assert_eq!(api.requests("/limited").len(), 5);
+}
+
+#[test]
+fn calls_over_the_limit_wait_for_a_slot_and_no_window_holds_more_than_the_limit() {
+    let api = Api::start(&[]);
+    // A catalog-wide default, a short window.
+    api.env
+        .edit_config(|c| c["http"] = json!({ "rateLimitWindow": "2s", "maxCallsPerMinute": 4 }));
+    api.tool(
+        "limited",
+        json!({ "urlTemplate": api.url("/limited"), "timeoutMs": 15000 }),
+        json!({}),
+    );
+    let started = Instant::now();
+    let runs = api.parallel(12, "limited", &[]);
+    for run in &runs {
+        run.success();
+    }
+    assert!(
+        started.elapsed() >= Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    let mut times: Vec<f64> = api
+        .requests("/limited")
+        .iter()
+        .map(|r| r["at"].as_f64().unwrap())
+        .collect();
+    times.sort_by(f64::total_cmp);
+    assert_eq!(times.len(), 12);
+    for window in times.windows(5) {
+        // Arrival times, seen from the server: some slack for the way there from a process
+        // that got its slot (12 processes on a loaded 2-core machine).
+        assert!(window[4] - window[0] >= 1.6, "{times:?}");
+    }
+}
+
+#[test]
+fn max_request_bytes_refuses_a_large_request_before_sending_and_a_large_batch_is_refused() {
+    let api = Api::start(&[]);
+    let properties = json!({ "type": "object", "properties": { "text": { "type": "string" } } });
+    api.tool(
+        "small",
+        json!({ "method": "POST", "urlTemplate": api.url("/echo"), "bodyTemplate": { "text": "${text}" } }),
+        json!({ "maxRequestBytes": 400, "argSchema": properties }),
+    );
+    assert!(
+        api.value("small", &json!({ "text": "short" }), &[])
+            .is_object()
+    );
+    let err = error_doc(
+        &api.run("small", &json!({ "text": "x".repeat(500) }), &[]),
+        3,
+    );
+    assert_eq!(err.error.code, "VALIDATION_ERROR");
+    assert!(
+        err.error.message.contains("maxRequestBytes (400)"),
+        "{err:?}"
+    );
+    assert_eq!(api.requests("/echo").len(), 1);
+
+    // The 1 MiB default, and toolctl.json's default for every tool.
+    let big = "x".repeat(1024 * 1024);
+    api.tool(
+        "default",
+        json!({ "method": "POST", "urlTemplate": api.url("/echo"), "bodyTemplate": { "text": "${text}" } }),
+        json!({ "argSchema": properties }),
+    );
+    let args_file = api.env.work().join("big.json");
+    write_file(&args_file, &json!({ "text": big }).to_string());
+    let run = api.env.run(&[
+        "--json",
+        "invoke",
+        "h/default",
+        "--args-file",
+        args_file.to_str().unwrap(),
+    ]);
+    assert_eq!(error_doc(&run, 3).error.code, "VALIDATION_ERROR");
+    api.env
+        .edit_config(|c| c["http"] = json!({ "maxRequestBytes": 200 }));
+    let err = error_doc(
+        &api.run("default", &json!({ "text": "y".repeat(300) }), &[]),
+        3,
+    );
+    assert!(
+        err.error.message.contains("maxRequestBytes (200)"),
+        "{err:?}"
+    );
+    assert_eq!(api.requests("/echo").len(), 1);
+
+    // A batch document over 1 MiB.
+    let calls: Vec<Value> = (0..2)
+        .map(|i| json!({ "call_id": format!("c{i}"), "name": "h/small", "arguments": { "text": "z".repeat(600 * 1024) } }))
+        .collect();
+    let run = api.env.run_stdin(
+        &["--json", "invoke", "--batch", "-"],
+        &json!({ "calls": calls }).to_string(),
+    );
+    let err = error_doc(&run, 3);
+    assert!(err.error.message.contains("1 MiB"), "{run}");
+    assert_eq!(api.requests("/echo").len(), 1);
+}
+
+// --- SSE ------------------------------------------------------------------------------------------
+
+#[test]
+fn an_event_stream_is_read_until_it_ends_or_a_terminal_event() {
+    let api = Api::start(&[]);
+    api.tool(
+        "plain",
+        json!({ "urlTemplate": api.url("/sse/plain"), "responseEncoding": "sse" }),
+        json!({}),
+    );
+    assert_eq!(api.value("plain", &json!({}), &[]), json!("ab\ncd"));
+    // A slow stream that stays open after its [DONE]: the terminal event ends the call.
+    api.tool(
+        "slow",
+        json!({ "urlTemplate": api.url("/sse/slow"), "responseEncoding": "sse", "sseTerminal": "[DONE]",
+                "extractExpr": "$.text", "timeoutMs": 8000 }),
+        json!({}),
+    );
+    let started = Instant::now();
+    assert_eq!(
+        api.value("slow", &json!({}), &[]),
+        json!("part0 part1 part2 part3 part4 ")
+    );
+    assert!(started.elapsed() < Duration::from_secs(6));
+}
+
+#[test]
+fn a_never_ending_stream_stops_at_the_timeout_or_the_size_cap() {
+    let api = Api::start(&[]);
+    // toolctl.json's defaults; a tool's own field wins.
+    api.env
+        .edit_config(|c| c["http"] = json!({ "timeoutMs": 800, "maxResponseBytes": 300 }));
+    api.tool(
+        "forever",
+        json!({ "urlTemplate": api.url("/sse/forever"), "responseEncoding": "sse" }),
+        json!({ "maxResponseBytes": 1_000_000 }),
+    );
+    let started = Instant::now();
+    let err = error_doc(&api.run("forever", &json!({}), &[]), 7);
+    assert_eq!(err.error.code, "TIMEOUT", "{err:?}");
+    assert!(err.error.message.contains("800 ms"), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    api.tool(
+        "capped",
+        json!({ "urlTemplate": api.url("/sse/forever"), "responseEncoding": "sse", "timeoutMs": 8000 }),
+        json!({}),
+    );
+    let err = error_doc(&api.run("capped", &json!({}), &[]), 7);
+    assert_eq!(err.error.code, "UPSTREAM_ERROR");
+    assert!(
+        err.error.message.contains("maxResponseBytes (300"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn invoke_stream_prints_each_event_as_it_comes() {
+    let api = Api::start(&[]);
+    api.tool(
+        "slow",
+        json!({ "urlTemplate": api.url("/sse/slow"), "responseEncoding": "sse", "sseTerminal": "[DONE]", "timeoutMs": 8000 }),
+        json!({}),
+    );
+    let mut cmd = api.env.command(&["--json", "invoke", "h/slow", "--stream"]);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    // The first event arrived while the stream was still running.
+    assert!(child.try_wait().unwrap().is_none());
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let status = child.wait_with_output().unwrap();
+    let context = format!(
+        "{first}\n{}\n{}",
+        rest.join("\n"),
+        String::from_utf8_lossy(&status.stderr)
+    );
+    assert!(status.status.success(), "{context}");
+    let first: Value = serde_json::from_str(&first).expect(&context);
+    assert_eq!(
+        first,
+        json!({ "event": "delta", "data": "{\"text\": \"part0 \"}" })
+    );
+    // Then four more events, one JSON line each, and the result document.
+    for line in &rest[..4] {
+        let event: Value = serde_json::from_str(line).expect(&context);
+        assert_eq!(event["event"], "delta");
+    }
+    let result: Value = serde_json::from_str(&rest[4..].join("\n")).expect(&context);
+    assert_eq!(result["ok"], true);
+    assert_eq!(
+        result["value"].as_str().unwrap().matches("part").count(),
+        5,
+        "{context}"
+    );
+}
+
+// --- secrets of every length --------------------------------------------------------------------
+
+#[test]
+fn secrets_of_1_3_and_40_characters_never_show_in_outputs_or_state_files() {
+    for secret in ["Q", "zQx", TOKEN40] {
+        let api = Api::start(&[
+            ("CLIENT_ID", "the-client"),
+            ("CLIENT_SECRET", secret),
+            ("SCOPE", ""),
+        ]);
+        api.tool(
+            "bearer",
+            json!({ "urlTemplate": api.url("/echo"), "auth": { "type": "bearer", "secret": "S" } }),
+            json!({ "secrets": ["S"], "maxCallsPerMinute": 100 }),
+        );
+        api.tool(
+            "oauth",
+            json!({ "urlTemplate": api.url("/api"),
+                    "auth": { "type": "oauth2-client-credentials", "tokenUrl": api.url("/token"),
+                              "clientIdSecret": "CID", "clientSecretSecret": "S" } }),
+            json!({ "secrets": ["CID", "S"] }),
+        );
+        let secrets = [("S", secret), ("CID", "the-client")];
+        let mut runs = vec![
+            api.run("bearer", &json!({}), &secrets),
+            api.run("oauth", &json!({}), &secrets),
+        ];
+        let mut human = api.env.command(&["invoke", "h/bearer"]);
+        human.env("TOOLCTL_SECRET_S", secret);
+        runs.push(Run::of(human, None));
+        // A refused call: the token endpoint echoes the client's credentials.
+        runs.push(api.run("oauth", &json!({}), &[("S", secret), ("CID", "wrong")]));
+        for run in &runs {
+            assert_eq!(standing(&run.stdout, secret), 0, "{secret}: {run}");
+            assert_eq!(standing(&run.stderr, secret), 0, "{secret}: {run}");
+        }
+        assert!(runs[0].stdout.contains("[redacted]"), "{}", runs[0]);
+        let state = api.env.catalog().join(".toolctl");
+        let mut stack = vec![state];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if secret.len() > 1 || path.extension().is_some_and(|e| e == "json") {
+                    // A database's binary pages may hold any single byte next to non-letters.
+                    let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+                    assert_eq!(standing(&text, secret), 0, "{secret} in {}", path.display());
+                }
+            }
+        }
+    }
+}
+
+// --- tool new --auth ----------------------------------------------------------------------------
+
+#[test]
+fn tool_new_auth_writes_skeletons_that_validate_and_run() {
+    let api = Api::start(&[("CLIENT_ID", CLIENT_ID), ("CLIENT_SECRET", CLIENT_SECRET)]);
+    for kind in ["bearer", "hmac", "oauth2"] {
+        let slug = format!("with-{kind}");
+        let run = api.env.run(&[
+            "tool",
+            "new",
+            "h",
+            &slug,
+            "--url",
+            &api.url("/api"),
+            "--auth",
+            kind,
+        ]);
+        run.success();
+        let doc = read_json(Path::new(run.stdout.trim()));
+        let auth = &doc["impl"]["auth"];
+        let declared: Vec<&str> = doc["secrets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        for field in ["secret", "clientIdSecret", "clientSecretSecret"] {
+            if let Some(name) = auth[field].as_str() {
+                assert!(declared.contains(&name), "{kind}: {doc}");
+            }
+        }
+    }
+    let run = api.env.run(&["validate", "--strict"]);
+    run.success();
+    // The OAuth2 skeleton's token URL is on the tool's own (allowed) host.
+    let run = api.env.run(&["tool", "enable", "h/with-oauth2"]);
+    run.success();
+    let mut cmd = api.env.command(&[
+        "--json",
+        "invoke",
+        "h/with-oauth2",
+        "--args",
+        r#"{"query":"x"}"#,
+    ]);
+    cmd.env("TOOLCTL_SECRET_CLIENT_ID", CLIENT_ID)
+        .env("TOOLCTL_SECRET_CLIENT_SECRET", CLIENT_SECRET);
+    let run = Run::of(cmd, None);
+    // The skeleton's scopes are not the server's: the token endpoint refuses, having been asked.
+    let err = error_doc(&run, 7);
+    assert!(err.error.message.contains("token endpoint"), "{run}");
+    assert_eq!(api.requests("/oauth/token").len(), 1);
+
+    let refused = api.env.run(&[
+        "tool", "new", "h", "n", "--type", "native", "--auth", "bearer",
+    ]);
+    refused.failure(3);
+}
