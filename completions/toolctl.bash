@@ -979,7 +979,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__list)
-            opts="-q -h --bundle --include-disabled --include-deleted --page-size --page-token --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --bundle --include-disabled --include-deleted --page-size --page-token --all --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2403,7 +2403,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__search)
-            opts="-q -h --bundle --tag --include-disabled --include-deleted --page-size --page-token --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --bundle --tag --include-disabled --include-deleted --page-size --page-token --all --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2677,7 +2677,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__list)
-            opts="-q -h --bundle --tag --include-disabled --include-deleted --page-size --page-token --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --bundle --tag --include-disabled --include-deleted --page-size --page-token --all --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

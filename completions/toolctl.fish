@@ -95,6 +95,7 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l include-disabled -d 'Also list disabled bundles'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l include-deleted -d 'Also list soft-deleted bundles'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l all -d 'Every item, not one page (read 1000 at a time)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l no-progress -d 'Never show progress bars'
@@ -195,6 +196,7 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_su
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l include-disabled -d 'Also list disabled tools and tools of disabled bundles'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l include-deleted -d 'Also list tools of soft-deleted bundles'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l all -d 'Every item, not one page (read 1000 at a time)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l no-progress -d 'Never show progress bars'
@@ -244,6 +246,7 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l catalog -d 'U
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l include-disabled -d 'Also disabled and unavailable tools, and tools of disabled bundles'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l include-deleted -d 'Also tools of soft-deleted bundles'
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l all -d 'Every item, not one page (read 1000 at a time)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l no-progress -d 'Never show progress bars'

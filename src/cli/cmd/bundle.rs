@@ -6,7 +6,7 @@ use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::shared::{PageArgs, next_page_note, read_document};
-use crate::cli::view::{BundleView, clip};
+use crate::cli::view::BundleView;
 use crate::ops::archive::{self, ImportOptions};
 use crate::ops::{BundleInput, Toggle};
 use clap::{Args, Subcommand};
@@ -354,12 +354,8 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
         include_deleted: args.include_deleted,
     };
     let page = ctx.read_index(&catalog, |index| {
-        index.list_bundles(
-            &catalog,
-            &filter,
-            args.page.page_size,
-            args.page.page_token.as_deref(),
-        )
+        args.page
+            .fetch(|size, token| index.list_bundles(&catalog, &filter, size, token))
     })?;
     ctx.warn_problems(&page.problems);
     let mut table = output::table(["SLUG", "ID", "TOOLS", "STATUS", "DESCRIPTION"]);
@@ -369,7 +365,7 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
             entry.bundle.bundle_id.to_string(),
             count.to_string(),
             BundleView::status(entry).to_owned(),
-            clip(&entry.bundle.description, 60),
+            entry.bundle.description.clone(),
         ]);
     }
     let items: Vec<BundleView> = page
@@ -382,9 +378,8 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
         "nextPageToken": page.next_page_token,
         "problems": page.problems,
     });
-    let mut text = table.trim_fmt();
-    text.push_str(&next_page_note(page.next_page_token.as_ref()));
-    Ok(Output::new(json, Human::Text(text)))
+    let note = next_page_note(page.next_page_token.as_ref());
+    Ok(Output::new(json, Human::Text(output::render_list(table))).with_note(note))
 }
 
 fn delete(ctx: &Ctx, args: &DeleteArgs) -> Result<Output, CliError> {

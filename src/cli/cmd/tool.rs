@@ -240,12 +240,8 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
         include_deleted: args.include_deleted,
     };
     let page = ctx.read_index(&catalog, |index| {
-        index.list_tools(
-            &catalog,
-            &filter,
-            args.page.page_size,
-            args.page.page_token.as_deref(),
-        )
+        args.page
+            .fetch(|size, token| index.list_tools(&catalog, &filter, size, token))
     })?;
     ctx.warn_problems(&page.problems);
     let mut table = output::table(["TOOL", "TYPE", "STATUS", "DESCRIPTION"]);
@@ -255,7 +251,7 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
             entry.tool.kind.label().to_owned(),
             // The whole reason is in `tool get` and in JSON; a table keeps to one screen.
             clip(&entry.status(), 40),
-            clip(&entry.tool.description, 60),
+            entry.tool.description.clone(),
         ]);
     }
     let items: Vec<ToolView> = page.items.iter().map(ToolView::new).collect();
@@ -264,9 +260,8 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
         "nextPageToken": page.next_page_token,
         "problems": page.problems,
     });
-    let mut text = table.trim_fmt();
-    text.push_str(&next_page_note(page.next_page_token.as_ref()));
-    Ok(Output::new(json, Human::Text(text)))
+    let note = next_page_note(page.next_page_token.as_ref());
+    Ok(Output::new(json, Human::Text(output::render_list(table))).with_note(note))
 }
 
 fn toggle(ctx: &Ctx, args: &ToolArg, enabled: bool) -> Result<Output, CliError> {
