@@ -407,7 +407,7 @@ _toolctl() {
 
     case "${cmd}" in
         toolctl)
-            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search pick attach agent invoke export validate schema index completions config mcp help"
+            opts="-q -h -V --catalog --json --quiet --no-progress --color --lock-timeout --help --version init bundle tool search pick attach agent invoke export validate schema index completions config mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -415,6 +415,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -429,7 +433,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__agent)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help list show detach help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help list show detach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -437,6 +441,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -451,7 +459,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__agent__subcmd__detach)
-            opts="-q -h --all --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --all --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -459,6 +467,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -543,7 +555,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__agent__subcmd__list)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -551,6 +563,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -565,7 +581,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__agent__subcmd__show)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -573,6 +589,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -587,7 +607,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__attach)
-            opts="-q -h --query --limit --min-score --keep --no-auto-prune --scorer --embed-url --embed-model --llm-url --llm-model --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --query --limit --min-score --keep --no-auto-prune --scorer --embed-url --embed-model --llm-url --llm-model --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -633,6 +653,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -645,7 +669,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help put get list enable disable delete restore reap export import help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help put get list enable disable delete restore reap export import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -653,6 +677,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -667,7 +695,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__delete)
-            opts="-q -h --with-tools --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --with-tools --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -675,6 +703,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -689,7 +721,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__disable)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -697,6 +729,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -711,7 +747,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__enable)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -719,6 +755,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -733,7 +773,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__export)
-            opts="-o -q -h --output --force --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-o -q -h --output --force --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -751,6 +791,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -763,7 +807,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__get)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -771,6 +815,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -953,7 +1001,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__import)
-            opts="-q -h --as-new --slug --update --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --as-new --slug --update --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -965,6 +1013,10 @@ _toolctl() {
                     ;;
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -979,7 +1031,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__list)
-            opts="-q -h --bundle --include-disabled --include-deleted --page-size --page-token --all --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --bundle --include-disabled --include-deleted --page-size --page-token --all --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1001,6 +1053,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1013,7 +1069,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__put)
-            opts="-q -h --slug --id --display-name --description --disabled --file --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --slug --id --display-name --description --disabled --file --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1043,6 +1099,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1055,7 +1115,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__reap)
-            opts="-q -h --older-than --dry-run --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --older-than --dry-run --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1067,6 +1127,10 @@ _toolctl() {
                     ;;
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1081,7 +1145,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__restore)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1089,6 +1153,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1103,7 +1171,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__completions)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help bash elvish fish powershell zsh"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1111,6 +1179,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1125,7 +1197,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__config)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help get set add remove help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help get set add remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1133,6 +1205,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1147,7 +1223,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__config__subcmd__add)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1155,6 +1231,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1169,7 +1249,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__config__subcmd__get)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1177,6 +1257,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1275,7 +1359,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__config__subcmd__remove)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1283,6 +1367,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1297,7 +1385,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__config__subcmd__set)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1305,6 +1393,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1319,7 +1411,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__export)
-            opts="-q -h --provider --bundle --tag --name --tool --include-disabled --strict --lenient --force --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --provider --bundle --tag --name --tool --include-disabled --strict --lenient --force --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1347,6 +1439,10 @@ _toolctl() {
                     ;;
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1991,7 +2087,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__index)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help status rebuild watch help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help status rebuild watch help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1999,6 +2095,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2083,7 +2183,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__index__subcmd__rebuild)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2091,6 +2191,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2105,7 +2209,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__index__subcmd__status)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2113,6 +2217,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2127,7 +2235,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__index__subcmd__watch)
-            opts="-q -h --detach --stop --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --detach --stop --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2135,6 +2243,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2149,7 +2261,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__init)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2157,6 +2269,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2171,7 +2287,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__invoke)
-            opts="-q -h --batch --args --args-file --workspace --approve --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --batch --args --args-file --workspace --approve --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2197,6 +2313,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2209,7 +2329,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__mcp)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help serve help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2217,6 +2337,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2273,7 +2397,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__mcp__subcmd__serve)
-            opts="-q -h --mode --bundle --tag --tool --page-size --http --public --workspace --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --mode --bundle --tag --tool --page-size --http --public --workspace --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2311,6 +2435,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2323,7 +2451,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__pick)
-            opts="-q -h --max --min-score --allow-unsafe --scorer --timeout-ms --debug --emit --strict --lenient --embed-url --embed-model --llm-url --llm-model --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --max --min-score --allow-unsafe --scorer --timeout-ms --debug --emit --strict --lenient --embed-url --embed-model --llm-url --llm-model --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2369,6 +2497,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2381,7 +2513,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__schema)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help config bundle tool"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help config bundle tool"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2389,6 +2521,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2403,7 +2539,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__search)
-            opts="-q -h --bundle --tag --include-disabled --include-deleted --page-size --page-token --all --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --bundle --tag --include-disabled --include-deleted --page-size --page-token --all --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2429,6 +2565,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2441,7 +2581,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help put get list enable disable delete new help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help put get list enable disable delete new help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2449,6 +2589,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2463,7 +2607,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__delete)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2471,6 +2615,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2485,7 +2633,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__disable)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2493,6 +2641,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2507,7 +2659,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__enable)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2515,6 +2667,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2529,7 +2685,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__get)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2537,6 +2693,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2677,7 +2837,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__list)
-            opts="-q -h --bundle --tag --include-disabled --include-deleted --page-size --page-token --all --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --bundle --tag --include-disabled --include-deleted --page-size --page-token --all --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2703,6 +2863,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2715,7 +2879,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__new)
-            opts="-q -h --type --version --url --func --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --type --version --url --func --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2741,6 +2905,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2753,7 +2921,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__put)
-            opts="-q -h --bundle --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --bundle --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2765,6 +2933,10 @@ _toolctl() {
                     ;;
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2779,7 +2951,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__validate)
-            opts="-q -h --format --strict --provider --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --format --strict --provider --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2795,6 +2967,10 @@ _toolctl() {
                     ;;
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)

@@ -203,3 +203,41 @@ pub fn n_tools(n: usize) -> String {
         format!("{n} tools")
     }
 }
+
+/// The error of a tool lookup, with "did you mean …?" when `name` looks like a typo of a tool
+/// the catalog has (`forcast` → `forecast`, `weather/forcast@v2` → `weather/forecast@v2`).
+pub fn tool_lookup_error(
+    catalog: &crate::catalog::Catalog,
+    name: &str,
+    error: crate::catalog::Error,
+) -> CliError {
+    let typo = matches!(&error, crate::catalog::Error::NotFound { what: "tool", .. });
+    let mut cli = CliError::from(error);
+    if typo && let Some(close) = closest_tool(catalog, name) {
+        cli = cli.with_first_hint(format!("did you mean {close}?"));
+    }
+    cli
+}
+
+fn closest_tool(catalog: &crate::catalog::Catalog, name: &str) -> Option<String> {
+    let (base, version) = match name.split_once('@') {
+        Some((base, version)) => (base, Some(version)),
+        None => (name, None),
+    };
+    let tools = catalog.all_tools().ok()?.items;
+    let forms: Vec<String> = tools
+        .iter()
+        .map(|t| {
+            if base.contains('/') {
+                format!("{}/{}", t.bundle_slug, t.tool.slug)
+            } else {
+                t.tool.slug.clone()
+            }
+        })
+        .collect();
+    let close = crate::base::suggest::closest(base, forms.iter().map(String::as_str))?;
+    Some(match version {
+        Some(version) => format!("{close}@{version}"),
+        None => close.to_owned(),
+    })
+}

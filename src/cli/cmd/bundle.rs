@@ -199,6 +199,13 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<Output, CliError> {
         error = error.usage();
         return Err(error);
     }
+    if to_stdout && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return Err(CliError::invalid(
+            "-o - writes a ZIP archive to standard output, which is a terminal here",
+        )
+        .with_hint("redirect it (-o - > weather.zip), pipe it, or write a file with -o FILE")
+        .usage());
+    }
     let catalog = ctx.catalog()?;
     let exported = catalog.export_bundle(&args.bundle)?;
     for path in &exported.left_out {

@@ -5,7 +5,7 @@ use crate::catalog::{ToolEntry, ToolFilter, VersionChoice};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::cli::shared::{PageArgs, next_page_note, read_document};
+use crate::cli::shared::{PageArgs, next_page_note, read_document, tool_lookup_error};
 use crate::cli::view::{ToolView, clip};
 use crate::ops::Toggle;
 use clap::{Args, Subcommand};
@@ -186,7 +186,9 @@ fn put(ctx: &Ctx, args: &PutArgs) -> Result<Output, CliError> {
 
 fn get(ctx: &Ctx, args: &ToolArg) -> Result<Output, CliError> {
     let catalog = ctx.catalog()?;
-    let (entry, problems) = catalog.resolve_tool(&args.tool, VersionChoice::Default)?;
+    let (entry, problems) = catalog
+        .resolve_tool(&args.tool, VersionChoice::Default)
+        .map_err(|e| tool_lookup_error(&catalog, &args.tool, e))?;
     ctx.warn_problems(&problems);
     let usage = crate::invoke::usage::for_tool(&catalog, &entry.tool.tool_id.to_string());
     let mut json = ToolView::with_document(&entry);
