@@ -413,6 +413,7 @@ always\t''
 never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l approve -d 'Approve in advance a run that needs a person\'s approval (noSchemaMode human-approval)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l stream -d 'Print each event of a streamed (SSE) response as it comes (one JSON line each with --json)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l no-progress -d 'Never show progress bars'

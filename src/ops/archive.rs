@@ -21,7 +21,7 @@
 //! the layout rules.
 
 use super::write::{new_id, timestamp};
-use crate::catalog::error::{Error, Result, Violation};
+use crate::catalog::error::{Error, Hint, Result, Violation};
 use crate::catalog::model::{self, Bundle, Tool};
 use crate::catalog::rules::{self, NameKind};
 use crate::catalog::{
@@ -628,10 +628,7 @@ impl Catalog {
         let Some(dir) = bundle.dir.clone() else {
             return Err(Error::forbidden(
                 "the built-in bundle cannot be exported: its tools are compiled into every toolctl",
-                Some(
-                    "to hand its tools to a model, use `toolctl export --provider P --bundle builtin`"
-                        .to_owned(),
-                ),
+                Some(Hint::ExportBuiltin),
             ));
         };
         let (files, left_out) = bundle_files(&dir)?;
@@ -742,9 +739,8 @@ impl Catalog {
                     "bundle '{}' is deleted; its tools cannot change",
                     local.bundle.slug
                 ),
-                Some(format!(
-                    "restore bundle {} first, then update it",
-                    local.bundle.bundle_id
+                Some(Hint::RestoreBundle(
+                    local.bundle.bundle_id.to_string().into(),
                 )),
             ));
         }
@@ -811,7 +807,9 @@ impl Catalog {
             return Err(Error::Conflict {
                 message,
                 details: json!({ "bundleID": plan.bundle_id, "slug": local.bundle.slug, "conflicts": conflicts }),
-                hint: Some("nothing was written; a changed tool needs a new version (or import the archive as a copy with new IDs)".to_owned()),
+                hint: Some(
+                            "nothing was written; a changed tool needs a new version (or import the archive as a copy with new IDs)".into(),
+                        ),
             });
         }
         let count = writes.len();
@@ -938,17 +936,14 @@ impl Catalog {
                 many.len()
             ),
         };
-        let hint = match (ids_taken, slug_taken.is_some()) {
-            (true, true) => {
-                "nothing was written; to import a copy with new IDs and another slug, add --as-new --slug NEW"
-            }
-            (true, false) => "nothing was written; to import a copy with new IDs, add --as-new",
-            _ => "nothing was written; to import it under another slug, add --slug NEW",
+        let hint = Hint::ImportAs {
+            new_ids: ids_taken,
+            new_slug: !ids_taken || slug_taken.is_some(),
         };
         Err(Error::Conflict {
             message,
             details: json!({ "bundleID": id, "slug": plan.slug, "conflicts": conflicts }),
-            hint: Some(hint.to_owned()),
+            hint: Some(hint),
         })
     }
 }
@@ -1175,7 +1170,7 @@ pub fn write_archive_file(path: &Path, bytes: &[u8], force: bool) -> Result<()> 
     Err(Error::Conflict {
         message: format!("{} already exists", path.display()),
         details: json!({ "path": path }),
-        hint: Some("pass --force to replace it".to_owned()),
+        hint: Some(Hint::Overwrite),
     })
 }
 
