@@ -292,6 +292,9 @@ _toolctl() {
             toolctl__subcmd__help__subcmd__index,watch)
                 cmd="toolctl__subcmd__help__subcmd__index__subcmd__watch"
                 ;;
+            toolctl__subcmd__help__subcmd__mcp,import)
+                cmd="toolctl__subcmd__help__subcmd__mcp__subcmd__import"
+                ;;
             toolctl__subcmd__help__subcmd__mcp,serve)
                 cmd="toolctl__subcmd__help__subcmd__mcp__subcmd__serve"
                 ;;
@@ -343,11 +346,17 @@ _toolctl() {
             toolctl__subcmd__mcp,help)
                 cmd="toolctl__subcmd__mcp__subcmd__help"
                 ;;
+            toolctl__subcmd__mcp,import)
+                cmd="toolctl__subcmd__mcp__subcmd__import"
+                ;;
             toolctl__subcmd__mcp,serve)
                 cmd="toolctl__subcmd__mcp__subcmd__serve"
                 ;;
             toolctl__subcmd__mcp__subcmd__help,help)
                 cmd="toolctl__subcmd__mcp__subcmd__help__subcmd__help"
+                ;;
+            toolctl__subcmd__mcp__subcmd__help,import)
+                cmd="toolctl__subcmd__mcp__subcmd__help__subcmd__import"
                 ;;
             toolctl__subcmd__mcp__subcmd__help,serve)
                 cmd="toolctl__subcmd__mcp__subcmd__help__subcmd__serve"
@@ -1891,8 +1900,22 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help__subcmd__mcp)
-            opts="serve"
+            opts="serve import"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__mcp__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2329,7 +2352,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__mcp)
-            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help serve help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help serve import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2355,7 +2378,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__mcp__subcmd__help)
-            opts="serve help"
+            opts="serve import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2382,6 +2405,20 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__mcp__subcmd__help__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__mcp__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -2389,6 +2426,36 @@ _toolctl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__mcp__subcmd__import)
+            opts="-q -h --bundle --catalog --json --quiet --no-progress --color --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --bundle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -40,6 +40,7 @@ struct ConfigView {
     index: IndexConfig,
     #[serde(default)]
     mcp_servers: std::collections::BTreeMap<String, super::mcp_servers::McpServer>,
+    #[serde(default)]
     http: HttpDefaults,
 }
 

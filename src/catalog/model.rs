@@ -486,16 +486,19 @@ fn check_native_impl(doc: &Value, out: &mut Vec<Violation>) {
     }
 }
 
-fn check_mcp_impl(doc: &Value, out: &mut Vec<Violation>) {
+/// The typed `impl` of a tool, or the violations that say why there is none (`missing` when
+/// the document has no `impl`).
+fn typed_impl<T: DeserializeOwned>(
+    doc: &Value,
+    missing: &str,
+    out: &mut Vec<Violation>,
+) -> Option<T> {
     let Some(imp) = doc.get("impl") else {
-        out.push(Violation::new(
-            "/impl",
-            "an MCP tool needs impl with server (a key of mcpServers in toolctl.json) and tool",
-        ));
-        return;
+        out.push(Violation::new("/impl", missing));
+        return None;
     };
-    let mcp: McpImpl = match typed(imp, "") {
-        Ok(mcp) => mcp,
+    match typed(imp, "") {
+        Ok(typed) => Some(typed),
         Err(e) => {
             for v in e.violations() {
                 out.push(Violation::new(
@@ -503,8 +506,18 @@ fn check_mcp_impl(doc: &Value, out: &mut Vec<Violation>) {
                     v.message.clone(),
                 ));
             }
-            return;
+            None
         }
+    }
+}
+
+fn check_mcp_impl(doc: &Value, out: &mut Vec<Violation>) {
+    let Some(mcp) = typed_impl::<McpImpl>(
+        doc,
+        "an MCP tool needs impl with server (a key of mcpServers in toolctl.json) and tool",
+        out,
+    ) else {
+        return;
     };
     for (field, value) in [("server", &mcp.server), ("tool", &mcp.tool)] {
         if value.trim().is_empty() {
@@ -523,24 +536,9 @@ fn check_mcp_impl(doc: &Value, out: &mut Vec<Violation>) {
 }
 
 fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
-    let Some(imp) = doc.get("impl") else {
-        out.push(Violation::new(
-            "/impl",
-            "an HTTP tool needs impl with urlTemplate",
-        ));
+    let Some(http) = typed_impl::<HttpImpl>(doc, "an HTTP tool needs impl with urlTemplate", out)
+    else {
         return;
-    };
-    let http: HttpImpl = match typed(imp, "") {
-        Ok(http) => http,
-        Err(e) => {
-            for v in e.violations() {
-                out.push(Violation::new(
-                    format!("/impl{}", v.pointer),
-                    v.message.clone(),
-                ));
-            }
-            return;
-        }
     };
     if !HTTP_METHODS.contains(&http.method.as_str()) {
         out.push(Violation::new(

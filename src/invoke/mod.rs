@@ -19,8 +19,8 @@
 pub mod auth;
 pub mod batch;
 pub mod http;
-pub mod mcp;
 pub mod limits;
+pub mod mcp;
 pub mod native;
 pub mod schema;
 pub mod sse;

@@ -371,7 +371,10 @@ mod tests {
             ["integer"]
         );
         let typo = ConfigKey::parse("alowedHosts").unwrap_err();
-        assert_eq!(text(typo.hint()).as_deref(), Some("did you mean 'allowedHosts'?"));
+        assert_eq!(
+            text(typo.hint()).as_deref(),
+            Some("did you mean 'allowedHosts'?")
+        );
         let deep = ConfigKey::parse("reap.gracePeriod.x").unwrap_err();
         assert_eq!(
             text(deep.hint()).as_deref(),
