@@ -416,7 +416,7 @@ _toolctl() {
 
     case "${cmd}" in
         toolctl)
-            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search pick attach agent invoke export validate schema index completions config mcp help"
+            opts="-q -h -V --catalog --json --quiet --no-progress --color --lock-timeout --help --version init bundle tool search pick attach agent invoke export validate schema index completions config mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -424,6 +424,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -438,7 +442,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__agent)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help list show detach help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help list show detach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -446,6 +450,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -460,7 +468,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__agent__subcmd__detach)
-            opts="-q -h --all --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --all --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -468,6 +476,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -552,7 +564,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__agent__subcmd__list)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -560,6 +572,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -574,7 +590,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__agent__subcmd__show)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -582,6 +598,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -596,7 +616,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__attach)
-            opts="-q -h --query --limit --min-score --keep --no-auto-prune --scorer --embed-url --embed-model --llm-url --llm-model --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --query --limit --min-score --keep --no-auto-prune --scorer --embed-url --embed-model --llm-url --llm-model --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -642,6 +662,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -654,7 +678,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help put get list enable disable delete restore reap export import help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help put get list enable disable delete restore reap export import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -662,6 +686,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -676,7 +704,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__delete)
-            opts="-q -h --with-tools --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --with-tools --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -684,6 +712,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -698,7 +730,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__disable)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -706,6 +738,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -720,7 +756,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__enable)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -728,6 +764,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -742,7 +782,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__export)
-            opts="-o -q -h --output --force --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-o -q -h --output --force --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -760,6 +800,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -772,7 +816,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__get)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -780,6 +824,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -962,7 +1010,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__import)
-            opts="-q -h --as-new --slug --update --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --as-new --slug --update --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -974,6 +1022,10 @@ _toolctl() {
                     ;;
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -988,7 +1040,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__list)
-            opts="-q -h --bundle --include-disabled --include-deleted --page-size --page-token --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --bundle --include-disabled --include-deleted --page-size --page-token --all --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1010,6 +1062,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1022,7 +1078,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__put)
-            opts="-q -h --slug --id --display-name --description --disabled --file --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --slug --id --display-name --description --disabled --file --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1052,6 +1108,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1064,7 +1124,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__reap)
-            opts="-q -h --older-than --dry-run --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --older-than --dry-run --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1076,6 +1136,10 @@ _toolctl() {
                     ;;
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1090,7 +1154,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__restore)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1098,6 +1162,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1112,7 +1180,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__completions)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help bash elvish fish powershell zsh"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1120,6 +1188,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1134,7 +1206,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__config)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help get set add remove help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help get set add remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1142,6 +1214,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1156,7 +1232,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__config__subcmd__add)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1164,6 +1240,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1178,7 +1258,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__config__subcmd__get)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1186,6 +1266,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1284,7 +1368,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__config__subcmd__remove)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1292,6 +1376,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1306,7 +1394,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__config__subcmd__set)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1314,6 +1402,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -1328,7 +1420,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__export)
-            opts="-q -h --provider --bundle --tag --name --tool --include-disabled --strict --lenient --force --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --provider --bundle --tag --name --tool --include-disabled --strict --lenient --force --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1356,6 +1448,10 @@ _toolctl() {
                     ;;
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2014,7 +2110,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__index)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help status rebuild watch help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help status rebuild watch help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2022,6 +2118,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2106,7 +2206,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__index__subcmd__rebuild)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2114,6 +2214,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2128,7 +2232,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__index__subcmd__status)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2136,6 +2240,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2150,7 +2258,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__index__subcmd__watch)
-            opts="-q -h --detach --stop --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --detach --stop --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2158,6 +2266,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2172,7 +2284,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__init)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2180,6 +2292,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2194,7 +2310,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__invoke)
-            opts="-q -h --batch --args --args-file --workspace --approve --stream --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --batch --args --args-file --workspace --approve --stream --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2220,6 +2336,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2232,7 +2352,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__mcp)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help serve import help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help serve import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2240,6 +2360,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2310,7 +2434,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__mcp__subcmd__import)
-            opts="-q -h --bundle --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --bundle --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2322,6 +2446,10 @@ _toolctl() {
                     ;;
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2336,7 +2464,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__mcp__subcmd__serve)
-            opts="-q -h --mode --bundle --tag --tool --page-size --http --public --workspace --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --mode --bundle --tag --tool --page-size --http --public --workspace --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2374,6 +2502,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2386,7 +2518,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__pick)
-            opts="-q -h --max --min-score --allow-unsafe --scorer --timeout-ms --debug --emit --strict --lenient --embed-url --embed-model --llm-url --llm-model --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --max --min-score --allow-unsafe --scorer --timeout-ms --debug --emit --strict --lenient --embed-url --embed-model --llm-url --llm-model --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2432,6 +2564,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2444,7 +2580,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__schema)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help config bundle tool"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help config bundle tool"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2452,6 +2588,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2466,7 +2606,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__search)
-            opts="-q -h --bundle --tag --include-disabled --include-deleted --page-size --page-token --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --bundle --tag --include-disabled --include-deleted --page-size --page-token --all --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2492,6 +2632,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2504,7 +2648,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help put get list enable disable delete new help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help put get list enable disable delete new help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2512,6 +2656,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2526,7 +2674,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__delete)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2534,6 +2682,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2548,7 +2700,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__disable)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2556,6 +2708,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2570,7 +2726,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__enable)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2578,6 +2734,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2592,7 +2752,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__get)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2600,6 +2760,10 @@ _toolctl() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2740,7 +2904,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__list)
-            opts="-q -h --bundle --tag --include-disabled --include-deleted --page-size --page-token --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --bundle --tag --include-disabled --include-deleted --page-size --page-token --all --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2766,6 +2930,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2778,7 +2946,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__new)
-            opts="-q -h --type --version --url --func --auth --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --type --version --url --func --auth --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2808,6 +2976,10 @@ _toolctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --lock-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2820,7 +2992,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__tool__subcmd__put)
-            opts="-q -h --bundle --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --bundle --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2832,6 +3004,10 @@ _toolctl() {
                     ;;
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)
@@ -2846,7 +3022,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__validate)
-            opts="-q -h --format --strict --provider --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --format --strict --provider --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2862,6 +3038,10 @@ _toolctl() {
                     ;;
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --lock-timeout)

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_toolctl_global_optspecs
-    string join \n catalog= json q/quiet no-progress lock-timeout= h/help V/version
+    string join \n catalog= json q/quiet no-progress color= lock-timeout= h/help V/version
 end
 
 function __fish_toolctl_needs_command
@@ -25,6 +25,9 @@ function __fish_toolctl_using_subcommand
 end
 
 complete -c toolctl -n "__fish_toolctl_needs_command" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_needs_command" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_needs_command" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_needs_command" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_needs_command" -s q -l quiet -d 'Print no status lines or warnings on stderr'
@@ -48,12 +51,18 @@ complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "config" -d 'Read or
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "mcp"
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand init" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand init" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand init" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand init" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand init" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand init" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and not __fish_seen_subcommand_from put get list enable disable delete restore reap export import help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
@@ -76,6 +85,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l description -d 'What the bundle\'s tools are for' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l file -d 'Read the whole bundle.json from FILE (- for stdin)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l disabled -d 'Create (or set) the bundle disabled'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l json -d 'Print one JSON document on stdout, errors included'
@@ -83,6 +95,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from put" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from get" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from get" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from get" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from get" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print no status lines or warnings on stderr'
@@ -92,26 +107,39 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l page-size -d 'Show at most N items (1 to 1000)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l page-token -d 'Continue after the page that printed this token (nextPageToken)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l include-disabled -d 'Also list disabled bundles'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l include-deleted -d 'Also list soft-deleted bundles'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l all -d 'Every item, not one page (read 1000 at a time)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from enable" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from enable" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from enable" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from enable" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from enable" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from enable" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from enable" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l with-tools -d 'Also delete the bundle\'s tools, every version (this cannot be undone)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l json -d 'Print one JSON document on stdout, errors included'
@@ -119,6 +147,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -s q -l quiet -d 'Print no status lines or warnings on stderr'
@@ -126,6 +157,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -l older-than -d 'Reap bundles deleted longer ago than this (default: reap.gracePeriod of toolctl.json, 48h)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -l dry-run -d 'Say what would be reaped without removing anything'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -l json -d 'Print one JSON document on stdout, errors included'
@@ -134,6 +168,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from reap" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -s o -l output -d 'Write the archive to FILE (- for standard output)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -l force -d 'Replace FILE if it exists'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -l json -d 'Print one JSON document on stdout, errors included'
@@ -142,6 +179,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l slug -d 'Give the imported bundle this slug (letters, digits and \'-\')' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l as-new -d 'Import a copy: a new bundleID and new toolIDs, the bundle\'s createdAt and modifiedAt now'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l update -d 'Add the versions the catalog\'s copy of the bundle lacks (see above)'
@@ -161,6 +201,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "import" -d 'Add a bundle and its tools from a ZIP archive made by `bundle export`'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
@@ -176,12 +219,18 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_see
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and not __fish_seen_subcommand_from put get list enable disable delete new help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -l bundle -d 'The bundle to put the tool into, by slug or ID (default: the file\'s bundleID)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from put" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from get" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from get" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from get" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from get" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print no status lines or warnings on stderr'
@@ -192,26 +241,39 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_su
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l page-size -d 'Show at most N items (1 to 1000)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l page-token -d 'Continue after the page that printed this token (nextPageToken)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l include-disabled -d 'Also list disabled tools and tools of disabled bundles'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l include-deleted -d 'Also list tools of soft-deleted bundles'
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l all -d 'Every item, not one page (read 1000 at a time)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from enable" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from enable" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from enable" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from enable" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from enable" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from enable" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from enable" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from disable" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from disable" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from disable" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from disable" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from disable" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from disable" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from disable" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from delete" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from delete" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from delete" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from delete" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print no status lines or warnings on stderr'
@@ -226,6 +288,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_su
 hmac\t'A header holding the HMAC of the request'
 oauth2\t'An OAuth2 client-credentials token, fetched and cached'"
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand tool; and __fish_seen_subcommand_from new" -s q -l quiet -d 'Print no status lines or warnings on stderr'
@@ -244,9 +309,13 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l tag -d 'Only 
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l page-size -d 'Show at most N items (1 to 1000)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l page-token -d 'Continue after the page that printed this token (nextPageToken)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l include-disabled -d 'Also disabled and unavailable tools, and tools of disabled bundles'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l include-deleted -d 'Also tools of soft-deleted bundles'
+complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l all -d 'Every item, not one page (read 1000 at a time)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand search" -l no-progress -d 'Never show progress bars'
@@ -261,6 +330,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l embed-model -d 
 complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l llm-url -d 'The chat completions endpoint (llm), e.g. https://api.openai.com/v1' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l llm-model -d 'The chat model' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l allow-unsafe -d 'Also pick tools that are not safe'
 complete -c toolctl -n "__fish_toolctl_using_subcommand pick" -l debug -d 'Show why each tool was picked: scorer, matched terms, sub-scores'
@@ -280,6 +352,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l embed-model -
 complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l llm-url -d 'The chat completions endpoint (llm), e.g. https://api.openai.com/v1' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l llm-model -d 'The chat model' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l no-auto-prune -d 'Skip the post-attach pruning (the limits still hold)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l json -d 'Print one JSON document on stdout, errors included'
@@ -287,6 +362,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -s q -l quiet -d
 complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand attach" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
@@ -297,18 +375,27 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_se
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -f -a "detach" -d 'Detach tools from an agent by hand (protection is for attach runs, not for you)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and not __fish_seen_subcommand_from list show detach help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from list" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from list" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from list" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from list" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from list" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from show" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from show" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from show" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from show" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from show" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from detach" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from detach" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from detach" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from detach" -l all -d 'Detach every tool'
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from detach" -l json -d 'Print one JSON document on stdout, errors included'
@@ -321,9 +408,12 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_s
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l batch -d 'Run a batch of calls read from FILE (`-`: standard input)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l args -d 'The arguments: a JSON object, or a JSON string holding one (as OpenAI sends them)' -r
-complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l args-file -d 'Read the arguments from a file' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l args-file -d 'Read the arguments from a file (`-`: standard input)' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l workspace -d 'The folder file tools work in (default: the current folder); they cannot leave it' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l approve -d 'Approve in advance a run that needs a person\'s approval (noSchemaMode human-approval)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l stream -d 'Print each event of a streamed (SSE) response as it comes (one JSON line each with --json)'
@@ -336,6 +426,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l bundle -d 'On
 complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l tag -d 'Only tools with this tag (can be repeated: all must match)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l tool -l name -d 'Only this tool: bundle/slug[@version], slug, toolID or exported name (can be repeated)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l include-disabled -d 'Also disabled and unavailable tools, and tools of disabled bundles'
 complete -c toolctl -n "__fish_toolctl_using_subcommand export" -l strict -d 'OpenAI strict mode for every tool (openai, openai-responses)'
@@ -350,6 +443,9 @@ json\t'One JSON document (as --json)'
 github\t'GitHub Actions annotations (::error file=…,line=…::message)'"
 complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -l provider -d 'Also warn of what this provider would refuse, and of more enabled tools than it takes (can be repeated)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -l strict -d 'Treat warnings as errors'
 complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -l json -d 'Print one JSON document on stdout, errors included'
@@ -357,12 +453,18 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -s q -l quiet 
 complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand validate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
@@ -373,18 +475,27 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_se
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -f -a "watch" -d 'Watch the catalog\'s files so commands need not check each one (Linux)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and not __fish_seen_subcommand_from status rebuild watch help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from rebuild" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from watch" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from watch" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from watch" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from watch" -l detach -d 'Run in the background and return once it answers'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from watch" -l stop -d 'Stop the catalog\'s watcher'
@@ -397,12 +508,18 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_s
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from help" -f -a "watch" -d 'Watch the catalog\'s files so commands need not check each one (Linux)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand index; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
@@ -414,24 +531,36 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_s
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -f -a "remove" -d 'Remove VALUE from a list key, or without VALUE the key itself'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from get" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from get" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from get" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from get" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from get" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from set" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from set" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from set" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from set" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from set" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from set" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from set" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from add" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from add" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from add" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from add" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from add" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from remove" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from remove" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from remove" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from remove" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Print no status lines or warnings on stderr'
@@ -443,6 +572,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove VALUE from a list key, or without VALUE the key itself'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
@@ -459,6 +591,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_sub
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l http -d 'Serve Streamable HTTP on ADDR (e.g. 127.0.0.1:8765) instead of stdio' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l workspace -d 'The folder file tools work in (default: the current folder); they cannot leave it' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l public -d 'Listen on an address other than loopback with --http (anyone who reaches it can run tools)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l json -d 'Print one JSON document on stdout, errors included'
@@ -467,6 +602,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_sub
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l bundle -d 'The bundle the tools go in, by slug (default: the server\'s name)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l color -d 'When to color output: auto (a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -s q -l quiet -d 'Print no status lines or warnings on stderr'

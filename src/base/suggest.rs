@@ -5,7 +5,11 @@
 /// earlier candidate.
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let word = word.to_lowercase();
-    let limit = 2.min(word.chars().count().saturating_sub(1));
+    let limit = match word.chars().count() {
+        0 | 1 => 0,
+        2..=4 => 1,
+        _ => 2,
+    };
     candidates
         .into_iter()
         .enumerate()
@@ -26,6 +30,8 @@ mod tests {
         assert_eq!(closest("Forecats", words), Some("forecast"));
         assert_eq!(closest("nw", words), Some("now"));
         assert_eq!(closest("zzzzzz", words), None);
+        // Two edits make another word of a short one.
+        assert_eq!(closest("nope", words), None);
         // A one-letter word is never "close" to another.
         assert_eq!(closest("x", ["y"]), None);
     }

@@ -130,7 +130,7 @@ pub enum Error {
         column: usize,
         message: String,
     },
-    #[error("the catalog lock {path} was not had within {waited:?}")]
+    #[error("could not lock the catalog within {}", in_words(*.waited))]
     LockTimeout { path: PathBuf, waited: Duration },
     #[error("{action} {path}")]
     Io {
@@ -168,6 +168,18 @@ fn tool_bundle_message(given: Option<&GivenBundle>) -> String {
             "bundleID {} is not the bundle given, {} ({})",
             g.in_file, g.name, g.id
         ),
+    }
+}
+
+/// A wait as a person says it: `500 ms`, `10 s`, `1.5 s`.
+fn in_words(waited: Duration) -> String {
+    let ms = waited.as_millis();
+    if ms < 1000 || !ms.is_multiple_of(100) {
+        format!("{ms} ms")
+    } else if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{:.1} s", waited.as_secs_f64())
     }
 }
 
@@ -305,5 +317,34 @@ impl Error {
             Self::Invalid { violations, .. } => violations,
             _ => &[],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lock_timeout_says_how_long_in_words() {
+        let error = |ms| Error::LockTimeout {
+            path: PathBuf::from("/c/.toolctl/lock"),
+            waited: Duration::from_millis(ms),
+        };
+        assert_eq!(
+            error(500).to_string(),
+            "could not lock the catalog within 500 ms"
+        );
+        assert_eq!(
+            error(10_000).to_string(),
+            "could not lock the catalog within 10 s"
+        );
+        assert_eq!(
+            error(1_500).to_string(),
+            "could not lock the catalog within 1.5 s"
+        );
+        assert_eq!(
+            error(1_234).to_string(),
+            "could not lock the catalog within 1234 ms"
+        );
     }
 }

@@ -97,6 +97,12 @@ impl CliError {
         self
     }
 
+    /// A hint that goes before the others (the likeliest fix).
+    pub fn with_first_hint(mut self, hint: impl Into<String>) -> Self {
+        self.body.hints.insert(0, hint.into());
+        self
+    }
+
     /// Lines listed under the message (`caused by: …`), e.g. every problem found.
     pub fn with_causes(mut self, causes: impl IntoIterator<Item = String>) -> Self {
         self.body.causes.extend(causes);

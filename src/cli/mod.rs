@@ -49,9 +49,32 @@ pub struct GlobalArgs {
     /// Never show progress bars
     #[arg(long, global = true)]
     pub no_progress: bool,
+    /// When to color output: auto (a terminal, unless NO_COLOR is set), always or never
+    #[arg(long, global = true, value_name = "WHEN", value_enum, default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
     /// Wait at most this long for the catalog's write lock (e.g. 500ms, 10s)
     #[arg(long, global = true, value_name = "DURATION", default_value = "10s", value_parser = crate::base::time::parse_duration)]
     pub lock_timeout: Duration,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorWhen {
+    /// Make every later write to stdout and stderr follow this choice.
+    fn apply(self) {
+        let choice = match self {
+            Self::Auto => anstream::ColorChoice::Auto,
+            Self::Always => anstream::ColorChoice::Always,
+            Self::Never => anstream::ColorChoice::Never,
+        };
+        choice.write_global();
+    }
 }
 
 /// What a command runs with.
@@ -154,6 +177,7 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return ExitCode::from(report_parse_error(&e, wants_json, &args)),
     };
+    cli.global.color.apply();
     let ui = Ui {
         json: cli.global.json,
         quiet: cli.global.quiet,
@@ -244,6 +268,23 @@ fn report_parse_error(e: &clap::Error, json: bool, args: &[std::ffi::OsString]) 
             exit::SUCCESS
         };
     }
+    // An empty $TOOLCTL_CATALOG reaches clap as an empty --catalog: say which it was.
+    if e.kind() == ErrorKind::InvalidValue
+        && std::env::var_os("TOOLCTL_CATALOG").is_some_and(|v| v.is_empty())
+        && !args
+            .iter()
+            .any(|a| a.to_str().is_some_and(|a| a.starts_with("--catalog")))
+    {
+        let error = CliError::invalid("$TOOLCTL_CATALOG is set but empty: it must name a catalog folder")
+            .with_hint("unset it (unset TOOLCTL_CATALOG) to use the default catalog, or set it to a folder holding toolctl.json")
+            .usage();
+        error.report(&Ui {
+            json,
+            quiet: false,
+            no_progress: true,
+        });
+        return exit::USAGE;
+    }
     if json {
         let rendered = e.render().to_string();
         // clap's first line is "error: <what is wrong>"; the rest is tips and usage.
@@ -277,7 +318,7 @@ fn subcommand(args: &[std::ffi::OsString]) -> Option<&str> {
     let mut words = args.iter().skip(1).filter_map(|a| a.to_str());
     while let Some(word) = words.next() {
         match word {
-            "--catalog" | "--lock-timeout" => {
+            "--catalog" | "--lock-timeout" | "--color" => {
                 words.next();
             }
             flag if flag.starts_with('-') => {}

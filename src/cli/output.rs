@@ -6,7 +6,7 @@
 //! second. A closed stdout (`toolctl tool list | head`) ends output quietly, not with a panic.
 
 use anstyle::{AnsiColor, Style};
-use comfy_table::{ContentArrangement, Table, presets};
+use comfy_table::{ColumnConstraint, ContentArrangement, Table, presets};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 use std::io::{self, IsTerminal, Write};
@@ -22,6 +22,9 @@ pub struct Output {
     /// The exit code once printed: success, unless the output itself reports a failure
     /// (`validate` finding errors).
     pub exit: u8,
+    /// A status line for stderr after the human form (`more: --page-token …`); never with
+    /// `--json`, muted by `--quiet`.
+    pub note: Option<String>,
 }
 
 /// The human form of an output.
@@ -43,12 +46,19 @@ impl Output {
             json,
             human,
             exit: crate::base::error_code::exit::SUCCESS,
+            note: None,
         }
     }
 
     /// No output at all, not even under `--json`.
     pub fn nothing() -> Self {
         Self::new(Value::Null, Human::Nothing)
+    }
+
+    /// The same output with a status line after it (see [`Output::note`]).
+    pub fn with_note(mut self, note: Option<String>) -> Self {
+        self.note = note;
+        self
     }
 
     /// The same output, ending the process with `code`.
@@ -74,6 +84,52 @@ where
         table.set_content_arrangement(ContentArrangement::Dynamic);
     }
     table
+}
+
+/// A list table as text: one line per row. On a terminal it fits the terminal's width: every
+/// column but the last keeps its content whole (a tool reference is never cut or broken), and
+/// the last one (a description, a reason) takes the width left, cut with "…". Piped, nothing
+/// is cut: `grep` sees whole descriptions.
+pub fn render_list(table: Table) -> String {
+    let width = if io::stdout().is_terminal() {
+        table.width()
+    } else {
+        None
+    };
+    render_list_at(table, width)
+}
+
+fn render_list_at(mut table: Table, width: Option<u16>) -> String {
+    match width {
+        Some(width) => {
+            table
+                .set_content_arrangement(ContentArrangement::Dynamic)
+                .set_width(width)
+                .set_truncation_indicator("…");
+            let last = table.column_count().saturating_sub(1);
+            // The last column is cut, never its header.
+            let header = table
+                .header()
+                .and_then(|h| h.cell_iter().last())
+                .map_or(0, |c| c.content().chars().count());
+            for (i, column) in table.column_iter_mut().enumerate() {
+                column.set_constraint(if i < last {
+                    ColumnConstraint::ContentWidth
+                } else {
+                    ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(
+                        u16::try_from(header).unwrap_or(u16::MAX),
+                    ))
+                });
+            }
+            for row in table.row_iter_mut() {
+                row.max_height(1);
+            }
+        }
+        None => {
+            table.set_content_arrangement(ContentArrangement::Disabled);
+        }
+    }
+    table.trim_fmt()
 }
 
 /// How output is shown, from the global flags.
@@ -120,7 +176,11 @@ impl Ui {
         if self.json {
             write_all(&mut io::stdout().lock(), text.as_bytes())
         } else {
-            write_all(&mut anstream::stdout().lock(), text.as_bytes())
+            write_all(&mut anstream::stdout().lock(), text.as_bytes())?;
+            if let Some(note) = &output.note {
+                self.status(note);
+            }
+            Ok(())
         }
     }
 
@@ -220,4 +280,54 @@ fn write_all(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
 fn write_stderr(text: &str) {
     let mut err = anstream::stderr().lock();
     let _ = err.write_all(text.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools() -> Table {
+        let mut t = table(["TOOL", "TYPE", "DESCRIPTION"]);
+        t.add_row([
+            "a-rather-long-bundle-name/a-rather-long-tool-name@v2025.11",
+            "http",
+            "Fetch the forecast for a place and a day, in metric or imperial units, with alerts.",
+        ]);
+        t.add_row(["w/now@v1", "native", "Tell the time."]);
+        t
+    }
+
+    #[test]
+    fn a_narrow_terminal_cuts_descriptions_never_references() {
+        let text = render_list_at(tools(), Some(90));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        for line in &lines {
+            assert!(line.chars().count() <= 90, "{line:?}");
+        }
+        assert!(
+            lines[1]
+                .starts_with("a-rather-long-bundle-name/a-rather-long-tool-name@v2025.11  http")
+        );
+        assert!(lines[1].ends_with('…'), "{text}");
+        assert!(lines[2].ends_with("Tell the time."), "{text}");
+        // Narrower than the reference: the reference still stands whole on its line.
+        let text = render_list_at(tools(), Some(40));
+        assert!(
+            text.lines().any(
+                |l| l.starts_with("a-rather-long-bundle-name/a-rather-long-tool-name@v2025.11")
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn piped_nothing_is_cut() {
+        let text = render_list_at(tools(), None);
+        assert!(
+            text.contains("in metric or imperial units, with alerts."),
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), 3);
+    }
 }

@@ -4,7 +4,7 @@
 
 use crate::base::error_code::ErrorCode;
 use crate::catalog::config::PickConfig;
-use crate::catalog::{model, page};
+use crate::catalog::{Page, model, page};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::pick::endpoints::{EndpointOverrides, Endpoints};
@@ -24,6 +24,42 @@ pub struct PageArgs {
     /// Continue after the page that printed this token (nextPageToken)
     #[arg(long, value_name = "TOKEN")]
     pub page_token: Option<String>,
+    /// Every item, not one page (read 1000 at a time)
+    #[arg(long, conflicts_with = "page_size")]
+    pub all: bool,
+}
+
+impl PageArgs {
+    /// The page asked for; with `--all`, every page from there on as one.
+    pub fn fetch<T, E>(
+        &self,
+        mut page: impl FnMut(usize, Option<&str>) -> Result<Page<T>, E>,
+    ) -> Result<Page<T>, E> {
+        if !self.all {
+            return page(self.page_size, self.page_token.as_deref());
+        }
+        let mut all = page(page::MAX_PAGE_SIZE, self.page_token.as_deref())?;
+        while let Some(token) = all.next_page_token.take() {
+            let next = page(page::MAX_PAGE_SIZE, Some(&token))?;
+            all.items.extend(next.items);
+            for problem in next.problems {
+                if !all.problems.contains(&problem) {
+                    all.problems.push(problem);
+                }
+            }
+            all.next_page_token = next.next_page_token;
+        }
+        Ok(all)
+    }
+
+    /// The page size to ask for: with `--all`, the largest.
+    pub fn size(&self) -> usize {
+        if self.all {
+            page::MAX_PAGE_SIZE
+        } else {
+            self.page_size
+        }
+    }
 }
 
 /// Read a JSON document from a file, or from stdin when `path` is `-`. Returns it with the
@@ -46,12 +82,10 @@ pub fn read_text(path: &str) -> Result<(String, String), CliError> {
     }
 }
 
-/// The "next page" hint printed under a table.
-pub fn next_page_note(token: Option<&String>) -> String {
-    match token {
-        Some(token) => format!("\nmore: --page-token {token}"),
-        None => String::new(),
-    }
+/// The "next page" hint, for stderr after the table (stdout keeps to the table, for pipes):
+/// muted by `-q`, and left out with `--json`, whose document holds `nextPageToken`.
+pub fn next_page_note(token: Option<&String>) -> Option<String> {
+    token.map(|token| format!("more: --page-token {token} (or --all)"))
 }
 
 /// The `--provider`/`--emit` value parser.
@@ -182,4 +216,42 @@ pub fn n_tools(n: usize) -> String {
     } else {
         format!("{n} tools")
     }
+}
+
+/// The error of a tool lookup, with "did you mean …?" when `name` looks like a typo of a tool
+/// the catalog has (`forcast` → `forecast`, `weather/forcast@v2` → `weather/forecast@v2`).
+pub fn tool_lookup_error(
+    catalog: &crate::catalog::Catalog,
+    name: &str,
+    error: crate::catalog::Error,
+) -> CliError {
+    let typo = matches!(&error, crate::catalog::Error::NotFound { what: "tool", .. });
+    let mut cli = CliError::from(error);
+    if typo && let Some(close) = closest_tool(catalog, name) {
+        cli = cli.with_first_hint(format!("did you mean {close}?"));
+    }
+    cli
+}
+
+fn closest_tool(catalog: &crate::catalog::Catalog, name: &str) -> Option<String> {
+    let (base, version) = match name.split_once('@') {
+        Some((base, version)) => (base, Some(version)),
+        None => (name, None),
+    };
+    let tools = catalog.all_tools().ok()?.items;
+    let forms: Vec<String> = tools
+        .iter()
+        .map(|t| {
+            if base.contains('/') {
+                format!("{}/{}", t.bundle_slug, t.tool.slug)
+            } else {
+                t.tool.slug.clone()
+            }
+        })
+        .collect();
+    let close = crate::base::suggest::closest(base, forms.iter().map(String::as_str))?;
+    Some(match version {
+        Some(version) => format!("{close}@{version}"),
+        None => close.to_owned(),
+    })
 }

@@ -406,7 +406,15 @@ fn check_arguments(
             }
         }
         NoSchemaMode::HumanApproval => {
-            let question = format!("Run {reference} with arguments that no schema has checked?");
+            // The person decides on what will run: the arguments themselves, cut if long.
+            let shown = Value::Object(args.clone()).to_string();
+            let shown = match shown.char_indices().nth(2000) {
+                Some((cut, _)) => format!("{}…", &shown[..cut]),
+                None => shown,
+            };
+            let question = format!(
+                "{reference} has no argSchema: nothing has checked these arguments:\n  {shown}\nRun it?"
+            );
             let approved = options.approved || options.confirm.is_some_and(|ask| ask(&question));
             if !approved {
                 return Err(Failure::new(

@@ -23,6 +23,7 @@ mod test_builtin;
 mod test_bundle;
 mod test_config;
 mod test_crash;
+mod test_edges;
 mod test_export;
 mod test_hand_edits;
 mod test_index;

@@ -53,18 +53,42 @@ fn paging_collects_every_tool_once_in_order() {
     let list = env.tool_list(&["--page-size", "11"]);
     assert_eq!(list.next_page_token, None);
 
-    // The human form says how to get the next page.
+    // The human form says how to get the next page, on stderr: stdout is the table alone.
     let run = env.run(&["tool", "list", "--page-size", "3"]);
     run.success();
     let token = env
         .tool_list(&["--page-size", "3"])
         .next_page_token
         .unwrap();
-    assert!(
-        run.stdout
-            .ends_with(&format!("more: --page-token {token}\n")),
+    assert_eq!(
+        run.stderr,
+        format!("more: --page-token {token} (or --all)\n"),
         "{run}"
     );
+    assert_eq!(run.stdout.lines().count(), 4, "{run}");
+    let quiet = env.run(&["-q", "tool", "list", "--page-size", "3"]);
+    assert_eq!(quiet.success().stderr, "");
+
+    // --all: every page, from a token on too.
+    let every = env.tool_list(&["--all"]);
+    assert_eq!(every.next_page_token, None);
+    assert_eq!(
+        every
+            .items
+            .iter()
+            .map(|t| t.reference.clone())
+            .collect::<Vec<_>>(),
+        all
+    );
+    let rest = env.tool_list(&["--all", "--page-token", &token]);
+    assert_eq!(rest.items.len(), all.len() - 3);
+    let run = env.run(&["tool", "list", "--all"]);
+    assert_eq!(
+        (run.success().stdout.lines().count(), run.stderr.as_str()),
+        (all.len() + 1, "")
+    );
+    env.run(&["tool", "list", "--all", "--page-size", "2"])
+        .failure(2);
 }
 
 #[test]

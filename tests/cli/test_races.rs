@@ -204,7 +204,8 @@ fn a_held_lock_times_out_with_exit_8() {
         &input,
     ]);
     let waited = started.elapsed();
-    run.failure(8).stderr_has("lock");
+    run.failure(8)
+        .stderr_has("error: could not lock the catalog within 200 ms");
     assert!(
         waited >= Duration::from_millis(200),
         "gave up after {waited:?}"

@@ -26,3 +26,42 @@ fn readme_examples_run() {
         .env("COLUMNS", "100")
         .case(root.join("README.md"));
 }
+
+/// The README stands alone in a clone: every link is a file or folder of the repository (or a
+/// heading of the README), and it sends no one to documents the repository does not hold.
+#[test]
+fn readme_links_only_to_files_in_the_repository() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let links = regex::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let mut checked = 0;
+    for link in links.captures_iter(&text) {
+        let target = &link[1];
+        if target.starts_with('#') {
+            continue;
+        }
+        assert!(
+            !target.contains("://"),
+            "README links outside the repository: {target}"
+        );
+        let path = target.split('#').next().unwrap();
+        assert!(
+            root.join(path).exists(),
+            "README links to a missing file: {target}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 3, "the link reader found {checked} links");
+    for outside in [
+        "SPEC",
+        "seeds/",
+        "the seed",
+        "catalog-spec.md",
+        "PROVIDERS.md",
+    ] {
+        assert!(
+            !text.contains(outside),
+            "README refers to {outside}, not in the repository"
+        );
+    }
+}

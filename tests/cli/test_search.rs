@@ -1088,11 +1088,15 @@ fn paging_walks_every_hit_once_in_order() {
     let token = search(&env, "widget", &["--page-size", "2"])
         .next_page_token
         .unwrap();
-    assert!(
-        run.stdout
-            .ends_with(&format!("\nmore: --page-token {token}\n")),
+    assert_eq!(
+        run.stderr,
+        format!("more: --page-token {token} (or --all)\n"),
         "{run}"
     );
+    assert!(!run.stdout.contains("more:"), "{run}");
+    let every = env.run(&["search", "widget", "--all"]);
+    assert_eq!(every.success().stderr, "");
+    assert_eq!(every.stdout.lines().count(), 8, "{every}");
 }
 
 /// `rank` is the place in the whole result, not on the page: page 2 of size 2 starts at 3.

@@ -6,7 +6,7 @@ use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::shared::{PageArgs, next_page_note, read_document};
-use crate::cli::view::{BundleView, clip};
+use crate::cli::view::BundleView;
 use crate::ops::archive::{self, ImportOptions};
 use crate::ops::{BundleInput, Toggle};
 use clap::{Args, Subcommand};
@@ -199,6 +199,13 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<Output, CliError> {
         error = error.usage();
         return Err(error);
     }
+    if to_stdout && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return Err(CliError::invalid(
+            "-o - writes a ZIP archive to standard output, which is a terminal here",
+        )
+        .with_hint("redirect it (-o - > weather.zip), pipe it, or write a file with -o FILE")
+        .usage());
+    }
     let catalog = ctx.catalog()?;
     let exported = catalog.export_bundle(&args.bundle)?;
     for path in &exported.left_out {
@@ -354,12 +361,8 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
         include_deleted: args.include_deleted,
     };
     let page = ctx.read_index(&catalog, |index| {
-        index.list_bundles(
-            &catalog,
-            &filter,
-            args.page.page_size,
-            args.page.page_token.as_deref(),
-        )
+        args.page
+            .fetch(|size, token| index.list_bundles(&catalog, &filter, size, token))
     })?;
     ctx.warn_problems(&page.problems);
     let mut table = output::table(["SLUG", "ID", "TOOLS", "STATUS", "DESCRIPTION"]);
@@ -369,7 +372,7 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
             entry.bundle.bundle_id.to_string(),
             count.to_string(),
             BundleView::status(entry).to_owned(),
-            clip(&entry.bundle.description, 60),
+            entry.bundle.description.clone(),
         ]);
     }
     let items: Vec<BundleView> = page
@@ -382,9 +385,8 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
         "nextPageToken": page.next_page_token,
         "problems": page.problems,
     });
-    let mut text = table.trim_fmt();
-    text.push_str(&next_page_note(page.next_page_token.as_ref()));
-    Ok(Output::new(json, Human::Text(text)))
+    let note = next_page_note(page.next_page_token.as_ref());
+    Ok(Output::new(json, Human::Text(output::render_list(table))).with_note(note))
 }
 
 fn delete(ctx: &Ctx, args: &DeleteArgs) -> Result<Output, CliError> {

@@ -34,7 +34,7 @@ pub struct InvokeArgs {
     /// The arguments: a JSON object, or a JSON string holding one (as OpenAI sends them)
     #[arg(long, value_name = "JSON", conflicts_with = "args_file")]
     pub args: Option<String>,
-    /// Read the arguments from a file
+    /// Read the arguments from a file (`-`: standard input)
     #[arg(long, value_name = "FILE")]
     pub args_file: Option<PathBuf>,
     /// The folder file tools work in (default: the current folder); they cannot leave it
@@ -57,7 +57,7 @@ pub fn run(ctx: &Ctx, args: &InvokeArgs) -> Result<Output, CliError> {
     let (entry, problems) = catalog
         .resolve_tool(tool, VersionChoice::Default)
         .map_err(|e| {
-            let mut error = CliError::from(e);
+            let mut error = crate::cli::shared::tool_lookup_error(&catalog, tool, e);
             if error.code == ErrorCode::NotFound {
                 error.code = ErrorCode::UnknownTool;
             }
@@ -114,6 +114,10 @@ fn read_arguments(args: &InvokeArgs) -> Result<Value, CliError> {
             (text, "standard input".to_owned())
         }
         (None, Some(text), _) => (text.clone(), "--args".to_owned()),
+        (None, None, Some(path)) if path.as_os_str() == "-" => {
+            let text = crate::catalog::capped::read_stdin()?;
+            (text, "standard input".to_owned())
+        }
         (None, None, Some(path)) => {
             let text = crate::catalog::capped::read_input(path)?;
             (text, path.display().to_string())

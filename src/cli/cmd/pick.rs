@@ -6,7 +6,6 @@ use crate::cli::output::{self, Human, Output};
 use crate::cli::shared::{
     EndpointArgs, export_error, parse_provider, parse_scorer, pick_error, warn_left_out,
 };
-use crate::cli::view::clip;
 use crate::pick::{self, PickError, PickRequest, Scorer};
 use crate::provider::Provider;
 use crate::provider::export::translate;
@@ -126,7 +125,7 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
             reference.clone(),
             picked.member.name.clone(),
             format!("{:.2}", picked.score),
-            clip(&picked.reason, 60),
+            picked.reason.clone(),
         ]);
         let mut item = json!({
             "ref": reference,
@@ -154,7 +153,7 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
             }
         )
     } else {
-        let mut text = table.trim_fmt();
+        let mut text = output::render_list(table);
         for line in debug_lines {
             text.push('\n');
             text.push_str(&line);

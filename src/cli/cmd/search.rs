@@ -3,7 +3,7 @@
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::cli::shared::PageArgs;
+use crate::cli::shared::{PageArgs, next_page_note};
 use crate::cli::view::{ToolView, clip};
 use crate::index::SearchRequest;
 use clap::Args;
@@ -47,11 +47,16 @@ pub fn run(ctx: &Ctx, args: &SearchArgs) -> Result<Output, CliError> {
     };
     let (mut problems, results) = ctx.read_index(&catalog, |index| {
         let problems = index.problems(&catalog)?;
-        let results = index.search(
-            &request,
-            args.page.page_size,
-            args.page.page_token.as_deref(),
-        )?;
+        let mut results =
+            index.search(&request, args.page.size(), args.page.page_token.as_deref())?;
+        // --all: every page from there on.
+        while args.page.all
+            && let Some(token) = results.next_page_token.take()
+        {
+            let next = index.search(&request, args.page.size(), Some(&token))?;
+            results.hits.extend(next.hits);
+            results.next_page_token = next.next_page_token;
+        }
         Ok((problems, results))
     })?;
 
@@ -75,7 +80,7 @@ pub fn run(ctx: &Ctx, args: &SearchArgs) -> Result<Output, CliError> {
             entry.reference(),
             format!("{:.2}", hit.score),
             clip(&hit.why, 40),
-            clip(&entry.tool.description, 50),
+            entry.tool.description.clone(),
         ]);
         let mut item = serde_json::to_value(ToolView::new(&entry)).unwrap_or_default();
         item["rank"] = rank.into();
@@ -100,11 +105,8 @@ pub fn run(ctx: &Ctx, args: &SearchArgs) -> Result<Output, CliError> {
     let text = if items.is_empty() {
         format!("no tool matches '{}'", request.query)
     } else {
-        let mut text = table.trim_fmt();
-        if let Some(token) = &results.next_page_token {
-            text.push_str(&format!("\nmore: --page-token {token}"));
-        }
-        text
+        output::render_list(table)
     };
-    Ok(Output::new(json, Human::Text(text)))
+    let note = next_page_note(results.next_page_token.as_ref());
+    Ok(Output::new(json, Human::Text(text)).with_note(note))
 }

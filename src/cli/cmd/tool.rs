@@ -5,7 +5,7 @@ use crate::catalog::{ToolEntry, ToolFilter, VersionChoice};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::cli::shared::{PageArgs, next_page_note, read_document};
+use crate::cli::shared::{PageArgs, next_page_note, read_document, tool_lookup_error};
 use crate::cli::view::{ToolView, clip};
 use crate::ops::Toggle;
 use clap::{Args, Subcommand};
@@ -212,7 +212,9 @@ fn put(ctx: &Ctx, args: &PutArgs) -> Result<Output, CliError> {
 
 fn get(ctx: &Ctx, args: &ToolArg) -> Result<Output, CliError> {
     let catalog = ctx.catalog()?;
-    let (entry, problems) = catalog.resolve_tool(&args.tool, VersionChoice::Default)?;
+    let (entry, problems) = catalog
+        .resolve_tool(&args.tool, VersionChoice::Default)
+        .map_err(|e| tool_lookup_error(&catalog, &args.tool, e))?;
     ctx.warn_problems(&problems);
     let usage = crate::invoke::usage::for_tool(&catalog, &entry.tool.tool_id.to_string());
     let mut json = ToolView::with_document(&entry);
@@ -266,12 +268,8 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
         include_deleted: args.include_deleted,
     };
     let page = ctx.read_index(&catalog, |index| {
-        index.list_tools(
-            &catalog,
-            &filter,
-            args.page.page_size,
-            args.page.page_token.as_deref(),
-        )
+        args.page
+            .fetch(|size, token| index.list_tools(&catalog, &filter, size, token))
     })?;
     ctx.warn_problems(&page.problems);
     let mut table = output::table(["TOOL", "TYPE", "STATUS", "DESCRIPTION"]);
@@ -281,7 +279,7 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
             entry.tool.kind.label().to_owned(),
             // The whole reason is in `tool get` and in JSON; a table keeps to one screen.
             clip(&entry.status(), 40),
-            clip(&entry.tool.description, 60),
+            entry.tool.description.clone(),
         ]);
     }
     let items: Vec<ToolView> = page.items.iter().map(ToolView::new).collect();
@@ -290,9 +288,8 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
         "nextPageToken": page.next_page_token,
         "problems": page.problems,
     });
-    let mut text = table.trim_fmt();
-    text.push_str(&next_page_note(page.next_page_token.as_ref()));
-    Ok(Output::new(json, Human::Text(text)))
+    let note = next_page_note(page.next_page_token.as_ref());
+    Ok(Output::new(json, Human::Text(output::render_list(table))).with_note(note))
 }
 
 fn toggle(ctx: &Ctx, args: &ToolArg, enabled: bool) -> Result<Output, CliError> {

@@ -1,6 +1,6 @@
 //! `toolctl validate`: every problem in the catalog, for CI and for people editing files.
 
-use crate::base::error_code::exit;
+use crate::base::error_code::{ErrorCode, exit};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
@@ -24,7 +24,8 @@ use std::sync::Mutex;
 /// refuse. Exit 0 when clean, 3 when errors were found (with --strict: warnings too).
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// Files or folders to check (default: the whole catalog)
+    /// Files or folders to check (default: the whole catalog); - reads one file from standard
+    /// input (a toolctl.json, bundle.json or tool.json, told apart by its fields)
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// How to print the findings
@@ -50,10 +51,50 @@ pub enum Format {
     Github,
 }
 
+/// `validate -`: standard input, saved where the checks can read it as the file its content
+/// says it is (`toolctl.json`, `bundle.json` or `tool.json`), outside any catalog.
+struct Stdin {
+    _dir: tempfile::TempDir,
+    file: PathBuf,
+}
+
+fn stdin_file(args: &ValidateArgs) -> Result<Option<Stdin>, CliError> {
+    if !args.paths.iter().any(|p| p.as_os_str() == "-") {
+        return Ok(None);
+    }
+    if args.paths.len() > 1 {
+        return Err(
+            CliError::invalid("- (standard input) is checked alone, without other paths").usage(),
+        );
+    }
+    let text = crate::catalog::capped::read_stdin()?;
+    let doc: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    let has = |key: &str| doc.as_ref().is_some_and(|d| d.get(key).is_some());
+    let name = if !has("slug") && (has("schemaVersion") || has("allowedHosts")) {
+        crate::catalog::CONFIG_FILE
+    } else if has("slug") && !has("version") && !has("type") {
+        crate::catalog::BUNDLE_FILE
+    } else {
+        crate::catalog::TOOL_FILE
+    };
+    let dir = tempfile::tempdir().map_err(|e| {
+        CliError::new(
+            ErrorCode::Internal,
+            format!("cannot make a temporary folder: {e}"),
+        )
+    })?;
+    let file = dir.path().join(name);
+    crate::catalog::store::write_atomic(&file, text.as_bytes())?;
+    Ok(Some(Stdin { _dir: dir, file }))
+}
+
 pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Output, CliError> {
     let location = ctx.location()?;
+    let stdin = stdin_file(args)?;
     let request = Request {
-        paths: args.paths.clone(),
+        paths: stdin
+            .as_ref()
+            .map_or_else(|| args.paths.clone(), |s| vec![s.file.clone()]),
         providers: args.provider.clone(),
     };
     let progress = Mutex::new(ctx.ui.progress(0, "validating"));
@@ -76,7 +117,10 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Output, CliError> {
         }
     }
     for finding in &mut report.findings {
-        finding.file = shown(&finding.file, &ctx.cwd);
+        finding.file = match &stdin {
+            Some(_) => PathBuf::from("<stdin>"),
+            None => shown(&finding.file, &ctx.cwd),
+        };
         if let Some(message) = finding.about.as_ref().map(message_of) {
             finding.message = message;
         }

@@ -430,6 +430,11 @@ async fn a_slow_answer_is_a_timeout_and_is_not_retried() {
     let err = w.failure("slow", &json!({}), 7);
     let elapsed = started.elapsed();
     assert_eq!(err.error.code, "TIMEOUT", "{err:?}");
+    // The message names the field to raise.
+    assert!(
+        err.error.message.contains("within timeoutMs (300 ms)"),
+        "{err:?}"
+    );
     assert!(elapsed >= ms(300), "{elapsed:?}");
     assert!(elapsed < ms(1500), "{elapsed:?}");
     assert_eq!(w.requests().await.len(), 1, "a timeout is not retried");
