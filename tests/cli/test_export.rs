@@ -1093,3 +1093,4 @@ mod filters;
 mod names;
 mod openai;
 mod other_providers;
+mod sdk;

@@ -59,7 +59,7 @@ pub fn inspector() -> &'static Path {
 }
 
 /// `$var`, else `target/<name>`.
-fn folder(var: &str, name: &str) -> PathBuf {
+pub fn folder(var: &str, name: &str) -> PathBuf {
     std::env::var_os(var).map_or_else(
         || {
             Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -71,7 +71,7 @@ fn folder(var: &str, name: &str) -> PathBuf {
 }
 
 /// Make `dir` with `make` unless its marker for `what` says it is made.
-fn ensure(dir: &Path, what: &str, make: impl FnOnce(&Path)) {
+pub fn ensure(dir: &Path, what: &str, make: impl FnOnce(&Path)) {
     let marker = dir.join(format!(".toolctl-ready-{}", what.replace('/', "+")));
     if marker.is_file() {
         return;
@@ -89,7 +89,7 @@ fn ensure(dir: &Path, what: &str, make: impl FnOnce(&Path)) {
     std::fs::write(marker, "").unwrap();
 }
 
-fn run(command: &mut Command) {
+pub fn run(command: &mut Command) {
     let output = command
         .output()
         .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
