@@ -28,6 +28,9 @@ _toolctl() {
             toolctl,completions)
                 cmd="toolctl__subcmd__completions"
                 ;;
+            toolctl,config)
+                cmd="toolctl__subcmd__config"
+                ;;
             toolctl,export)
                 cmd="toolctl__subcmd__export"
                 ;;
@@ -151,6 +154,36 @@ _toolctl() {
             toolctl__subcmd__bundle__subcmd__help,restore)
                 cmd="toolctl__subcmd__bundle__subcmd__help__subcmd__restore"
                 ;;
+            toolctl__subcmd__config,add)
+                cmd="toolctl__subcmd__config__subcmd__add"
+                ;;
+            toolctl__subcmd__config,get)
+                cmd="toolctl__subcmd__config__subcmd__get"
+                ;;
+            toolctl__subcmd__config,help)
+                cmd="toolctl__subcmd__config__subcmd__help"
+                ;;
+            toolctl__subcmd__config,remove)
+                cmd="toolctl__subcmd__config__subcmd__remove"
+                ;;
+            toolctl__subcmd__config,set)
+                cmd="toolctl__subcmd__config__subcmd__set"
+                ;;
+            toolctl__subcmd__config__subcmd__help,add)
+                cmd="toolctl__subcmd__config__subcmd__help__subcmd__add"
+                ;;
+            toolctl__subcmd__config__subcmd__help,get)
+                cmd="toolctl__subcmd__config__subcmd__help__subcmd__get"
+                ;;
+            toolctl__subcmd__config__subcmd__help,help)
+                cmd="toolctl__subcmd__config__subcmd__help__subcmd__help"
+                ;;
+            toolctl__subcmd__config__subcmd__help,remove)
+                cmd="toolctl__subcmd__config__subcmd__help__subcmd__remove"
+                ;;
+            toolctl__subcmd__config__subcmd__help,set)
+                cmd="toolctl__subcmd__config__subcmd__help__subcmd__set"
+                ;;
             toolctl__subcmd__help,agent)
                 cmd="toolctl__subcmd__help__subcmd__agent"
                 ;;
@@ -162,6 +195,9 @@ _toolctl() {
                 ;;
             toolctl__subcmd__help,completions)
                 cmd="toolctl__subcmd__help__subcmd__completions"
+                ;;
+            toolctl__subcmd__help,config)
+                cmd="toolctl__subcmd__help__subcmd__config"
                 ;;
             toolctl__subcmd__help,export)
                 cmd="toolctl__subcmd__help__subcmd__export"
@@ -234,6 +270,18 @@ _toolctl() {
                 ;;
             toolctl__subcmd__help__subcmd__bundle,restore)
                 cmd="toolctl__subcmd__help__subcmd__bundle__subcmd__restore"
+                ;;
+            toolctl__subcmd__help__subcmd__config,add)
+                cmd="toolctl__subcmd__help__subcmd__config__subcmd__add"
+                ;;
+            toolctl__subcmd__help__subcmd__config,get)
+                cmd="toolctl__subcmd__help__subcmd__config__subcmd__get"
+                ;;
+            toolctl__subcmd__help__subcmd__config,remove)
+                cmd="toolctl__subcmd__help__subcmd__config__subcmd__remove"
+                ;;
+            toolctl__subcmd__help__subcmd__config,set)
+                cmd="toolctl__subcmd__help__subcmd__config__subcmd__set"
                 ;;
             toolctl__subcmd__help__subcmd__index,rebuild)
                 cmd="toolctl__subcmd__help__subcmd__index__subcmd__rebuild"
@@ -359,7 +407,7 @@ _toolctl() {
 
     case "${cmd}" in
         toolctl)
-            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search pick attach agent invoke export validate schema index completions mcp help"
+            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search pick attach agent invoke export validate schema index completions config mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -619,7 +667,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__delete)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --with-tools --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -905,7 +953,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__import)
-            opts="-q -h --as-new --slug --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --as-new --slug --update --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1076,6 +1124,200 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__config)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help get set add remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__add)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__get)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__help)
+            opts="get set add remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__help__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__help__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__remove)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__set)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__export)
             opts="-q -h --provider --bundle --tag --name --tool --include-disabled --strict --lenient --force --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1119,7 +1361,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help)
-            opts="init bundle tool search pick attach agent invoke export validate schema index completions mcp help"
+            opts="init bundle tool search pick attach agent invoke export validate schema index completions config mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1359,6 +1601,76 @@ _toolctl() {
         toolctl__subcmd__help__subcmd__completions)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__config)
+            opts="get set add remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__config__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__config__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__config__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__config__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

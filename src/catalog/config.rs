@@ -38,6 +38,8 @@ struct ConfigView {
     attach: AttachConfig,
     #[serde(default)]
     index: IndexConfig,
+    #[serde(default)]
+    mcp_servers: std::collections::BTreeMap<String, super::mcp_servers::McpServer>,
 }
 
 /// `index` settings.
@@ -157,6 +159,9 @@ pub struct Config {
     pub pick: PickConfig,
     pub attach: AttachConfig,
     pub index: IndexConfig,
+    /// `mcpServers`: the servers `mcp` tools name (checked by `validate`, not here: a broken
+    /// entry makes its tools unavailable, not the catalog).
+    pub mcp_servers: super::mcp_servers::McpServers,
     builtin_enabled: Option<bool>,
     builtin_tools: BTreeMap<String, bool>,
 }
@@ -218,6 +223,7 @@ impl Config {
             pick: view.pick,
             attach: view.attach,
             index: view.index,
+            mcp_servers: std::sync::Arc::new(view.mcp_servers),
             builtin_enabled: view.builtin.is_enabled,
             builtin_tools: view
                 .builtin

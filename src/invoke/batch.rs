@@ -257,6 +257,7 @@ pub fn run(
             confirm: None,
             approved,
             hosts: catalog.config().hosts.clone(),
+            mcp_servers: catalog.config().mcp_servers.clone(),
             deadline: Some(deadline),
         };
         // Not scoped: a call still running at the deadline is left behind (its tool stops at

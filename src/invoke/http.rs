@@ -775,6 +775,27 @@ fn respond(
     }
 }
 
+/// The request a call of `tool` with `args` would send (its URL and body), built as [`call`]
+/// builds it but not sent: for the fuzz targets ([`crate::fuzzing`]).
+pub(crate) fn dry_request(
+    tool: &crate::catalog::model::Tool,
+    args: &Map<String, Value>,
+    hosts: &HostPolicy,
+) -> Result<(url::Url, Option<Vec<u8>>), Failure> {
+    let spec = tool
+        .http_impl()
+        .ok_or_else(|| invalid("the impl is not an HTTP one"))?;
+    let mut values = Values::new(args, tool);
+    let request = build(&spec, &mut values, hosts)?;
+    Ok((request.url, request.body))
+}
+
+/// The value a call of `spec` would answer for a response with `status` and `body`
+/// (`extractExpr` included): for the fuzz targets ([`crate::fuzzing`]).
+pub(crate) fn dry_response(spec: &HttpImpl, status: u16, body: &[u8]) -> Result<Value, Failure> {
+    respond(spec, &extractor(spec)?, status, body, &Redactor::default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

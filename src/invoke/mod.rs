@@ -18,6 +18,7 @@
 
 pub mod batch;
 pub mod http;
+pub mod mcp;
 pub mod native;
 pub mod schema;
 pub mod usage;
@@ -130,6 +131,8 @@ pub struct Options<'a> {
     pub approved: bool,
     /// Where HTTP tools may send requests (`allowedHosts` of `toolctl.json`).
     pub hosts: HostPolicy,
+    /// The MCP servers `mcp` tools name (`mcpServers` of `toolctl.json`).
+    pub mcp_servers: crate::catalog::mcp_servers::McpServers,
     /// When the call must be over (a batch's `wait_ms`): tools stop their work by then.
     pub deadline: Option<Instant>,
 }
@@ -244,6 +247,12 @@ fn check_callable(entry: &ToolEntry, hosts: &HostPolicy) -> Result<(), Failure> 
         {
             return Err(
                 Failure::new(ErrorCode::HostNotAllowed, format!("{reference}: {message}"))
+                    .with_hint("add the host to allowedHosts in toolctl.json"),
+            );
+        }
+        if entry.tool.kind == ToolType::Mcp && reason.contains("allowedHosts") {
+            return Err(
+                Failure::new(ErrorCode::HostNotAllowed, format!("{reference}: {reason}"))
                     .with_hint("add the host to allowedHosts in toolctl.json"),
             );
         }
@@ -409,6 +418,9 @@ fn dispatch(
     if tool.kind.is_native() {
         let func = tool.native_func().unwrap_or_default();
         return native::call(&func, args, options).map_err(Failure::ran);
+    }
+    if tool.kind == ToolType::Mcp {
+        return mcp::call(entry, args, options);
     }
     http::call(entry, &args, options)
 }

@@ -458,6 +458,7 @@ impl Shared {
             confirm: None,
             approved: false,
             hosts: catalog.config().hosts.clone(),
+            mcp_servers: catalog.config().mcp_servers.clone(),
             deadline: None,
         }
     }

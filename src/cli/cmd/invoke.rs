@@ -75,6 +75,7 @@ pub fn run(ctx: &Ctx, args: &InvokeArgs) -> Result<Output, CliError> {
             .then_some(&confirm as &(dyn Fn(&str) -> bool + Sync)),
         approved: args.approve,
         hosts: catalog.config().hosts.clone(),
+        mcp_servers: catalog.config().mcp_servers.clone(),
         deadline: None,
     };
     let success = invoke::call_and_record(&catalog, &entry, raw, &options).map_err(into_error)?;
