@@ -86,7 +86,7 @@ impl ConfigKey {
                 return Err(Error::NotFound {
                     what: "config key",
                     name: key.to_owned(),
-                    hint: Some(hint),
+                    hint: Some(hint.into()),
                 });
             };
             place = pointer::join(&place, token);
@@ -142,7 +142,7 @@ impl ConfigKey {
 fn bad_key(key: &str, message: &str) -> Error {
     Error::Config {
         message: format!("'{key}' is not a config key"),
-        hint: Some(message.to_owned()),
+        hint: Some(message.into()),
     }
 }
 
@@ -362,11 +362,11 @@ mod tests {
             ["integer"]
         );
         let typo = ConfigKey::parse("alowedHosts").unwrap_err();
-        assert_eq!(typo.hint().as_deref(), Some("did you mean 'allowedHosts'?"));
+        assert_eq!(typo.hint(), Some("did you mean 'allowedHosts'?".into()));
         let deep = ConfigKey::parse("reap.gracePeriod.x").unwrap_err();
         assert_eq!(
-            deep.hint().as_deref(),
-            Some("reap.gracePeriod is a value, not a group of keys")
+            deep.hint(),
+            Some("reap.gracePeriod is a value, not a group of keys".into())
         );
         assert!(ConfigKey::parse("reap..x").is_err());
     }

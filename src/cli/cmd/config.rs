@@ -99,7 +99,7 @@ fn get(ctx: &Ctx, args: &GetArgs) -> Result<Output, CliError> {
                     hint: Some(format!(
                         "{} is not set in toolctl.json, so toolctl uses its default; set it with `toolctl config set {} VALUE`",
                         key.name, key.name
-                    )),
+                    ).into()),
                 })
             })?
         }
