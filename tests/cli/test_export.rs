@@ -336,7 +336,7 @@ fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 }
 
 /// The tools of [`names_env`]: a slug shared by four bundles (two of them with long slugs, so
-/// the prefixed names are cut and then collide), a folded slug and two CJK slugs that collide.
+/// the prefixed names are cut and then collide), a folded slug and two CJK slugs that collide once transliterated.
 fn names_env_tools() -> Vec<(String, String)> {
     let long = "l".repeat(60);
     let b64 = "b".repeat(64);
@@ -349,7 +349,7 @@ fn names_env_tools() -> Vec<(String, String)> {
         (&b64, "fetch"),
         ("web", "météo"),
         ("cjk", "天气"),
-        ("cjk", "雨雪"),
+        ("cjk", "天氣"),
     ]
     .iter()
     .map(|(b, s)| ((*b).to_owned(), (*s).to_owned()))
