@@ -292,6 +292,9 @@ _toolctl() {
             toolctl__subcmd__help__subcmd__index,watch)
                 cmd="toolctl__subcmd__help__subcmd__index__subcmd__watch"
                 ;;
+            toolctl__subcmd__help__subcmd__mcp,import)
+                cmd="toolctl__subcmd__help__subcmd__mcp__subcmd__import"
+                ;;
             toolctl__subcmd__help__subcmd__mcp,serve)
                 cmd="toolctl__subcmd__help__subcmd__mcp__subcmd__serve"
                 ;;
@@ -343,11 +346,17 @@ _toolctl() {
             toolctl__subcmd__mcp,help)
                 cmd="toolctl__subcmd__mcp__subcmd__help"
                 ;;
+            toolctl__subcmd__mcp,import)
+                cmd="toolctl__subcmd__mcp__subcmd__import"
+                ;;
             toolctl__subcmd__mcp,serve)
                 cmd="toolctl__subcmd__mcp__subcmd__serve"
                 ;;
             toolctl__subcmd__mcp__subcmd__help,help)
                 cmd="toolctl__subcmd__mcp__subcmd__help__subcmd__help"
+                ;;
+            toolctl__subcmd__mcp__subcmd__help,import)
+                cmd="toolctl__subcmd__mcp__subcmd__help__subcmd__import"
                 ;;
             toolctl__subcmd__mcp__subcmd__help,serve)
                 cmd="toolctl__subcmd__mcp__subcmd__help__subcmd__serve"
@@ -1795,8 +1804,22 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help__subcmd__mcp)
-            opts="serve"
+            opts="serve import"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__mcp__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2171,7 +2194,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__invoke)
-            opts="-q -h --batch --args --args-file --workspace --approve --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --batch --args --args-file --workspace --approve --stream --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2209,7 +2232,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__mcp)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help serve help"
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help serve import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2231,7 +2254,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__mcp__subcmd__help)
-            opts="serve help"
+            opts="serve import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2258,6 +2281,20 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__mcp__subcmd__help__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__mcp__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -2265,6 +2302,32 @@ _toolctl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__mcp__subcmd__import)
+            opts="-q -h --bundle --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --bundle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -323,6 +323,7 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l workspace -d 
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l approve -d 'Approve in advance a run that needs a person\'s approval (noSchemaMode human-approval)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l stream -d 'Print each event of a streamed (SSE) response as it comes (one JSON line each with --json)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l no-progress -d 'Never show progress bars'
@@ -438,14 +439,15 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add VALUE to a list key (nothing changes when it is there already)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove VALUE from a list key, or without VALUE the key itself'
 complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -l catalog -d 'Use the catalog in DIR' -r -F
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -l json -d 'Print one JSON document on stdout, errors included'
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -l no-progress -d 'Never show progress bars'
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -s h -l help -d 'Print help'
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -f -a "serve" -d 'Serve the catalog\'s tools to an MCP client, over stdio (or Streamable HTTP)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -f -a "serve" -d 'Serve the catalog\'s tools to an MCP client, over stdio (or Streamable HTTP)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -f -a "import" -d 'Bring an MCP server\'s tools into the catalog, one tool.json each (type "mcp")'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l mode -d 'What the client is shown: all, search or auto' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l bundle -d 'Only tools of this bundle, by slug or ID (can be repeated)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l tag -d 'Only tools with this tag (can be repeated: all must match)' -r
@@ -460,7 +462,15 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_sub
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l bundle -d 'The bundle the tools go in, by slug (default: the server\'s name)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "serve" -d 'Serve the catalog\'s tools to an MCP client, over stdio (or Streamable HTTP)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "import" -d 'Bring an MCP server\'s tools into the catalog, one tool.json each (type "mcp")'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
@@ -506,3 +516,4 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_su
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "add" -d 'Add VALUE to a list key (nothing changes when it is there already)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "remove" -d 'Remove VALUE from a list key, or without VALUE the key itself'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "serve" -d 'Serve the catalog\'s tools to an MCP client, over stdio (or Streamable HTTP)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "import" -d 'Bring an MCP server\'s tools into the catalog, one tool.json each (type "mcp")'

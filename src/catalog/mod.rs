@@ -11,6 +11,7 @@
 //! `git pull` need no extra step. A file that cannot be read or breaks the rules is reported
 //! as a [`Problem`] with its path while the rest of the catalog keeps working.
 
+pub mod auth;
 pub mod builtin;
 pub mod capped;
 pub mod config;

@@ -137,6 +137,9 @@ pub struct Tool {
     pub secrets: Vec<String>,
     #[serde(default)]
     pub max_calls_per_minute: Option<u32>,
+    /// The most bytes a call may send (the body); see [`crate::invoke::limits`].
+    #[serde(default)]
+    pub max_request_bytes: Option<u64>,
     pub created_at: Timestamp,
     pub modified_at: Timestamp,
 }
@@ -180,6 +183,13 @@ pub struct HttpImpl {
     pub extract_expr: Option<String>,
     #[serde(default)]
     pub error_mode: Option<ErrorMode>,
+    /// How a call authenticates ([`super::auth`]).
+    #[serde(default)]
+    pub auth: Option<super::auth::Auth>,
+    /// `responseEncoding: "sse"`: an event whose name, or whose whole data, is this ends the
+    /// stream (`[DONE]`, `message_stop`).
+    #[serde(default)]
+    pub sse_terminal: Option<String>,
 }
 
 fn default_method() -> String {
@@ -194,6 +204,8 @@ pub const HTTP_METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELE
 pub enum ResponseEncoding {
     Json,
     Text,
+    /// Server-Sent Events, read as they come ([`crate::invoke::sse`]).
+    Sse,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -474,16 +486,19 @@ fn check_native_impl(doc: &Value, out: &mut Vec<Violation>) {
     }
 }
 
-fn check_mcp_impl(doc: &Value, out: &mut Vec<Violation>) {
+/// The typed `impl` of a tool, or the violations that say why there is none (`missing` when
+/// the document has no `impl`).
+fn typed_impl<T: DeserializeOwned>(
+    doc: &Value,
+    missing: &str,
+    out: &mut Vec<Violation>,
+) -> Option<T> {
     let Some(imp) = doc.get("impl") else {
-        out.push(Violation::new(
-            "/impl",
-            "an MCP tool needs impl with server (a key of mcpServers in toolctl.json) and tool",
-        ));
-        return;
+        out.push(Violation::new("/impl", missing));
+        return None;
     };
-    let mcp: McpImpl = match typed(imp, "") {
-        Ok(mcp) => mcp,
+    match typed(imp, "") {
+        Ok(typed) => Some(typed),
         Err(e) => {
             for v in e.violations() {
                 out.push(Violation::new(
@@ -491,8 +506,18 @@ fn check_mcp_impl(doc: &Value, out: &mut Vec<Violation>) {
                     v.message.clone(),
                 ));
             }
-            return;
+            None
         }
+    }
+}
+
+fn check_mcp_impl(doc: &Value, out: &mut Vec<Violation>) {
+    let Some(mcp) = typed_impl::<McpImpl>(
+        doc,
+        "an MCP tool needs impl with server (a key of mcpServers in toolctl.json) and tool",
+        out,
+    ) else {
+        return;
     };
     for (field, value) in [("server", &mcp.server), ("tool", &mcp.tool)] {
         if value.trim().is_empty() {
@@ -511,24 +536,9 @@ fn check_mcp_impl(doc: &Value, out: &mut Vec<Violation>) {
 }
 
 fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
-    let Some(imp) = doc.get("impl") else {
-        out.push(Violation::new(
-            "/impl",
-            "an HTTP tool needs impl with urlTemplate",
-        ));
+    let Some(http) = typed_impl::<HttpImpl>(doc, "an HTTP tool needs impl with urlTemplate", out)
+    else {
         return;
-    };
-    let http: HttpImpl = match typed(imp, "") {
-        Ok(http) => http,
-        Err(e) => {
-            for v in e.violations() {
-                out.push(Violation::new(
-                    format!("/impl{}", v.pointer),
-                    v.message.clone(),
-                ));
-            }
-            return;
-        }
     };
     if !HTTP_METHODS.contains(&http.method.as_str()) {
         out.push(Violation::new(
@@ -580,4 +590,7 @@ fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
         ));
     }
     super::templates::check(tool, &http, doc, out);
+    if let Some(auth) = &http.auth {
+        super::auth::check(tool, auth, out);
+    }
 }

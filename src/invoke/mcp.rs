@@ -184,27 +184,21 @@ fn session(
         Request::Call { tool, .. } => format!("the call of tool '{tool}'"),
         Request::List => "tools/list".to_owned(),
     };
+    let expanded = match &transport {
+        Transport::Stdio { env, .. } => values.expand_all(env)?,
+        Transport::Http { headers, .. } => values.expand_all(headers)?,
+    };
+    let call = Call {
+        name,
+        what: &what,
+        timeout,
+        redactor: &values.redactor,
+    };
     let answer = match transport {
-        Transport::Stdio { argv, env, cwd } => {
-            let env = values.expand_all(env)?;
-            let call = Call {
-                name,
-                what: &what,
-                timeout,
-                redactor: &values.redactor,
-            };
-            runtime.block_on(stdio(&call, &argv, env, cwd, request))
+        Transport::Stdio { argv, cwd, .. } => {
+            runtime.block_on(stdio(&call, &argv, expanded, cwd, request))
         }
-        Transport::Http { url, headers } => {
-            let headers = values.expand_all(headers)?;
-            let call = Call {
-                name,
-                what: &what,
-                timeout,
-                redactor: &values.redactor,
-            };
-            runtime.block_on(http(&call, url, headers, request))
-        }
+        Transport::Http { url, .. } => runtime.block_on(http(&call, url, expanded, request)),
     }?;
     // A server may echo what it was given: secrets stay out of what leaves the call.
     Ok(match answer {

@@ -16,14 +16,18 @@
 //! A [`Failure`] says whether the tool ran: a tool that ran and failed ends `invoke` with exit
 //! 7 whatever its code; a call refused before running ends with its code's exit (3, 4, 6).
 
+pub mod auth;
 pub mod batch;
 pub mod http;
+pub mod limits;
 pub mod mcp;
 pub mod native;
 pub mod schema;
+pub mod sse;
 pub mod usage;
 
 use crate::base::error_code::ErrorCode;
+use crate::catalog::config::HttpDefaults;
 use crate::catalog::model::{NoSchemaMode, ToolType};
 use crate::catalog::rules::HostPolicy;
 use crate::catalog::{Catalog, ToolEntry};
@@ -135,6 +139,34 @@ pub struct Options<'a> {
     pub mcp_servers: crate::catalog::mcp_servers::McpServers,
     /// When the call must be over (a batch's `wait_ms`): tools stop their work by then.
     pub deadline: Option<Instant>,
+    /// The catalog's state folder (`.toolctl/`): rate-limit counts, OAuth2 tokens.
+    pub state_dir: PathBuf,
+    /// `http` of `toolctl.json`: defaults of HTTP tools.
+    pub http: HttpDefaults,
+    /// The window `maxCallsPerMinute` counts in (`http.rateLimitWindow`, a minute by default).
+    pub rate_window: std::time::Duration,
+    /// `invoke --stream`: told each event of a streamed (SSE) response as it comes, redacted.
+    pub on_event: Option<&'a (dyn Fn(&Value) + Sync)>,
+}
+
+impl Options<'static> {
+    /// The options of a call in `catalog` working in `workspace`: nobody to ask, nothing
+    /// approved in advance, no deadline, no stream.
+    pub fn new(catalog: &Catalog, workspace: PathBuf) -> Self {
+        let config = catalog.config();
+        Self {
+            workspace,
+            confirm: None,
+            approved: false,
+            hosts: config.hosts.clone(),
+            deadline: None,
+            mcp_servers: config.mcp_servers.clone(),
+            state_dir: catalog.root().join(crate::catalog::STATE_DIR),
+            http: config.http.clone(),
+            rate_window: config.rate_limit_window,
+            on_event: None,
+        }
+    }
 }
 
 impl Options<'_> {
@@ -154,6 +186,8 @@ impl std::fmt::Debug for Options<'_> {
             .field("can_confirm", &self.confirm.is_some())
             .field("approved", &self.approved)
             .field("deadline", &self.deadline)
+            .field("state_dir", &self.state_dir)
+            .field("streams", &self.on_event.is_some())
             .finish()
     }
 }

@@ -739,13 +739,9 @@ impl Catalog {
                     "bundle '{}' is deleted; its tools cannot change",
                     local.bundle.slug
                 ),
-                Some(
-                    format!(
-                        "restore bundle {} first, then update it",
-                        local.bundle.bundle_id
-                    )
-                    .into(),
-                ),
+                Some(Hint::RestoreBundle(
+                    local.bundle.bundle_id.to_string().into(),
+                )),
             ));
         }
         let dir = self.bundles_dir().join(plan.bundle_id.to_string());
@@ -811,7 +807,9 @@ impl Catalog {
             return Err(Error::Conflict {
                 message,
                 details: json!({ "bundleID": plan.bundle_id, "slug": local.bundle.slug, "conflicts": conflicts }),
-                hint: Some("nothing was written; a changed tool needs a new version (or import the archive as a copy with new IDs)".into()),
+                hint: Some(
+                            "nothing was written; a changed tool needs a new version (or import the archive as a copy with new IDs)".into(),
+                        ),
             });
         }
         let count = writes.len();

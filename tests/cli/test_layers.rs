@@ -29,6 +29,13 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["provider", "attach", "catalog", "schema", "base"],
     ),
     ("ops", &["validate", "index", "catalog", "base"]),
+    // What the fuzz targets (`fuzz/`) drive: the library as a command would, used by nothing.
+    (
+        "fuzzing",
+        &[
+            "ops", "validate", "provider", "invoke", "index", "catalog", "base",
+        ],
+    ),
     (
         "cli",
         &[

@@ -61,6 +61,18 @@ fn invoke_with(env: &TestEnv, reference: &str, args: Value, vars: &[(&str, &str)
     (output.status.code().unwrap(), doc)
 }
 
+/// `invoke` that must fail with exit `exit` and error `code`; returns the printed document.
+#[track_caller]
+fn fails(env: &TestEnv, reference: &str, args: Value, exit: i32, code: &str) -> Value {
+    let (got, doc) = invoke(env, reference, args);
+    assert_eq!(
+        (got, doc["error"]["code"].as_str()),
+        (exit, Some(code)),
+        "{doc}"
+    );
+    doc
+}
+
 /// The processes running now whose command line holds `needle`.
 fn processes_with(needle: &str) -> Vec<u32> {
     let mut found = Vec::new();
@@ -124,12 +136,7 @@ fn an_mcp_tool_over_stdio_returns_structured_content_or_text_and_fails_as_upstre
     assert_eq!(doc["error"]["details"]["server"], "fx");
 
     // A tool the server does not have.
-    let (code, doc) = invoke(&env, "mcp/nope", json!({}));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (7, Some("UPSTREAM_ERROR")),
-        "{doc}"
-    );
+    let doc = fails(&env, "mcp/nope", json!({}), 7, "UPSTREAM_ERROR");
     assert!(
         doc["error"]["message"]
             .as_str()
@@ -139,11 +146,12 @@ fn an_mcp_tool_over_stdio_returns_structured_content_or_text_and_fails_as_upstre
     );
 
     // The arguments are checked against argSchema before the server is reached.
-    let (code, doc) = invoke(&env, "mcp/add", json!({ "a": "two" }));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (3, Some("VALIDATION_ERROR")),
-        "{doc}"
+    fails(
+        &env,
+        "mcp/add",
+        json!({ "a": "two" }),
+        3,
+        "VALIDATION_ERROR",
     );
 }
 
@@ -163,12 +171,7 @@ fn a_server_that_exits_at_once_or_never_answers_fails_fast_and_leaves_no_process
     mcp_tool(&env, "hung", "hung", "add", any_object());
     mcp_tool(&env, "missing", "missing", "add", any_object());
 
-    let (code, doc) = invoke(&env, "mcp/dead", json!({}));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (7, Some("UPSTREAM_ERROR")),
-        "{doc}"
-    );
+    let doc = fails(&env, "mcp/dead", json!({}), 7, "UPSTREAM_ERROR");
     let message = doc["error"]["message"].as_str().unwrap();
     assert!(
         message.starts_with("MCP server 'dead' did not start a session"),
@@ -180,12 +183,7 @@ fn a_server_that_exits_at_once_or_never_answers_fails_fast_and_leaves_no_process
     );
     assert!(message.contains("exit status: 3"), "{message}");
 
-    let (code, doc) = invoke(&env, "mcp/missing", json!({}));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (7, Some("UPSTREAM_ERROR")),
-        "{doc}"
-    );
+    let doc = fails(&env, "mcp/missing", json!({}), 7, "UPSTREAM_ERROR");
     assert!(
         doc["error"]["message"]
             .as_str()
@@ -241,12 +239,7 @@ fn a_slow_call_times_out_with_the_tools_timeout() {
             "argSchema": any_object(),
         }),
     );
-    let (code, doc) = invoke(&env, "mcp/slow", json!({ "seconds": 60 }));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (7, Some("TIMEOUT")),
-        "{doc}"
-    );
+    let doc = fails(&env, "mcp/slow", json!({ "seconds": 60 }), 7, "TIMEOUT");
     let message = doc["error"]["message"].as_str().unwrap();
     // Either stage may run out on a loaded machine; both name the server and the limit.
     assert!(
@@ -271,11 +264,12 @@ fn secrets_reach_the_server_through_env_and_never_come_back() {
     declare(&env, json!({ "fx": server }));
     mcp_tool(&env, "env", "fx", "env", any_object());
 
-    let (code, doc) = invoke(&env, "mcp/env", json!({ "name": "TOKEN" }));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (3, Some("VALIDATION_ERROR")),
-        "{doc}"
+    let doc = fails(
+        &env,
+        "mcp/env",
+        json!({ "name": "TOKEN" }),
+        3,
+        "VALIDATION_ERROR",
     );
     assert!(
         doc["error"]["message"]
@@ -361,11 +355,12 @@ fn an_mcp_tool_over_streamable_http_needs_an_allowed_host() {
     mcp_tool(&env, "fail", "web", "fail", any_object());
 
     // Not in allowedHosts: refused before any request, and listed as unavailable.
-    let (code, doc) = invoke(&env, "mcp/add", json!({ "a": 1, "b": 2 }));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (6, Some("HOST_NOT_ALLOWED")),
-        "{doc}"
+    fails(
+        &env,
+        "mcp/add",
+        json!({ "a": 1, "b": 2 }),
+        6,
+        "HOST_NOT_ALLOWED",
     );
     let validated = env.run(&["--json", "validate"]);
     assert!(
@@ -379,11 +374,12 @@ fn an_mcp_tool_over_streamable_http_needs_an_allowed_host() {
     });
     let (code, doc) = invoke(&env, "mcp/add", json!({ "a": 1, "b": 2 }));
     assert_eq!((code, &doc["value"]), (0, &json!({ "result": 3 })), "{doc}");
-    let (code, doc) = invoke(&env, "mcp/fail", json!({ "reason": "over http" }));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (7, Some("UPSTREAM_ERROR")),
-        "{doc}"
+    let doc = fails(
+        &env,
+        "mcp/fail",
+        json!({ "reason": "over http" }),
+        7,
+        "UPSTREAM_ERROR",
     );
     assert!(
         doc["error"]["message"]
@@ -394,11 +390,12 @@ fn an_mcp_tool_over_streamable_http_needs_an_allowed_host() {
 
     // A server that is not there (any more).
     drop(server);
-    let (code, doc) = invoke(&env, "mcp/add", json!({ "a": 1, "b": 2 }));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (7, Some("UPSTREAM_ERROR")),
-        "{doc}"
+    let doc = fails(
+        &env,
+        "mcp/add",
+        json!({ "a": 1, "b": 2 }),
+        7,
+        "UPSTREAM_ERROR",
     );
     assert!(
         doc["error"]["message"]
@@ -457,17 +454,345 @@ fn validate_knows_mcp_tools_and_servers() {
     );
     assert!(text.contains("/mcpServers/both"), "{text}");
     assert!(text.contains("has both command and url"), "{text}");
-    let (code, doc) = invoke(&env, "mcp/ghost", json!({}));
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (6, Some("TOOL_DISABLED")),
-        "{doc}"
-    );
+    let doc = fails(&env, "mcp/ghost", json!({}), 6, "TOOL_DISABLED");
     assert!(
         doc["error"]["message"]
             .as_str()
             .unwrap()
             .contains("'ghost' is not declared"),
         "{doc}"
+    );
+}
+
+/// `mcp import SERVER ARGS --json`.
+fn import(env: &TestEnv, server: &str, args: &[&str]) -> Value {
+    let mut all = vec!["mcp", "import", server];
+    all.extend_from_slice(args);
+    env.json(&all)
+}
+
+fn refs(list: &Value) -> Vec<String> {
+    let mut refs: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.get("ref").unwrap_or(v).as_str().unwrap().to_owned())
+        .collect();
+    refs.sort();
+    refs
+}
+
+/// The stored `tool.json` of `bundle/slug@version`.
+fn stored(env: &TestEnv, bundle_id: &str, slug: &str, version: &str) -> Value {
+    crate::common::read_json(&env.tool_file(bundle_id, slug, version))
+}
+
+#[test]
+fn mcp_import_writes_one_tool_each_then_adds_versions_and_reports_vanished_tools() {
+    let env = TestEnv::new();
+    let mut server = stdio_server("stdio");
+    server["env"] = json!({ "VARIANT": "1" });
+    declare(&env, json!({ "fx": server }));
+
+    let first = import(&env, "fx", &[]);
+    assert_eq!(first["bundle"], "fx");
+    assert_eq!(
+        refs(&first["added"]),
+        [
+            "fx/add@1",
+            "fx/echo@1",
+            "fx/env@1",
+            "fx/fail@1",
+            "fx/slow@1"
+        ]
+    );
+    let bundle_id = env
+        .bundle_list(&[])
+        .items
+        .iter()
+        .find(|b| b.slug == "fx")
+        .unwrap()
+        .bundle_id
+        .clone();
+    let add = stored(&env, &bundle_id, "add", "1");
+    assert_eq!(add["type"], "mcp");
+    assert_eq!(add["impl"], json!({ "server": "fx", "tool": "add" }));
+    assert_eq!(add["description"], "Add two integers.");
+    assert_eq!(add["argSchema"]["required"], json!(["a", "b"]));
+    assert_eq!(add["argSchema"]["properties"]["a"]["type"], "integer");
+    assert_eq!(
+        add["outputSchema"]["properties"]["result"]["type"],
+        "integer"
+    );
+    assert_eq!(add["annotations"]["readOnlyHint"], true);
+    assert_eq!(add["safe"], true);
+    assert_eq!(stored(&env, &bundle_id, "fail", "1")["safe"], false);
+    assert_eq!(stored(&env, &bundle_id, "env", "1")["safe"], false);
+    // The imported tools run.
+    let (code, doc) = invoke(&env, "fx/add", json!({ "a": 20, "b": 22 }));
+    assert_eq!(
+        (code, &doc["value"]),
+        (0, &json!({ "result": 42 })),
+        "{doc}"
+    );
+
+    // Again: nothing changed.
+    let again = import(&env, "fx", &[]);
+    assert_eq!(refs(&again["added"]), Vec::<String>::new());
+    assert_eq!(refs(&again["changed"]), Vec::<String>::new());
+    assert_eq!(refs(&again["unchanged"]).len(), 5);
+
+    // The server changes: echo's description, fail gone, shout new.
+    env.edit_config(|config| config["mcpServers"]["fx"]["env"]["VARIANT"] = json!("2"));
+    let third = import(&env, "fx", &[]);
+    assert_eq!(refs(&third["added"]), ["fx/shout@1"]);
+    assert_eq!(refs(&third["changed"]), ["fx/echo@2"]);
+    assert_eq!(third["changed"][0]["previous"], "1");
+    assert_eq!(refs(&third["vanished"]), ["fx/fail@1"]);
+    assert_eq!(
+        stored(&env, &bundle_id, "echo", "2")["description"],
+        "Say the text back, unchanged."
+    );
+    // Nothing is deleted, and the new version is the default.
+    let listed = env.refs(&["--bundle", "fx"]);
+    assert!(listed.contains(&"fx/fail@1".to_owned()), "{listed:?}");
+    assert!(listed.contains(&"fx/echo@1".to_owned()), "{listed:?}");
+    let (code, doc) = invoke(&env, "fx/shout", json!({ "text": "hey" }));
+    assert_eq!((code, &doc["value"]), (0, &json!("HEY")), "{doc}");
+}
+
+#[test]
+fn mcp_import_refuses_an_unknown_or_broken_server_and_writes_nothing() {
+    let env = TestEnv::new();
+    declare(&env, json!({ "dead": stdio_server("exit") }));
+    let error = env.json_error(&["mcp", "import", "ghost"], 4);
+    assert_eq!(error.error.code, "NOT_FOUND");
+    assert!(
+        error.error.message.contains("MCP server 'ghost' not found"),
+        "{}",
+        error.error.message
+    );
+    let error = env.json_error(&["mcp", "import", "dead"], 7);
+    assert_eq!(error.error.code, "UPSTREAM_ERROR");
+    assert!(
+        error.error.message.starts_with("MCP server 'dead'"),
+        "{}",
+        error.error.message
+    );
+    assert!(env.bundle_list(&[]).items.iter().all(|b| b.slug != "dead"));
+}
+
+/// An `mcpServers` entry serving `env`'s catalog with `toolctl mcp serve ARGS` over stdio.
+fn toolctl_server(env: &TestEnv, args: &[&str]) -> Value {
+    let mut command = vec![
+        json!(crate::common::bin()),
+        json!("--catalog"),
+        json!(env.catalog()),
+        json!("mcp"),
+        json!("serve"),
+    ];
+    command.extend(args.iter().map(|a| json!(a)));
+    json!({ "command": command, "env": { "TOOLCTL_WATCH": "never", "XDG_DATA_HOME": env.xdg_data() } })
+}
+
+#[test]
+fn mcp_import_follows_every_page_and_streamable_http() {
+    // A server with more tools than a page: another catalog served by `toolctl mcp serve`.
+    let source = TestEnv::new();
+    source.bundle("clock");
+    for i in 0..5 {
+        source.put_tool(
+            "clock",
+            &crate::common::tool_doc_with(
+                &format!("time-{i}"),
+                "v1",
+                json!({ "description": format!("Tell the time {i}") }),
+            ),
+        );
+    }
+    let exported = crate::test_mcp::exported(&source, &["--bundle", "clock"]);
+    assert_eq!(exported.len(), 5);
+
+    let http = HttpServer::start("1");
+    let env = TestEnv::new();
+    declare(
+        &env,
+        json!({
+            "paged": toolctl_server(&source, &["--mode", "all", "--bundle", "clock", "--page-size", "2"]),
+            "web": { "url": http.url() },
+        }),
+    );
+    env.edit_config(|config| config["allowedHosts"] = json!([format!("127.0.0.1:{}", http.port)]));
+    let paged = import(&env, "paged", &["--bundle", "served"]);
+    assert_eq!(paged["listed"], 5, "three pages of two");
+    assert_eq!(refs(&paged["added"]).len(), 5);
+    // A tool imported from toolctl calls back through it.
+    let name = exported[0]["name"].as_str().unwrap();
+    let slug = refs(&paged["added"])
+        .into_iter()
+        .find(|r| r.contains(&name.replace('_', "-")))
+        .unwrap_or_else(|| panic!("{name} in {paged}"));
+    let (code, doc) = invoke(&env, slug.trim_end_matches("@1"), json!({}));
+    assert_eq!(code, 0, "{doc}");
+    assert!(
+        doc["value"].is_object() || doc["value"].is_string(),
+        "{doc}"
+    );
+
+    let web = import(&env, "web", &[]);
+    assert_eq!(
+        refs(&web["added"]),
+        [
+            "web/add@1",
+            "web/echo@1",
+            "web/env@1",
+            "web/fail@1",
+            "web/slow@1"
+        ]
+    );
+    let (code, doc) = invoke(&env, "web/echo", json!({ "text": "over http" }));
+    assert_eq!((code, &doc["value"]), (0, &json!("over http")), "{doc}");
+}
+
+/// The outcome of `tools/call` as the Python client sees it, through `command`.
+fn call_through(env: &TestEnv, command: Value, calls: &[(&str, Value)]) -> Vec<Value> {
+    let steps: Vec<Value> = calls
+        .iter()
+        .map(|(name, arguments)| json!({ "op": "call", "name": name, "arguments": arguments }))
+        .collect();
+    let plan = json!({
+        "command": command,
+        "env": crate::test_mcp::server_env(env),
+        "cwd": env.work(),
+        "mode": "legacy",
+        "steps": steps,
+    });
+    crate::test_mcp::run_driver(env, &plan).steps
+}
+
+/// The exported name `mcp serve` gives `bundle/slug`.
+fn served_name(env: &TestEnv, bundle: &str, slug: &str) -> String {
+    let exported = crate::test_mcp::exported(env, &["--bundle", bundle]);
+    exported
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .find(|n| n.ends_with(&slug.replace('-', "_")) || n.ends_with(slug))
+        .unwrap_or_else(|| panic!("no exported name for {bundle}/{slug}: {exported:?}"))
+}
+
+#[test]
+fn round_trip_imported_tools_served_again_answer_as_the_server_does() {
+    let env = TestEnv::new();
+    declare(&env, json!({ "fx": stdio_server("stdio") }));
+    import(&env, "fx", &[]);
+    let calls = [
+        ("add", json!({ "a": 3, "b": 4 })),
+        ("echo", json!({ "text": "round trip" })),
+        ("fail", json!({ "reason": "both ways" })),
+    ];
+    let direct = call_through(
+        &env,
+        json!([mcp_clients::python(), fixture_server(), "stdio"]),
+        &calls,
+    );
+    let served_calls: Vec<(String, Value)> = calls
+        .iter()
+        .map(|(name, args)| (served_name(&env, "fx", name), args.clone()))
+        .collect();
+    let served_refs: Vec<(&str, Value)> = served_calls
+        .iter()
+        .map(|(n, a)| (n.as_str(), a.clone()))
+        .collect();
+    let mut serve = vec![
+        json!(crate::common::bin()),
+        json!("--catalog"),
+        json!(env.catalog()),
+        json!("mcp"),
+        json!("serve"),
+        json!("--mode"),
+        json!("all"),
+    ];
+    serve.push(json!("--quiet"));
+    let served = call_through(&env, json!(serve), &served_refs);
+    assert_eq!(direct.len(), 3);
+    // add: the same structured content; echo: the same text; fail: an error both ways.
+    assert_eq!(
+        served[0]["structuredContent"], direct[0]["structuredContent"],
+        "{served:?} vs {direct:?}"
+    );
+    assert_eq!(served[0]["isError"], false);
+    assert_eq!(
+        served[1]["text"], direct[1]["text"],
+        "{served:?} vs {direct:?}"
+    );
+    assert_eq!(
+        (
+            served[2]["isError"].as_bool(),
+            direct[2]["isError"].as_bool()
+        ),
+        (Some(true), Some(true))
+    );
+    let served_text = served[2]["text"][0].as_str().unwrap();
+    let direct_text = direct[2]["text"][0].as_str().unwrap();
+    assert!(
+        served_text.contains(direct_text),
+        "{served_text} / {direct_text}"
+    );
+}
+
+#[test]
+fn server_everything_over_stdio_imports_and_answers_as_directly() {
+    let env = TestEnv::new();
+    let everything = mcp_clients::everything();
+    declare(
+        &env,
+        json!({ "everything": { "command": [everything, "stdio"] } }),
+    );
+    let imported = import(&env, "everything", &["--bundle", "ev"]);
+    let added = refs(&imported["added"]);
+    for expected in ["ev/echo@1", "ev/get-sum@1", "ev/get-structured-content@1"] {
+        assert!(added.contains(&expected.to_owned()), "{added:?}");
+    }
+    let (code, doc) = invoke(&env, "ev/echo", json!({ "message": "hi" }));
+    assert_eq!((code, &doc["value"]), (0, &json!("Echo: hi")), "{doc}");
+    let (code, doc) = invoke(
+        &env,
+        "ev/get-structured-content",
+        json!({ "location": "New York" }),
+    );
+    assert_eq!(code, 0, "{doc}");
+    // Round trip: served by toolctl, called by the Python client, as the server answers.
+    let calls = [
+        ("get-sum", json!({ "a": 2, "b": 5 })),
+        ("get-structured-content", json!({ "location": "New York" })),
+    ];
+    let direct = call_through(&env, json!([everything, "stdio"]), &calls);
+    let named: Vec<(String, Value)> = calls
+        .iter()
+        .map(|(n, a)| (served_name(&env, "ev", n), a.clone()))
+        .collect();
+    let named: Vec<(&str, Value)> = named.iter().map(|(n, a)| (n.as_str(), a.clone())).collect();
+    let serve = json!([
+        crate::common::bin(),
+        "--catalog",
+        env.catalog(),
+        "mcp",
+        "serve",
+        "--mode",
+        "all",
+        "--quiet"
+    ]);
+    let served = call_through(&env, serve, &named);
+    assert_eq!(
+        served[0]["text"], direct[0]["text"],
+        "{served:?} vs {direct:?}"
+    );
+    assert_eq!(
+        served[1]["structuredContent"], direct[1]["structuredContent"],
+        "{served:?} vs {direct:?}"
+    );
+    assert!(
+        served[1]["structuredContent"]["conditions"].is_string(),
+        "{served:?}"
     );
 }

@@ -34,8 +34,8 @@ pub fn tool_json(data: &[u8]) {
     };
     let violations = tool.check(&doc);
     let Ok(config) = crate::catalog::config::Config::from_doc(
-        serde_json::json!({ "allowedHosts": [HOST] }),
-        std::path::Path::new("toolctl.json"),
+        json!({ "allowedHosts": [HOST] }),
+        Path::new("toolctl.json"),
     ) else {
         return;
     };
