@@ -2310,13 +2310,17 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__invoke)
-            opts="-q -h --batch --args --args-file --workspace --approve --stream --catalog --json --quiet --no-progress --color --lock-timeout --help"
+            opts="-q -h --batch --provider --args --args-file --workspace --approve --stream --catalog --json --quiet --no-progress --color --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --batch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --provider)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -407,6 +407,7 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_s
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from help" -f -a "detach" -d 'Detach tools from an agent by hand (protection is for attach runs, not for you)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand agent; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l batch -d 'Run a batch of calls read from FILE (`-`: standard input)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l provider -d 'With --batch: answer in this provider\'s shape (default: the shape of the calls)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l args -d 'The arguments: a JSON object, or a JSON string holding one (as OpenAI sends them)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l args-file -d 'Read the arguments from a file (`-`: standard input)' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l workspace -d 'The folder file tools work in (default: the current folder); they cannot leave it' -r -F

@@ -3,8 +3,8 @@
 //!
 //! Providers want `^[a-zA-Z0-9_-]{1,64}$` (OpenAI, Anthropic; Gemini and MCP allow a superset),
 //! so one form serves all:
-//! 1. the tool's slug, with diacritics folded (`météo` → `meteo`) and every other character
-//!    outside `[A-Za-z0-9_-]` turned into `_`;
+//! 1. the tool's slug transliterated to ASCII (`météo` → `meteo`, `日本語` → `RiBenYu`) and
+//!    every other character outside `[A-Za-z0-9_-]` turned into `_`;
 //! 2. prefixed by its bundle's slug and `__` only when another live bundle has a tool of the
 //!    same slug (`weather__search`, `web__search`), since a bare slug then names two tools;
 //! 3. cut to 64 characters;
@@ -18,7 +18,6 @@
 
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
-use unicode_normalization::UnicodeNormalization;
 
 /// The longest exported name.
 pub const MAX_NAME: usize = 64;
@@ -29,34 +28,35 @@ const SUFFIX_DIGITS: usize = 6;
 /// A tool slug of a bundle: what one exported name stands for.
 pub type Key = (String, String);
 
-/// `text` in the exported alphabet: diacritics folded, anything else outside `[A-Za-z0-9_-]`
-/// turned into `_`, at most [`MAX_NAME`] characters. Never empty for non-empty input.
+/// `text` in the exported alphabet: transliterated to ASCII (`météo` → `meteo`, `日本語` →
+/// `RiBenYu`, `Ωmega` → `Omega`, by `any_ascii`), anything else outside `[A-Za-z0-9_-]` turned
+/// into `_`, at most [`MAX_NAME`] characters. Never empty for non-empty input.
 pub fn sanitize(text: &str) -> String {
-    // Most slugs are ASCII already: no decomposition needed.
-    if text.is_ascii() {
-        return text
-            .bytes()
-            .map(|b| {
-                if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' {
-                    b as char
-                } else {
-                    '_'
-                }
-            })
-            .take(MAX_NAME)
-            .collect();
-    }
-    text.nfd()
-        .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
+    let name: String = ascii(text)
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' {
+                b as char
             } else {
                 '_'
             }
         })
         .take(MAX_NAME)
-        .collect()
+        .collect();
+    // A character with no ASCII form at all still stands as `_`.
+    if name.is_empty() && !text.is_empty() {
+        return "_".to_owned();
+    }
+    name
+}
+
+/// `text` transliterated to ASCII (`any_ascii`); ASCII text as it is.
+pub fn ascii(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.is_ascii() {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(any_ascii::any_ascii(text))
+    }
 }
 
 /// The name a tool slug of a bundle asks for (rules 1 to 3): its slug, or with `shared` (another
@@ -229,7 +229,12 @@ mod tests {
     #[test]
     fn characters_providers_refuse_are_replaced() {
         assert_eq!(sanitize("météo"), "meteo");
-        assert_eq!(sanitize("天气-v2"), "__-v2");
+        assert_eq!(sanitize("天气-v2"), "TianQi-v2");
+        assert_eq!(sanitize("日本語"), "RiBenYu");
+        assert_eq!(sanitize("Ωmega"), "Omega");
+        assert_eq!(sanitize("Ångström-2"), "Angstrom-2");
+        // any_ascii spells emoji out.
+        assert_eq!(sanitize("\u{1F600}"), "_grinning_");
         assert_eq!(sanitize("a.b:c d/e"), "a_b_c_d_e");
         assert_eq!(sanitize(&"x".repeat(100)).len(), MAX_NAME);
     }
@@ -242,17 +247,18 @@ mod tests {
             ("b1", &long_a),
             ("b1", &long_b),
             ("b1", "天气"),
-            ("b1", "雨雪"),
+            ("b1", "天氣"),
         ]);
         assert!(got.iter().all(|n| is_valid(n)), "{got:?}");
         let unique: std::collections::HashSet<_> = got.iter().collect();
         assert_eq!(unique.len(), 4, "{got:?}");
         assert_eq!(got[0].len(), MAX_NAME);
         assert!(got[0].starts_with("xxxx") && got[0].as_bytes()[57] == b'_');
-        assert!(got[2].starts_with("___") || got[2].starts_with("__"));
+        // Simplified and traditional spellings transliterate alike: both get a suffix.
+        assert!(got[2].starts_with("TianQi_") && got[3].starts_with("TianQi_"));
         // The same catalog, listed in another order, gives the same names.
         let again = names(&[
-            ("b1", "雨雪"),
+            ("b1", "天氣"),
             ("b1", "天气"),
             ("b1", &long_b),
             ("b1", &long_a),

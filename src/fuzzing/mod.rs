@@ -299,10 +299,11 @@ pub fn batch_doc(data: &[u8]) {
     let Ok(doc) = serde_json::from_slice::<Value>(data) else {
         return;
     };
-    let Ok(request) = batch::parse(&doc) else {
+    let Ok(request) = batch::parse(&doc, None) else {
         return;
     };
     assert!((1..=batch::MAX_CALLS).contains(&request.calls.len()));
+    let mut answers = Vec::with_capacity(request.calls.len());
     for (i, call) in request.calls.iter().enumerate() {
         assert!(
             request.calls[..i].iter().all(|c| c.call_id != call.call_id),
@@ -311,8 +312,9 @@ pub fn batch_doc(data: &[u8]) {
         );
         let answer = Ok(batch::truncate(&call.arguments));
         let _ = batch::result(call, &answer);
-        let _ = batch::tool_message(call, &answer);
+        answers.push(answer);
     }
+    let _ = batch::tool_messages(&request, &answers);
     assert!(batch::WAIT_RANGE_MS.contains(&request.wait_ms) || request.wait_ms == 0);
 }
 

@@ -5,9 +5,11 @@
 //! (1–20 calls, `call_id` at most 120 characters and unique, `wait_ms` 100–60000, default
 //! 15000, `mode` "sync"), or what a model sends: an OpenAI `tool_calls` array (`id`,
 //! `function.name`, `function.arguments` as a JSON string), Ollama's (`arguments` as an object,
-//! no id: the call's position, `call_<n>`, stands in), or an assistant message holding
-//! `tool_calls`. A request that is none of these is one `VALIDATION_ERROR` naming what is
-//! wrong and where (a JSON pointer).
+//! no id: the call's position, `call_<n>`, stands in), an assistant message holding
+//! `tool_calls`, or any other provider's calls ([`shapes`]: Anthropic `tool_use`, Gemini
+//! `functionCall`, Responses `function_call`), each answered in its provider's shape. A request
+//! that is none of these is one `VALIDATION_ERROR` naming what is wrong and where (a JSON
+//! pointer).
 //!
 //! Calls run concurrently, each on its own thread; each result is bound to its `call_id`. A call
 //! still running at `wait_ms` is reported `TIMEOUT` and cancelled: its deadline reaches the
@@ -22,6 +24,7 @@
 use super::{Failure, Options};
 use crate::base::error_code::ErrorCode;
 use crate::catalog::{Catalog, ToolEntry};
+use crate::provider::Provider;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 use std::sync::{Arc, mpsc};
@@ -38,10 +41,16 @@ pub const TRUNCATE_AT: usize = 12_000;
 /// Characters of a truncated output's JSON kept in `preview`.
 pub const PREVIEW_CHARS: usize = 12_000;
 
+pub mod shapes;
+
+pub use shapes::Shape;
+
 /// One call of a batch.
 #[derive(Debug, Clone)]
 pub struct Call {
     pub call_id: String,
+    /// Whether `call_id` came with the call (else it is `call_<n>`, its place in the batch).
+    pub given_id: bool,
     pub name: String,
     /// As sent: an object, or a string holding one.
     pub arguments: Value,
@@ -52,6 +61,8 @@ pub struct Call {
 pub struct Request {
     pub calls: Vec<Call>,
     pub wait_ms: u64,
+    /// Whose calls these are, and so whose messages answer them.
+    pub shape: Shape,
 }
 
 fn invalid(message: impl Into<String>, pointer: &str) -> Failure {
@@ -71,51 +82,74 @@ pub fn check_size(bytes: usize) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Read a batch request (see the module comment).
-pub fn parse(doc: &Value) -> Result<Request, Failure> {
-    let (calls, wait_ms, base) = match doc {
-        Value::Array(items) => (items, WAIT_DEFAULT_MS, ""),
-        Value::Object(map) if map.contains_key("calls") => {
+/// Read a batch request (see the module comment and [`shapes`]); `provider` chooses the shape
+/// of the answer, else the calls' own shape does.
+pub fn parse(doc: &Value, provider: Option<Provider>) -> Result<Request, Failure> {
+    let forced = provider.map(Shape::of).transpose()?;
+    let located = shapes::locate(doc)?;
+    let wait_ms = match doc {
+        Value::Object(map) if located.shape == Some(Shape::Seed) => {
             check_mode(map)?;
-            let Some(Value::Array(calls)) = map.get("calls") else {
-                return Err(invalid("'calls' must be an array", "/calls"));
-            };
-            (calls, wait_ms(map)?, "/calls")
+            wait_ms(map)?
         }
-        Value::Object(map) if map.contains_key("tool_calls") => match map.get("tool_calls") {
-            Some(Value::Array(calls)) => (calls, WAIT_DEFAULT_MS, "/tool_calls"),
-            _ => return Err(invalid("'tool_calls' must be an array", "/tool_calls")),
-        },
-        _ => {
-            return Err(invalid(
-                "a batch is {\"calls\": […]}, a tool_calls array, or a message with tool_calls",
-                "",
-            ));
-        }
+        _ => WAIT_DEFAULT_MS,
     };
-    if calls.is_empty() || calls.len() > MAX_CALLS {
+    let base = located.base.as_str();
+    let found: Vec<(usize, Shape)> = located
+        .items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| shapes::shape_of(item).map(|shape| (i, shape)))
+        .collect();
+    if found.is_empty() || found.len() > MAX_CALLS {
         return Err(invalid(
-            format!("a batch holds 1 to {MAX_CALLS} calls, not {}", calls.len()),
+            format!("a batch holds 1 to {MAX_CALLS} calls, not {}", found.len()),
             base,
         ));
     }
-    let calls = calls
-        .iter()
-        .enumerate()
-        .map(|(i, call)| parse_call(call, i, &format!("{base}/{i}")))
-        .collect::<Result<Vec<_>, _>>()?;
-    for (i, call) in calls.iter().enumerate() {
-        if calls[..i].iter().any(|c| c.call_id == call.call_id) {
+    // One provider's calls per batch (the seed's `calls` may hold OpenAI-style ones).
+    let family = |shape: Shape| match shape {
+        Shape::Seed | Shape::Openai | Shape::Ollama => Shape::Seed,
+        other => other,
+    };
+    let first = found[0].1;
+    let mut calls = Vec::with_capacity(found.len());
+    for &(i, shape) in &found {
+        let at = format!("{base}/{i}");
+        if family(shape) != family(first) {
+            return Err(invalid(
+                format!(
+                    "one batch holds one provider's calls: this call is shaped as {}'s, the first as {}'s",
+                    shapes::provider_name(shape),
+                    shapes::provider_name(first)
+                ),
+                &at,
+            ));
+        }
+        calls.push(shapes::parse_one(
+            &located.items[i],
+            shape,
+            calls.len(),
+            &at,
+        )?);
+    }
+    for (n, call) in calls.iter().enumerate() {
+        if calls[..n].iter().any(|c| c.call_id == call.call_id) {
             return Err(invalid(
                 format!(
                     "call_id '{}' is used twice: results could not be told apart",
                     call.call_id
                 ),
-                &format!("{base}/{i}"),
+                &format!("{base}/{}", found[n].0),
             ));
         }
     }
-    Ok(Request { calls, wait_ms })
+    let shape = forced.or(located.shape).unwrap_or(first);
+    Ok(Request {
+        calls,
+        wait_ms,
+        shape,
+    })
 }
 
 fn check_mode(map: &Map<String, Value>) -> Result<(), Failure> {
@@ -149,77 +183,6 @@ fn wait_ms(map: &Map<String, Value>) -> Result<u64, Failure> {
     }
 }
 
-fn parse_call(call: &Value, index: usize, at: &str) -> Result<Call, Failure> {
-    let Value::Object(map) = call else {
-        return Err(invalid("a call must be an object", at));
-    };
-    // OpenAI / Ollama: {id?, type?, function: {name, arguments}}.
-    if let Some(function) = map.get("function") {
-        let Value::Object(function) = function else {
-            return Err(invalid(
-                "'function' must be an object",
-                &format!("{at}/function"),
-            ));
-        };
-        let call_id = match map.get("id") {
-            None | Some(Value::Null) => format!("call_{index}"),
-            Some(Value::String(id)) => id.clone(),
-            Some(_) => return Err(invalid("'id' must be a string", &format!("{at}/id"))),
-        };
-        return Ok(Call {
-            call_id: check_call_id(call_id, &format!("{at}/id"))?,
-            name: name(function.get("name"), &format!("{at}/function/name"))?,
-            arguments: arguments(
-                function.get("arguments"),
-                &format!("{at}/function/arguments"),
-            )?,
-        });
-    }
-    let call_id = match map.get("call_id") {
-        Some(Value::String(id)) => id.clone(),
-        None => return Err(invalid("'call_id' is required", &format!("{at}/call_id"))),
-        Some(_) => {
-            return Err(invalid(
-                "'call_id' must be a string",
-                &format!("{at}/call_id"),
-            ));
-        }
-    };
-    Ok(Call {
-        call_id: check_call_id(call_id, &format!("{at}/call_id"))?,
-        name: name(map.get("name"), &format!("{at}/name"))?,
-        arguments: arguments(map.get("arguments"), &format!("{at}/arguments"))?,
-    })
-}
-
-fn check_call_id(id: String, at: &str) -> Result<String, Failure> {
-    if id.is_empty() || id.chars().count() > MAX_CALL_ID {
-        return Err(invalid(
-            format!("a call_id has 1 to {MAX_CALL_ID} characters"),
-            at,
-        ));
-    }
-    Ok(id)
-}
-
-fn name(value: Option<&Value>, at: &str) -> Result<String, Failure> {
-    match value {
-        Some(Value::String(name)) if !name.is_empty() => Ok(name.clone()),
-        _ => Err(invalid("the tool's name must be a non-empty string", at)),
-    }
-}
-
-fn arguments(value: Option<&Value>, at: &str) -> Result<Value, Failure> {
-    match value {
-        None | Some(Value::Null) => Ok(Value::Object(Map::new())),
-        Some(value @ (Value::Object(_) | Value::String(_))) => Ok(value.clone()),
-        Some(_) => Err(invalid(
-            "'arguments' must be an object or a JSON string holding one",
-            at,
-        )),
-    }
-}
-
 /// One call's answer, as `results[]` shows it.
 pub fn result(call: &Call, outcome: &Result<Value, Failure>) -> Value {
     match outcome {
@@ -247,18 +210,18 @@ fn error(failure: &Failure) -> Value {
     error
 }
 
-/// The `role: tool` message answering one call: its content is the result as a JSON string.
-pub fn tool_message(call: &Call, outcome: &Result<Value, Failure>) -> Value {
-    let content = match outcome {
+/// What a tool message says of one call: `{"ok":true,"result":…}` or `{"ok":false,"error":…}`
+/// (sent as JSON text where the provider takes text).
+pub fn body(outcome: &Result<Value, Failure>) -> Value {
+    match outcome {
         Ok(output) => json!({ "ok": true, "result": truncate(output) }),
         Err(failure) => json!({ "ok": false, "error": error(failure) }),
-    };
-    json!({
-        "role": "tool",
-        "tool_call_id": call.call_id,
-        "name": call.name,
-        "content": content.to_string(),
-    })
+    }
+}
+
+/// The messages answering every call, in `request`'s shape ([`shapes::tool_messages`]).
+pub fn tool_messages(request: &Request, outcomes: &[Result<Value, Failure>]) -> Vec<Value> {
+    shapes::tool_messages(request.shape, &request.calls, outcomes)
 }
 
 /// An output as a batch shows it: whole, or truncated when its JSON is too long.
@@ -379,10 +342,17 @@ mod tests {
 
     #[test]
     fn the_three_shapes_give_the_same_calls() {
-        let seed = parse(&json!({ "calls": [{ "call_id": "a", "name": "now", "arguments": {} }] }))
-            .unwrap();
-        let openai = parse(&json!([{ "id": "a", "type": "function", "function": { "name": "now", "arguments": "{}" } }])).unwrap();
-        let ollama = parse(&json!([{ "function": { "name": "now", "arguments": {} } }])).unwrap();
+        let seed = parse(
+            &json!({ "calls": [{ "call_id": "a", "name": "now", "arguments": {} }] }),
+            None,
+        )
+        .unwrap();
+        let openai = parse(&json!([{ "id": "a", "type": "function", "function": { "name": "now", "arguments": "{}" } }]), None).unwrap();
+        let ollama = parse(
+            &json!([{ "function": { "name": "now", "arguments": {} } }]),
+            None,
+        )
+        .unwrap();
         assert_eq!(seed.calls[0].name, "now");
         assert_eq!(openai.calls[0].call_id, "a");
         assert_eq!(openai.calls[0].arguments, json!("{}"));
@@ -420,7 +390,7 @@ mod tests {
                 "/calls/0/call_id",
             ),
         ] {
-            let failure = parse(&doc).unwrap_err();
+            let failure = parse(&doc, None).unwrap_err();
             assert_eq!(failure.code, ErrorCode::ValidationError, "{doc}");
             assert_eq!(failure.details()["pointer"], pointer, "{doc}");
         }

@@ -392,10 +392,12 @@ fn clean(name: &str) -> String {
         .to_owned()
 }
 
-/// `name` with every character outside `[A-Za-z0-9_-]` as `_`, lower-cased: how a provider
-/// or a model may have rewritten a name or a reference.
+/// `name` transliterated to ASCII as exported names are, every character outside
+/// `[A-Za-z0-9_-]` as `_`, lower-cased: how a provider or a model may have rewritten a name or a
+/// reference.
 fn loose(name: &str) -> String {
-    name.chars()
+    crate::catalog::names::ascii(name)
+        .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
                 c.to_ascii_lowercase()
@@ -404,6 +406,24 @@ fn loose(name: &str) -> String {
             }
         })
         .collect()
+}
+
+/// Every form a model may name `candidate` by: its exported name, its reference
+/// (`bundle/slug@version`), `bundle/slug`, `slug@version`, `bundle__slug` and the slug itself
+/// (in its own script: `loose` transliterates).
+fn forms(candidate: &Candidate) -> Vec<String> {
+    let mut forms = vec![candidate.name.clone(), candidate.reference.clone()];
+    if let Some((path, version)) = candidate.reference.rsplit_once('@')
+        && let Some((bundle, slug)) = path.split_once('/')
+    {
+        forms.extend([
+            path.to_owned(),
+            format!("{slug}@{version}"),
+            format!("{bundle}__{slug}"),
+            slug.to_owned(),
+        ]);
+    }
+    forms
 }
 
 /// The candidates by every form a reply may name them in.
@@ -426,8 +446,8 @@ impl<'a> NameIndex<'a> {
         for (i, candidate) in candidates.iter().enumerate() {
             index.exact.entry(&candidate.name).or_insert(i);
             index.reference.entry(&candidate.reference).or_insert(i);
-            for form in [loose(&candidate.name), loose(&candidate.reference)] {
-                let slot = index.loose.entry(form).or_insert(Some(i));
+            for form in forms(candidate) {
+                let slot = index.loose.entry(loose(&form)).or_insert(Some(i));
                 if *slot != Some(i) {
                     *slot = None;
                 }

@@ -170,6 +170,10 @@ pub fn tool_definition(
             def.insert("name".into(), name.into());
             def.insert("description".into(), description.into());
             def.insert("input_schema".into(), canonical);
+            // Anthropic's strict tool use: the tool's own `strict` carries over.
+            if view.strict == Some(true) {
+                def.insert("strict".into(), true.into());
+            }
             Ok(Value::Object(def))
         }
         Provider::Gemini => {

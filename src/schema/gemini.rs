@@ -14,6 +14,10 @@
 //!   `B`; `oneOf` becomes `anyOf` only where no value can match two branches
 //!   (`strict::exclusive`). Each accepts exactly the same values.
 //! - On an integer, `exclusiveMinimum: n` is `minimum: n + 1` (and `exclusiveMaximum` likewise).
+//! - Keywords that only narrow the values (`uniqueItems`, `multipleOf`, `contains`,
+//!   `dependentRequired`, an exclusive bound on a number) are dropped and their rule is added
+//!   to the field's description ("Items must be unique."): the view accepts a little more, the
+//!   model is told the rule, and every call is checked against the canonical schema anyway.
 //! - Pure annotations Gemini lacks (`$schema`, `$comment`, `examples` — whose first entry becomes
 //!   `example` — …) are dropped: they never decide whether a value is valid.
 //! - `additionalProperties: true` is dropped with no change at all. `additionalProperties: false`
@@ -219,8 +223,13 @@ impl Gemini<'_> {
         let nullable =
             types.as_ref().is_none_or(|(_, null)| *null) && accepts_null(map, self.root, 0);
         let integer = types.as_ref().is_some_and(|(ts, _)| ts == &["integer"]);
-        let mut lower = self.bound(map, ptr, ("minimum", "exclusiveMinimum"), integer);
-        let mut upper = self.bound(map, ptr, ("maximum", "exclusiveMaximum"), integer);
+        let mut rules = Vec::new();
+        let bounds = [
+            ("minimum", "exclusiveMinimum"),
+            ("maximum", "exclusiveMaximum"),
+        ];
+        let mut lower = self.bound(map, ptr, bounds[0], integer, &mut rules);
+        let mut upper = self.bound(map, ptr, bounds[1], integer, &mut rules);
         let mut out = Map::new();
         for (key, value) in map {
             let here = join(ptr, key);
@@ -325,10 +334,26 @@ impl Gemini<'_> {
                     }
                 }
                 k if ANNOTATIONS.contains(&k) => {}
+                k if NARROWING.contains(&k) => match narrowing_rule(k, value) {
+                    Some(rule) if rule.is_empty() => {}
+                    Some(rule) => rules.push(rule),
+                    None => self.refuse(k, ptr, unsupported(k)),
+                },
                 // A root `$id` only names the document: `#…` references resolve the same without.
                 "$id" if root => {}
                 other => self.refuse(other, ptr, unsupported(other)),
             }
+        }
+        if !rules.is_empty() {
+            let said = out.get("description").and_then(Value::as_str).unwrap_or("");
+            let mut text = said.trim_end().to_owned();
+            for rule in rules {
+                if !text.is_empty() {
+                    text.push(' ');
+                }
+                text.push_str(&rule);
+            }
+            out.insert("description".to_owned(), Value::String(text));
         }
         if has_type(map, "array") && !map.contains_key("items") {
             self.refuse(
@@ -424,13 +449,16 @@ impl Gemini<'_> {
     }
 
     /// The bound `minimum` (or `maximum`) to write: the inclusive one, the exclusive one turned
-    /// inclusive on an integer (`> n` is `>= n + 1` there), or the stricter of both.
+    /// inclusive on an integer (`> n` is `>= n + 1` there), or the stricter of both. On other
+    /// numbers an exclusive bound `n` is written inclusive and its rule ("greater than n") goes
+    /// to `rules`: only `n` itself is widened, and the canonical schema still refuses it.
     fn bound(
         &mut self,
         map: &Map<String, Value>,
         ptr: &str,
         (inclusive, exclusive): (&str, &str),
         integer: bool,
+        rules: &mut Vec<String>,
     ) -> Option<Value> {
         let lower = inclusive == "minimum";
         let strict = map.get(exclusive).and_then(|bound| {
@@ -438,6 +466,11 @@ impl Gemini<'_> {
                 .as_f64()
                 .filter(|n| integer && n.fract() == 0.0 && n.abs() < 9.0e15);
             let step = step.map(|n| if lower { n + 1.0 } else { n - 1.0 });
+            if step.is_none() && !integer && bound.is_number() {
+                let than = if lower { "greater" } else { "less" };
+                rules.push(format!("Must be {than} than {bound}."));
+                return Some(bound.clone());
+            }
             if step.is_none() {
                 let wanted = if lower { "n + 1" } else { "n - 1" };
                 self.refuse(
@@ -510,6 +543,56 @@ impl Gemini<'_> {
     }
 }
 
+/// Keywords that only narrow the values a schema accepts. Gemini lacks them; its view drops
+/// each and states its rule in the field's description instead, as OpenAI strict mode's view
+/// refuses only what would change meaning. Nothing is lost: every call is checked against the
+/// canonical schema before a tool runs.
+const NARROWING: &[&str] = &[
+    "uniqueItems",
+    "multipleOf",
+    "contains",
+    "minContains",
+    "maxContains",
+    "dependentRequired",
+];
+
+/// The rule of a narrowing keyword, in words for the model (empty when it narrows nothing, as
+/// `uniqueItems: false`); `None` when its value is not one this can word (then it is refused).
+fn narrowing_rule(keyword: &str, value: &Value) -> Option<String> {
+    let count = |v: &Value| v.as_u64();
+    Some(match keyword {
+        "uniqueItems" => match value.as_bool()? {
+            true => "Items must be unique.".to_owned(),
+            false => String::new(),
+        },
+        "multipleOf" => format!("Must be a multiple of {}.", value.as_f64().map(|_| value)?),
+        "contains" if value.is_object() => format!(
+            "Must contain at least one item matching the JSON Schema {}.",
+            serde_json::to_string(value).ok()?
+        ),
+        "minContains" => format!("At least {} items must match `contains`.", count(value)?),
+        "maxContains" => format!("At most {} items may match `contains`.", count(value)?),
+        "dependentRequired" => {
+            let mut sentences = Vec::new();
+            for (key, needs) in value.as_object()? {
+                let needs: Vec<&str> = needs
+                    .as_array()?
+                    .iter()
+                    .map(Value::as_str)
+                    .collect::<Option<_>>()?;
+                if !needs.is_empty() {
+                    sentences.push(format!(
+                        "When {key} is given, {} must be given too.",
+                        needs.join(", ")
+                    ));
+                }
+            }
+            sentences.join(" ")
+        }
+        _ => return None,
+    })
+}
+
 fn unsupported(keyword: &str) -> String {
     let hint = match keyword {
         "allOf" => "merge its subschemas into one schema by hand",
@@ -522,8 +605,7 @@ fn unsupported(keyword: &str) -> String {
             "use `$defs` with `#/$defs/…` references"
         }
         "not" | "if" | "then" | "else" | "dependentRequired" | "dependentSchemas"
-        | "dependencies" | "uniqueItems" | "contains" | "minContains" | "maxContains"
-        | "unevaluatedItems" | "multipleOf" => "state the rule in the description instead",
+        | "dependencies" | "unevaluatedItems" => "state the rule in the description instead",
         _ => "remove it",
     };
     format!("Gemini's schema subset has no `{keyword}`; {hint}")
@@ -593,9 +675,9 @@ mod tests {
         fails(sibling, &[("$ref", "/properties/p")]);
         // A problem in a target used twice is reported once, where it is.
         let twice = json!({"type": "object", "$defs": {"u": {"type": "array",
-            "items": {"type": "string"}, "uniqueItems": true}},
+            "items": {"type": "string"}, "not": {"maxItems": 0}}},
             "properties": {"a": {"$ref": "#/$defs/u"}, "b": {"$ref": "#/$defs/u"}}});
-        fails(twice, &[("uniqueItems", "/$defs/u")]);
+        fails(twice, &[("not", "/$defs/u")]);
     }
 
     #[test]
@@ -726,9 +808,10 @@ mod tests {
             prop(json!({"type": "integer", "maximum": 3, "exclusiveMaximum": 3})).unwrap(),
             json!({"type": "integer", "maximum": 2})
         );
-        fails(
-            obj(json!({"type": "number", "exclusiveMinimum": 0})),
-            &[("exclusiveMinimum", "/properties/p")],
+        // On a number only the bound itself is widened: the rule goes to the description.
+        assert_eq!(
+            prop(json!({"type": "number", "exclusiveMinimum": 0})).unwrap(),
+            json!({"type": "number", "minimum": 0, "description": "Must be greater than 0."})
         );
         fails(
             obj(json!({"type": "integer", "exclusiveMaximum": 0.5})),
@@ -803,13 +886,9 @@ mod tests {
             "else",
             "dependentRequired",
             "dependentSchemas",
-            "uniqueItems",
-            "contains",
             "prefixItems",
             "unevaluatedProperties",
             "unevaluatedItems",
-            "multipleOf",
-            "minContains",
             "nullable",
             "$anchor",
             "x-unknown",
@@ -829,6 +908,43 @@ mod tests {
                 errors[0].message
             );
         }
+    }
+
+    #[test]
+    fn keywords_that_only_narrow_are_dropped_with_their_rule_in_the_description() {
+        let schema = json!({"type": "object", "properties": {
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true,
+                "description": "Labels.", "contains": {"const": "x"}, "minContains": 2},
+            "step": {"type": "integer", "multipleOf": 5},
+            "amount": {"type": "number", "exclusiveMinimum": 0, "maximum": 10},
+            "lat": {"type": "number"}, "lon": {"type": "number"},
+            "plain": {"type": "array", "items": {"type": "string"}, "uniqueItems": false}},
+            "dependentRequired": {"lat": ["lon"]}});
+        let view = gemini_schema(&schema).unwrap();
+        let props = &view["properties"];
+        assert_eq!(
+            props["tags"]["description"],
+            "Labels. Items must be unique. Must contain at least one item matching the JSON Schema {\"const\":\"x\"}. At least 2 items must match `contains`."
+        );
+        assert!(props["tags"].get("uniqueItems").is_none());
+        assert_eq!(props["step"]["description"], "Must be a multiple of 5.");
+        assert_eq!(props["amount"]["minimum"], 0);
+        assert_eq!(props["amount"]["description"], "Must be greater than 0.");
+        assert_eq!(
+            view["description"],
+            "When lat is given, lon must be given too."
+        );
+        // `uniqueItems: false` narrows nothing: nothing to say.
+        assert!(props["plain"].get("description").is_none());
+        // A value that is not the keyword's is still refused.
+        fails(
+            obj(json!({"type": "array", "items": {"type": "string"}, "uniqueItems": 1})),
+            &[("uniqueItems", "/properties/p")],
+        );
+        fails(
+            obj(json!({"type": "array", "items": {"type": "string"}, "contains": 1})),
+            &[("contains", "/properties/p")],
+        );
     }
 
     #[test]
@@ -875,11 +991,11 @@ mod tests {
     #[test]
     fn pointers_are_escaped_and_every_problem_reported() {
         let schema = json!({"type": "object", "properties": {"a/b": {"type": "number",
-            "exclusiveMinimum": 0}, "c~d": {"const": 1}}, "required": ["x"]});
+            "allOf": []}, "c~d": {"const": 1}}, "required": ["x"]});
         fails(
             schema,
             &[
-                ("exclusiveMinimum", "/properties/a~1b"),
+                ("allOf", "/properties/a~1b"),
                 ("const", "/properties/c~0d"),
                 ("required", ""),
             ],
@@ -888,14 +1004,7 @@ mod tests {
 
     #[test]
     fn fixture_catalog() {
-        let failing: &[(&str, &[(&str, &str)])] = &[
-            ("air-quality@v1", &[("oneOf", "")]),
-            ("create-issue@v1", &[("uniqueItems", "/properties/labels")]),
-            (
-                "currency-convert@v1",
-                &[("exclusiveMinimum", "/properties/amount")],
-            ),
-        ];
+        let failing: &[(&str, &[(&str, &str)])] = &[];
         for (name, _) in FIXTURES {
             let expected = failing
                 .iter()

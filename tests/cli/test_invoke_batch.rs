@@ -19,7 +19,8 @@ const READFILE_ID: &str = "0190a000-0000-7000-8000-000000000001";
 /// Check the whole answer of a batch against the calls it was sent (`(call_id, name)` in
 /// request order): `{ok:true, results, tool_messages, mode:"sync"}`, each result
 /// `{call_id,name,ok:true,output}` or `{call_id,name,ok:false,error:{code,message[,details]}}`,
-/// each tool message `{role:"tool", tool_call_id, name, content}` whose content is exactly the
+/// each tool message `{role:"tool", tool_call_id, name, content}` (Ollama's: `{role:"tool",
+/// tool_name, content}`) whose content is exactly the
 /// JSON text of `{"ok":true,"result":output}` or `{"ok":false,"error":error}`.
 #[track_caller]
 fn check_answer(doc: &Value, calls: &[(&str, &str)]) {
@@ -70,14 +71,24 @@ fn check_answer(doc: &Value, calls: &[(&str, &str)]) {
             }
             format!(r#"{{"ok":false,"error":{}}}"#, ordered(error))
         };
-        assert_eq!(
-            keys(message),
-            ["role", "tool_call_id", "name", "content"],
-            "{message:#}"
-        );
         assert_eq!(message["role"], "tool");
-        assert_eq!(message["tool_call_id"], *call_id, "call_id binding");
-        assert_eq!(message["name"], *name);
+        if message.get("tool_name").is_some() {
+            // Ollama's: no ids, the tool's name as `tool_name`.
+            assert_eq!(
+                keys(message),
+                ["role", "tool_name", "content"],
+                "{message:#}"
+            );
+            assert_eq!(message["tool_name"], *name);
+        } else {
+            assert_eq!(
+                keys(message),
+                ["role", "tool_call_id", "name", "content"],
+                "{message:#}"
+            );
+            assert_eq!(message["tool_call_id"], *call_id, "call_id binding");
+            assert_eq!(message["name"], *name);
+        }
         assert_eq!(
             message["content"].as_str().unwrap(),
             content,
@@ -369,6 +380,14 @@ fn an_ollama_tool_calls_array_numbers_its_calls() {
     assert!(result(&doc, "call_0")["output"]["unix_ms"].is_i64());
     assert_eq!(result(&doc, "call_1")["output"]["content_text"], "from a");
     assert_eq!(code_of(&doc, "call_2"), "UNKNOWN_TOOL");
+    // Answered as Ollama takes tool results: `tool_name`, in the calls' order.
+    let names: Vec<&Value> = doc["tool_messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["tool_name"])
+        .collect();
+    assert_eq!(names, [&json!("now"), &json!("readfile"), &json!("nope")]);
 }
 
 #[test]

@@ -18,8 +18,10 @@ use std::path::PathBuf;
 /// or refused by policy; 7 the tool ran and failed (the error's code says how).
 ///
 /// `--batch FILE|-` runs several calls at once ({"calls":[{call_id,name,arguments}],"wait_ms"},
-/// or a tool_calls array as OpenAI or Ollama send it) and prints every result and a
-/// `role: tool` message per call; per-call errors are in the results (exit 0).
+/// or the calls as a model sends them: OpenAI or Ollama tool_calls, OpenAI Responses
+/// function_call items, Anthropic tool_use blocks, Gemini functionCall parts, or the whole
+/// assistant message) and prints every result and `tool_messages` answering the calls in their
+/// provider's shape (or --provider's); per-call errors are in the results (exit 0).
 #[derive(Debug, Args)]
 pub struct InvokeArgs {
     /// The tool: bundle/slug[@version], slug, or toolID
@@ -28,6 +30,9 @@ pub struct InvokeArgs {
     /// Run a batch of calls read from FILE (`-`: standard input)
     #[arg(long, value_name = "FILE", conflicts_with_all = ["tool", "args", "args_file", "stdin"])]
     pub batch: Option<String>,
+    /// With --batch: answer in this provider's shape (default: the shape of the calls)
+    #[arg(long, value_name = "PROVIDER", requires = "batch", conflicts_with = "tool", value_parser = crate::cli::shared::parse_provider)]
+    pub provider: Option<crate::provider::Provider>,
     /// `-`: read the arguments from standard input
     #[arg(value_name = "-", conflicts_with_all = ["args", "args_file"])]
     pub stdin: Option<String>,
@@ -182,7 +187,7 @@ fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliEr
             serde_json::json!({ "file": name, "line": e.line(), "column": e.column() }),
         )
     })?;
-    let request = batch::parse(&doc).map_err(into_error)?;
+    let request = batch::parse(&doc, args.provider).map_err(into_error)?;
     let catalog = std::sync::Arc::new(ctx.catalog()?);
     let workspace = args.workspace.clone().unwrap_or_else(|| ctx.cwd.clone());
     let resolve = std::sync::Arc::new(|catalog: &Catalog, name: &str| {
@@ -203,16 +208,15 @@ fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliEr
     );
     drop(progress);
     let mut results = Vec::with_capacity(total);
-    let mut messages = Vec::with_capacity(total);
+    let messages = batch::tool_messages(&request, &outcomes);
     let mut table = output::table(["CALL", "TOOL", "RESULT"]);
-    for (call, outcome) in request.calls.iter().zip(outcomes) {
-        let summary = match &outcome {
+    for (call, outcome) in request.calls.iter().zip(&outcomes) {
+        let summary = match outcome {
             Ok(_) => "ok".to_owned(),
             Err(failure) => format!("{}: {}", failure.code.as_str(), failure.message()),
         };
         table.add_row([call.call_id.clone(), call.name.clone(), clip(&summary, 80)]);
-        results.push(batch::result(call, &outcome));
-        messages.push(batch::tool_message(call, &outcome));
+        results.push(batch::result(call, outcome));
     }
     let json = serde_json::json!({
         "ok": true,

@@ -588,6 +588,39 @@ fn names_map_to_candidates_by_name_reference_and_loose_form() {
     );
 }
 
+#[test]
+fn every_form_a_model_may_answer_with_maps_back() {
+    let tools = [
+        candidate("RiBenYu", "docs/日本語@v1"),
+        candidate("web__search", "web/search@v2"),
+        candidate("news__search", "news/search@v1"),
+        candidate("Omega", "greek/Ωmega@v1"),
+    ];
+    let index = NameIndex::new(&tools);
+    for (answer, expected) in [
+        ("RiBenYu", Some(0)),
+        ("docs/日本語", Some(0)),
+        ("日本語", Some(0)),
+        ("日本語@v1", Some(0)),
+        ("docs__日本語", Some(0)),
+        ("DOCS/RIBENYU", Some(0)),
+        ("ribenyu", Some(0)),
+        ("web/search", Some(1)),
+        ("Web/Search@V2", Some(1)),
+        ("WEB__SEARCH", Some(1)),
+        ("news/search@v1", Some(2)),
+        ("Ωmega", Some(3)),
+        ("ωMEGA", Some(3)),
+        ("greek__Ωmega", Some(3)),
+        ("omega@v1", Some(3)),
+        // A bare slug two tools share is not guessed.
+        ("search", None),
+        ("search@v1", Some(2)),
+    ] {
+        assert_eq!(index.resolve(answer), expected, "{answer}");
+    }
+}
+
 proptest::proptest! {
     #[test]
     fn any_reply_is_read_without_panicking(reply in "\\PC{0,200}") {

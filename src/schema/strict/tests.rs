@@ -455,7 +455,7 @@ fn pointers_are_escaped_and_every_problem_reported() {
 #[test]
 fn fixture_catalog() {
     let failing: &[(&str, &[(&str, &str)])] = &[
-        ("air-quality@v1", &[("oneOf", "")]),
+        ("air-quality@v1", &[("dependentRequired", "")]),
         (
             "create-issue@v1",
             &[

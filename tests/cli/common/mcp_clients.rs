@@ -79,7 +79,7 @@ fn npm_install(prefix: &Path, package: &str) {
 }
 
 /// `$var`, else `target/<name>`.
-fn folder(var: &str, name: &str) -> PathBuf {
+pub fn folder(var: &str, name: &str) -> PathBuf {
     std::env::var_os(var).map_or_else(
         || {
             Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -91,7 +91,7 @@ fn folder(var: &str, name: &str) -> PathBuf {
 }
 
 /// Make `dir` with `make` unless its marker for `what` says it is made.
-fn ensure(dir: &Path, what: &str, make: impl FnOnce(&Path)) {
+pub fn ensure(dir: &Path, what: &str, make: impl FnOnce(&Path)) {
     let marker = dir.join(format!(".toolctl-ready-{}", what.replace('/', "+")));
     if marker.is_file() {
         return;
@@ -109,7 +109,7 @@ fn ensure(dir: &Path, what: &str, make: impl FnOnce(&Path)) {
     std::fs::write(marker, "").unwrap();
 }
 
-fn run(command: &mut Command) {
+pub fn run(command: &mut Command) {
     let output = command
         .output()
         .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));

@@ -8,6 +8,7 @@
 //! or dropped fails every test that reads one.
 
 pub mod mcp_clients;
+pub mod sdk_models;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;

@@ -73,9 +73,13 @@ fn export_never_changes_the_catalog_files() {
 #[test]
 fn bundle_filter_takes_slugs_and_ids() {
     let env = TestEnv::fixture();
-    // The weather bundle, less `air-quality`, which OpenAI cannot take: --lenient leaves it
-    // out, and says so.
-    let weather = ["current-conditions", "weather-alerts", "forecast"];
+    // The weather bundle, whole: OpenAI takes every tool of it.
+    let weather = [
+        "current-conditions",
+        "air-quality",
+        "weather-alerts",
+        "forecast",
+    ];
     let (by_slug, left_out) = export_lenient(
         &env,
         &["--provider", "openai", "--bundle", "weather", "--lenient"],

@@ -3,16 +3,16 @@
 use super::*;
 
 #[test]
-fn names_fold_diacritics_and_replace_characters_providers_refuse() {
+fn names_are_transliterated_to_ascii_and_other_characters_replaced() {
     let env = TestEnv::new();
     env.bundle("b");
-    // Hangul syllables decompose (NFD) into 2–3 jamo each, none of them ASCII: 22 syllables
-    // make 66 characters to replace, cut to 64.
+    // 22 Hangul syllables transliterate to 66 characters, cut to 64.
     let hangul = "한".repeat(22);
     for slug in [
         "météo",
         "Ångström-2",
         "天気予報",
+        "日本語",
         "Ωmega",
         "plain-Name-9",
         &hangul,
@@ -25,10 +25,11 @@ fn names_fold_diacritics_and_replace_characters_providers_refuse() {
         map(&[
             ("b/météo", "meteo"),
             ("b/Ångström-2", "Angstrom-2"),
-            ("b/天気予報", "____"),
-            ("b/Ωmega", "_mega"),
+            ("b/天気予報", "TianQiYuBao"),
+            ("b/日本語", "RiBenYu"),
+            ("b/Ωmega", "Omega"),
             ("b/plain-Name-9", "plain-Name-9"),
-            (&format!("b/{hangul}"), &"_".repeat(64)),
+            (&format!("b/{hangul}"), &"Han".repeat(22)[..64]),
         ])
     );
     for name in names.values() {
@@ -76,14 +77,15 @@ fn a_prefixed_name_is_cut_to_64_characters() {
 #[test]
 fn names_that_still_collide_get_a_stable_suffix_within_64_characters() {
     let env = TestEnv::new();
-    // Two CJK slugs that both become "__"; a slug and its diacritic twin; a 64-character bundle
+    // Two CJK slugs that both become "TianQi" (simplified and traditional spellings); a slug and
+    // its diacritic twin; a 64-character bundle
     // slug whose prefixed names are both cut to the bundle slug alone.
     let b64 = "b".repeat(64);
     for bundle in ["cjk", "web", b64.as_str()] {
         env.bundle(bundle);
     }
     env.put_tool("cjk", &marked("cjk", "天气"));
-    env.put_tool("cjk", &marked("cjk", "雨雪"));
+    env.put_tool("cjk", &marked("cjk", "天氣"));
     env.put_tool("cjk", &marked("cjk", "météo"));
     env.put_tool("cjk", &marked("cjk", "meteo"));
     for slug in ["search", "fetch"] {
@@ -98,8 +100,8 @@ fn names_that_still_collide_get_a_stable_suffix_within_64_characters() {
     // The suffix is `_` and the first 6 hex digits of SHA-256("bundle/slug"): pinned, because a
     // name saved in a conversation must keep meaning the same tool in the next release.
     let expected = map(&[
-        ("cjk/天气", &hashed("__", "cjk", "天气")),
-        ("cjk/雨雪", &hashed("__", "cjk", "雨雪")),
+        ("cjk/天气", &hashed("TianQi", "cjk", "天气")),
+        ("cjk/天氣", &hashed("TianQi", "cjk", "天氣")),
         ("cjk/météo", &hashed("meteo", "cjk", "météo")),
         ("cjk/meteo", &hashed("meteo", "cjk", "meteo")),
         ("web/search", "web__search"),

@@ -267,6 +267,42 @@ fn gemini_drops_additional_properties_and_schema() {
 }
 
 #[test]
+fn gemini_drops_keywords_that_only_narrow_and_states_their_rule_while_invoke_still_checks_them() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "labels": { "type": "array", "items": { "type": "string" }, "uniqueItems": true, "description": "Labels." },
+            "step": { "type": "integer", "multipleOf": 5 },
+            "amount": { "type": "number", "exclusiveMinimum": 0 }
+        }
+    });
+    env.put_tool("b", &with_schema("narrow", "Narrow.", &schema));
+    let params = gemini_parameters(&env, "narrow");
+    let props = &params["properties"];
+    assert_eq!(
+        props["labels"]["description"],
+        "Labels. Items must be unique."
+    );
+    assert!(props["labels"].get("uniqueItems").is_none(), "{params:#}");
+    assert_eq!(props["step"]["description"], "Must be a multiple of 5.");
+    assert_eq!(props["amount"]["minimum"], 0);
+    assert_eq!(props["amount"]["description"], "Must be greater than 0.");
+    // The canonical schema is untouched, and a call breaking a dropped rule is still refused.
+    let got = env.json(&["tool", "get", "b/narrow"]);
+    assert_eq!(ordered(&got["document"]["argSchema"]), ordered(&schema));
+    for args in [
+        r#"{"labels":["a","a"]}"#,
+        r#"{"step":7}"#,
+        r#"{"amount":0}"#,
+    ] {
+        let error = env.json_error(&["invoke", "b/narrow", "--args", args], 3);
+        assert_eq!(error.error.code, "VALIDATION_ERROR", "{args}");
+    }
+}
+
+#[test]
 fn gemini_refuses_what_it_cannot_say_naming_tool_keyword_and_pointer() {
     let env = TestEnv::new();
     env.bundle("b");
@@ -286,7 +322,7 @@ fn gemini_refuses_what_it_cannot_say_naming_tool_keyword_and_pointer() {
         ),
         (
             "exclusive-minimum",
-            json!({ "type": "object", "properties": { "t": { "type": "number", "exclusiveMinimum": 0 } } }),
+            json!({ "type": "object", "properties": { "t": { "type": "integer", "exclusiveMinimum": 0.5 } } }),
             "exclusiveMinimum",
             "/argSchema/properties/t",
         ),
