@@ -2,11 +2,16 @@
 """Index size of format 5 against format 4 (0940fe4: one `args` column for argument names and
 descriptions, no argument values), the older layout emulated from the same rows.
 
-    gen-catalog --tools 10000 --out C --seed 42 \&\& toolctl --catalog C index rebuild
+    gen-catalog --tools 10000 --out C --seed 42 && toolctl --catalog C index rebuild
     python3 bench/index_size.py C/.toolctl/index.sqlite
 
 Both copies are `optimize`d and vacuumed, so only the layout differs. Python 3 stdlib only.
 """
+import os
+import shutil
+import sqlite3
+import sys
+
 src = sys.argv[1]
 def vacuumed(path):
     c = sqlite3.connect(path); c.execute("PRAGMA journal_mode=DELETE"); c.execute("VACUUM"); c.close()
