@@ -28,6 +28,9 @@ _toolctl() {
             toolctl,completions)
                 cmd="toolctl__subcmd__completions"
                 ;;
+            toolctl,config)
+                cmd="toolctl__subcmd__config"
+                ;;
             toolctl,export)
                 cmd="toolctl__subcmd__export"
                 ;;
@@ -151,6 +154,36 @@ _toolctl() {
             toolctl__subcmd__bundle__subcmd__help,restore)
                 cmd="toolctl__subcmd__bundle__subcmd__help__subcmd__restore"
                 ;;
+            toolctl__subcmd__config,add)
+                cmd="toolctl__subcmd__config__subcmd__add"
+                ;;
+            toolctl__subcmd__config,get)
+                cmd="toolctl__subcmd__config__subcmd__get"
+                ;;
+            toolctl__subcmd__config,help)
+                cmd="toolctl__subcmd__config__subcmd__help"
+                ;;
+            toolctl__subcmd__config,remove)
+                cmd="toolctl__subcmd__config__subcmd__remove"
+                ;;
+            toolctl__subcmd__config,set)
+                cmd="toolctl__subcmd__config__subcmd__set"
+                ;;
+            toolctl__subcmd__config__subcmd__help,add)
+                cmd="toolctl__subcmd__config__subcmd__help__subcmd__add"
+                ;;
+            toolctl__subcmd__config__subcmd__help,get)
+                cmd="toolctl__subcmd__config__subcmd__help__subcmd__get"
+                ;;
+            toolctl__subcmd__config__subcmd__help,help)
+                cmd="toolctl__subcmd__config__subcmd__help__subcmd__help"
+                ;;
+            toolctl__subcmd__config__subcmd__help,remove)
+                cmd="toolctl__subcmd__config__subcmd__help__subcmd__remove"
+                ;;
+            toolctl__subcmd__config__subcmd__help,set)
+                cmd="toolctl__subcmd__config__subcmd__help__subcmd__set"
+                ;;
             toolctl__subcmd__help,agent)
                 cmd="toolctl__subcmd__help__subcmd__agent"
                 ;;
@@ -162,6 +195,9 @@ _toolctl() {
                 ;;
             toolctl__subcmd__help,completions)
                 cmd="toolctl__subcmd__help__subcmd__completions"
+                ;;
+            toolctl__subcmd__help,config)
+                cmd="toolctl__subcmd__help__subcmd__config"
                 ;;
             toolctl__subcmd__help,export)
                 cmd="toolctl__subcmd__help__subcmd__export"
@@ -235,6 +271,18 @@ _toolctl() {
             toolctl__subcmd__help__subcmd__bundle,restore)
                 cmd="toolctl__subcmd__help__subcmd__bundle__subcmd__restore"
                 ;;
+            toolctl__subcmd__help__subcmd__config,add)
+                cmd="toolctl__subcmd__help__subcmd__config__subcmd__add"
+                ;;
+            toolctl__subcmd__help__subcmd__config,get)
+                cmd="toolctl__subcmd__help__subcmd__config__subcmd__get"
+                ;;
+            toolctl__subcmd__help__subcmd__config,remove)
+                cmd="toolctl__subcmd__help__subcmd__config__subcmd__remove"
+                ;;
+            toolctl__subcmd__help__subcmd__config,set)
+                cmd="toolctl__subcmd__help__subcmd__config__subcmd__set"
+                ;;
             toolctl__subcmd__help__subcmd__index,rebuild)
                 cmd="toolctl__subcmd__help__subcmd__index__subcmd__rebuild"
                 ;;
@@ -243,6 +291,9 @@ _toolctl() {
                 ;;
             toolctl__subcmd__help__subcmd__index,watch)
                 cmd="toolctl__subcmd__help__subcmd__index__subcmd__watch"
+                ;;
+            toolctl__subcmd__help__subcmd__mcp,import)
+                cmd="toolctl__subcmd__help__subcmd__mcp__subcmd__import"
                 ;;
             toolctl__subcmd__help__subcmd__mcp,serve)
                 cmd="toolctl__subcmd__help__subcmd__mcp__subcmd__serve"
@@ -295,11 +346,17 @@ _toolctl() {
             toolctl__subcmd__mcp,help)
                 cmd="toolctl__subcmd__mcp__subcmd__help"
                 ;;
+            toolctl__subcmd__mcp,import)
+                cmd="toolctl__subcmd__mcp__subcmd__import"
+                ;;
             toolctl__subcmd__mcp,serve)
                 cmd="toolctl__subcmd__mcp__subcmd__serve"
                 ;;
             toolctl__subcmd__mcp__subcmd__help,help)
                 cmd="toolctl__subcmd__mcp__subcmd__help__subcmd__help"
+                ;;
+            toolctl__subcmd__mcp__subcmd__help,import)
+                cmd="toolctl__subcmd__mcp__subcmd__help__subcmd__import"
                 ;;
             toolctl__subcmd__mcp__subcmd__help,serve)
                 cmd="toolctl__subcmd__mcp__subcmd__help__subcmd__serve"
@@ -359,7 +416,7 @@ _toolctl() {
 
     case "${cmd}" in
         toolctl)
-            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search pick attach agent invoke export validate schema index completions mcp help"
+            opts="-q -h -V --catalog --json --quiet --no-progress --lock-timeout --help --version init bundle tool search pick attach agent invoke export validate schema index completions config mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -619,7 +676,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__delete)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --with-tools --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -905,7 +962,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__bundle__subcmd__import)
-            opts="-q -h --as-new --slug --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --as-new --slug --update --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1076,6 +1133,200 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__config)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help get set add remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__add)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__get)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__help)
+            opts="get set add remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__help__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__help__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__remove)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__config__subcmd__set)
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__export)
             opts="-q -h --provider --bundle --tag --name --tool --include-disabled --strict --lenient --force --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1119,7 +1370,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help)
-            opts="init bundle tool search pick attach agent invoke export validate schema index completions mcp help"
+            opts="init bundle tool search pick attach agent invoke export validate schema index completions config mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1370,6 +1621,76 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__help__subcmd__config)
+            opts="get set add remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__config__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__config__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__config__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__config__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__help__subcmd__export)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1483,8 +1804,22 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__help__subcmd__mcp)
-            opts="serve"
+            opts="serve import"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__help__subcmd__mcp__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1859,7 +2194,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__invoke)
-            opts="-q -h --batch --args --args-file --workspace --approve --catalog --json --quiet --no-progress --lock-timeout --help"
+            opts="-q -h --batch --args --args-file --workspace --approve --stream --catalog --json --quiet --no-progress --lock-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1897,7 +2232,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__mcp)
-            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help serve help"
+            opts="-q -h --catalog --json --quiet --no-progress --lock-timeout --help serve import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1919,7 +2254,7 @@ _toolctl() {
             return 0
             ;;
         toolctl__subcmd__mcp__subcmd__help)
-            opts="serve help"
+            opts="serve import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1946,6 +2281,20 @@ _toolctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        toolctl__subcmd__mcp__subcmd__help__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         toolctl__subcmd__mcp__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -1953,6 +2302,32 @@ _toolctl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        toolctl__subcmd__mcp__subcmd__import)
+            opts="-q -h --bundle --catalog --json --quiet --no-progress --lock-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --bundle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -44,6 +44,7 @@ complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "validate" -d 'Check
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "schema" -d 'Print the JSON Schema of toolctl.json (config), bundle.json (bundle) or tool.json (tool)'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
+complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "config" -d 'Read or change toolctl.json one key at a time (checked against its schema, written atomically)'
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "mcp"
 complete -c toolctl -n "__fish_toolctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand init" -l catalog -d 'Use the catalog in DIR' -r -F
@@ -112,10 +113,11 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from disable" -s h -l help -d 'Print help'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l with-tools -d 'Also delete the bundle\'s tools, every version (this cannot be undone)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -l no-progress -d 'Never show progress bars'
-complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from restore" -l json -d 'Print one JSON document on stdout, errors included'
@@ -142,6 +144,7 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l as-new -d 'Import a copy: a new bundleID and new toolIDs, the bundle\'s createdAt and modifiedAt now'
+complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l update -d 'Add the versions the catalog\'s copy of the bundle lacks (see above)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand bundle; and __fish_seen_subcommand_from import" -l no-progress -d 'Never show progress bars'
@@ -320,6 +323,7 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l workspace -d 
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l catalog -d 'Use the catalog in DIR' -r -F
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l approve -d 'Approve in advance a run that needs a person\'s approval (noSchemaMode human-approval)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l stream -d 'Print each event of a streamed (SSE) response as it comes (one JSON line each with --json)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l json -d 'Print one JSON document on stdout, errors included'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand invoke" -l no-progress -d 'Never show progress bars'
@@ -395,14 +399,55 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l json -d 
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -l catalog -d 'Use the catalog in DIR' -r -F
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -l json -d 'Print one JSON document on stdout, errors included'
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -l no-progress -d 'Never show progress bars'
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -s h -l help -d 'Print help'
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -f -a "serve" -d 'Serve the catalog\'s tools to an MCP client, over stdio (or Streamable HTTP)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -f -a "get" -d 'Print a key\'s value (strings as they are, anything else as JSON), or the whole file'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -f -a "set" -d 'Set a key to VALUE'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -f -a "add" -d 'Add VALUE to a list key (nothing changes when it is there already)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -f -a "remove" -d 'Remove VALUE from a list key, or without VALUE the key itself'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and not __fish_seen_subcommand_from get set add remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from get" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from get" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from get" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from get" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from set" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from set" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from set" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from set" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from set" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from set" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from add" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from add" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from add" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from add" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from remove" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from remove" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from remove" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from remove" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "get" -d 'Print a key\'s value (strings as they are, anything else as JSON), or the whole file'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "set" -d 'Set a key to VALUE'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add VALUE to a list key (nothing changes when it is there already)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove VALUE from a list key, or without VALUE the key itself'
+complete -c toolctl -n "__fish_toolctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -s h -l help -d 'Print help'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -f -a "serve" -d 'Serve the catalog\'s tools to an MCP client, over stdio (or Streamable HTTP)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -f -a "import" -d 'Bring an MCP server\'s tools into the catalog, one tool.json each (type "mcp")'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and not __fish_seen_subcommand_from serve import help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l mode -d 'What the client is shown: all, search or auto' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l bundle -d 'Only tools of this bundle, by slug or ID (can be repeated)' -r
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l tag -d 'Only tools with this tag (can be repeated: all must match)' -r
@@ -417,23 +462,32 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_sub
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -s q -l quiet -d 'Print no status lines or warnings on stderr'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -l no-progress -d 'Never show progress bars'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from serve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l bundle -d 'The bundle the tools go in, by slug (default: the server\'s name)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l catalog -d 'Use the catalog in DIR' -r -F
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l lock-timeout -d 'Wait at most this long for the catalog\'s write lock (e.g. 500ms, 10s)' -r
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l json -d 'Print one JSON document on stdout, errors included'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -s q -l quiet -d 'Print no status lines or warnings on stderr'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -l no-progress -d 'Never show progress bars'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from import" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "serve" -d 'Serve the catalog\'s tools to an MCP client, over stdio (or Streamable HTTP)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "import" -d 'Bring an MCP server\'s tools into the catalog, one tool.json each (type "mcp")'
 complete -c toolctl -n "__fish_toolctl_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "search" -d 'Search tools by name, description, tags and arguments'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "pick" -d 'Pick the few tools that fit a task, best first'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "attach" -d 'Attach the tools an agent needs for a task, under limits'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "agent" -d 'See and correct the tools attached to agents (agents/<agentID>.json)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "invoke" -d 'Call a tool; print {"ok":true,"value":…} (with --json) or the value'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "export" -d 'Print the tools as a provider\'s request takes them (a JSON array)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "validate" -d 'Check the catalog (or the files and folders given) and report every problem'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "schema" -d 'Print the JSON Schema of toolctl.json (config), bundle.json (bundle) or tool.json (tool)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "completions" -d 'Print the completion script for a shell'
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "mcp"
-complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions mcp help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "init" -d 'Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "bundle" -d 'Manage bundles: named groups of tools with one on/off switch'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "tool" -d 'Manage tools: create, show, list, enable, disable, delete'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "search" -d 'Search tools by name, description, tags and arguments'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "pick" -d 'Pick the few tools that fit a task, best first'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "attach" -d 'Attach the tools an agent needs for a task, under limits'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "agent" -d 'See and correct the tools attached to agents (agents/<agentID>.json)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "invoke" -d 'Call a tool; print {"ok":true,"value":…} (with --json) or the value'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "export" -d 'Print the tools as a provider\'s request takes them (a JSON array)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "validate" -d 'Check the catalog (or the files and folders given) and report every problem'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "schema" -d 'Print the JSON Schema of toolctl.json (config), bundle.json (bundle) or tool.json (tool)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "index" -d 'Look at or rebuild the search index in .toolctl/ (kept up to date automatically)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "completions" -d 'Print the completion script for a shell'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "config" -d 'Read or change toolctl.json one key at a time (checked against its schema, written atomically)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "mcp"
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and not __fish_seen_subcommand_from init bundle tool search pick attach agent invoke export validate schema index completions config mcp help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "put" -d 'Create a bundle, or replace one (with --id, or a file holding its bundleID)'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "get" -d 'Show a bundle: its fields, status, number of tools and where it is stored'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "list" -d 'List bundles in slug order'
@@ -457,4 +511,9 @@ complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_su
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from index" -f -a "status" -d 'Bring the index up to date and show what it holds'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from index" -f -a "rebuild" -d 'Delete the index and build it again from the files'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from index" -f -a "watch" -d 'Watch the catalog\'s files so commands need not check each one (Linux)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "get" -d 'Print a key\'s value (strings as they are, anything else as JSON), or the whole file'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "set" -d 'Set a key to VALUE'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "add" -d 'Add VALUE to a list key (nothing changes when it is there already)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "remove" -d 'Remove VALUE from a list key, or without VALUE the key itself'
 complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "serve" -d 'Serve the catalog\'s tools to an MCP client, over stdio (or Streamable HTTP)'
+complete -c toolctl -n "__fish_toolctl_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "import" -d 'Bring an MCP server\'s tools into the catalog, one tool.json each (type "mcp")'

@@ -8,6 +8,8 @@ pub mod attach;
 pub mod base;
 pub mod catalog;
 pub mod cli;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod index;
 pub mod invoke;
 pub mod mcp;

@@ -41,6 +41,8 @@ pub enum ErrorCode {
     ToolDisabled,
     HostNotAllowed,
     Timeout,
+    /// A tool's `maxCallsPerMinute` left no slot within the call's time.
+    RateLimited,
     UpstreamError,
     OutputInvalid,
     LockTimeout,
@@ -57,7 +59,9 @@ impl ErrorCode {
             Self::NotFound | Self::UnknownTool | Self::CatalogNotFound => exit::NOT_FOUND,
             Self::Conflict => exit::CONFLICT,
             Self::Forbidden | Self::ToolDisabled | Self::HostNotAllowed => exit::FORBIDDEN,
-            Self::Timeout | Self::UpstreamError | Self::OutputInvalid => exit::TOOL_FAILED,
+            Self::Timeout | Self::RateLimited | Self::UpstreamError | Self::OutputInvalid => {
+                exit::TOOL_FAILED
+            }
             Self::LockTimeout => exit::LOCK_TIMEOUT,
             Self::Internal => exit::FAILURE,
         }
@@ -74,6 +78,7 @@ impl ErrorCode {
             Self::ToolDisabled => "TOOL_DISABLED",
             Self::HostNotAllowed => "HOST_NOT_ALLOWED",
             Self::Timeout => "TIMEOUT",
+            Self::RateLimited => "RATE_LIMITED",
             Self::UpstreamError => "UPSTREAM_ERROR",
             Self::OutputInvalid => "OUTPUT_INVALID",
             Self::LockTimeout => "LOCK_TIMEOUT",

@@ -8,6 +8,7 @@ pub mod pointer;
 pub mod redact;
 pub mod secrets;
 pub mod state_db;
+pub mod suggest;
 pub mod time;
 
 /// The causes of an error, outermost first: its `source()`, then that one's, and so on (the

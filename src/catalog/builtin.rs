@@ -67,7 +67,7 @@ pub fn bundle_id() -> Uuid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::rules::HostPolicy;
+    use crate::catalog::config::Config;
 
     #[test]
     fn builtin_documents_are_valid_tools() {
@@ -75,11 +75,13 @@ mod tests {
         assert!(bundle().view.is_built_in);
         let slugs: Vec<_> = tools().iter().map(|t| t.view.slug.as_str()).collect();
         assert_eq!(slugs, ["readfile", "file-search", "now", "exec"]);
+        let config =
+            Config::from_doc(Config::initial_doc(), std::path::Path::new("toolctl.json")).unwrap();
         for tool in tools() {
             assert_eq!(tool.view.bundle_id, bundle_id());
             assert!(tool.view.is_built_in);
             assert_eq!(tool.view.check(&tool.doc), vec![], "{}", tool.view.slug);
-            assert_eq!(tool.view.unavailable_reason(&HostPolicy::default()), None);
+            assert_eq!(tool.view.unavailable_reason(&config), None);
             assert_eq!(tool.view.tool_id.get_version_num(), 7);
         }
     }

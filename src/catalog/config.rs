@@ -38,7 +38,27 @@ struct ConfigView {
     attach: AttachConfig,
     #[serde(default)]
     index: IndexConfig,
+    #[serde(default)]
+    mcp_servers: std::collections::BTreeMap<String, super::mcp_servers::McpServer>,
+    #[serde(default)]
+    http: HttpDefaults,
 }
+
+/// `http`: catalog-wide defaults of HTTP tools; a tool's own field wins.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HttpDefaults {
+    pub max_calls_per_minute: Option<u32>,
+    pub max_request_bytes: Option<u64>,
+    pub max_response_bytes: Option<u64>,
+    pub max_retries: Option<u32>,
+    pub timeout_ms: Option<u64>,
+    /// The "minute" of `maxCallsPerMinute` (a duration, `60s` unless set): shorter in tests.
+    rate_limit_window: Option<String>,
+}
+
+/// The window `maxCallsPerMinute` counts calls in, unless configured.
+pub const DEFAULT_RATE_WINDOW: Duration = Duration::from_secs(60);
 
 /// `index` settings.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -157,6 +177,12 @@ pub struct Config {
     pub pick: PickConfig,
     pub attach: AttachConfig,
     pub index: IndexConfig,
+    /// `mcpServers`: the servers `mcp` tools name (checked by `validate`, not here: a broken
+    /// entry makes its tools unavailable, not the catalog).
+    pub mcp_servers: super::mcp_servers::McpServers,
+    pub http: HttpDefaults,
+    /// `http.rateLimitWindow`: the "minute" of `maxCallsPerMinute`.
+    pub rate_limit_window: Duration,
     builtin_enabled: Option<bool>,
     builtin_tools: BTreeMap<String, bool>,
 }
@@ -209,6 +235,20 @@ impl Config {
             DEFAULT_WATCH_IDLE,
             "/index/watchIdle",
         )?;
+        let rate_limit_window = duration(
+            &view.http.rate_limit_window,
+            DEFAULT_RATE_WINDOW,
+            "/http/rateLimitWindow",
+        )?;
+        if rate_limit_window.is_zero() {
+            return Err(Error::invalid(
+                &source,
+                vec![super::error::Violation::new(
+                    "/http/rateLimitWindow",
+                    "the rate-limit window must be longer than 0",
+                )],
+            ));
+        }
         Ok(Self {
             doc,
             hosts,
@@ -218,6 +258,9 @@ impl Config {
             pick: view.pick,
             attach: view.attach,
             index: view.index,
+            mcp_servers: std::sync::Arc::new(view.mcp_servers),
+            http: view.http,
+            rate_limit_window,
             builtin_enabled: view.builtin.is_enabled,
             builtin_tools: view
                 .builtin

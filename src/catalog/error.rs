@@ -43,6 +43,50 @@ impl std::fmt::Display for Violation {
     }
 }
 
+/// What the user can do about an error. The library says what to do, never how on the command
+/// line: the CLI words each one (`cli/error.rs`), naming its commands and flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hint {
+    /// Advice that names no command or flag, said as it is. (The texts are boxed: an error
+    /// stays small enough to return.)
+    Text(Box<str>),
+    /// Restore the deleted bundle (slug or ID) first.
+    RestoreBundle(Box<str>),
+    /// Enable the disabled bundle (slug or ID) first.
+    EnableBundle(Box<str>),
+    /// Disable the built-in tool (its reference) instead of deleting it.
+    DisableTool(Box<str>),
+    /// Disable the built-in bundle instead of deleting it.
+    DisableBuiltinBundle,
+    /// Put the tool into a bundle of one's own (the built-in one is read-only).
+    UseOwnBundle,
+    /// A deleted bundle (its ID) holds the slug: restore it or reap it.
+    RestoreOrReapBundle(Box<str>),
+    /// Replace the bundle holding the slug by giving its ID.
+    ReplaceBundle(Box<str>),
+    /// Nothing of an import was written; import a copy with new IDs, under another slug, or
+    /// both.
+    ImportAs { new_ids: bool, new_slug: bool },
+    /// The file exists; replacing it must be asked for.
+    Overwrite,
+    /// The built-in bundle's tools reach a model through a provider export.
+    ExportBuiltin,
+    /// No catalog was found: name its folder.
+    NameCatalog,
+}
+
+impl From<String> for Hint {
+    fn from(text: String) -> Self {
+        Self::Text(text.into())
+    }
+}
+
+impl From<&str> for Hint {
+    fn from(text: &str) -> Self {
+        Self::Text(text.into())
+    }
+}
+
 /// Errors of catalog operations.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -50,7 +94,7 @@ pub enum Error {
     NotFound {
         what: &'static str,
         name: String,
-        hint: Option<String>,
+        hint: Option<Hint>,
     },
     #[error("'{name}' is ambiguous: it matches {} {what}s", candidates.len())]
     Ambiguous {
@@ -63,13 +107,10 @@ pub enum Error {
     Conflict {
         message: String,
         details: Value,
-        hint: Option<String>,
+        hint: Option<Hint>,
     },
     #[error("{message}")]
-    Forbidden {
-        message: String,
-        hint: Option<String>,
-    },
+    Forbidden { message: String, hint: Option<Hint> },
     #[error("{}", invalid_message(.source_name, .violations))]
     Invalid {
         /// The file or argument the document came from (`-` for stdin).
@@ -98,11 +139,36 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    #[error("{message}")]
-    Config {
-        message: String,
-        hint: Option<String>,
+    /// A new tool's bundle: neither the caller nor the file's `bundleID` names one, or the
+    /// two name different bundles.
+    #[error("{source_name}: /bundleID: {}", tool_bundle_message(.given.as_ref()))]
+    ToolBundle {
+        source_name: String,
+        given: Option<GivenBundle>,
     },
+    #[error("{message}")]
+    Config { message: String, hint: Option<Hint> },
+}
+
+/// The bundle a caller named for a new tool whose file names another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GivenBundle {
+    /// The file's `bundleID`.
+    pub in_file: uuid::Uuid,
+    /// The caller's name for the bundle (slug or ID).
+    pub name: String,
+    /// That bundle's ID.
+    pub id: uuid::Uuid,
+}
+
+fn tool_bundle_message(given: Option<&GivenBundle>) -> String {
+    match given {
+        None => "no bundle given: name one or set bundleID in the file".to_owned(),
+        Some(g) => format!(
+            "bundleID {} is not the bundle given, {} ({})",
+            g.in_file, g.name, g.id
+        ),
+    }
 }
 
 fn first_problem(problems: &[super::Problem]) -> String {
@@ -137,10 +203,10 @@ impl Error {
         }
     }
 
-    pub fn forbidden(message: impl Into<String>, hint: impl Into<Option<String>>) -> Self {
+    pub fn forbidden(message: impl Into<String>, hint: Option<Hint>) -> Self {
         Self::Forbidden {
             message: message.into(),
-            hint: hint.into(),
+            hint,
         }
     }
 
@@ -151,7 +217,8 @@ impl Error {
             Self::Ambiguous { .. }
             | Self::Invalid { .. }
             | Self::Parse { .. }
-            | Self::Unreadable { .. } => ErrorCode::ValidationError,
+            | Self::Unreadable { .. }
+            | Self::ToolBundle { .. } => ErrorCode::ValidationError,
 
             Self::Config { .. } => ErrorCode::ValidationError,
             Self::Conflict { .. } => ErrorCode::Conflict,
@@ -176,6 +243,13 @@ impl Error {
                 source_name,
                 violations,
             } => json!({ "file": source_name, "problems": violations }),
+            Self::ToolBundle { source_name, given } => json!({
+                "file": source_name,
+                "problems": [{
+                    "pointer": "/bundleID",
+                    "message": tool_bundle_message(given.as_ref()),
+                }],
+            }),
             Self::Parse {
                 path, line, column, ..
             } => json!({ "file": path, "line": line, "column": column }),
@@ -195,19 +269,20 @@ impl Error {
     }
 
     /// What the user can do about it, when there is something to say.
-    pub fn hint(&self) -> Option<String> {
+    pub fn hint(&self) -> Option<Hint> {
         match self {
             Self::NotFound { hint, .. }
             | Self::Conflict { hint, .. }
             | Self::Forbidden { hint, .. }
             | Self::Config { hint, .. } => hint.clone(),
-            Self::Ambiguous { hint, .. } => Some(hint.clone()),
+            Self::Ambiguous { hint, .. } => Some(hint.as_str().into()),
             // The command line says how to wait longer.
             Self::LockTimeout { .. } => None,
             Self::Unreadable { .. } => {
-                Some("fix the file (toolctl never rewrites a file it cannot read)".to_owned())
+                Some("fix the file (toolctl never rewrites a file it cannot read)".into())
             }
             Self::Invalid { .. } | Self::Parse { .. } | Self::Io { .. } => None,
+            Self::ToolBundle { .. } => None,
         }
     }
 

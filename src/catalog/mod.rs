@@ -11,11 +11,13 @@
 //! `git pull` need no extra step. A file that cannot be read or breaks the rules is reported
 //! as a [`Problem`] with its path while the rest of the catalog keeps working.
 
+pub mod auth;
 pub mod builtin;
 pub mod capped;
 pub mod config;
 pub mod error;
 pub mod lock;
+pub mod mcp_servers;
 pub mod model;
 pub mod names;
 pub mod page;
@@ -28,7 +30,7 @@ pub mod templates;
 pub mod tool_rules;
 
 pub use config::{CONFIG_FILE, Config};
-pub use error::{Error, Result, Violation};
+pub use error::{Error, GivenBundle, Hint, Result, Violation};
 #[cfg(test)]
 pub(crate) use resolve::match_bundle;
 pub use resolve::{ToolRef, VersionChoice, default_version_key};
@@ -241,7 +243,7 @@ pub fn locate(
         )),
         None => Err(Error::Config {
             message: "no catalog: no toolctl.json above the working folder, and neither XDG_DATA_HOME nor HOME is set".to_owned(),
-            hint: Some("pass --catalog DIR or set TOOLCTL_CATALOG".to_owned()),
+            hint: Some(Hint::NameCatalog),
         }),
     }
 }
@@ -448,7 +450,7 @@ impl Catalog {
                     .config
                     .builtin_tool_enabled(&t.view.slug)
                     .unwrap_or(t.view.is_enabled),
-                unavailable: t.view.unavailable_reason(&self.config.hosts),
+                unavailable: t.view.unavailable_reason(&self.config),
                 tool: t.view.clone(),
                 doc: t.doc.clone(),
                 path: None,
@@ -594,7 +596,7 @@ impl Catalog {
         }
         let unavailable = match tool.check(&doc).first() {
             Some(violation) => Some(violation.to_string()),
-            None => tool.unavailable_reason(&self.config.hosts),
+            None => tool.unavailable_reason(&self.config),
         };
         Ok(ToolEntry {
             is_enabled: tool.is_enabled,

@@ -7,7 +7,7 @@
 //! they ignore fields they do not know.
 
 use super::error::{Error, Result, Violation};
-use super::rules::{self, HostPolicy, NameKind};
+use super::rules::{self, NameKind};
 use jiff::Timestamp;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -52,6 +52,8 @@ pub enum ToolType {
     Native,
     Go,
     Http,
+    /// A tool of an MCP server declared in `mcpServers` of `toolctl.json`.
+    Mcp,
 }
 
 impl ToolType {
@@ -64,6 +66,7 @@ impl ToolType {
         match self {
             Self::Native | Self::Go => "native",
             Self::Http => "http",
+            Self::Mcp => "mcp",
         }
     }
 }
@@ -134,6 +137,9 @@ pub struct Tool {
     pub secrets: Vec<String>,
     #[serde(default)]
     pub max_calls_per_minute: Option<u32>,
+    /// The most bytes a call may send (the body); see [`crate::invoke::limits`].
+    #[serde(default)]
+    pub max_request_bytes: Option<u64>,
     pub created_at: Timestamp,
     pub modified_at: Timestamp,
 }
@@ -144,6 +150,16 @@ pub struct Tool {
 pub struct NativeImpl {
     pub func: Option<String>,
     pub go_func: Option<String>,
+}
+
+/// `impl` of an MCP tool: the server (a key of `mcpServers`) and its tool's own name.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpImpl {
+    pub server: String,
+    pub tool: String,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
 }
 
 /// `impl` of an HTTP tool.
@@ -167,6 +183,13 @@ pub struct HttpImpl {
     pub extract_expr: Option<String>,
     #[serde(default)]
     pub error_mode: Option<ErrorMode>,
+    /// How a call authenticates ([`super::auth`]).
+    #[serde(default)]
+    pub auth: Option<super::auth::Auth>,
+    /// `responseEncoding: "sse"`: an event whose name, or whose whole data, is this ends the
+    /// stream (`[DONE]`, `message_stop`).
+    #[serde(default)]
+    pub sse_terminal: Option<String>,
 }
 
 fn default_method() -> String {
@@ -181,6 +204,8 @@ pub const HTTP_METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELE
 pub enum ResponseEncoding {
     Json,
     Text,
+    /// Server-Sent Events, read as they come ([`crate::invoke::sse`]).
+    Sse,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -324,11 +349,17 @@ impl Tool {
         serde_json::from_value(self.implementation.clone()?).ok()
     }
 
+    /// The MCP implementation block, if this is an MCP tool with a readable one.
+    pub fn mcp_impl(&self) -> Option<McpImpl> {
+        serde_json::from_value(self.implementation.clone()?).ok()
+    }
+
     /// Whether `pick` may show the tool without `--allow-unsafe` (SPEC §1, "tool.json"): `safe`
     /// when set; else the MCP-style annotations when they say anything about side effects
     /// (safe when read-only or not destructive; a tool that says it is not read-only, and not
     /// that it is harmless, is destructive by MCP's defaults); else, for an HTTP tool, its
-    /// method (GET and HEAD are safe); a native tool is safe.
+    /// method (GET and HEAD are safe); a native tool is safe; an MCP tool that says nothing is
+    /// not (MCP's defaults: not read-only, destructive).
     pub fn is_safe(&self) -> bool {
         if let Some(safe) = self.safe {
             return safe;
@@ -343,6 +374,7 @@ impl Tool {
             ToolType::Http => self
                 .http_impl()
                 .is_some_and(|http| matches!(http.method.as_str(), "GET" | "HEAD")),
+            ToolType::Mcp => false,
         }
     }
 
@@ -394,13 +426,27 @@ impl Tool {
         match self.kind {
             ToolType::Native | ToolType::Go => check_native_impl(doc, &mut out),
             ToolType::Http => check_http_impl(self, doc, &mut out),
+            ToolType::Mcp => check_mcp_impl(doc, &mut out),
         }
         super::tool_rules::check(self, doc, &mut out);
         out
     }
 
     /// Why this tool cannot be used by this binary with this configuration, if it cannot.
-    pub fn unavailable_reason(&self, hosts: &HostPolicy) -> Option<String> {
+    pub fn unavailable_reason(&self, config: &super::config::Config) -> Option<String> {
+        let hosts = &config.hosts;
+        if self.kind == ToolType::Mcp {
+            let Some(mcp) = self.mcp_impl() else {
+                return Some("impl is not a valid MCP implementation".to_owned());
+            };
+            return match config.mcp_servers.get(&mcp.server) {
+                None => Some(format!(
+                    "MCP server '{}' is not declared in mcpServers of toolctl.json",
+                    mcp.server
+                )),
+                Some(server) => server.unavailable(&mcp.server, hosts),
+            };
+        }
         if self.kind.is_native() {
             return match self.native_func() {
                 None => Some("impl.func names no native function".to_owned()),
@@ -440,16 +486,19 @@ fn check_native_impl(doc: &Value, out: &mut Vec<Violation>) {
     }
 }
 
-fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
+/// The typed `impl` of a tool, or the violations that say why there is none (`missing` when
+/// the document has no `impl`).
+fn typed_impl<T: DeserializeOwned>(
+    doc: &Value,
+    missing: &str,
+    out: &mut Vec<Violation>,
+) -> Option<T> {
     let Some(imp) = doc.get("impl") else {
-        out.push(Violation::new(
-            "/impl",
-            "an HTTP tool needs impl with urlTemplate",
-        ));
-        return;
+        out.push(Violation::new("/impl", missing));
+        return None;
     };
-    let http: HttpImpl = match typed(imp, "") {
-        Ok(http) => http,
+    match typed(imp, "") {
+        Ok(typed) => Some(typed),
         Err(e) => {
             for v in e.violations() {
                 out.push(Violation::new(
@@ -457,8 +506,39 @@ fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
                     v.message.clone(),
                 ));
             }
-            return;
+            None
         }
+    }
+}
+
+fn check_mcp_impl(doc: &Value, out: &mut Vec<Violation>) {
+    let Some(mcp) = typed_impl::<McpImpl>(
+        doc,
+        "an MCP tool needs impl with server (a key of mcpServers in toolctl.json) and tool",
+        out,
+    ) else {
+        return;
+    };
+    for (field, value) in [("server", &mcp.server), ("tool", &mcp.tool)] {
+        if value.trim().is_empty() {
+            out.push(Violation::new(
+                format!("/impl/{field}"),
+                format!("impl.{field} must not be empty"),
+            ));
+        }
+    }
+    if mcp.timeout_ms == Some(0) {
+        out.push(Violation::new(
+            "/impl/timeoutMs",
+            "timeoutMs must be more than 0",
+        ));
+    }
+}
+
+fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
+    let Some(http) = typed_impl::<HttpImpl>(doc, "an HTTP tool needs impl with urlTemplate", out)
+    else {
+        return;
     };
     if !HTTP_METHODS.contains(&http.method.as_str()) {
         out.push(Violation::new(
@@ -510,4 +590,7 @@ fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
         ));
     }
     super::templates::check(tool, &http, doc, out);
+    if let Some(auth) = &http.auth {
+        super::auth::check(tool, auth, out);
+    }
 }

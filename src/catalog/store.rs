@@ -93,7 +93,16 @@ pub fn create_dir_atomic(
 
 /// Replace `path` with `bytes` atomically (temp file, fsync, rename, fsync of the folder).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let (temp, dir) = write_temp(path, bytes)?;
+    let (temp, dir) = write_temp(path, bytes, 0o666)?;
+    temp.persist(path)
+        .map_err(|e| Error::io("cannot replace", path, e.error))?;
+    sync_dir(&dir)
+}
+
+/// [`write_atomic`] for state only its owner may read (a cached token): mode 0600 from the
+/// moment the file exists.
+pub fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    let (temp, dir) = write_temp(path, bytes, 0o600)?;
     temp.persist(path)
         .map_err(|e| Error::io("cannot replace", path, e.error))?;
     sync_dir(&dir)
@@ -103,7 +112,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// existing file: returns `false`, having written nothing, when `path` exists. The check and
 /// the rename are one step (no other writer can slip in between).
 pub fn create_atomic(path: &Path, bytes: &[u8]) -> Result<bool> {
-    let (temp, dir) = write_temp(path, bytes)?;
+    let (temp, dir) = write_temp(path, bytes, 0o666)?;
     match temp.persist_noclobber(path) {
         Ok(_) => {}
         // The temporary file is removed when the error drops it.
@@ -115,7 +124,11 @@ pub fn create_atomic(path: &Path, bytes: &[u8]) -> Result<bool> {
 }
 
 /// A flushed temporary file holding `bytes` in `path`'s folder, and that folder.
-fn write_temp(path: &Path, bytes: &[u8]) -> Result<(tempfile::NamedTempFile, std::path::PathBuf)> {
+fn write_temp(
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+) -> Result<(tempfile::NamedTempFile, std::path::PathBuf)> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -124,9 +137,11 @@ fn write_temp(path: &Path, bytes: &[u8]) -> Result<(tempfile::NamedTempFile, std
     let mut builder = tempfile::Builder::new();
     builder.prefix(TEMP_PREFIX);
     // tempfile makes private (0600) files; catalog files are shared through git like any
-    // other source file, so create them as an editor would: 0666 less the umask.
+    // other source file, so create them as an editor would: 0666 less the umask (`mode`).
     #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(mode));
+    #[cfg(not(unix))]
+    let _ = mode;
     let mut temp = builder
         .tempfile_in(dir)
         .map_err(|e| Error::io("cannot create a temporary file in", dir, e))?;

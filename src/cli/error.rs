@@ -203,6 +203,19 @@ impl From<catalog::Error> for CliError {
 /// A catalog error whose source is an input the library names, renamed to the flag that gives it.
 fn with_flag_names(mut error: catalog::Error) -> catalog::Error {
     use catalog::page;
+    if let catalog::Error::ToolBundle { source_name, given } = error {
+        let message = match given {
+            None => "no bundle given: pass --bundle BUNDLE or set bundleID in the file".to_owned(),
+            Some(g) => format!(
+                "bundleID {} is not the bundle given by --bundle {} ({})",
+                g.in_file, g.name, g.id
+            ),
+        };
+        return catalog::Error::invalid(
+            source_name,
+            vec![catalog::Violation::new("/bundleID", message)],
+        );
+    }
     if let catalog::Error::Invalid { source_name, .. } = &mut error {
         let flag = match source_name.as_str() {
             page::SIZE_INPUT => "--page-size",
@@ -236,7 +249,40 @@ fn hint_of(error: &catalog::Error) -> Option<String> {
         Error::LockTimeout { .. } => Some(
             "another toolctl is writing to this catalog; retry, or raise --lock-timeout".to_owned(),
         ),
-        other => other.hint(),
+        other => other.hint().map(|hint| hint_words(&hint)),
+    }
+}
+
+/// A library hint in the command line's words.
+fn hint_words(hint: &catalog::Hint) -> String {
+    use catalog::Hint;
+    match hint {
+        Hint::Text(text) => text.to_string(),
+        Hint::RestoreBundle(bundle) => format!("restore it first: toolctl bundle restore {bundle}"),
+        Hint::EnableBundle(bundle) => format!("enable it first: toolctl bundle enable {bundle}"),
+        Hint::DisableTool(tool) => format!("disable it instead: toolctl tool disable {tool}"),
+        Hint::DisableBuiltinBundle => {
+            "disable it instead: toolctl bundle disable builtin".to_owned()
+        }
+        Hint::UseOwnBundle => {
+            "put the tool into a bundle of your own (`toolctl bundle put --slug NAME`)".to_owned()
+        }
+        Hint::RestoreOrReapBundle(id) => format!(
+            "bundle {id} holding this slug is deleted; restore it (`toolctl bundle restore {id}`) or reap it first"
+        ),
+        Hint::ReplaceBundle(id) => format!("to replace that bundle, pass --id {id}"),
+        Hint::ImportAs { new_ids, new_slug } => match (new_ids, new_slug) {
+            (true, true) => "nothing was written; to import a copy with new IDs and another slug, add --as-new --slug NEW",
+            (true, false) => "nothing was written; to import a copy with new IDs, add --as-new",
+            _ => "nothing was written; to import it under another slug, add --slug NEW",
+        }
+        .to_owned(),
+        Hint::Overwrite => "pass --force to replace it".to_owned(),
+        Hint::ExportBuiltin => {
+            "to hand its tools to a model, use `toolctl export --provider P --bundle builtin`"
+                .to_owned()
+        }
+        Hint::NameCatalog => "pass --catalog DIR or set TOOLCTL_CATALOG".to_owned(),
     }
 }
 

@@ -585,8 +585,14 @@ fn sync_all(
     report: &mut SyncReport,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(), SyncError> {
-    // Availability depends on allowedHosts: when they change, every tool is read again.
-    let hosts = page::fingerprint(&catalog.config().allowed_hosts);
+    // Availability depends on allowedHosts and mcpServers: when they change, every tool is read
+    // again.
+    let config = catalog.config();
+    let hosts = if config.mcp_servers.is_empty() {
+        page::fingerprint(&config.allowed_hosts)
+    } else {
+        page::fingerprint(&(&config.allowed_hosts, &*config.mcp_servers))
+    };
     let hosts_changed = meta(tx, "hosts")? != hosts;
     if hosts_changed {
         execute_cached(tx, "UPDATE tool SET stamp = ''", [])?;

@@ -290,11 +290,9 @@ pub fn run(
         let (tell, catalog, call) = (tell.clone(), Arc::clone(&catalog), call.clone());
         let resolve = Arc::clone(&resolve);
         let options = Options {
-            workspace: workspace.clone(),
-            confirm: None,
             approved,
-            hosts: catalog.config().hosts.clone(),
             deadline: Some(deadline),
+            ..Options::new(&catalog, workspace.clone())
         };
         // Not scoped: a call still running at the deadline is left behind (its tool stops at
         // the deadline, and the process ends after printing).

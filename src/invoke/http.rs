@@ -29,7 +29,7 @@
 //! response is read up to `maxResponseBytes` (default 1 MiB) and the call fails as soon as it
 //! would go past it.
 
-use super::{Failure, Options};
+use super::{Failure, Options, auth, limits, sse};
 use crate::base::error_code::ErrorCode;
 use crate::base::http::{CappedRead, encode_component};
 use crate::base::redact::Redactor;
@@ -60,14 +60,14 @@ fn verbatim(value: &str) -> Result<String, Failure> {
 
 /// What `${name}` stands for in one call: a secret the tool declares, else the argument, else
 /// the argument's `default` in `argSchema`; nothing when none of these is there.
-struct Values<'a> {
+pub(super) struct Values<'a> {
     args: &'a Map<String, Value>,
     /// `argSchema`'s properties, for their defaults.
     properties: Option<&'a Map<String, Value>>,
     /// The tool's `"secrets"`: the only names read from the catalog secrets.
     declared: &'a [String],
     secrets: Option<Secrets>,
-    redactor: Redactor,
+    pub(super) redactor: Redactor,
 }
 
 impl<'a> Values<'a> {
@@ -82,6 +82,19 @@ impl<'a> Values<'a> {
             declared: &tool.secrets,
             secrets: None,
             redactor: Redactor::default(),
+        }
+    }
+
+    /// The value of the declared secret `name` (an auth block's), redacted from then on.
+    pub(super) fn secret(&mut self, name: &str) -> Result<String, Failure> {
+        if !self.declared.iter().any(|d| d == name) {
+            return Err(invalid(format!(
+                "auth names the secret '{name}', which the tool does not declare in \"secrets\""
+            )));
+        }
+        match self.get(name)? {
+            Some(Value::String(secret)) => Ok(secret),
+            _ => Err(invalid(format!("the secret '{name}' has no value"))),
         }
     }
 
@@ -231,16 +244,17 @@ impl<'a> Values<'a> {
 }
 
 /// The request of one call, before it is sent.
-struct Request {
-    method: reqwest::Method,
-    url: url::Url,
-    headers: reqwest::header::HeaderMap,
+#[derive(Clone)]
+pub(super) struct Request {
+    pub(super) method: reqwest::Method,
+    pub(super) url: url::Url,
+    pub(super) headers: reqwest::header::HeaderMap,
     /// The headers whose template names a secret: dropped on a redirect to another origin.
-    secret_headers: Vec<reqwest::header::HeaderName>,
-    body: Option<Vec<u8>>,
+    pub(super) secret_headers: Vec<reqwest::header::HeaderName>,
+    pub(super) body: Option<Vec<u8>>,
 }
 
-fn invalid(message: impl Into<String>) -> Failure {
+pub(super) fn invalid(message: impl Into<String>) -> Failure {
     Failure::new(ErrorCode::ValidationError, message)
 }
 
@@ -396,17 +410,123 @@ pub fn call(
         )));
     };
     let mut values = Values::new(args, &entry.tool);
-    let redact_failure = |failure: Failure, redactor: &Redactor| redact(failure, redactor);
-    let request =
-        build(&spec, &mut values, hosts).map_err(|f| redact_failure(f, &values.redactor))?;
+    let request = build(&spec, &mut values, hosts)
+        .and_then(|request| {
+            limits::check_size(&entry.tool, &request, options)?;
+            Ok(request)
+        })
+        .map_err(|f| redact(f, &values.redactor))?;
     let extract = extractor(&spec)?;
-    let redactor = values.redactor;
-    let result = send(&entry.tool, &spec, request, options, &redactor)
-        .and_then(|(status, body)| respond(&spec, &extract, status, &body, &redactor));
+    let timeout = spec
+        .timeout_ms
+        .or(options.http.timeout_ms)
+        .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
+    let clock = Clock::new(timeout, options);
+    let result = run(
+        entry,
+        &spec,
+        &extract,
+        &request,
+        &mut values,
+        &clock,
+        options,
+    );
     match result {
-        Ok(value) => Ok(redactor.value(value)),
-        Err(failure) => Err(redact(failure.ran(), &redactor)),
+        Ok(value) => Ok(values.redactor.value(value)),
+        Err(failure) => Err(redact(failure, &values.redactor)),
     }
+}
+
+/// The call once its request is built: a slot under `maxCallsPerMinute`, the credentials of
+/// `impl.auth`, the exchange, and (with an OAuth2 token the server refused) once again with a
+/// new token.
+fn run(
+    entry: &ToolEntry,
+    spec: &HttpImpl,
+    extract: &Extract,
+    request: &Request,
+    values: &mut Values,
+    clock: &Clock,
+    options: &Options,
+) -> Result<Value, Failure> {
+    limits::acquire(entry, options, clock)?;
+    let mut refused_token: Option<String> = None;
+    loop {
+        let mut request = request.clone();
+        let token = match &spec.auth {
+            Some(how) => auth::apply(
+                how,
+                &mut request,
+                values,
+                options,
+                clock,
+                refused_token.as_deref(),
+            )?,
+            None => None,
+        };
+        let response =
+            send(&entry.tool, request, options, clock, &values.redactor).map_err(Failure::ran)?;
+        if response.status() == reqwest::StatusCode::UNAUTHORIZED
+            && refused_token.is_none()
+            && let Some(token) = token
+        {
+            refused_token = Some(token);
+            continue;
+        }
+        return answer(&entry.tool, spec, extract, response, clock, values, options)
+            .map_err(Failure::ran);
+    }
+}
+
+/// The value of a response: an event stream read as it comes, any other body read whole.
+fn answer(
+    tool: &crate::catalog::model::Tool,
+    spec: &HttpImpl,
+    extract: &Extract,
+    response: reqwest::blocking::Response,
+    clock: &Clock,
+    values: &Values,
+    options: &Options,
+) -> Result<Value, Failure> {
+    let status = response.status().as_u16();
+    let cap = tool
+        .max_response_bytes
+        .or(options.http.max_response_bytes)
+        .unwrap_or(DEFAULT_MAX_RESPONSE);
+    let redactor = &values.redactor;
+    if spec.response_encoding == Some(ResponseEncoding::Sse) && is_success(spec, status) {
+        let body = Timed {
+            inner: response,
+            clock,
+        };
+        let mut pieces = String::new();
+        let mut on_event = |event: &sse::Event| {
+            if let Some(tell) = options.on_event {
+                tell(&redactor.value(event.to_json()));
+            }
+            let found = match extract {
+                Extract::None => Some(Value::String(event.data.clone())),
+                _ => {
+                    let decoded = match extract {
+                        Extract::Path(_) => serde_json::from_str(&event.data)
+                            .unwrap_or_else(|_| Value::String(event.data.clone())),
+                        _ => Value::Null,
+                    };
+                    extracted(extract, &decoded, &event.data)
+                }
+            };
+            match found {
+                Some(Value::String(text)) => pieces.push_str(&text),
+                Some(other) => pieces.push_str(&other.to_string()),
+                None => {}
+            }
+        };
+        sse::read(body, cap, spec.sse_terminal.as_deref(), &mut on_event)
+            .map_err(|failed| read_failure(failed, cap, clock))?;
+        return Ok(Value::String(pieces));
+    }
+    let body = read_capped(response, cap, clock)?;
+    respond(spec, extract, status, &body, redactor)
 }
 
 fn redact(failure: Failure, redactor: &Redactor) -> Failure {
@@ -423,15 +543,15 @@ fn redact(failure: Failure, redactor: &Redactor) -> Failure {
     if ran { out.ran() } else { out }
 }
 
-/// Send with retries; the status and the body read under the cap. `timeoutMs` bounds the
-/// whole call: every attempt, redirect, wait between attempts and the reading of the body.
+/// Send with retries: the last answer. `timeoutMs` bounds the whole call: every attempt,
+/// redirect, wait between attempts and the reading of the body.
 fn send(
     tool: &crate::catalog::model::Tool,
-    spec: &HttpImpl,
     request: Request,
     options: &Options,
+    clock: &Clock,
     redactor: &Redactor,
-) -> Result<(u16, Vec<u8>), Failure> {
+) -> Result<reqwest::blocking::Response, Failure> {
     // Redirects are followed here ([`follow`]), not by reqwest, so secret-bearing headers can
     // be dropped when one leads to another origin (reqwest would keep `X-Api-Key`).
     let client = crate::base::http::client(reqwest::redirect::Policy::none()).map_err(|e| {
@@ -446,18 +566,16 @@ fn send(
     );
     let retries = if idempotent {
         // Put refuses more; a file edited by hand gets no more either.
-        tool.max_retries.unwrap_or(DEFAULT_RETRIES).min(MAX_RETRIES)
+        tool.max_retries
+            .or(options.http.max_retries)
+            .unwrap_or(DEFAULT_RETRIES)
+            .min(MAX_RETRIES)
     } else {
         0
     };
-    let cap = tool.max_response_bytes.unwrap_or(DEFAULT_MAX_RESPONSE);
-    let timeout = spec
-        .timeout_ms
-        .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
-    let clock = Clock::new(timeout, options);
     let mut attempt = 0;
     loop {
-        let waited = match follow(&client, &request, &options.hosts, &clock)? {
+        let waited = match follow(&client, &request, &options.hosts, clock)? {
             Ok(response) => {
                 let status = response.status().as_u16();
                 if attempt < retries && (status == 429 || status >= 500) {
@@ -473,11 +591,10 @@ fn send(
                 }
             }
             Err(e) if e.is_connect() && attempt < retries && clock.wait(backoff(attempt)) => None,
-            Err(e) => return Err(transport_error(&e, redactor, &clock)),
+            Err(e) => return Err(transport_error(&e, redactor, clock)),
         };
         if let Some(response) = waited {
-            let status = response.status().as_u16();
-            return read_capped(response, cap, &clock).map(|body| (status, body));
+            return Ok(response);
         }
         attempt += 1;
     }
@@ -485,7 +602,7 @@ fn send(
 
 /// The time a call has: `timeoutMs` from its start, or less when a batch's `wait_ms` ends
 /// sooner.
-struct Clock {
+pub(super) struct Clock {
     deadline: std::time::Instant,
     timeout: Duration,
     /// The batch's `wait_ms` ends before `timeoutMs` would.
@@ -502,7 +619,7 @@ impl Clock {
         }
     }
 
-    fn left(&self) -> Duration {
+    pub(super) fn left(&self) -> Duration {
         self.deadline
             .saturating_duration_since(std::time::Instant::now())
     }
@@ -519,7 +636,7 @@ impl Clock {
     }
 
     /// The failure of a call that ran out of time, `what` saying what did not happen.
-    fn timed_out(&self, what: &str) -> Failure {
+    pub(super) fn timed_out(&self, what: &str) -> Failure {
         let ms = self.timeout.as_millis();
         let limit = if self.batch_first {
             "the batch's wait_ms".to_owned()
@@ -615,7 +732,7 @@ fn follow(
     ))
 }
 
-fn transport_error(e: &reqwest::Error, redactor: &Redactor, clock: &Clock) -> Failure {
+pub(super) fn transport_error(e: &reqwest::Error, redactor: &Redactor, clock: &Clock) -> Failure {
     if e.is_timeout() {
         return clock.timed_out("no answer came");
     }
@@ -656,12 +773,18 @@ fn read_capped(
     cap: u64,
     clock: &Clock,
 ) -> Result<Vec<u8>, Failure> {
-    let timed_out = || clock.timed_out("the response did not arrive whole");
     let body = Timed {
         inner: response,
         clock,
     };
-    crate::base::http::read_capped(body, cap).map_err(|failed| match failed {
+    crate::base::http::read_capped(body, cap).map_err(|failed| read_failure(failed, cap, clock))
+}
+
+/// Why a body could not be read: the call's time ran out, the transport failed, or the body
+/// passed `cap` bytes.
+fn read_failure(failed: CappedRead, cap: u64, clock: &Clock) -> Failure {
+    let timed_out = || clock.timed_out("the response did not arrive whole");
+    match failed {
         CappedRead::Failed(_) if clock.left().is_zero() => timed_out(),
         CappedRead::Failed(e) if e.kind() == std::io::ErrorKind::TimedOut => timed_out(),
         CappedRead::Failed(e) => Failure::new(
@@ -673,14 +796,14 @@ fn read_capped(
             format!("the response is larger than maxResponseBytes ({cap} bytes)"),
         )
         .with_details(json!({ "maxResponseBytes": cap })),
-    })
+    }
 }
 
 /// A body that stops with a `TimedOut` error once the call's time is spent, however steadily
 /// its bytes drip in.
-struct Timed<'a, R> {
-    inner: R,
-    clock: &'a Clock,
+pub(super) struct Timed<'a, R> {
+    pub(super) inner: R,
+    pub(super) clock: &'a Clock,
 }
 
 impl<R: std::io::Read> std::io::Read for Timed<'_, R> {
@@ -703,18 +826,14 @@ fn respond(
     let encoding = spec.response_encoding.unwrap_or(ResponseEncoding::Json);
     let empty = match encoding {
         ResponseEncoding::Json => Value::Null,
-        ResponseEncoding::Text => Value::String(String::new()),
+        ResponseEncoding::Text | ResponseEncoding::Sse => Value::String(String::new()),
     };
     let fail = |failure: Failure| match spec.error_mode.unwrap_or(ErrorMode::Fail) {
         ErrorMode::Fail => Err(failure),
         ErrorMode::Empty => Ok(empty.clone()),
     };
-    let success = match &spec.success_codes {
-        Some(codes) if !codes.is_empty() => codes.contains(&status),
-        _ => (200..300).contains(&status),
-    };
     let text = String::from_utf8_lossy(body);
-    if !success {
+    if !is_success(spec, status) {
         // Redacted before it is cut, so a cut cannot leave part of a secret.
         let excerpt: String = redactor.text(&text).chars().take(BODY_EXCERPT).collect();
         return fail(
@@ -728,7 +847,7 @@ fn respond(
     let decoded = match encoding {
         // A regex reads the text as it is, whatever the encoding.
         _ if matches!(extract, Extract::Regex(_)) => Value::Null,
-        ResponseEncoding::Text => Value::String(text.clone().into_owned()),
+        ResponseEncoding::Text | ResponseEncoding::Sse => Value::String(text.clone().into_owned()),
         ResponseEncoding::Json if body.is_empty() => Value::Null,
         ResponseEncoding::Json => match serde_json::from_slice(body) {
             Ok(value) => value,
@@ -749,30 +868,67 @@ fn respond(
             ),
         )
     };
+    match extracted(extract, &decoded, &text) {
+        Some(value) => Ok(value),
+        None => fail(nothing()),
+    }
+}
+
+/// Whether `status` is a success: one of `successCodes`, else 2xx.
+fn is_success(spec: &HttpImpl, status: u16) -> bool {
+    match &spec.success_codes {
+        Some(codes) if !codes.is_empty() => codes.contains(&status),
+        _ => (200..300).contains(&status),
+    }
+}
+
+/// What `extract` takes from a response (`decoded` as its encoding reads it, `text` as it
+/// came); `None` when it matches nothing.
+fn extracted(extract: &Extract, decoded: &Value, text: &str) -> Option<Value> {
     match extract {
-        Extract::None => Ok(decoded),
+        Extract::None => Some(decoded.clone()),
         Extract::Path(path) => {
-            let tree = match &decoded {
+            let tree = match decoded {
                 Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),
                 other => other.clone(),
             };
-            let found: Vec<Value> = path.query(&tree).all().into_iter().cloned().collect();
+            let mut found: Vec<Value> = path.query(&tree).all().into_iter().cloned().collect();
             match found.len() {
-                0 => fail(nothing()),
-                1 => Ok(found.into_iter().next().unwrap_or_default()),
-                _ => Ok(Value::Array(found)),
+                0 => None,
+                1 => found.pop(),
+                _ => Some(Value::Array(found)),
             }
         }
-        Extract::Regex(regex) => match regex.captures(&text) {
-            Some(found) => Ok(Value::String(
+        Extract::Regex(regex) => regex.captures(text).map(|found| {
+            Value::String(
                 found
                     .get(1)
                     .or_else(|| found.get(0))
                     .map_or_else(String::new, |m| m.as_str().to_owned()),
-            )),
-            None => fail(nothing()),
-        },
+            )
+        }),
     }
+}
+
+/// The request a call of `tool` with `args` would send (its URL and body), built as [`call`]
+/// builds it but not sent: for the fuzz targets ([`crate::fuzzing`]).
+pub(crate) fn dry_request(
+    tool: &crate::catalog::model::Tool,
+    args: &Map<String, Value>,
+    hosts: &HostPolicy,
+) -> Result<(url::Url, Option<Vec<u8>>), Failure> {
+    let spec = tool
+        .http_impl()
+        .ok_or_else(|| invalid("the impl is not an HTTP one"))?;
+    let mut values = Values::new(args, tool);
+    let request = build(&spec, &mut values, hosts)?;
+    Ok((request.url, request.body))
+}
+
+/// The value a call of `spec` would answer for a response with `status` and `body`
+/// (`extractExpr` included): for the fuzz targets ([`crate::fuzzing`]).
+pub(crate) fn dry_response(spec: &HttpImpl, status: u16, body: &[u8]) -> Result<Value, Failure> {
+    respond(spec, &extractor(spec)?, status, body, &Redactor::default())
 }
 
 #[cfg(test)]

@@ -16,13 +16,18 @@
 //! A [`Failure`] says whether the tool ran: a tool that ran and failed ends `invoke` with exit
 //! 7 whatever its code; a call refused before running ends with its code's exit (3, 4, 6).
 
+pub mod auth;
 pub mod batch;
 pub mod http;
+pub mod limits;
+pub mod mcp;
 pub mod native;
 pub mod schema;
+pub mod sse;
 pub mod usage;
 
 use crate::base::error_code::ErrorCode;
+use crate::catalog::config::HttpDefaults;
 use crate::catalog::model::{NoSchemaMode, ToolType};
 use crate::catalog::rules::HostPolicy;
 use crate::catalog::{Catalog, ToolEntry};
@@ -130,8 +135,38 @@ pub struct Options<'a> {
     pub approved: bool,
     /// Where HTTP tools may send requests (`allowedHosts` of `toolctl.json`).
     pub hosts: HostPolicy,
+    /// The MCP servers `mcp` tools name (`mcpServers` of `toolctl.json`).
+    pub mcp_servers: crate::catalog::mcp_servers::McpServers,
     /// When the call must be over (a batch's `wait_ms`): tools stop their work by then.
     pub deadline: Option<Instant>,
+    /// The catalog's state folder (`.toolctl/`): rate-limit counts, OAuth2 tokens.
+    pub state_dir: PathBuf,
+    /// `http` of `toolctl.json`: defaults of HTTP tools.
+    pub http: HttpDefaults,
+    /// The window `maxCallsPerMinute` counts in (`http.rateLimitWindow`, a minute by default).
+    pub rate_window: std::time::Duration,
+    /// `invoke --stream`: told each event of a streamed (SSE) response as it comes, redacted.
+    pub on_event: Option<&'a (dyn Fn(&Value) + Sync)>,
+}
+
+impl Options<'static> {
+    /// The options of a call in `catalog` working in `workspace`: nobody to ask, nothing
+    /// approved in advance, no deadline, no stream.
+    pub fn new(catalog: &Catalog, workspace: PathBuf) -> Self {
+        let config = catalog.config();
+        Self {
+            workspace,
+            confirm: None,
+            approved: false,
+            hosts: config.hosts.clone(),
+            deadline: None,
+            mcp_servers: config.mcp_servers.clone(),
+            state_dir: catalog.root().join(crate::catalog::STATE_DIR),
+            http: config.http.clone(),
+            rate_window: config.rate_limit_window,
+            on_event: None,
+        }
+    }
 }
 
 impl Options<'_> {
@@ -151,6 +186,8 @@ impl std::fmt::Debug for Options<'_> {
             .field("can_confirm", &self.confirm.is_some())
             .field("approved", &self.approved)
             .field("deadline", &self.deadline)
+            .field("state_dir", &self.state_dir)
+            .field("streams", &self.on_event.is_some())
             .finish()
     }
 }
@@ -244,6 +281,12 @@ fn check_callable(entry: &ToolEntry, hosts: &HostPolicy) -> Result<(), Failure> 
         {
             return Err(
                 Failure::new(ErrorCode::HostNotAllowed, format!("{reference}: {message}"))
+                    .with_hint("add the host to allowedHosts in toolctl.json"),
+            );
+        }
+        if entry.tool.kind == ToolType::Mcp && reason.contains("allowedHosts") {
+            return Err(
+                Failure::new(ErrorCode::HostNotAllowed, format!("{reference}: {reason}"))
                     .with_hint("add the host to allowedHosts in toolctl.json"),
             );
         }
@@ -409,6 +452,9 @@ fn dispatch(
     if tool.kind.is_native() {
         let func = tool.native_func().unwrap_or_default();
         return native::call(&func, args, options).map_err(Failure::ran);
+    }
+    if tool.kind == ToolType::Mcp {
+        return mcp::call(entry, args, options);
     }
     http::call(entry, &args, options)
 }

@@ -2,5 +2,6 @@
 //! serve`). [`view`] is what the server shows and does, through `export`, `invoke` and
 //! `pick`; [`serve`] speaks the protocol with the official SDK.
 
+pub mod import;
 pub mod serve;
 pub mod view;

@@ -453,13 +453,7 @@ impl Shared {
     }
 
     fn options(&self, catalog: &Catalog) -> Options<'static> {
-        Options {
-            workspace: self.settings.workspace.clone(),
-            confirm: None,
-            approved: false,
-            hosts: catalog.config().hosts.clone(),
-            deadline: None,
-        }
+        Options::new(catalog, self.settings.workspace.clone())
     }
 
     /// Call a catalog tool as `invoke` does.

@@ -21,7 +21,7 @@
 //! the layout rules.
 
 use super::write::{new_id, timestamp};
-use crate::catalog::error::{Error, Result, Violation};
+use crate::catalog::error::{Error, Hint, Result, Violation};
 use crate::catalog::model::{self, Bundle, Tool};
 use crate::catalog::rules::{self, NameKind};
 use crate::catalog::{
@@ -586,6 +586,9 @@ pub struct ImportOptions {
     pub as_new: bool,
     /// Give the bundle this slug.
     pub slug: Option<String>,
+    /// The catalog may hold the bundle already: add the tool versions it lacks, take identical
+    /// ones as they are, and refuse one whose content differs (a version never changes).
+    pub update: bool,
 }
 
 /// What `bundle import` did.
@@ -596,6 +599,11 @@ pub struct ImportReport {
     /// How many tool versions were imported.
     pub tools: usize,
     pub as_new: bool,
+    /// With `update`: the versions added (`slug@version`), in archive order. Without it, every
+    /// version.
+    pub added: Vec<String>,
+    /// With `update`: the versions the catalog already held, identical.
+    pub unchanged: Vec<String>,
 }
 
 /// The files an import writes, decided before the lock is taken.
@@ -620,10 +628,7 @@ impl Catalog {
         let Some(dir) = bundle.dir.clone() else {
             return Err(Error::forbidden(
                 "the built-in bundle cannot be exported: its tools are compiled into every toolctl",
-                Some(
-                    "to hand its tools to a model, use `toolctl export --provider P --bundle builtin`"
-                        .to_owned(),
-                ),
+                Some(Hint::ExportBuiltin),
             ));
         };
         let (files, left_out) = bundle_files(&dir)?;
@@ -696,10 +701,133 @@ impl Catalog {
         }
         let plan = plan_import(archive, options)?;
         let as_new = options.as_new;
+        let update = options.update;
         self.write(
-            |catalog| catalog.import_locked(&plan, as_new, &mut progress),
+            |catalog| {
+                if update {
+                    catalog.update_locked(&plan, &mut progress)
+                } else {
+                    catalog.import_locked(&plan, as_new, &mut progress)
+                }
+            },
             |report| Some(report.bundle.bundle.bundle_id.to_string()),
         )
+    }
+
+    /// `import --update`: add the archive's tool versions the catalog's copy of the bundle
+    /// lacks. The bundle's own `bundle.json` and the versions it holds stay as they are; a
+    /// version whose content differs from the archive's (its `isEnabled` aside, which is the
+    /// catalog's own switch) is a conflict, and so is a new version whose toolID is taken.
+    /// Everything is checked before anything is written; each file is written atomically, so
+    /// an interrupted update is finished by running it again. A bundle the catalog lacks is
+    /// imported whole.
+    fn update_locked(
+        &self,
+        plan: &Plan,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<ImportReport> {
+        let Scan { items: bundles, .. } = self.bundles()?;
+        let Some(local) = bundles
+            .into_iter()
+            .find(|b| b.bundle.bundle_id == plan.bundle_id)
+        else {
+            return self.import_locked(plan, false, progress);
+        };
+        if local.is_deleted() {
+            return Err(Error::forbidden(
+                format!(
+                    "bundle '{}' is deleted; its tools cannot change",
+                    local.bundle.slug
+                ),
+                Some(Hint::RestoreBundle(
+                    local.bundle.bundle_id.to_string().into(),
+                )),
+            ));
+        }
+        let dir = self.bundles_dir().join(plan.bundle_id.to_string());
+        let Scan { items: tools, .. } = self.all_tools()?;
+        let used: HashMap<Uuid, String> = tools
+            .iter()
+            .map(|t| (t.tool.tool_id, t.reference()))
+            .collect();
+        let without_switch = |mut doc: Value| {
+            if let Some(fields) = doc.as_object_mut() {
+                fields.shift_remove("isEnabled");
+            }
+            doc
+        };
+        let (mut added, mut unchanged, mut conflicts) = (Vec::new(), Vec::new(), Vec::new());
+        let mut writes = Vec::new();
+        for (file, (entry, tool_id)) in plan.files.iter().skip(1).zip(&plan.tool_ids) {
+            let version = version_of(entry);
+            let target = dir.join(&file.name);
+            match crate::catalog::capped::read_bytes(&target, Some(&self.root)) {
+                Ok(bytes) => {
+                    let ours = model::parse_doc(&String::from_utf8_lossy(&bytes), &target)?;
+                    if without_switch(ours) == without_switch(parse_entry(file)?) {
+                        unchanged.push(version);
+                    } else {
+                        conflicts.push(json!({
+                            "kind": "content",
+                            "entry": entry,
+                            "message": format!("{version} differs from the catalog's {}/{version}: a version's content never changes", local.bundle.slug),
+                        }));
+                    }
+                }
+                Err(crate::catalog::capped::ReadError::Missing) => {
+                    if let Some(reference) = used.get(tool_id) {
+                        conflicts.push(json!({
+                            "kind": "toolID",
+                            "value": tool_id,
+                            "entry": entry,
+                            "usedBy": reference,
+                            "message": format!("toolID {tool_id} of {entry} is already used by {reference}"),
+                        }));
+                    } else {
+                        added.push(version);
+                        writes.push((target, file));
+                    }
+                }
+                Err(e) => return Err(e.into_error(&target)),
+            }
+        }
+        if !conflicts.is_empty() {
+            let message = match conflicts.as_slice() {
+                [one] => format!(
+                    "cannot update bundle '{}': {}",
+                    local.bundle.slug,
+                    one["message"].as_str().unwrap_or_default()
+                ),
+                many => format!(
+                    "cannot update bundle '{}': {} conflicts with the catalog",
+                    local.bundle.slug,
+                    many.len()
+                ),
+            };
+            return Err(Error::Conflict {
+                message,
+                details: json!({ "bundleID": plan.bundle_id, "slug": local.bundle.slug, "conflicts": conflicts }),
+                hint: Some(
+                            "nothing was written; a changed tool needs a new version (or import the archive as a copy with new IDs)".into(),
+                        ),
+            });
+        }
+        let count = writes.len();
+        for (done, (target, file)) in writes.into_iter().enumerate() {
+            progress(done, count);
+            if let Some(parent) = target.parent() {
+                store::ensure_dir(parent)?;
+            }
+            store::write_atomic(&target, &file.bytes)?;
+        }
+        progress(count, count);
+        Ok(ImportReport {
+            bundle: local,
+            tools: added.len(),
+            as_new: false,
+            added,
+            unchanged,
+        })
     }
 
     fn import_locked(
@@ -739,6 +867,8 @@ impl Catalog {
             bundle,
             tools: plan.tool_ids.len(),
             as_new,
+            added: plan.tool_ids.iter().map(|(e, _)| version_of(e)).collect(),
+            unchanged: Vec::new(),
         })
     }
 
@@ -806,18 +936,24 @@ impl Catalog {
                 many.len()
             ),
         };
-        let hint = match (ids_taken, slug_taken.is_some()) {
-            (true, true) => {
-                "nothing was written; to import a copy with new IDs and another slug, add --as-new --slug NEW"
-            }
-            (true, false) => "nothing was written; to import a copy with new IDs, add --as-new",
-            _ => "nothing was written; to import it under another slug, add --slug NEW",
+        let hint = Hint::ImportAs {
+            new_ids: ids_taken,
+            new_slug: !ids_taken || slug_taken.is_some(),
         };
         Err(Error::Conflict {
             message,
             details: json!({ "bundleID": id, "slug": plan.slug, "conflicts": conflicts }),
-            hint: Some(hint.to_owned()),
+            hint: Some(hint),
         })
+    }
+}
+
+/// `slug@version` of an archive entry `tools/<slug>/<version>/tool.json`.
+fn version_of(entry: &str) -> String {
+    let mut parts = entry.split('/').skip(1);
+    match (parts.next(), parts.next()) {
+        (Some(slug), Some(version)) => format!("{slug}@{version}"),
+        _ => entry.to_owned(),
     }
 }
 
@@ -1034,7 +1170,7 @@ pub fn write_archive_file(path: &Path, bytes: &[u8], force: bool) -> Result<()> 
     Err(Error::Conflict {
         message: format!("{} already exists", path.display()),
         details: json!({ "path": path }),
-        hint: Some("pass --force to replace it".to_owned()),
+        hint: Some(Hint::Overwrite),
     })
 }
 

@@ -6,6 +6,7 @@
 //! checks its documents; the reading side of the catalog below knows nothing of them.
 
 pub mod archive;
+pub mod config;
 pub mod reap;
 pub mod write;
 

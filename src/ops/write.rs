@@ -7,7 +7,7 @@
 //! enable/disable.
 
 use crate::catalog::config::{CONFIG_FILE, Config};
-use crate::catalog::error::{Error, Result, Violation};
+use crate::catalog::error::{Error, GivenBundle, Hint, Result, Violation};
 use crate::catalog::lock;
 use crate::catalog::model::{self, Bundle, SCHEMA_VERSION, Tool};
 use crate::catalog::rules::{self, NameKind};
@@ -71,6 +71,18 @@ fn uuid_v7(value: &Value, pointer: &str, source_name: &str) -> Result<Uuid> {
         )));
     }
     Ok(id)
+}
+
+/// Remove a tool file, then its version and slug folders when that leaves them empty.
+fn remove_tool_file(path: &Path) -> Result<()> {
+    store::remove_file(path)?;
+    if let Some(version_dir) = path.parent()
+        && store::remove_dir_if_empty(version_dir)?
+        && let Some(slug_dir) = version_dir.parent()
+    {
+        store::remove_dir_if_empty(slug_dir)?;
+    }
+    Ok(())
 }
 
 /// Write `toolctl.json` and `.toolctl/.gitignore` into `root` if they are missing.
@@ -207,10 +219,7 @@ impl Catalog {
         if target.is_builtin() {
             return Err(Error::forbidden(
                 "the built-in bundle is read-only: tools cannot be added to it",
-                Some(
-                    "put the tool into a bundle of your own (`toolctl bundle put --slug NAME`)"
-                        .to_owned(),
-                ),
+                Some(Hint::UseOwnBundle),
             ));
         }
         check_bundle_writable(&target, "add a tool to")?;
@@ -254,7 +263,7 @@ impl Catalog {
                     "toolID": existing.as_ref().and_then(|d| d.get("toolID")).cloned(),
                 }),
                 hint: Some(
-                    "a version never changes once written: put it under a new version".to_owned(),
+                    "a version never changes once written: put it under a new version".into(),
                 ),
             });
         }
@@ -264,13 +273,13 @@ impl Catalog {
             return Err(Error::Conflict {
                 message: format!("toolID {id} is already used by {}", other.reference()),
                 details: json!({ "toolID": id, "usedBy": other.reference() }),
-                hint: Some("leave toolID out of the file to have a new one made".to_owned()),
+                hint: Some("leave toolID out of the file to have a new one made".into()),
             });
         }
         store::write_json(&path, &doc)?;
         Ok(ToolEntry {
             is_enabled: tool.is_enabled,
-            unavailable: tool.unavailable_reason(&self.config().hosts),
+            unavailable: tool.unavailable_reason(self.config()),
             tool,
             doc,
             path: Some(path),
@@ -328,27 +337,22 @@ impl Catalog {
                 if let Some(id) = doc_id
                     && id != bundle.bundle.bundle_id
                 {
-                    return Err(Error::invalid(
-                        source_name,
-                        vec![Violation::new(
-                            "/bundleID",
-                            format!(
-                                "bundleID {id} is not the bundle given by --bundle {name} ({})",
-                                bundle.bundle.bundle_id
-                            ),
-                        )],
-                    ));
+                    return Err(Error::ToolBundle {
+                        source_name: source_name.to_owned(),
+                        given: Some(GivenBundle {
+                            in_file: id,
+                            name: name.to_owned(),
+                            id: bundle.bundle.bundle_id,
+                        }),
+                    });
                 }
                 Ok(bundle)
             }
             (None, Some(id)) => self.find_bundle(&id.to_string()),
-            (None, None) => Err(Error::invalid(
-                source_name,
-                vec![Violation::new(
-                    "/bundleID",
-                    "no bundle given: pass --bundle BUNDLE or set bundleID in the file",
-                )],
-            )),
+            (None, None) => Err(Error::ToolBundle {
+                source_name: source_name.to_owned(),
+                given: None,
+            }),
         }
     }
 
@@ -364,10 +368,7 @@ impl Catalog {
                     "bundle '{}' is deleted; its tools cannot change",
                     entry.bundle_slug
                 ),
-                Some(format!(
-                    "restore it first: toolctl bundle restore {}",
-                    entry.bundle_slug
-                )),
+                Some(Hint::RestoreBundle(entry.bundle_slug.as_str().into())),
             ));
         }
         if !entry.bundle_enabled {
@@ -376,10 +377,7 @@ impl Catalog {
                     "bundle '{}' is disabled; its tools cannot change",
                     entry.bundle_slug
                 ),
-                Some(format!(
-                    "enable it first: toolctl bundle enable {}",
-                    entry.bundle_slug
-                )),
+                Some(Hint::EnableBundle(entry.bundle_slug.as_str().into())),
             ));
         }
         if entry.is_enabled == enabled {
@@ -411,19 +409,10 @@ impl Catalog {
         let Some(path) = &entry.path else {
             return Err(Error::forbidden(
                 format!("{} is built in and cannot be deleted", entry.reference()),
-                Some(format!(
-                    "disable it instead: toolctl tool disable {}",
-                    entry.reference()
-                )),
+                Some(Hint::DisableTool(entry.reference().into())),
             ));
         };
-        store::remove_file(path)?;
-        if let Some(version_dir) = path.parent()
-            && store::remove_dir_if_empty(version_dir)?
-            && let Some(slug_dir) = version_dir.parent()
-        {
-            store::remove_dir_if_empty(slug_dir)?;
-        }
+        remove_tool_file(path)?;
         Ok(entry)
     }
 
@@ -496,17 +485,11 @@ impl Catalog {
             .find(|b| b.bundle.slug == slug && b.bundle.bundle_id != id)
         {
             let hint = if other.is_builtin() {
-                "the slug 'builtin' belongs to the built-in bundle; choose another".to_owned()
+                "the slug 'builtin' belongs to the built-in bundle; choose another".into()
             } else if other.is_deleted() {
-                format!(
-                    "bundle {} holding this slug is deleted; restore it (`toolctl bundle restore {}`) or reap it first",
-                    other.bundle.bundle_id, other.bundle.bundle_id
-                )
+                Hint::RestoreOrReapBundle(other.bundle.bundle_id.to_string().into())
             } else {
-                format!(
-                    "to replace that bundle, pass --id {}",
-                    other.bundle.bundle_id
-                )
+                Hint::ReplaceBundle(other.bundle.bundle_id.to_string().into())
             };
             return Err(Error::Conflict {
                 message: format!(
@@ -526,7 +509,7 @@ impl Catalog {
                     "bundle '{}' is deleted and cannot be replaced",
                     existing.bundle.slug
                 ),
-                Some(format!("restore it first: toolctl bundle restore {id}")),
+                Some(Hint::RestoreBundle(id.to_string().into())),
             ));
         }
         let now = crate::base::time::now();
@@ -550,8 +533,8 @@ impl Catalog {
             [
                 ("schemaVersion", SCHEMA_VERSION.into()),
                 ("bundleID", id.to_string().into()),
-                ("slug", slug.clone().into()),
-                ("displayName", slug.clone().into()),
+                ("slug", slug.as_str().into()),
+                ("displayName", slug.as_str().into()),
                 ("description", "".into()),
                 ("isEnabled", true.into()),
             ],
@@ -616,9 +599,8 @@ impl Catalog {
         if entry.is_deleted() {
             return Err(Error::forbidden(
                 format!("bundle '{}' is deleted", entry.bundle.slug),
-                Some(format!(
-                    "restore it first: toolctl bundle restore {}",
-                    entry.bundle.bundle_id
+                Some(Hint::RestoreBundle(
+                    entry.bundle.bundle_id.to_string().into(),
                 )),
             ));
         }
@@ -655,6 +637,35 @@ impl Catalog {
         )
     }
 
+    /// Soft-delete a bundle and remove its tools for good, in one locked write, so `reap` can
+    /// remove the bundle once its grace period is over. Files that cannot be read as tools are
+    /// left (and returned as problems): reap keeps the bundle and says why. Running it again
+    /// finishes an interrupted run.
+    pub fn delete_bundle_with_tools(
+        &mut self,
+        name: &str,
+    ) -> Result<(
+        BundleEntry,
+        Toggle,
+        Vec<ToolEntry>,
+        Vec<crate::catalog::Problem>,
+    )> {
+        self.write(
+            |c| {
+                let (entry, toggle) = c.mark_deleted(name, true)?;
+                let mut problems = Vec::new();
+                let tools = c.bundle_tools(&entry, &mut problems);
+                for tool in &tools {
+                    if let Some(path) = &tool.path {
+                        remove_tool_file(path)?;
+                    }
+                }
+                Ok((entry, toggle, tools, problems))
+            },
+            |(entry, ..)| bundle_dir_of(entry),
+        )
+    }
+
     /// Undo a soft delete.
     pub fn restore_bundle(&mut self, name: &str) -> Result<(BundleEntry, Toggle)> {
         self.write(
@@ -668,7 +679,7 @@ impl Catalog {
         let Some(path) = entry.file() else {
             return Err(Error::forbidden(
                 "the built-in bundle cannot be deleted",
-                Some("disable it instead: toolctl bundle disable builtin".to_owned()),
+                Some(Hint::DisableBuiltinBundle),
             ));
         };
         if entry.is_deleted() == deleted {
@@ -774,10 +785,7 @@ fn check_bundle_writable(bundle: &BundleEntry, action: &str) -> Result<()> {
                 "bundle '{}' is deleted: cannot {action} it",
                 bundle.bundle.slug
             ),
-            Some(format!(
-                "restore it first: toolctl bundle restore {}",
-                bundle.bundle.slug
-            )),
+            Some(Hint::RestoreBundle(bundle.bundle.slug.as_str().into())),
         ));
     }
     if !bundle.is_enabled {
@@ -786,10 +794,7 @@ fn check_bundle_writable(bundle: &BundleEntry, action: &str) -> Result<()> {
                 "bundle '{}' is disabled: cannot {action} it",
                 bundle.bundle.slug
             ),
-            Some(format!(
-                "enable it first: toolctl bundle enable {}",
-                bundle.bundle.slug
-            )),
+            Some(Hint::EnableBundle(bundle.bundle.slug.as_str().into())),
         ));
     }
     Ok(())

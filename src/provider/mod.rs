@@ -329,7 +329,7 @@ fn hints_of(tool: &ToolEntry) -> Option<Value> {
             }
             _ => json!({ "readOnlyHint": false, "idempotentHint": false }),
         }),
-        ToolType::Native | ToolType::Go => None,
+        ToolType::Native | ToolType::Go | ToolType::Mcp => None,
     };
     match (tool.tool.safe, by_method) {
         (Some(false), hints) => Some(hints.unwrap_or_else(|| json!({}))),

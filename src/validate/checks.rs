@@ -23,6 +23,8 @@ pub const MAX_DESCRIPTION: usize = 1024;
 pub struct Context<'a> {
     /// The catalog's host policy; `None` when `toolctl.json` is unusable (reported itself).
     pub hosts: Option<&'a HostPolicy>,
+    /// `mcpServers` of `toolctl.json`; `None` when it is unusable (reported itself).
+    pub mcp_servers: Option<&'a crate::catalog::mcp_servers::McpServers>,
     pub providers: &'a [Provider],
 }
 
@@ -141,6 +143,11 @@ fn check_config(doc: &Value, path: &Path, notes: &mut Vec<Note>) {
             if let Err(e) = crate::attach::Settings::resolve(&config.attach, &|_| None) {
                 notes.push(Note::error("schema", "/attach", e.to_string()));
             }
+            let mut servers = Vec::new();
+            for (name, server) in config.mcp_servers.iter() {
+                server.check(name, &config.hosts, &mut servers);
+            }
+            notes.extend(servers.into_iter().map(Note::from_violation));
         }
         Err(e) => notes.extend(e.violations().iter().cloned().map(Note::from_violation)),
     }
@@ -220,6 +227,27 @@ fn check_tool(
             }
         }
         ToolType::Http => check_http(&tool, cx, notes),
+        ToolType::Mcp => {
+            if let (Some(mcp), Some(servers)) = (tool.mcp_impl(), cx.mcp_servers)
+                && !mcp.server.is_empty()
+                && !servers.contains_key(&mcp.server)
+            {
+                let declared: Vec<&str> = servers.keys().map(String::as_str).collect();
+                notes.push(Note::error(
+                    "mcp",
+                    "/impl/server",
+                    format!(
+                        "MCP server '{}' is not declared in mcpServers of toolctl.json ({})",
+                        mcp.server,
+                        if declared.is_empty() {
+                            "it declares none".to_owned()
+                        } else {
+                            format!("it has {}", declared.join(", "))
+                        }
+                    ),
+                ));
+            }
+        }
     }
     if !cx.providers.is_empty() {
         check_providers(&tool, doc, path, cx.providers, notes);
@@ -400,17 +428,8 @@ fn unknown_fields(kind: Kind, doc: &Value, notes: &mut Vec<Note>) {
         if known.contains(&key.as_str()) {
             continue;
         }
-        let closest = known
-            .iter()
-            .map(|k| {
-                (
-                    strsim::damerau_levenshtein(&key.to_lowercase(), &k.to_lowercase()),
-                    *k,
-                )
-            })
-            .min();
-        let message = match closest {
-            Some((distance, known)) if distance <= 2 => {
+        let message = match crate::base::suggest::closest(key, known.iter().copied()) {
+            Some(known) => {
                 format!(
                     "unknown field '{key}' (did you mean '{known}'?); it is kept but toolctl does not read it"
                 )

@@ -172,6 +172,7 @@ pub fn validate(
         let config = root.as_deref().and_then(|root| Config::load(root).ok());
         let cx = Context {
             hosts: config.as_ref().map(|c| &c.hosts),
+            mcp_servers: config.as_ref().map(|c| &c.mcp_servers),
             providers: &request.providers,
         };
         let checked: Vec<(Target, Vec<Finding>, Constraints)> = targets
@@ -379,6 +380,7 @@ fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Constraints) {
 pub fn check_documents(documents: &[(PathBuf, Place, &str)]) -> Vec<Finding> {
     let cx = Context {
         hosts: None,
+        mcp_servers: None,
         providers: &[],
     };
     let checked: Vec<(Target, Vec<Finding>, Constraints)> = documents

@@ -1127,3 +1127,82 @@ fn import_refuses_what_validate_refuses() {
     );
     assert_eq!(snapshot(env.catalog()), before, "nothing written");
 }
+
+#[test]
+fn import_update_adds_the_versions_the_catalog_lacks() {
+    let (source, id) = clock_catalog();
+    let (old, _) = export(&source, "clock", "old.zip");
+    let target = TestEnv::new();
+    let old = input_file(&target, "old.zip", &std::fs::read(old).unwrap());
+    target.run(&["bundle", "import", &old]).success();
+    // The catalog's own switch is not content: disabling a version here is no conflict.
+    target.run(&["tool", "disable", "clock/tick@v1"]).success();
+
+    source.put_tool("clock", &tool_doc("tock", "v2"));
+    let (new, bytes) = export(&source, "clock", "new.zip");
+    let new = input_file(&target, "new.zip", &std::fs::read(new).unwrap());
+    // Without --update a bundle the catalog holds is a conflict, as before.
+    target.json_error(&["bundle", "import", &new], 5);
+
+    let run = target.run(&["bundle", "import", "--update", &new]);
+    run.success().stderr_has(
+        "Updated bundle clock from [TMP]/inputs/new.zip: added 1 tool (tock@v2), 3 unchanged (tick@v1, tick@v2, tock@v1)"
+            .replace("[TMP]", target.root().to_str().unwrap())
+            .as_str(),
+    );
+    let archived = unzip(&bytes);
+    let (_, tock_v2) = archived
+        .iter()
+        .find(|(n, _)| n == "tools/tock/v2/tool.json")
+        .unwrap();
+    assert_eq!(
+        &std::fs::read(target.tool_file(&id, "tock", "v2")).unwrap(),
+        tock_v2,
+        "written byte for byte"
+    );
+    assert_eq!(
+        target.json(&["tool", "get", "clock/tick@v1"])["isEnabled"],
+        false
+    );
+
+    // Again: nothing to add.
+    let again = target.json(&["bundle", "import", "--update", &new]);
+    assert_eq!(again["added"], json!([]));
+    assert_eq!(
+        again["unchanged"],
+        json!(["tick@v1", "tick@v2", "tock@v1", "tock@v2"])
+    );
+    assert_eq!(again["bundle"]["toolCount"], 4);
+
+    // A version whose content changed is a conflict, and nothing is written.
+    let file = source.tool_file(&id, "tick", "v2");
+    let mut doc = crate::common::read_json(&file);
+    doc["description"] = "changed after release".into();
+    std::fs::write(&file, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    source.put_tool("clock", &tool_doc("tock", "v3"));
+    let (changed, _) = export(&source, "clock", "changed.zip");
+    let changed = input_file(&target, "changed.zip", &std::fs::read(changed).unwrap());
+    let before = snapshot(target.catalog());
+    let err = target.json_error(&["bundle", "import", "--update", &changed], 5);
+    assert_eq!(err.error.code, "CONFLICT");
+    assert_eq!(
+        err.error.message,
+        "cannot update bundle 'clock': tick@v2 differs from the catalog's clock/tick@v2: a version's content never changes"
+    );
+    assert_eq!(
+        err.error.details["conflicts"][0]["entry"],
+        "tools/tick/v2/tool.json"
+    );
+    assert_eq!(snapshot(target.catalog()), before);
+
+    // A catalog without the bundle imports it whole; --update excludes --as-new.
+    let fresh = TestEnv::new();
+    let all = fresh.json(&["bundle", "import", "--update", &new]);
+    assert_eq!(
+        all["added"],
+        json!(["tick@v1", "tick@v2", "tock@v1", "tock@v2"])
+    );
+    fresh
+        .run(&["bundle", "import", "--update", "--as-new", &new])
+        .failure(2);
+}

@@ -9,9 +9,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// What the client saw (one value per step) and what the server said on stderr.
-struct Session {
-    steps: Vec<Value>,
-    stderr: String,
+pub(crate) struct Session {
+    pub(crate) steps: Vec<Value>,
+    pub(crate) stderr: String,
 }
 
 impl Session {
@@ -25,7 +25,7 @@ impl Session {
 const SESSION_LIMIT: Duration = Duration::from_secs(90);
 
 /// The environment the server runs with (TestEnv's: HOME and XDG inside the test folder).
-fn server_env(env: &TestEnv) -> Value {
+pub(crate) fn server_env(env: &TestEnv) -> Value {
     json!({
         "PATH": std::env::var("PATH").unwrap_or_default(),
         "HOME": env.home(),
@@ -38,7 +38,7 @@ fn server_env(env: &TestEnv) -> Value {
 
 /// Drive `toolctl --catalog … mcp serve ARGS` through `steps`, connecting as `mode` says
 /// ("legacy": the initialize handshake; "auto": the newest revision both speak).
-fn drive(env: &TestEnv, mode: &str, args: &[&str], steps: Value) -> Session {
+pub(crate) fn drive(env: &TestEnv, mode: &str, args: &[&str], steps: Value) -> Session {
     let mut command = vec![
         json!(bin()),
         json!("--catalog"),
@@ -57,7 +57,7 @@ fn drive(env: &TestEnv, mode: &str, args: &[&str], steps: Value) -> Session {
     run_driver(env, &plan)
 }
 
-fn run_driver(env: &TestEnv, plan: &Value) -> Session {
+pub(crate) fn run_driver(env: &TestEnv, plan: &Value) -> Session {
     let plan_file = env.input(plan);
     let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/driver.py");
     let mut child = Command::new(mcp_clients::python())
@@ -92,7 +92,7 @@ fn run_driver(env: &TestEnv, plan: &Value) -> Session {
 }
 
 /// The tools `export --provider mcp --lenient ARGS` prints.
-fn exported(env: &TestEnv, args: &[&str]) -> Vec<Value> {
+pub(crate) fn exported(env: &TestEnv, args: &[&str]) -> Vec<Value> {
     let mut all = vec!["export", "--provider", "mcp", "--lenient"];
     all.extend_from_slice(args);
     let run = env.run(&all);

@@ -226,6 +226,17 @@ fn a_held_lock_times_out_with_exit_8() {
     assert!(err.error.hint.is_some());
     env.run(&["--lock-timeout", "0s", "tool", "disable", "builtin/now"])
         .failure(8);
+    let before = env.config();
+    env.run(&[
+        "--lock-timeout",
+        "0s",
+        "config",
+        "add",
+        "allowedHosts",
+        "a.example",
+    ])
+    .failure(8);
+    assert_eq!(env.config(), before, "a config change waits for the lock");
     env.run(&[
         "--lock-timeout",
         "100ms",

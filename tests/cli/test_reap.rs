@@ -23,18 +23,30 @@ fn reap_removes_only_empty_deleted_bundles() {
     let (env, empty, full, live) = setup();
     let run = env.run(&["bundle", "reap", "--older-than", "0s"]);
     run.success();
-    assert_eq!(run.stderr, "");
+    // stdout says what was removed; what was kept is on stderr, so cron mails only for removals.
     let lines: Vec<_> = run.stdout.lines().collect();
-    assert_eq!(lines.len(), 2, "{run}");
+    assert_eq!(lines.len(), 1, "{run}");
     assert!(
         lines[0].starts_with(&format!("reaped bundle empty ({empty}), deleted at ")),
         "{run}"
     );
+    let kept: Vec<_> = run.stderr.lines().collect();
+    assert_eq!(kept.len(), 1, "{run}");
     assert!(
-        lines[1].starts_with(&format!("kept bundle full ({full}), deleted at ")),
+        kept[0].starts_with(&format!("kept bundle full ({full}), deleted at ")),
         "{run}"
     );
-    assert!(lines[1].ends_with("it still holds 1 tool"), "{run}");
+    assert!(kept[0].ends_with("it still holds 1 tool"), "{run}");
+
+    // Only kept bundles: nothing on stdout, and -q mutes stderr too.
+    let run = env.run(&["bundle", "reap", "--older-than", "0s"]);
+    assert_eq!(run.success().stdout, "", "{run}");
+    assert!(run.stderr.starts_with("kept bundle full"), "{run}");
+    let quiet = env.run(&["-q", "bundle", "reap", "--older-than", "0s"]);
+    assert_eq!(
+        (quiet.success().stdout.as_str(), quiet.stderr.as_str()),
+        ("", "")
+    );
 
     assert!(
         !env.bundle_dir(&empty).exists(),
@@ -75,7 +87,7 @@ fn dry_run_removes_nothing() {
         "{run}"
     );
     assert!(
-        run.stdout.contains(&format!("kept bundle full ({full})")),
+        run.stderr.contains(&format!("kept bundle full ({full})")),
         "{run}"
     );
     assert!(env.bundle_dir(&empty).join("bundle.json").is_file());
@@ -219,4 +231,57 @@ fn two_reaps_at_once_both_succeed() {
     }
     let hidden = crate::common::find_prefixed(&env.catalog().join("bundles"), ".");
     assert!(hidden.is_empty(), "{hidden:?}");
+}
+
+#[test]
+fn delete_with_tools_leaves_reap_the_rest() {
+    let env = TestEnv::new();
+    let id = env.bundle("w");
+    env.put_tool("w", &tool_doc("a", "v1"));
+    env.put_tool("w", &tool_doc("a", "v2"));
+    env.put_tool("w", &tool_doc("b", "v1"));
+    let other = env.bundle("other");
+    env.put_tool("other", &tool_doc("a", "v1"));
+
+    let json = env.json(&["bundle", "delete", "w", "--with-tools"]);
+    assert_eq!(json["changed"], true);
+    assert_eq!(
+        json["deletedTools"],
+        serde_json::json!(["w/a@v1", "w/a@v2", "w/b@v1"])
+    );
+    crate::common::timestamp(json["softDeletedAt"].as_str().unwrap());
+    assert!(!env.bundle_dir(&id).join("tools/a").exists());
+    assert!(!env.bundle_dir(&id).join("tools/b").exists());
+    assert_eq!(
+        env.refs(&["--include-deleted"]),
+        [
+            "builtin/file-search@v1",
+            "builtin/now@v1",
+            "builtin/readfile@v1",
+            "other/a@v1"
+        ]
+    );
+
+    // Again: nothing left to do, and it says so.
+    env.run(&["bundle", "delete", "w", "--with-tools"])
+        .success()
+        .stderr_has("was already deleted; deleted its 0 tools");
+    let run = env.run(&["bundle", "reap", "--older-than", "0s"]);
+    assert!(
+        run.success()
+            .stdout
+            .starts_with(&format!("reaped bundle w ({id})")),
+        "{run}"
+    );
+    assert!(!env.bundle_dir(&id).exists());
+    assert!(
+        env.bundle_dir(&other)
+            .join("tools/a/v1/tool.json")
+            .is_file()
+    );
+
+    // The built-in bundle is refused before anything is removed.
+    env.run(&["bundle", "delete", "builtin", "--with-tools"])
+        .failure(6);
+    assert_eq!(env.refs(&[]).len(), 4);
 }

@@ -231,14 +231,14 @@ fn find(tools: &[AttachedTool], text: &str) -> Result<usize, CliError> {
         [] => Err(CliError::from(catalog::Error::NotFound {
             what: "attached tool",
             name: text.to_owned(),
-            hint: Some(format!(
+            hint: Some(catalog::Hint::from(format!(
                 "the agent holds: {}",
                 tools
                     .iter()
                     .map(|t| t.reference.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
-            )),
+            ))),
         })),
         many => Err(CliError::invalid(format!(
             "'{text}' names {} of the agent's tools",

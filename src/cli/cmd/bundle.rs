@@ -25,8 +25,7 @@ pub enum BundleCommand {
     Enable(BundleArg),
     /// Disable a bundle and with it all its tools
     Disable(BundleArg),
-    /// Soft-delete a bundle: it is hidden, and reaped once empty and past the grace period
-    Delete(BundleArg),
+    Delete(DeleteArgs),
     /// Undo a soft delete
     Restore(BundleArg),
     Reap(ReapArgs),
@@ -69,6 +68,19 @@ pub struct BundleArg {
     pub bundle: String,
 }
 
+/// Soft-delete a bundle: it is hidden, and reaped once empty and past the grace period
+///
+/// With --with-tools its tools are removed for good in the same write, so `bundle reap` can
+/// finish the job once the grace period is over. Run it again to finish an interrupted run.
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// The bundle's slug or bundleID
+    pub bundle: String,
+    /// Also delete the bundle's tools, every version (this cannot be undone)
+    #[arg(long)]
+    pub with_tools: bool,
+}
+
 /// List bundles in slug order
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -87,8 +99,9 @@ pub struct ListArgs {
 
 /// Remove soft-deleted bundles whose grace period is over and that hold no tools
 ///
-/// Bundles that still hold tools are reported and kept. Prints nothing when there is nothing
-/// to do. Safe to run from cron, and twice at once.
+/// Each reaped bundle is a line on stdout; bundles that still hold tools are kept and reported
+/// on stderr (muted by -q), so stdout is empty unless something was removed: cron mails only
+/// when something happened. Safe to run twice at once.
 #[derive(Debug, Args)]
 pub struct ReapArgs {
     /// Reap bundles deleted longer ago than this (default: reap.gracePeriod of toolctl.json, 48h)
@@ -124,6 +137,10 @@ pub struct ExportArgs {
 /// entries, 4 MiB per file, 256 MiB in all), then every file as the catalog reads it. A
 /// bundleID, bundle slug or toolID the catalog already has is a conflict (exit 5) that lists
 /// each; nothing is overwritten. --as-new imports a copy with new IDs; --slug renames it.
+///
+/// --update takes a newer archive of a bundle the catalog holds: the tool versions it lacks are
+/// added, identical ones reported unchanged, and a version whose content differs (isEnabled
+/// aside) is a conflict (exit 5) with nothing written. The catalog's bundle.json is kept.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// The archive (- for standard input)
@@ -134,6 +151,9 @@ pub struct ImportArgs {
     /// Give the imported bundle this slug (letters, digits and '-')
     #[arg(long, value_name = "SLUG")]
     pub slug: Option<String>,
+    /// Add the versions the catalog's copy of the bundle lacks (see above)
+    #[arg(long, conflicts_with_all = ["as_new", "slug"])]
+    pub update: bool,
 }
 
 pub fn run(ctx: &Ctx, command: &BundleCommand) -> Result<Output, CliError> {
@@ -147,7 +167,7 @@ pub fn run(ctx: &Ctx, command: &BundleCommand) -> Result<Output, CliError> {
         BundleCommand::Disable(args) => {
             toggle(ctx, args, "disabled", |c, b| c.set_bundle_enabled(b, false))
         }
-        BundleCommand::Delete(args) => toggle(ctx, args, "deleted", |c, b| c.delete_bundle(b)),
+        BundleCommand::Delete(args) => delete(ctx, args),
         BundleCommand::Restore(args) => toggle(ctx, args, "restored", |c, b| c.restore_bundle(b)),
         BundleCommand::Reap(args) => reap(ctx, args),
         BundleCommand::Export(args) => export(ctx, args),
@@ -221,6 +241,7 @@ fn import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
     let options = ImportOptions {
         as_new: args.as_new,
         slug: args.slug.clone(),
+        update: args.update,
     };
     let imported = ctx.write(|catalog| catalog.import_bundle(&archive, &options, &mut report))?;
     drop(progress);
@@ -230,6 +251,27 @@ fn import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
     } else {
         &args.file
     };
+    if args.update {
+        let list = |versions: &[String]| match versions {
+            [] => String::new(),
+            some => format!(" ({})", some.join(", ")),
+        };
+        let line = format!(
+            "Updated bundle {} from {from}: added {}{}, {} unchanged{}",
+            bundle.bundle.slug,
+            tools_text(imported.added.len()),
+            list(&imported.added),
+            imported.unchanged.len(),
+            list(&imported.unchanged),
+        );
+        let total = ctx.catalog()?.bundle_tools(bundle, &mut Vec::new()).len();
+        let json = json!({
+            "bundle": bundle_json(bundle, total),
+            "added": imported.added,
+            "unchanged": imported.unchanged,
+        });
+        return Ok(Output::new(json, Human::Status(line)));
+    }
     let mut line = format!(
         "Imported bundle {} ({}) from {from}",
         bundle.bundle.slug,
@@ -345,6 +387,34 @@ fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
     Ok(Output::new(json, Human::Text(text)))
 }
 
+fn delete(ctx: &Ctx, args: &DeleteArgs) -> Result<Output, CliError> {
+    let by_name = BundleArg {
+        bundle: args.bundle.clone(),
+    };
+    if !args.with_tools {
+        return toggle(ctx, &by_name, "deleted", |c, b| c.delete_bundle(b));
+    }
+    let (entry, toggle, tools, problems) =
+        ctx.write(|catalog| catalog.delete_bundle_with_tools(&args.bundle))?;
+    for problem in &problems {
+        ctx.ui.warn(&format!(
+            "kept {}: it cannot be read as a tool ({}); reap keeps the bundle until it is gone",
+            problem.path.display(),
+            problem.message
+        ));
+    }
+    let slug = &entry.bundle.slug;
+    let deleted = tools_text(tools.len());
+    let line = match toggle {
+        Toggle::Changed => format!("Bundle {slug} deleted with its {deleted}"),
+        Toggle::Unchanged => format!("Bundle {slug} was already deleted; deleted its {deleted}"),
+    };
+    let mut json = serde_json::to_value(BundleView::new(&entry, None)).unwrap_or_default();
+    json["changed"] = (toggle == Toggle::Changed || !tools.is_empty()).into();
+    json["deletedTools"] = tools.iter().map(|t| t.reference()).collect();
+    Ok(Output::new(json, Human::Status(line)))
+}
+
 fn toggle(
     ctx: &Ctx,
     args: &BundleArg,
@@ -384,7 +454,7 @@ fn reap(ctx: &Ctx, args: &ReapArgs) -> Result<Output, CliError> {
     }
     for b in &report.kept {
         let reason = b.kept_because.as_deref().unwrap_or_default();
-        lines.push(format!(
+        ctx.ui.status(&format!(
             "kept bundle {} ({}), deleted at {}: {reason}",
             b.slug, b.bundle_id, b.soft_deleted_at
         ));

@@ -43,6 +43,9 @@ pub struct InvokeArgs {
     /// Approve in advance a run that needs a person's approval (noSchemaMode human-approval)
     #[arg(long)]
     pub approve: bool,
+    /// Print each event of a streamed (SSE) response as it comes (one JSON line each with --json)
+    #[arg(long, conflicts_with = "batch")]
+    pub stream: bool,
 }
 
 pub fn run(ctx: &Ctx, args: &InvokeArgs) -> Result<Output, CliError> {
@@ -62,19 +65,38 @@ pub fn run(ctx: &Ctx, args: &InvokeArgs) -> Result<Output, CliError> {
         })?;
     ctx.warn_problems(&problems);
     let confirm = |question: &str| ctx.ui.confirm(question);
+    let json = ctx.global.json;
+    let print_event = move |event: &Value| print_event(event, json);
     let options = Options {
-        workspace: args.workspace.clone().unwrap_or_else(|| ctx.cwd.clone()),
         confirm: ctx
             .ui
             .can_confirm()
             .then_some(&confirm as &(dyn Fn(&str) -> bool + Sync)),
         approved: args.approve,
-        hosts: catalog.config().hosts.clone(),
-        deadline: None,
+        on_event: args
+            .stream
+            .then_some(&print_event as &(dyn Fn(&Value) + Sync)),
+        ..Options::new(
+            &catalog,
+            args.workspace.clone().unwrap_or_else(|| ctx.cwd.clone()),
+        )
     };
     let success = invoke::call_and_record(&catalog, &entry, raw, &options).map_err(into_error)?;
     let human = serde_json::to_string_pretty(&success.value).unwrap_or_default();
     Ok(Output::new(success.envelope(), Human::Text(human)))
+}
+
+/// One event of a streamed response, as it comes: its data (a JSON line with `--json`).
+fn print_event(event: &Value, json: bool) {
+    use std::io::Write;
+    let line = if json {
+        event.to_string()
+    } else {
+        event["data"].as_str().unwrap_or_default().to_owned()
+    };
+    let mut out = std::io::stdout().lock();
+    // A closed pipe ends the stream's printing, not the call.
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
 }
 
 /// The arguments as given: `--args`, `--args-file`, `-` (stdin), or none (`{}`).

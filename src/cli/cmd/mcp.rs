@@ -13,6 +13,24 @@ use std::sync::Arc;
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
     Serve(ServeArgs),
+    Import(ImportArgs),
+}
+
+/// Bring an MCP server's tools into the catalog, one tool.json each (type "mcp")
+///
+/// The server must be declared in mcpServers of toolctl.json. Its tools (every tools/list page)
+/// become tools of the bundle (default: one named after the server, created if needed), with
+/// their input and output schemas and annotations as the server gives them, and safe from the
+/// annotations. Run again later: new tools are added, changed ones get a new version, and tools
+/// the server no longer lists are reported (not deleted).
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The server's name in mcpServers of toolctl.json
+    #[arg(value_name = "SERVER")]
+    pub server: String,
+    /// The bundle the tools go in, by slug (default: the server's name)
+    #[arg(long, value_name = "SLUG")]
+    pub bundle: Option<String>,
 }
 
 /// Serve the catalog's tools to an MCP client, over stdio (or Streamable HTTP)
@@ -68,6 +86,7 @@ fn parse_page_size(text: &str) -> Result<usize, String> {
 pub fn run(ctx: &Ctx, command: &McpCommand) -> Result<Output, CliError> {
     match command {
         McpCommand::Serve(args) => run_serve(ctx, args),
+        McpCommand::Import(args) => run_import(ctx, args),
     }
 }
 
@@ -108,6 +127,81 @@ fn run_serve(ctx: &Ctx, args: &ServeArgs) -> Result<Output, CliError> {
         ),
     })?;
     Ok(Output::new(serde_json::Value::Null, Human::Nothing))
+}
+
+fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
+    use crate::catalog::Error as CatalogError;
+    use crate::mcp::import::{self, Error};
+    use crate::ops::BundleInput;
+    let server = args.server.as_str();
+    let mut catalog = ctx.catalog()?;
+    let from_import = |e: Error| match e {
+        Error::Catalog(e) => CliError::from(e),
+        Error::Server(failure) => CliError::from(failure),
+    };
+    let listed = import::list(&catalog, server).map_err(from_import)?;
+    let slug = args.bundle.clone().unwrap_or_else(|| server.to_owned());
+    let bundle = match catalog.find_bundle(&slug) {
+        Ok(bundle) => Some(bundle),
+        Err(CatalogError::NotFound { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let plan = import::plan(&catalog, bundle.as_ref(), server, &listed).map_err(from_import)?;
+    let writes: Vec<&import::Planned> = plan.added.iter().chain(&plan.changed).collect();
+    if bundle.is_none() && !writes.is_empty() {
+        catalog.put_bundle(BundleInput::Fields {
+            id: None,
+            slug: slug.clone(),
+            display_name: Some(format!("MCP server {server}")),
+            description: Some(format!(
+                "The tools of MCP server '{server}' (toolctl mcp import {server})"
+            )),
+            enabled: true,
+        })?;
+    }
+    for planned in &writes {
+        catalog.put_tool(
+            planned.doc.clone(),
+            &format!("MCP server '{server}' tool '{}'", planned.name),
+            Some(&slug),
+        )?;
+    }
+    let reference = |p: &import::Planned| format!("{slug}/{}@{}", p.slug, p.version);
+    let json = serde_json::json!({
+        "server": server,
+        "bundle": slug,
+        "listed": listed.len(),
+        "added": plan.added.iter().map(|p| serde_json::json!({ "ref": reference(p), "name": p.name })).collect::<Vec<_>>(),
+        "changed": plan.changed.iter().map(|p| serde_json::json!({ "ref": reference(p), "name": p.name, "previous": p.previous })).collect::<Vec<_>>(),
+        "unchanged": plan.unchanged.iter().map(|r| format!("{slug}/{r}")).collect::<Vec<_>>(),
+        "vanished": plan.vanished.iter().map(|r| format!("{slug}/{r}")).collect::<Vec<_>>(),
+    });
+    let mut lines = vec![format!(
+        "Imported MCP server '{server}' into bundle {slug}: {} listed, {} added, {} changed, {} unchanged, {} vanished",
+        listed.len(),
+        plan.added.len(),
+        plan.changed.len(),
+        plan.unchanged.len(),
+        plan.vanished.len()
+    )];
+    lines.extend(
+        plan.added
+            .iter()
+            .map(|p| format!("  added     {}", reference(p))),
+    );
+    lines.extend(plan.changed.iter().map(|p| {
+        format!(
+            "  changed   {} (was @{})",
+            reference(p),
+            p.previous.as_deref().unwrap_or("?")
+        )
+    }));
+    lines.extend(
+        plan.vanished
+            .iter()
+            .map(|r| format!("  vanished  {slug}/{r} (no longer listed by the server; kept)")),
+    );
+    Ok(Output::new(json, Human::Text(lines.join("\n"))))
 }
 
 /// The server's lines, as status lines and warnings on stderr (muted by --quiet).

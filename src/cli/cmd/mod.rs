@@ -4,6 +4,7 @@ pub mod agent;
 pub mod attach;
 pub mod bundle;
 pub mod completions;
+pub mod config;
 pub mod export;
 pub mod index;
 pub mod init;
@@ -40,6 +41,8 @@ pub enum Command {
     Index(index::IndexCommand),
     Completions(completions::CompletionsArgs),
     #[command(subcommand)]
+    Config(config::ConfigCommand),
+    #[command(subcommand)]
     Mcp(mcp::McpCommand),
 }
 
@@ -59,6 +62,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Output, CliError> {
         Command::Schema(args) => schema::run(args),
         Command::Index(command) => index::run(ctx, command),
         Command::Completions(args) => completions::run(args),
+        Command::Config(command) => config::run(ctx, command),
         Command::Mcp(command) => mcp::run(ctx, command),
     }
 }

@@ -20,7 +20,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Environment variables a program gets from toolctl's own environment.
-const PASSED_ENV: &[&str] = &[
+pub(crate) const PASSED_ENV: &[&str] = &[
     "PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
 ];
 
@@ -30,7 +30,7 @@ const OUTPUT_CAP: usize = 64 * 1024;
 const TIMEOUT_DEFAULT_MS: u64 = 10_000;
 const TIMEOUT_MAX_MS: u64 = 600_000;
 
-pub fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
+pub(super) fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
     let root = options.workspace.as_path();
     let argv = args.strings("argv")?;
     let Some((program, rest)) = argv.split_first() else {
@@ -119,7 +119,7 @@ pub fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
 const PIPE_GRACE: Duration = Duration::from_millis(200);
 
 /// The variable every process of one call inherits, holding a tag of that call.
-const TAG_VARIABLE: &str = "TOOLCTL_EXEC_TAG";
+pub(crate) const TAG_VARIABLE: &str = "TOOLCTL_EXEC_TAG";
 
 /// Kill the program `group` (its process id, leader of its own process group) and every
 /// process it started.
@@ -134,7 +134,7 @@ const TAG_VARIABLE: &str = "TOOLCTL_EXEC_TAG";
 /// already exited is no longer recognisable, and keeps running (its pipes are let go after
 /// [`PIPE_GRACE`]). A cgroup would close that gap, but needs a delegated, writable cgroup v2
 /// subtree, which a command run from a shell, cron or CI seldom has.
-fn kill_tree(group: rustix::process::Pid, tag: &str) {
+pub(crate) fn kill_tree(group: rustix::process::Pid, tag: &str) {
     use rustix::process::{Pid, Signal, kill_process, kill_process_group};
     let _ = kill_process_group(group, Signal::KILL);
     let marker = format!("{TAG_VARIABLE}={tag}");

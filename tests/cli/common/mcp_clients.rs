@@ -1,8 +1,10 @@
 //! The official MCP clients the tests drive `toolctl mcp serve` with: the Python SDK (in a
-//! venv) and the inspector's CLI (an npm package).
+//! venv) and the inspector's CLI (an npm package); and the reference server whose tools the
+//! tests import (`@modelcontextprotocol/server-everything`, an npm package).
 //!
 //! Each lives in a folder that `.ci/run` makes once under its cache folder and names with
-//! `$TOOLCTL_TEST_VENV` / `$TOOLCTL_TEST_INSPECTOR`; without those, under `target/`. A folder
+//! `$TOOLCTL_TEST_VENV` / `$TOOLCTL_TEST_INSPECTOR` / `$TOOLCTL_TEST_EVERYTHING`; without
+//! those, under `target/`. A folder
 //! that is missing is made here, once for all tests running in parallel (under a file lock):
 //! `python3 -m venv` + `pip install`, `npm install --prefix`.
 
@@ -42,20 +44,38 @@ pub fn inspector() -> &'static Path {
     static INSPECTOR_BIN: OnceLock<PathBuf> = OnceLock::new();
     INSPECTOR_BIN.get_or_init(|| {
         let prefix = folder("TOOLCTL_TEST_INSPECTOR", "test-inspector");
-        ensure(&prefix, INSPECTOR, |prefix| {
-            run(Command::new("npm")
-                .args([
-                    "install",
-                    "--no-audit",
-                    "--no-fund",
-                    "--loglevel=error",
-                    "--prefix",
-                ])
-                .arg(prefix)
-                .arg(INSPECTOR));
-        });
+        ensure(&prefix, INSPECTOR, |prefix| npm_install(prefix, INSPECTOR));
         prefix.join("node_modules/.bin/mcp-inspector")
     })
+}
+
+/// The reference server (pinned: the tests assert on its tools).
+pub const EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
+
+/// The reference server's program (`mcp-server-everything`, stdio by default), installed
+/// first if needed.
+pub fn everything() -> &'static Path {
+    static EVERYTHING_BIN: OnceLock<PathBuf> = OnceLock::new();
+    EVERYTHING_BIN.get_or_init(|| {
+        let prefix = folder("TOOLCTL_TEST_EVERYTHING", "test-everything");
+        ensure(&prefix, EVERYTHING, |prefix| {
+            npm_install(prefix, EVERYTHING)
+        });
+        prefix.join("node_modules/.bin/mcp-server-everything")
+    })
+}
+
+fn npm_install(prefix: &Path, package: &str) {
+    run(Command::new("npm")
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            "--prefix",
+        ])
+        .arg(prefix)
+        .arg(package));
 }
 
 /// `$var`, else `target/<name>`.

@@ -1,0 +1,289 @@
+//! `mcpServers` of `toolctl.json`: the MCP servers whose tools the catalog holds (tools of
+//! `type: "mcp"`, whose `impl` names a server and one of its tools).
+//!
+//! The shape is the one MCP clients' own config files use, so an entry can be copied over:
+//! - stdio: `{"command": ["npx", "-y", "pkg"], "env": {...}, "cwd"?: "..."}` (or the common
+//!   `{"command": "npx", "args": [...]}`), started afresh for each call;
+//! - Streamable HTTP: `{"url": "https://host/mcp", "headers"?: {...}}`, whose host must be in
+//!   `allowedHosts` like an HTTP tool's.
+//!
+//! Secrets work as in HTTP tools: a `${NAME}` in an `env` or `headers` value is the catalog
+//! secret `NAME`, which the entry declares in its `"secrets"` list (values come from
+//! `TOOLCTL_SECRET_<NAME>` or the user's secrets file, never from the catalog).
+//!
+//! A broken entry does not break the catalog: `validate` reports it (with its pointer), and
+//! the tools that use it are unavailable, with the reason.
+
+use super::error::Violation;
+use super::rules::{self, HostPolicy};
+use crate::base::pointer::join as pointer_join;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The declared servers by name.
+pub type McpServers = Arc<BTreeMap<String, McpServer>>;
+
+/// How long a call of an MCP tool may take (starting the server included), unless set.
+pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+
+/// One entry of `mcpServers`.
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServer {
+    #[serde(default)]
+    pub command: Option<CommandLine>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Catalog secrets the `env` and `headers` values may name as `${NAME}`.
+    #[serde(default)]
+    pub secrets: Vec<String>,
+    /// A default for the calls of this server's tools (a tool's `impl.timeoutMs` wins).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// `command`: an argv array, or a program whose arguments are in `args`.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(untagged)]
+pub enum CommandLine {
+    Argv(Vec<String>),
+    Program(String),
+}
+
+/// How a server is reached.
+#[derive(Debug, Clone)]
+pub enum Transport<'a> {
+    /// A program started for the call, speaking on its stdin and stdout.
+    Stdio {
+        argv: Vec<&'a str>,
+        env: &'a BTreeMap<String, String>,
+        cwd: Option<&'a str>,
+    },
+    /// A Streamable HTTP endpoint.
+    Http {
+        url: url::Url,
+        headers: &'a BTreeMap<String, String>,
+    },
+}
+
+impl McpServer {
+    /// How the server is reached, if the entry says it clearly (`check` says why not).
+    pub fn transport(&self, hosts: &HostPolicy) -> Result<Transport<'_>, String> {
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => Err("has both command and url: give one".to_owned()),
+            (None, None) => Err("has neither command (stdio) nor url (Streamable HTTP)".to_owned()),
+            (Some(command), None) => {
+                let mut argv: Vec<&str> = match command {
+                    CommandLine::Argv(argv) => argv.iter().map(String::as_str).collect(),
+                    CommandLine::Program(program) => vec![program.as_str()],
+                };
+                argv.extend(self.args.iter().map(String::as_str));
+                match argv.first() {
+                    None => Err("command is empty: it needs at least the program".to_owned()),
+                    Some(program) if program.trim().is_empty() => {
+                        Err("command names no program".to_owned())
+                    }
+                    Some(_) => Ok(Transport::Stdio {
+                        argv,
+                        env: &self.env,
+                        cwd: self.cwd.as_deref(),
+                    }),
+                }
+            }
+            (None, Some(url)) => {
+                let shape =
+                    rules::check_url_shape(url).map_err(|m| m.replacen("urlTemplate", "url", 1))?;
+                if !hosts.allows(&shape) {
+                    return Err(format!(
+                        "host '{}' of url is not in allowedHosts of toolctl.json",
+                        shape.host_str().unwrap_or_default()
+                    ));
+                }
+                let url = url::Url::parse(url).map_err(|e| format!("url '{url}': {e}"))?;
+                Ok(Transport::Http {
+                    url,
+                    headers: &self.headers,
+                })
+            }
+        }
+    }
+
+    /// The timeout of a call of one of its tools whose `impl` sets `tool_ms` (or not).
+    pub fn timeout_ms(&self, tool_ms: Option<u64>) -> u64 {
+        tool_ms.or(self.timeout_ms).unwrap_or(DEFAULT_TIMEOUT_MS)
+    }
+
+    /// Every rule of the entry `name`, with pointers into `toolctl.json`.
+    pub fn check(&self, name: &str, hosts: &HostPolicy, out: &mut Vec<Violation>) {
+        let at = pointer_join("/mcpServers", name);
+        if let Err(message) = rules::check_name(rules::NameKind::Slug, name) {
+            out.push(Violation::new(&at, format!("server name: {message}")).rule("mcp"));
+        }
+        if let Err(message) = self.transport(hosts) {
+            let field = match (&self.command, &self.url) {
+                (Some(_), None) => "/command",
+                (None, Some(_)) => "/url",
+                _ => "",
+            };
+            let rule = if message.contains("allowedHosts") {
+                "host"
+            } else {
+                "mcp"
+            };
+            out.push(
+                Violation::new(
+                    format!("{at}{field}"),
+                    format!("MCP server '{name}' {message}"),
+                )
+                .rule(rule),
+            );
+        }
+        if self.url.is_some() && (!self.env.is_empty() || self.cwd.is_some()) {
+            out.push(
+                Violation::new(
+                    &at,
+                    "env and cwd are for a server started with command, not one reached by url",
+                )
+                .rule("mcp"),
+            );
+        }
+        if self.command.is_some() && !self.headers.is_empty() {
+            out.push(
+                Violation::new(
+                    pointer_join(&at, "headers"),
+                    "headers are for a server reached by url, not one started with command",
+                )
+                .rule("mcp"),
+            );
+        }
+        if self.timeout_ms == Some(0) {
+            out.push(Violation::new(
+                format!("{at}/timeoutMs"),
+                "timeoutMs must be more than 0",
+            ));
+        }
+        for (field, values) in [("env", &self.env), ("headers", &self.headers)] {
+            for (key, value) in values {
+                let pointer = pointer_join(&pointer_join(&at, field), key);
+                if value.contains(['\r', '\n', '\0']) {
+                    out.push(Violation::new(
+                        &pointer,
+                        "a value must not contain CR, LF or NUL",
+                    ));
+                }
+                for secret in rules::placeholder_names(value) {
+                    if !self.secrets.iter().any(|s| s == secret) {
+                        out.push(
+                            Violation::new(
+                                &pointer,
+                                format!(
+                                    "${{{secret}}} is not a secret of this server: add \"{secret}\" to its \"secrets\""
+                                ),
+                            )
+                            .rule("placeholder"),
+                        );
+                    }
+                }
+            }
+        }
+        for (field, value) in [("url", &self.url), ("cwd", &self.cwd)] {
+            if let Some(value) = value
+                && rules::placeholder_names(value).next().is_some()
+            {
+                out.push(
+                    Violation::new(
+                        pointer_join(&at, field),
+                        format!("{field} cannot hold ${{…}}: secrets go in env or headers"),
+                    )
+                    .rule("placeholder"),
+                );
+            }
+        }
+    }
+
+    /// Why its tools cannot be called (the first broken rule), if they cannot.
+    pub fn unavailable(&self, name: &str, hosts: &HostPolicy) -> Option<String> {
+        let mut out = Vec::new();
+        self.check(name, hosts, &mut out);
+        out.into_iter().next().map(|v| v.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn server(doc: serde_json::Value) -> McpServer {
+        serde_json::from_value(doc).unwrap_or_default()
+    }
+
+    fn messages(doc: serde_json::Value, hosts: &[&str]) -> Vec<String> {
+        let policy = HostPolicy::new(hosts.iter().copied()).unwrap_or_default();
+        let mut out = Vec::new();
+        server(doc).check("srv", &policy, &mut out);
+        out.into_iter().map(|v| v.to_string()).collect()
+    }
+
+    #[test]
+    fn a_command_array_or_a_program_with_args_is_a_stdio_server() {
+        let hosts = HostPolicy::default();
+        for doc in [
+            json!({"command": ["python3", "-m", "srv"]}),
+            json!({"command": "python3", "args": ["-m", "srv"]}),
+        ] {
+            let server = server(doc);
+            match server.transport(&hosts) {
+                Ok(Transport::Stdio { argv, .. }) => assert_eq!(argv, ["python3", "-m", "srv"]),
+                other => panic!("not stdio: {other:?}"),
+            }
+        }
+        assert!(messages(json!({"command": []}), &[])[0].contains("command is empty"));
+    }
+
+    #[test]
+    fn a_url_needs_an_allowed_host() {
+        let doc = json!({"url": "http://127.0.0.1:9/mcp"});
+        assert_eq!(
+            messages(doc.clone(), &[]),
+            [
+                "/mcpServers/srv/url: MCP server 'srv' host '127.0.0.1' of url is not in allowedHosts of toolctl.json"
+            ]
+        );
+        assert!(messages(doc, &["127.0.0.1"]).is_empty());
+    }
+
+    #[test]
+    fn both_or_neither_transport_and_undeclared_secrets_are_violations() {
+        assert!(messages(json!({}), &[])[0].contains("neither command"));
+        assert!(
+            messages(json!({"command": ["x"], "url": "http://a/"}), &["a"])[0].contains("both")
+        );
+        let found = messages(
+            json!({"command": ["x"], "env": {"TOKEN": "${API_TOKEN}"}}),
+            &[],
+        );
+        assert_eq!(
+            found,
+            [
+                "/mcpServers/srv/env/TOKEN: ${API_TOKEN} is not a secret of this server: add \"API_TOKEN\" to its \"secrets\""
+            ]
+        );
+        assert!(
+            messages(
+                json!({"command": ["x"], "env": {"TOKEN": "${API_TOKEN}"}, "secrets": ["API_TOKEN"]}),
+                &[]
+            )
+            .is_empty()
+        );
+    }
+}

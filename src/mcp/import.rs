@@ -1,0 +1,326 @@
+//! `toolctl mcp import <server>`: an MCP server's tools as `type: "mcp"` tools of a bundle.
+//!
+//! The server (declared in `mcpServers` of `toolctl.json`) is asked for all its tools (every
+//! `tools/list` page, [`invoke::mcp::list_tools`]), and each becomes one `tool.json` with its
+//! schemas and annotations verbatim: `inputSchema` as `argSchema`, `outputSchema`,
+//! `annotations`, `title` (or the annotations' title, or the name) as `displayName`, and `safe`
+//! from the annotations (read-only, or not destructive; MCP's defaults otherwise: unsafe).
+//!
+//! Again later, against what the bundle holds for that server (tools found by `impl.server` and
+//! `impl.tool`, not by slug): a new tool is added (version `1`), a tool whose imported fields
+//! changed gets a new version (the next number, which becomes its default version), an
+//! unchanged one is left alone, and one the server no longer lists is reported, not deleted.
+//!
+//! [`plan`] decides all of this and checks every document it would write before anything is
+//! written (the CLI writes the plan with `tool put`'s code), so a server with a tool toolctl
+//! cannot take changes nothing.
+
+use crate::catalog::error::{Error as CatalogError, Violation};
+use crate::catalog::model::{self, Tool, ToolType};
+use crate::catalog::{BundleEntry, Catalog, Problem, ToolEntry};
+use crate::invoke::{self, Failure};
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// The fields an import writes from the server's description of a tool; a change in any of
+/// them is a new version.
+const IMPORTED: &[&str] = &[
+    "displayName",
+    "description",
+    "argSchema",
+    "outputSchema",
+    "annotations",
+    "safe",
+];
+
+/// How long listing a server's tools may take (starting it included), unless it sets one.
+const LIST_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    #[error("{}", .0.message())]
+    Server(Failure),
+}
+
+/// One tool the import writes.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The server's name for it.
+    pub name: String,
+    pub slug: String,
+    pub version: String,
+    /// The version it replaces as the default, for a changed tool.
+    pub previous: Option<String>,
+    /// The `tool.json` to put (without IDs and timestamps).
+    pub doc: Value,
+}
+
+/// What an import does.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// New tools.
+    pub added: Vec<Planned>,
+    /// Tools whose imported fields changed: a new version each.
+    pub changed: Vec<Planned>,
+    /// `slug@version` of tools that are as the server describes them.
+    pub unchanged: Vec<String>,
+    /// `slug@version` of tools of this server that it no longer lists (left in the catalog).
+    pub vanished: Vec<String>,
+    /// Files of the bundle that could not be read.
+    pub problems: Vec<Problem>,
+}
+
+/// List the tools of `server`, as declared in the catalog's `toolctl.json`.
+pub fn list(catalog: &Catalog, server: &str) -> Result<Vec<Value>, Error> {
+    let config = catalog.config();
+    let Some(entry) = config.mcp_servers.get(server) else {
+        let declared: Vec<&str> = config.mcp_servers.keys().map(String::as_str).collect();
+        return Err(CatalogError::NotFound {
+            what: "MCP server",
+            name: server.to_owned(),
+            hint: Some(
+                if declared.is_empty() {
+                    "declare it in mcpServers of toolctl.json".to_owned()
+                } else {
+                    format!(
+                        "toolctl.json declares {}; add it to mcpServers",
+                        declared.join(", ")
+                    )
+                }
+                .into(),
+            ),
+        }
+        .into());
+    };
+    let timeout = entry.timeout_ms.map_or(LIST_TIMEOUT, Duration::from_millis);
+    invoke::mcp::list_tools(server, entry, &config.hosts, timeout).map_err(Error::Server)
+}
+
+/// What importing `listed` (the server's tools) from `server` into `bundle` (when it exists)
+/// does. Every document is checked as `tool put` checks it.
+pub fn plan(
+    catalog: &Catalog,
+    bundle: Option<&BundleEntry>,
+    server: &str,
+    listed: &[Value],
+) -> Result<Plan, Error> {
+    let mut plan = Plan::default();
+    let existing: Vec<ToolEntry> = match bundle {
+        Some(bundle) => catalog.bundle_tools(bundle, &mut plan.problems),
+        None => Vec::new(),
+    };
+    // This server's tools in the bundle, by their name on the server: the newest version.
+    let mut ours: BTreeMap<String, &ToolEntry> = BTreeMap::new();
+    for entry in &existing {
+        if let Some(mcp) = server_tool(entry, server) {
+            let newer = ours
+                .get(&mcp)
+                .is_none_or(|known| known.tool.created_at < entry.tool.created_at);
+            if newer {
+                ours.insert(mcp, entry);
+            }
+        }
+    }
+    let mut taken: BTreeSet<String> = existing.iter().map(|e| e.tool.slug.clone()).collect();
+    let mut violations = Vec::new();
+    let mut seen = BTreeSet::new();
+    for tool in listed {
+        let Some(name) = tool.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        if !seen.insert(name.to_owned()) {
+            continue;
+        }
+        match ours.get(name) {
+            None => {
+                let slug = free_slug(name, &taken);
+                taken.insert(slug.clone());
+                let doc = document(server, tool, &slug, "1");
+                check(&doc, server, name, &mut violations);
+                plan.added.push(Planned {
+                    name: name.to_owned(),
+                    slug,
+                    version: "1".to_owned(),
+                    previous: None,
+                    doc,
+                });
+            }
+            Some(entry) => {
+                let slug = entry.tool.slug.clone();
+                let mut doc = document(server, tool, &slug, &entry.tool.version);
+                if IMPORTED.iter().all(|f| doc.get(*f) == entry.doc.get(*f)) {
+                    plan.unchanged
+                        .push(format!("{slug}@{}", entry.tool.version));
+                    continue;
+                }
+                let version = next_version(&existing, &slug);
+                doc["version"] = json!(version);
+                check(&doc, server, name, &mut violations);
+                plan.changed.push(Planned {
+                    name: name.to_owned(),
+                    slug,
+                    version,
+                    previous: Some(entry.tool.version.clone()),
+                    doc,
+                });
+            }
+        }
+    }
+    for (name, entry) in &ours {
+        if !seen.contains(name) {
+            plan.vanished
+                .push(format!("{}@{}", entry.tool.slug, entry.tool.version));
+        }
+    }
+    if !violations.is_empty() {
+        return Err(CatalogError::invalid(format!("MCP server '{server}'"), violations).into());
+    }
+    Ok(plan)
+}
+
+/// The server's name of `entry`'s tool, when `entry` is a tool of `server`.
+fn server_tool(entry: &ToolEntry, server: &str) -> Option<String> {
+    if entry.tool.kind != ToolType::Mcp {
+        return None;
+    }
+    let mcp = entry.tool.mcp_impl()?;
+    (mcp.server == server).then_some(mcp.tool)
+}
+
+/// The `tool.json` of the server's `tool`.
+fn document(server: &str, tool: &Value, slug: &str, version: &str) -> Value {
+    let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+    let annotations = tool.get("annotations").filter(|a| a.is_object());
+    let title = tool
+        .get("title")
+        .or_else(|| annotations.and_then(|a| a.get("title")))
+        .and_then(Value::as_str)
+        .unwrap_or(name);
+    let mut doc = Map::new();
+    doc.insert("slug".into(), json!(slug));
+    doc.insert("version".into(), json!(version));
+    doc.insert("displayName".into(), json!(title));
+    doc.insert(
+        "description".into(),
+        tool.get("description")
+            .cloned()
+            .unwrap_or_else(|| json!("")),
+    );
+    doc.insert("type".into(), json!("mcp"));
+    doc.insert("impl".into(), json!({ "server": server, "tool": name }));
+    doc.insert(
+        "argSchema".into(),
+        tool.get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({ "type": "object" })),
+    );
+    if let Some(output) = tool.get("outputSchema") {
+        doc.insert("outputSchema".into(), output.clone());
+    }
+    if let Some(annotations) = annotations {
+        doc.insert("annotations".into(), annotations.clone());
+    }
+    let hint = |key: &str| {
+        annotations
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_bool)
+    };
+    let safe = hint("readOnlyHint") == Some(true) || hint("destructiveHint") == Some(false);
+    doc.insert("safe".into(), json!(safe));
+    doc.insert("tags".into(), json!(["mcp", server]));
+    Value::Object(doc)
+}
+
+/// Check `doc` as `tool put` would (with the IDs and timestamps it fills in).
+fn check(doc: &Value, server: &str, name: &str, out: &mut Vec<Violation>) {
+    let mut full = doc.clone();
+    let now = jiff::Timestamp::now().to_string();
+    full["toolID"] = json!(uuid::Uuid::now_v7());
+    full["bundleID"] = json!(uuid::Uuid::now_v7());
+    full["createdAt"] = json!(now);
+    full["modifiedAt"] = json!(now);
+    let found = match model::typed::<Tool>(&full, "") {
+        Ok(tool) => tool.check(&full),
+        Err(e) => e.violations().to_vec(),
+    };
+    out.extend(found.into_iter().map(|v| {
+        Violation::new(
+            format!("tool '{name}'{}", v.pointer),
+            format!("{} (from MCP server '{server}')", v.message),
+        )
+    }));
+}
+
+/// A slug from the server's name for a tool (letters and digits kept, anything else a '-'),
+/// not yet used in the bundle.
+fn free_slug(name: &str, taken: &BTreeSet<String>) -> String {
+    let mut base = String::new();
+    for c in name.chars() {
+        if c.is_alphanumeric() {
+            base.push(c);
+        } else if !base.ends_with('-') {
+            base.push('-');
+        }
+    }
+    let mut base: String = base.trim_matches('-').chars().take(56).collect();
+    if base.is_empty()
+        || crate::catalog::rules::check_name(crate::catalog::rules::NameKind::Slug, &base).is_err()
+    {
+        base = "tool".to_owned();
+    }
+    if !taken.contains(&base) {
+        return base;
+    }
+    (2..)
+        .map(|n| format!("{base}-{n}"))
+        .find(|slug| !taken.contains(slug))
+        .unwrap_or(base)
+}
+
+/// The version after the highest numbered version of `slug` in the bundle.
+fn next_version(existing: &[ToolEntry], slug: &str) -> String {
+    let highest = existing
+        .iter()
+        .filter(|e| e.tool.slug == slug)
+        .filter_map(|e| e.tool.version.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0);
+    (highest + 1).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_come_from_names_and_never_collide() {
+        let taken: BTreeSet<String> = ["echo".to_owned(), "get-sum".to_owned()].into();
+        assert_eq!(free_slug("printEnv", &taken), "printEnv");
+        assert_eq!(free_slug("get_sum", &taken), "get-sum-2");
+        assert_eq!(free_slug("echo", &taken), "echo-2");
+        assert_eq!(free_slug("__", &taken), "tool");
+        assert_eq!(free_slug("a.b/c", &taken), "a-b-c");
+    }
+
+    #[test]
+    fn safe_follows_the_annotations_and_mcp_defaults() {
+        let doc = |annotations: Value| {
+            document(
+                "s",
+                &json!({ "name": "t", "inputSchema": {}, "annotations": annotations }),
+                "t",
+                "1",
+            )
+        };
+        assert_eq!(doc(json!({ "readOnlyHint": true }))["safe"], true);
+        assert_eq!(doc(json!({ "destructiveHint": false }))["safe"], true);
+        assert_eq!(doc(json!({}))["safe"], false);
+        assert_eq!(
+            doc(json!({ "readOnlyHint": false, "destructiveHint": true }))["safe"],
+            false
+        );
+    }
+}

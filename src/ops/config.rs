@@ -1,0 +1,431 @@
+//! `toolctl.json` one key at a time: read a key, set it, add to or remove from a list.
+//!
+//! A key is a dotted path (`reap.gracePeriod`, `builtin.tools.exec.isEnabled`) or a JSON
+//! pointer (`/reap/gracePeriod`). It must be one the config schema names, so a typo is an
+//! error with the closest key, never a field nobody reads. A value is taken as the schema
+//! wants it: a string key takes the text as it is; any other key takes JSON (`true`, `20`,
+//! `["a"]`). Every change is one locked write of the whole file (atomic rename), checked
+//! against the schema and toolctl's own rules before it is written; only the one key changes.
+
+use crate::base::pointer;
+use crate::catalog::config::{CONFIG_FILE, Config};
+use crate::catalog::error::{Error, Result, Violation};
+use crate::catalog::schemas::{self, Kind};
+use crate::catalog::{Catalog, store};
+use serde_json::{Map, Value};
+
+/// A key of `toolctl.json`, checked against the config schema.
+#[derive(Debug, Clone)]
+pub struct ConfigKey {
+    /// The key as a dotted path (`reap.gracePeriod`).
+    pub name: String,
+    /// The key as a JSON pointer (`/reap/gracePeriod`).
+    pub pointer: String,
+    tokens: Vec<String>,
+    schema: &'static Value,
+}
+
+/// A change to one key.
+#[derive(Debug, Clone)]
+pub enum Edit {
+    /// Replace the value.
+    Set(String),
+    /// Append to a list, unless it holds the value already.
+    Add(String),
+    /// Remove a value from a list, or (`None`) the key itself.
+    Remove(Option<String>),
+}
+
+/// What a change did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ConfigChange {
+    pub key: String,
+    pub pointer: String,
+    /// The key's value after the change (`null` once removed).
+    pub value: Value,
+    /// `false` when the file already said so (nothing was written).
+    pub changed: bool,
+}
+
+impl ConfigKey {
+    /// Parse a dotted key or a JSON pointer and find it in the config schema.
+    pub fn parse(key: &str) -> Result<Self> {
+        let tokens: Vec<String> = match key.strip_prefix('/') {
+            Some(rest) => rest.split('/').map(pointer::unescape).collect(),
+            None => key.split('.').map(str::to_owned).collect(),
+        };
+        if key.is_empty() || tokens.iter().any(String::is_empty) {
+            return Err(bad_key(
+                key,
+                "a key is a dotted path such as reap.gracePeriod, or a JSON pointer such as /reap/gracePeriod",
+            ));
+        }
+        let mut schema = deref(Kind::Config.document());
+        let mut place = String::new();
+        for token in &tokens {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let next = properties
+                .and_then(|p| p.get(token))
+                .or_else(|| schema.get("additionalProperties").filter(|s| s.is_object()));
+            let Some(next) = next else {
+                let known: Vec<&str> = properties
+                    .map(|p| p.keys().map(String::as_str).collect())
+                    .unwrap_or_default();
+                let within = if place.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in {}", dotted(&place))
+                };
+                let hint = if known.is_empty() {
+                    format!("{} is a value, not a group of keys", dotted(&place))
+                } else if let Some(close) = crate::base::suggest::closest(token, known.clone()) {
+                    format!("did you mean '{}'?", dotted(&pointer::join(&place, close)))
+                } else {
+                    format!("the keys{within} are: {}", known.join(", "))
+                };
+                return Err(Error::NotFound {
+                    what: "config key",
+                    name: key.to_owned(),
+                    hint: Some(hint.into()),
+                });
+            };
+            place = pointer::join(&place, token);
+            schema = deref(next);
+        }
+        Ok(Self {
+            name: tokens.join("."),
+            pointer: place,
+            tokens,
+            schema,
+        })
+    }
+
+    /// The key's value in `doc`, if set.
+    pub fn get<'a>(&self, doc: &'a Value) -> Option<&'a Value> {
+        doc.pointer(&self.pointer)
+    }
+
+    /// `text` as a value of this key (a list key: as one of its items).
+    fn value(&self, text: &str, item: bool) -> Result<Value> {
+        let schema = if item {
+            match self.schema.get("items") {
+                Some(items) => deref(items),
+                None => {
+                    return Err(self.invalid(format!(
+                        "{} is {}, not a list: set it with `set`",
+                        self.name,
+                        expected(self.schema)
+                    )));
+                }
+            }
+        } else {
+            self.schema
+        };
+        let types = types(schema);
+        if types == ["string"] {
+            return Ok(Value::String(text.to_owned()));
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(value) => Ok(value),
+            Err(_) if types.is_empty() || types.contains(&"string") => {
+                Ok(Value::String(text.to_owned()))
+            }
+            Err(_) => Err(self.invalid(format!("'{text}' is not {}", expected(schema)))),
+        }
+    }
+
+    fn invalid(&self, message: String) -> Error {
+        Error::invalid(CONFIG_FILE, vec![Violation::new(&self.pointer, message)])
+    }
+}
+
+fn bad_key(key: &str, message: &str) -> Error {
+    Error::Config {
+        message: format!("'{key}' is not a config key"),
+        hint: Some(message.into()),
+    }
+}
+
+fn dotted(pointer: &str) -> String {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(pointer::unescape)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// A schema with its `$ref` (to the config schema's own `$defs`) followed.
+fn deref(schema: &'static Value) -> &'static Value {
+    match schema.get("$ref").and_then(Value::as_str) {
+        Some(target) => target
+            .strip_prefix('#')
+            .and_then(|p| Kind::Config.document().pointer(p))
+            .unwrap_or(schema),
+        None => schema,
+    }
+}
+
+/// The JSON types a schema allows (its `type`, or those of its `enum`/`const`); empty: any.
+fn types(schema: &Value) -> Vec<&'static str> {
+    let name = |v: &Value| match v {
+        Value::String(_) => "string",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::Null => "null",
+    };
+    let known = |t: &str| {
+        [
+            "string", "integer", "number", "boolean", "array", "object", "null",
+        ]
+        .into_iter()
+        .find(|k| *k == t)
+    };
+    match schema.get("type") {
+        Some(Value::String(t)) => known(t).into_iter().collect(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .filter_map(known)
+            .collect(),
+        _ => match (schema.get("enum"), schema.get("const")) {
+            (Some(Value::Array(values)), _) => {
+                let mut found: Vec<_> = values.iter().map(name).collect();
+                found.dedup();
+                found
+            }
+            (_, Some(value)) => vec![name(value)],
+            _ => Vec::new(),
+        },
+    }
+}
+
+/// What a schema takes, in words.
+fn expected(schema: &Value) -> String {
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        let values: Vec<String> = values.iter().map(Value::to_string).collect();
+        return format!("one of {}", values.join(", "));
+    }
+    let words: Vec<&str> = types(schema)
+        .into_iter()
+        .map(|t| match t {
+            "string" => "a string",
+            "integer" => "an integer",
+            "number" => "a number",
+            "boolean" => "true or false",
+            "array" => "a JSON list",
+            "object" => "a JSON object",
+            _ => "null",
+        })
+        .collect();
+    if words.is_empty() {
+        "a JSON value".to_owned()
+    } else {
+        words.join(" or ")
+    }
+}
+
+/// The object holding `tokens`' last key, created on the way.
+fn parent_of<'a>(doc: &'a mut Value, tokens: &[String]) -> Option<&'a mut Map<String, Value>> {
+    let mut node = doc;
+    for token in tokens.iter().take(tokens.len().saturating_sub(1)) {
+        let map = node.as_object_mut()?;
+        node = map
+            .entry(token.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    node.as_object_mut()
+}
+
+/// `doc` with `edit` applied to `key`; `None` when it already says so.
+fn apply(doc: &Value, key: &ConfigKey, edit: &Edit) -> Result<Option<Value>> {
+    let mut doc = doc.clone();
+    let last = key.tokens.last().cloned().unwrap_or_default();
+    let current = key.get(&doc).cloned();
+    let not_an_object = || {
+        key.invalid(format!(
+            "cannot reach {}: a key on the way holds a value that is not an object",
+            key.name
+        ))
+    };
+    let new = match edit {
+        Edit::Set(text) => {
+            let value = key.value(text, false)?;
+            if current.as_ref() == Some(&value) {
+                return Ok(None);
+            }
+            Some(value)
+        }
+        Edit::Add(text) => {
+            let item = key.value(text, true)?;
+            let mut list = match current {
+                None => Vec::new(),
+                Some(Value::Array(list)) => list,
+                Some(other) => {
+                    return Err(key.invalid(format!(
+                        "holds {other}, not a list: fix it with `set` first"
+                    )));
+                }
+            };
+            if list.contains(&item) {
+                return Ok(None);
+            }
+            list.push(item);
+            Some(Value::Array(list))
+        }
+        Edit::Remove(None) => {
+            if current.is_none() {
+                return Ok(None);
+            }
+            None
+        }
+        Edit::Remove(Some(text)) => {
+            let item = key.value(text, true)?;
+            match current {
+                Some(Value::Array(mut list)) if list.contains(&item) => {
+                    list.retain(|v| *v != item);
+                    Some(Value::Array(list))
+                }
+                _ => return Ok(None),
+            }
+        }
+    };
+    let parent = parent_of(&mut doc, &key.tokens).ok_or_else(not_an_object)?;
+    match new {
+        Some(value) => {
+            parent.insert(last, value);
+        }
+        None => {
+            parent.shift_remove(&last);
+        }
+    }
+    Ok(Some(doc))
+}
+
+impl Catalog {
+    /// Change one key of `toolctl.json` under the catalog lock. The new document must pass
+    /// the config schema and toolctl's own checks (hosts, durations), else nothing is written.
+    pub fn edit_config(&mut self, key: &ConfigKey, edit: &Edit) -> Result<ConfigChange> {
+        self.write(
+            |catalog| {
+                let path = catalog.root().join(CONFIG_FILE);
+                let changed = match apply(&catalog.config().doc, key, edit)? {
+                    None => false,
+                    Some(doc) => {
+                        let source = path.display().to_string();
+                        let violations = schemas::violations(Kind::Config, &doc);
+                        if !violations.is_empty() {
+                            return Err(Error::invalid(source, violations));
+                        }
+                        let config = Config::from_doc(doc, &path)?;
+                        store::write_json(&path, &config.doc)?;
+                        true
+                    }
+                };
+                let doc = Config::load(catalog.root())?.doc;
+                Ok(ConfigChange {
+                    key: key.name.clone(),
+                    pointer: key.pointer.clone(),
+                    value: key.get(&doc).cloned().unwrap_or(Value::Null),
+                    changed,
+                })
+            },
+            |_| None,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::error::Hint;
+    use serde_json::json;
+
+    /// The text of a hint that names no command (config keys' hints are all such).
+    fn text(hint: Option<Hint>) -> Option<String> {
+        match hint {
+            Some(Hint::Text(text)) => Some(text.into()),
+            other => panic!("not a text hint: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn keys_are_dotted_or_pointers_and_must_be_in_the_schema() {
+        let key = ConfigKey::parse("reap.gracePeriod").unwrap();
+        assert_eq!(key.pointer, "/reap/gracePeriod");
+        assert_eq!(
+            ConfigKey::parse("/reap/gracePeriod").unwrap().name,
+            key.name
+        );
+        // Through additionalProperties and a $ref.
+        assert_eq!(
+            ConfigKey::parse("builtin.tools.exec.isEnabled")
+                .unwrap()
+                .pointer,
+            "/builtin/tools/exec/isEnabled"
+        );
+        assert_eq!(
+            types(ConfigKey::parse("pick.llm.timeoutMs").unwrap().schema),
+            ["integer"]
+        );
+        let typo = ConfigKey::parse("alowedHosts").unwrap_err();
+        assert_eq!(
+            text(typo.hint()).as_deref(),
+            Some("did you mean 'allowedHosts'?")
+        );
+        let deep = ConfigKey::parse("reap.gracePeriod.x").unwrap_err();
+        assert_eq!(
+            text(deep.hint()).as_deref(),
+            Some("reap.gracePeriod is a value, not a group of keys")
+        );
+        assert!(ConfigKey::parse("reap..x").is_err());
+    }
+
+    #[test]
+    fn values_follow_the_schema_type() {
+        let doc = json!({ "allowedHosts": ["a.example"] });
+        let set =
+            |k: &str, v: &str| apply(&doc, &ConfigKey::parse(k).unwrap(), &Edit::Set(v.into()));
+        // A string key takes the text as it is, even when it looks like JSON.
+        assert_eq!(
+            set("reap.gracePeriod", "7").unwrap().unwrap()["reap"]["gracePeriod"],
+            "7"
+        );
+        assert_eq!(
+            set("attach.maxTotalTools", "20").unwrap().unwrap()["attach"]["maxTotalTools"],
+            20
+        );
+        assert!(set("attach.maxTotalTools", "many").is_err());
+        let add = |v: &str| {
+            apply(
+                &doc,
+                &ConfigKey::parse("allowedHosts").unwrap(),
+                &Edit::Add(v.into()),
+            )
+        };
+        assert_eq!(
+            add("b.example").unwrap().unwrap()["allowedHosts"],
+            json!(["a.example", "b.example"])
+        );
+        assert!(
+            add("a.example").unwrap().is_none(),
+            "already there: unchanged"
+        );
+        let remove = apply(
+            &doc,
+            &ConfigKey::parse("allowedHosts").unwrap(),
+            &Edit::Remove(Some("a.example".into())),
+        );
+        assert_eq!(remove.unwrap().unwrap()["allowedHosts"], json!([]));
+        assert!(
+            apply(
+                &doc,
+                &ConfigKey::parse("reap").unwrap(),
+                &Edit::Add("x".into())
+            )
+            .is_err()
+        );
+    }
+}

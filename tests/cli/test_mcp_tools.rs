@@ -1,0 +1,798 @@
+//! Tools of MCP servers in the catalog (`type: "mcp"`, `mcpServers` in `toolctl.json`):
+//! `invoke`, `--batch`, `validate` and `mcp import`, against real servers the tests start — the
+//! tests' own Python SDK server (tests/fixtures/mcp/server.py) over stdio and Streamable HTTP,
+//! and `@modelcontextprotocol/server-everything` over stdio.
+
+use crate::common::{TestEnv, mcp_clients};
+use serde_json::{Value, json};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn fixture_server() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/server.py")
+}
+
+/// An `mcpServers` entry starting the fixture server in `mode` over stdio.
+fn stdio_server(mode: &str) -> Value {
+    json!({ "command": [mcp_clients::python(), fixture_server(), mode] })
+}
+
+/// Declare `servers` in the catalog's `toolctl.json`.
+fn declare(env: &TestEnv, servers: Value) {
+    env.edit_config(|config| config["mcpServers"] = servers);
+}
+
+/// A tool of server `server` named `tool` on it, put in bundle `mcp` as `slug@1`.
+fn mcp_tool(env: &TestEnv, slug: &str, server: &str, tool: &str, arg_schema: Value) {
+    env.put_tool(
+        "mcp",
+        &json!({
+            "slug": slug, "version": "1", "type": "mcp",
+            "impl": { "server": server, "tool": tool },
+            "argSchema": arg_schema,
+        }),
+    );
+}
+
+fn any_object() -> Value {
+    json!({ "type": "object" })
+}
+
+/// `invoke REF --args ARGS --json`: exit code and the printed document.
+fn invoke(env: &TestEnv, reference: &str, args: Value) -> (i32, Value) {
+    invoke_with(env, reference, args, &[])
+}
+
+fn invoke_with(env: &TestEnv, reference: &str, args: Value, vars: &[(&str, &str)]) -> (i32, Value) {
+    let mut command = env.command(&["--json", "invoke", reference, "--args", &args.to_string()]);
+    for (name, value) in vars {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let doc = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {stdout}\nstderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    (output.status.code().unwrap(), doc)
+}
+
+/// `invoke` that must fail with exit `exit` and error `code`; returns the printed document.
+#[track_caller]
+fn fails(env: &TestEnv, reference: &str, args: Value, exit: i32, code: &str) -> Value {
+    let (got, doc) = invoke(env, reference, args);
+    assert_eq!(
+        (got, doc["error"]["code"].as_str()),
+        (exit, Some(code)),
+        "{doc}"
+    );
+    doc
+}
+
+/// The processes running now whose command line holds `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        if !zombie
+            && String::from_utf8_lossy(&cmdline)
+                .replace('\0', " ")
+                .contains(needle)
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[test]
+fn an_mcp_tool_over_stdio_returns_structured_content_or_text_and_fails_as_upstream() {
+    let env = TestEnv::new();
+    env.bundle("mcp");
+    declare(&env, json!({ "fx": stdio_server("stdio") }));
+    let sum = json!({
+        "type": "object",
+        "properties": { "a": { "type": "integer" }, "b": { "type": "integer" } },
+        "required": ["a", "b"]
+    });
+    mcp_tool(&env, "add", "fx", "add", sum);
+    mcp_tool(&env, "echo", "fx", "echo", any_object());
+    mcp_tool(&env, "fail", "fx", "fail", any_object());
+    mcp_tool(&env, "nope", "fx", "no-such-tool", any_object());
+
+    let (code, doc) = invoke(&env, "mcp/add", json!({ "a": 2, "b": 40 }));
+    assert_eq!(
+        (code, &doc["value"]),
+        (0, &json!({ "result": 42 })),
+        "{doc}"
+    );
+
+    let (code, doc) = invoke(&env, "mcp/echo", json!({ "text": "hello there" }));
+    assert_eq!((code, &doc["value"]), (0, &json!("hello there")), "{doc}");
+
+    // The tool's own failure (isError: true): UPSTREAM_ERROR, exit 7, naming server and tool.
+    let (code, doc) = invoke(&env, "mcp/fail", json!({ "reason": "no coffee" }));
+    assert_eq!(code, 7, "{doc}");
+    assert_eq!(doc["error"]["code"], "UPSTREAM_ERROR");
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("MCP server 'fx': tool 'fail' failed:"),
+        "{message}"
+    );
+    assert!(message.contains("no coffee"), "{message}");
+    assert_eq!(doc["error"]["details"]["server"], "fx");
+
+    // A tool the server does not have.
+    let doc = fails(&env, "mcp/nope", json!({}), 7, "UPSTREAM_ERROR");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("MCP server 'fx'"),
+        "{doc}"
+    );
+
+    // The arguments are checked against argSchema before the server is reached.
+    fails(
+        &env,
+        "mcp/add",
+        json!({ "a": "two" }),
+        3,
+        "VALIDATION_ERROR",
+    );
+}
+
+#[test]
+fn a_server_that_exits_at_once_or_never_answers_fails_fast_and_leaves_no_process() {
+    let env = TestEnv::new();
+    env.bundle("mcp");
+    let pidfile = env.root().join("pids");
+    let mut hang = stdio_server("hang");
+    hang["env"] = json!({ "PIDFILE": pidfile });
+    hang["timeoutMs"] = json!(1500);
+    declare(
+        &env,
+        json!({ "dead": stdio_server("exit"), "hung": hang, "missing": { "command": ["/no/such/program"] } }),
+    );
+    mcp_tool(&env, "dead", "dead", "add", any_object());
+    mcp_tool(&env, "hung", "hung", "add", any_object());
+    mcp_tool(&env, "missing", "missing", "add", any_object());
+
+    let doc = fails(&env, "mcp/dead", json!({}), 7, "UPSTREAM_ERROR");
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("MCP server 'dead' did not start a session"),
+        "{message}"
+    );
+    assert!(
+        message.contains("refusing to start"),
+        "its stderr is shown: {message}"
+    );
+    assert!(message.contains("exit status: 3"), "{message}");
+
+    let doc = fails(&env, "mcp/missing", json!({}), 7, "UPSTREAM_ERROR");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("MCP server 'missing' did not start: cannot run '/no/such/program'"),
+        "{doc}"
+    );
+
+    let started = Instant::now();
+    let (code, doc) = invoke(&env, "mcp/hung", json!({}));
+    let took = started.elapsed();
+    assert_eq!(
+        (code, doc["error"]["code"].as_str()),
+        (7, Some("TIMEOUT")),
+        "{doc}"
+    );
+    assert_eq!(
+        doc["error"]["message"],
+        "MCP server 'hung' did not answer initialize within 1500 ms"
+    );
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    // The server and the child it started are gone.
+    let pids: Vec<u32> = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let gone = stat.is_empty()
+            || stat
+                .rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+        assert!(gone, "process {pid} still runs: {stat}");
+    }
+}
+
+#[test]
+fn a_slow_call_times_out_with_the_tools_timeout() {
+    let env = TestEnv::new();
+    env.bundle("mcp");
+    // A mark of this test's server on its command line (the server ignores it).
+    let mark = format!("slow-call-mark-{}", std::process::id());
+    let mut server = stdio_server("stdio");
+    server["command"].as_array_mut().unwrap().push(json!(mark));
+    declare(&env, json!({ "fx": server }));
+    env.put_tool(
+        "mcp",
+        &json!({
+            "slug": "slow", "version": "1", "type": "mcp",
+            "impl": { "server": "fx", "tool": "slow", "timeoutMs": 8000 },
+            "argSchema": any_object(),
+        }),
+    );
+    let doc = fails(&env, "mcp/slow", json!({ "seconds": 60 }), 7, "TIMEOUT");
+    let message = doc["error"]["message"].as_str().unwrap();
+    // Either stage may run out on a loaded machine; both name the server and the limit.
+    assert!(
+        message.starts_with("MCP server 'fx' did not answer"),
+        "{message}"
+    );
+    assert!(message.ends_with("within 8000 ms"), "{message}");
+    assert_eq!(
+        processes_with(&mark),
+        Vec::<u32>::new(),
+        "the server is killed"
+    );
+}
+
+#[test]
+fn secrets_reach_the_server_through_env_and_never_come_back() {
+    let env = TestEnv::new();
+    env.bundle("mcp");
+    let mut server = stdio_server("stdio");
+    server["env"] = json!({ "TOKEN": "Bearer ${FX_TOKEN}" });
+    server["secrets"] = json!(["FX_TOKEN"]);
+    declare(&env, json!({ "fx": server }));
+    mcp_tool(&env, "env", "fx", "env", any_object());
+
+    let doc = fails(
+        &env,
+        "mcp/env",
+        json!({ "name": "TOKEN" }),
+        3,
+        "VALIDATION_ERROR",
+    );
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("'FX_TOKEN' is not set")
+    );
+
+    let secret = "s3cr3t-value-for-the-test";
+    let (code, doc) = invoke_with(
+        &env,
+        "mcp/env",
+        json!({ "name": "TOKEN" }),
+        &[("TOOLCTL_SECRET_FX_TOKEN", secret)],
+    );
+    assert_eq!(code, 0, "{doc}");
+    // The server got it (its answer is the value, redacted on the way out).
+    assert_eq!(doc["value"], "Bearer [redacted]");
+    assert!(!doc.to_string().contains(secret));
+    // toolctl's own secrets never reach the server's environment.
+    let (_, doc) = invoke_with(
+        &env,
+        "mcp/env",
+        json!({ "name": "TOOLCTL_SECRET_FX_TOKEN" }),
+        &[("TOOLCTL_SECRET_FX_TOKEN", secret)],
+    );
+    assert_eq!(doc["value"], "<unset>");
+}
+
+/// The fixture server over Streamable HTTP on 127.0.0.1, killed when dropped.
+struct HttpServer {
+    child: Child,
+    port: u16,
+}
+
+impl HttpServer {
+    fn start(variant: &str) -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(mcp_clients::python())
+            .arg(fixture_server())
+            .args(["http", &port.to_string()])
+            .env("VARIANT", variant)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let server = Self { child, port };
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the HTTP server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn an_mcp_tool_over_streamable_http_needs_an_allowed_host() {
+    let server = HttpServer::start("1");
+    let env = TestEnv::new();
+    env.bundle("mcp");
+    declare(&env, json!({ "web": { "url": server.url() } }));
+    mcp_tool(&env, "add", "web", "add", any_object());
+    mcp_tool(&env, "fail", "web", "fail", any_object());
+
+    // Not in allowedHosts: refused before any request, and listed as unavailable.
+    fails(
+        &env,
+        "mcp/add",
+        json!({ "a": 1, "b": 2 }),
+        6,
+        "HOST_NOT_ALLOWED",
+    );
+    let validated = env.run(&["--json", "validate"]);
+    assert!(
+        validated.stdout.contains("/mcpServers/web/url"),
+        "{}",
+        validated.stdout
+    );
+
+    env.edit_config(|config| {
+        config["allowedHosts"] = json!([format!("127.0.0.1:{}", server.port)])
+    });
+    let (code, doc) = invoke(&env, "mcp/add", json!({ "a": 1, "b": 2 }));
+    assert_eq!((code, &doc["value"]), (0, &json!({ "result": 3 })), "{doc}");
+    let doc = fails(
+        &env,
+        "mcp/fail",
+        json!({ "reason": "over http" }),
+        7,
+        "UPSTREAM_ERROR",
+    );
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("over http")
+    );
+
+    // A server that is not there (any more).
+    drop(server);
+    let doc = fails(
+        &env,
+        "mcp/add",
+        json!({ "a": 1, "b": 2 }),
+        7,
+        "UPSTREAM_ERROR",
+    );
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("MCP server 'web'"),
+        "{doc}"
+    );
+}
+
+#[test]
+fn a_batch_runs_mcp_tools_beside_native_ones() {
+    let env = TestEnv::new();
+    env.bundle("mcp");
+    declare(&env, json!({ "fx": stdio_server("stdio") }));
+    mcp_tool(&env, "add", "fx", "add", any_object());
+    mcp_tool(&env, "fail", "fx", "fail", any_object());
+    let batch = json!({ "calls": [
+        { "call_id": "1", "name": "mcp/add", "arguments": { "a": 1, "b": 1 } },
+        { "call_id": "2", "name": "mcp/fail", "arguments": { "reason": "batch" } },
+        { "call_id": "3", "name": "builtin/now", "arguments": {} },
+    ]});
+    let run = env.run_stdin(&["--json", "invoke", "--batch", "-"], &batch.to_string());
+    let doc: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|_| panic!("{}{}", run.stdout, run.stderr));
+    let text = doc.to_string();
+    assert!(text.contains("{\"result\":2}"), "{text}");
+    assert!(text.contains("UPSTREAM_ERROR"), "{text}");
+}
+
+#[test]
+fn validate_knows_mcp_tools_and_servers() {
+    let env = TestEnv::new();
+    env.bundle("mcp");
+    declare(
+        &env,
+        json!({ "fx": stdio_server("stdio"), "both": { "command": ["x"], "url": "http://127.0.0.1/" } }),
+    );
+    mcp_tool(&env, "ok", "fx", "add", any_object());
+    // A tool naming an undeclared server is put (the config may come later) but unavailable.
+    mcp_tool(&env, "ghost", "ghost", "add", any_object());
+    let run = env.try_put_tool(
+        "mcp",
+        &json!({ "slug": "bad", "version": "1", "type": "mcp", "impl": { "server": "fx", "tool": "" }, "argSchema": any_object() }),
+    );
+    assert_ne!(run.code(), 0);
+    assert!(run.stdout.contains("/impl/tool"), "{}", run.stdout);
+
+    let run = env.run(&["--json", "validate"]);
+    let text = &run.stdout;
+    assert!(
+        text.contains(
+            "MCP server 'ghost' is not declared in mcpServers of toolctl.json (it has both, fx)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("/mcpServers/both"), "{text}");
+    assert!(text.contains("has both command and url"), "{text}");
+    let doc = fails(&env, "mcp/ghost", json!({}), 6, "TOOL_DISABLED");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("'ghost' is not declared"),
+        "{doc}"
+    );
+}
+
+/// `mcp import SERVER ARGS --json`.
+fn import(env: &TestEnv, server: &str, args: &[&str]) -> Value {
+    let mut all = vec!["mcp", "import", server];
+    all.extend_from_slice(args);
+    env.json(&all)
+}
+
+fn refs(list: &Value) -> Vec<String> {
+    let mut refs: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.get("ref").unwrap_or(v).as_str().unwrap().to_owned())
+        .collect();
+    refs.sort();
+    refs
+}
+
+/// The stored `tool.json` of `bundle/slug@version`.
+fn stored(env: &TestEnv, bundle_id: &str, slug: &str, version: &str) -> Value {
+    crate::common::read_json(&env.tool_file(bundle_id, slug, version))
+}
+
+#[test]
+fn mcp_import_writes_one_tool_each_then_adds_versions_and_reports_vanished_tools() {
+    let env = TestEnv::new();
+    let mut server = stdio_server("stdio");
+    server["env"] = json!({ "VARIANT": "1" });
+    declare(&env, json!({ "fx": server }));
+
+    let first = import(&env, "fx", &[]);
+    assert_eq!(first["bundle"], "fx");
+    assert_eq!(
+        refs(&first["added"]),
+        [
+            "fx/add@1",
+            "fx/echo@1",
+            "fx/env@1",
+            "fx/fail@1",
+            "fx/slow@1"
+        ]
+    );
+    let bundle_id = env
+        .bundle_list(&[])
+        .items
+        .iter()
+        .find(|b| b.slug == "fx")
+        .unwrap()
+        .bundle_id
+        .clone();
+    let add = stored(&env, &bundle_id, "add", "1");
+    assert_eq!(add["type"], "mcp");
+    assert_eq!(add["impl"], json!({ "server": "fx", "tool": "add" }));
+    assert_eq!(add["description"], "Add two integers.");
+    assert_eq!(add["argSchema"]["required"], json!(["a", "b"]));
+    assert_eq!(add["argSchema"]["properties"]["a"]["type"], "integer");
+    assert_eq!(
+        add["outputSchema"]["properties"]["result"]["type"],
+        "integer"
+    );
+    assert_eq!(add["annotations"]["readOnlyHint"], true);
+    assert_eq!(add["safe"], true);
+    assert_eq!(stored(&env, &bundle_id, "fail", "1")["safe"], false);
+    assert_eq!(stored(&env, &bundle_id, "env", "1")["safe"], false);
+    // The imported tools run.
+    let (code, doc) = invoke(&env, "fx/add", json!({ "a": 20, "b": 22 }));
+    assert_eq!(
+        (code, &doc["value"]),
+        (0, &json!({ "result": 42 })),
+        "{doc}"
+    );
+
+    // Again: nothing changed.
+    let again = import(&env, "fx", &[]);
+    assert_eq!(refs(&again["added"]), Vec::<String>::new());
+    assert_eq!(refs(&again["changed"]), Vec::<String>::new());
+    assert_eq!(refs(&again["unchanged"]).len(), 5);
+
+    // The server changes: echo's description, fail gone, shout new.
+    env.edit_config(|config| config["mcpServers"]["fx"]["env"]["VARIANT"] = json!("2"));
+    let third = import(&env, "fx", &[]);
+    assert_eq!(refs(&third["added"]), ["fx/shout@1"]);
+    assert_eq!(refs(&third["changed"]), ["fx/echo@2"]);
+    assert_eq!(third["changed"][0]["previous"], "1");
+    assert_eq!(refs(&third["vanished"]), ["fx/fail@1"]);
+    assert_eq!(
+        stored(&env, &bundle_id, "echo", "2")["description"],
+        "Say the text back, unchanged."
+    );
+    // Nothing is deleted, and the new version is the default.
+    let listed = env.refs(&["--bundle", "fx"]);
+    assert!(listed.contains(&"fx/fail@1".to_owned()), "{listed:?}");
+    assert!(listed.contains(&"fx/echo@1".to_owned()), "{listed:?}");
+    let (code, doc) = invoke(&env, "fx/shout", json!({ "text": "hey" }));
+    assert_eq!((code, &doc["value"]), (0, &json!("HEY")), "{doc}");
+}
+
+#[test]
+fn mcp_import_refuses_an_unknown_or_broken_server_and_writes_nothing() {
+    let env = TestEnv::new();
+    declare(&env, json!({ "dead": stdio_server("exit") }));
+    let error = env.json_error(&["mcp", "import", "ghost"], 4);
+    assert_eq!(error.error.code, "NOT_FOUND");
+    assert!(
+        error.error.message.contains("MCP server 'ghost' not found"),
+        "{}",
+        error.error.message
+    );
+    let error = env.json_error(&["mcp", "import", "dead"], 7);
+    assert_eq!(error.error.code, "UPSTREAM_ERROR");
+    assert!(
+        error.error.message.starts_with("MCP server 'dead'"),
+        "{}",
+        error.error.message
+    );
+    assert!(env.bundle_list(&[]).items.iter().all(|b| b.slug != "dead"));
+}
+
+/// An `mcpServers` entry serving `env`'s catalog with `toolctl mcp serve ARGS` over stdio.
+fn toolctl_server(env: &TestEnv, args: &[&str]) -> Value {
+    let mut command = vec![
+        json!(crate::common::bin()),
+        json!("--catalog"),
+        json!(env.catalog()),
+        json!("mcp"),
+        json!("serve"),
+    ];
+    command.extend(args.iter().map(|a| json!(a)));
+    json!({ "command": command, "env": { "TOOLCTL_WATCH": "never", "XDG_DATA_HOME": env.xdg_data() } })
+}
+
+#[test]
+fn mcp_import_follows_every_page_and_streamable_http() {
+    // A server with more tools than a page: another catalog served by `toolctl mcp serve`.
+    let source = TestEnv::new();
+    source.bundle("clock");
+    for i in 0..5 {
+        source.put_tool(
+            "clock",
+            &crate::common::tool_doc_with(
+                &format!("time-{i}"),
+                "v1",
+                json!({ "description": format!("Tell the time {i}") }),
+            ),
+        );
+    }
+    let exported = crate::test_mcp::exported(&source, &["--bundle", "clock"]);
+    assert_eq!(exported.len(), 5);
+
+    let http = HttpServer::start("1");
+    let env = TestEnv::new();
+    declare(
+        &env,
+        json!({
+            "paged": toolctl_server(&source, &["--mode", "all", "--bundle", "clock", "--page-size", "2"]),
+            "web": { "url": http.url() },
+        }),
+    );
+    env.edit_config(|config| config["allowedHosts"] = json!([format!("127.0.0.1:{}", http.port)]));
+    let paged = import(&env, "paged", &["--bundle", "served"]);
+    assert_eq!(paged["listed"], 5, "three pages of two");
+    assert_eq!(refs(&paged["added"]).len(), 5);
+    // A tool imported from toolctl calls back through it.
+    let name = exported[0]["name"].as_str().unwrap();
+    let slug = refs(&paged["added"])
+        .into_iter()
+        .find(|r| r.contains(&name.replace('_', "-")))
+        .unwrap_or_else(|| panic!("{name} in {paged}"));
+    let (code, doc) = invoke(&env, slug.trim_end_matches("@1"), json!({}));
+    assert_eq!(code, 0, "{doc}");
+    assert!(
+        doc["value"].is_object() || doc["value"].is_string(),
+        "{doc}"
+    );
+
+    let web = import(&env, "web", &[]);
+    assert_eq!(
+        refs(&web["added"]),
+        [
+            "web/add@1",
+            "web/echo@1",
+            "web/env@1",
+            "web/fail@1",
+            "web/slow@1"
+        ]
+    );
+    let (code, doc) = invoke(&env, "web/echo", json!({ "text": "over http" }));
+    assert_eq!((code, &doc["value"]), (0, &json!("over http")), "{doc}");
+}
+
+/// The outcome of `tools/call` as the Python client sees it, through `command`.
+fn call_through(env: &TestEnv, command: Value, calls: &[(&str, Value)]) -> Vec<Value> {
+    let steps: Vec<Value> = calls
+        .iter()
+        .map(|(name, arguments)| json!({ "op": "call", "name": name, "arguments": arguments }))
+        .collect();
+    let plan = json!({
+        "command": command,
+        "env": crate::test_mcp::server_env(env),
+        "cwd": env.work(),
+        "mode": "legacy",
+        "steps": steps,
+    });
+    crate::test_mcp::run_driver(env, &plan).steps
+}
+
+/// The exported name `mcp serve` gives `bundle/slug`.
+fn served_name(env: &TestEnv, bundle: &str, slug: &str) -> String {
+    let exported = crate::test_mcp::exported(env, &["--bundle", bundle]);
+    exported
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .find(|n| n.ends_with(&slug.replace('-', "_")) || n.ends_with(slug))
+        .unwrap_or_else(|| panic!("no exported name for {bundle}/{slug}: {exported:?}"))
+}
+
+#[test]
+fn round_trip_imported_tools_served_again_answer_as_the_server_does() {
+    let env = TestEnv::new();
+    declare(&env, json!({ "fx": stdio_server("stdio") }));
+    import(&env, "fx", &[]);
+    let calls = [
+        ("add", json!({ "a": 3, "b": 4 })),
+        ("echo", json!({ "text": "round trip" })),
+        ("fail", json!({ "reason": "both ways" })),
+    ];
+    let direct = call_through(
+        &env,
+        json!([mcp_clients::python(), fixture_server(), "stdio"]),
+        &calls,
+    );
+    let served_calls: Vec<(String, Value)> = calls
+        .iter()
+        .map(|(name, args)| (served_name(&env, "fx", name), args.clone()))
+        .collect();
+    let served_refs: Vec<(&str, Value)> = served_calls
+        .iter()
+        .map(|(n, a)| (n.as_str(), a.clone()))
+        .collect();
+    let mut serve = vec![
+        json!(crate::common::bin()),
+        json!("--catalog"),
+        json!(env.catalog()),
+        json!("mcp"),
+        json!("serve"),
+        json!("--mode"),
+        json!("all"),
+    ];
+    serve.push(json!("--quiet"));
+    let served = call_through(&env, json!(serve), &served_refs);
+    assert_eq!(direct.len(), 3);
+    // add: the same structured content; echo: the same text; fail: an error both ways.
+    assert_eq!(
+        served[0]["structuredContent"], direct[0]["structuredContent"],
+        "{served:?} vs {direct:?}"
+    );
+    assert_eq!(served[0]["isError"], false);
+    assert_eq!(
+        served[1]["text"], direct[1]["text"],
+        "{served:?} vs {direct:?}"
+    );
+    assert_eq!(
+        (
+            served[2]["isError"].as_bool(),
+            direct[2]["isError"].as_bool()
+        ),
+        (Some(true), Some(true))
+    );
+    let served_text = served[2]["text"][0].as_str().unwrap();
+    let direct_text = direct[2]["text"][0].as_str().unwrap();
+    assert!(
+        served_text.contains(direct_text),
+        "{served_text} / {direct_text}"
+    );
+}
+
+#[test]
+fn server_everything_over_stdio_imports_and_answers_as_directly() {
+    let env = TestEnv::new();
+    let everything = mcp_clients::everything();
+    declare(
+        &env,
+        json!({ "everything": { "command": [everything, "stdio"] } }),
+    );
+    let imported = import(&env, "everything", &["--bundle", "ev"]);
+    let added = refs(&imported["added"]);
+    for expected in ["ev/echo@1", "ev/get-sum@1", "ev/get-structured-content@1"] {
+        assert!(added.contains(&expected.to_owned()), "{added:?}");
+    }
+    let (code, doc) = invoke(&env, "ev/echo", json!({ "message": "hi" }));
+    assert_eq!((code, &doc["value"]), (0, &json!("Echo: hi")), "{doc}");
+    let (code, doc) = invoke(
+        &env,
+        "ev/get-structured-content",
+        json!({ "location": "New York" }),
+    );
+    assert_eq!(code, 0, "{doc}");
+    // Round trip: served by toolctl, called by the Python client, as the server answers.
+    let calls = [
+        ("get-sum", json!({ "a": 2, "b": 5 })),
+        ("get-structured-content", json!({ "location": "New York" })),
+    ];
+    let direct = call_through(&env, json!([everything, "stdio"]), &calls);
+    let named: Vec<(String, Value)> = calls
+        .iter()
+        .map(|(n, a)| (served_name(&env, "ev", n), a.clone()))
+        .collect();
+    let named: Vec<(&str, Value)> = named.iter().map(|(n, a)| (n.as_str(), a.clone())).collect();
+    let serve = json!([
+        crate::common::bin(),
+        "--catalog",
+        env.catalog(),
+        "mcp",
+        "serve",
+        "--mode",
+        "all",
+        "--quiet"
+    ]);
+    let served = call_through(&env, serve, &named);
+    assert_eq!(
+        served[0]["text"], direct[0]["text"],
+        "{served:?} vs {direct:?}"
+    );
+    assert_eq!(
+        served[1]["structuredContent"], direct[1]["structuredContent"],
+        "{served:?} vs {direct:?}"
+    );
+    assert!(
+        served[1]["structuredContent"]["conditions"].is_string(),
+        "{served:?}"
+    );
+}
