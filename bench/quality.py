@@ -35,6 +35,7 @@ Scores (a request has 1 to 7 relevant tools; most have 2 to 4):
   requests (so R@1 is "the first is relevant", and a request with 3 tools is found whole at
   R@5 when all 3 are in the first 5);
 - **MRR@10**: 1 / position of the first relevant tool (0 when none is in the first 10);
+- **hit@5**: 1 when any relevant tool is among the first 5 (lenient where R@5 is harsh);
 - **ms**: median whole-process wall time per request (toolctl methods only).
 The markdown table goes to stdout and `--out` (default target/bench-quality/quality.md), the
 per-query ranks to the JSON beside it, with the command that made them.
@@ -234,6 +235,7 @@ def query_scores(found: dict[str, int | None]) -> dict[str, float]:
     positions = [p for p in found.values() if p is not None]
     out = {f"r{k}": sum(1 for p in positions if p <= k) / min(k, len(found)) for k in KS}
     out["mrr10"] = 1 / min(positions) if positions else 0.0
+    out["hit5"] = 1.0 if any(p <= 5 for p in positions) else 0.0
     return out
 
 
@@ -395,8 +397,8 @@ def row(c: Catalog, method: str, r: nestful.Request, top: list[str], ms: float |
 def table(rows: list[dict], catalogs: list[Catalog], methods: list[str]) -> str:
     """The markdown table: a line per catalog, data set and method, and the mean of the data
     sets (each counts the same, whatever its number of requests)."""
-    lines = ["| catalog | data set | method | R@1 | R@5 | R@10 | MRR@10 | ms/query |",
-             "|---|---|---|---:|---:|---:|---:|---:|"]
+    lines = ["| catalog | data set | method | R@1 | R@5 | R@10 | MRR@10 | hit@5 | ms/query |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     for c in catalogs:
         sets = c.datasets + (["mean"] if len(c.datasets) > 1 else [])
         for dataset in sets:
@@ -425,7 +427,7 @@ def table(rows: list[dict], catalogs: list[Catalog], methods: list[str]) -> str:
                 name = {"overlap": "overlap (Python)", "rank_bm25": "rank_bm25 (Python)",
                         "search": "`search`"}.get(method, f"`pick --scorer {method}`")
                 lines.append(f"| {c.label} ({c.tools} tools) | {label} | {name} | {s['r1']:.3f} | "
-                             f"{s['r5']:.3f} | {s['r10']:.3f} | {s['mrr10']:.3f} | {ms} |")
+                             f"{s['r5']:.3f} | {s['r10']:.3f} | {s['mrr10']:.3f} | {s['hit5']:.3f} | {ms} |")
     return "\n".join(lines)
 
 

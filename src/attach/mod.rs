@@ -6,9 +6,11 @@
 //!    (the caller chooses; `toolctl attach` takes the best one available) and the best
 //!    `limit` tools with a score above 0 are the candidates (`processed_count`). A match
 //!    score is absolute: the scorer's 0..1 score × 100 (for the default `bm25` scorer on a
-//!    sentence, `100 × (1 − e^(−bm25 / scale))`, 63 when a tool holds every content word of
-//!    the request once; see [`pick::relevance_score`]), so `min_score` means the same for
-//!    every request and a request that matches nothing well passes nothing; the candidates
+//!    sentence, `100 × (1 − e^(−2 × bm25 / scale))`, 86 when a tool holds every content word
+//!    of the request once; see [`pick::relevance_score`]; for `hybrid`, whose ranking is
+//!    normalised per request, `100 × (0.4 × bm25's + 0.6 × cosine)`, see
+//!    [`pick::absolute_hybrid`]), so `min_score` means the same for every request and a
+//!    request that matches nothing well passes nothing; the candidates
 //!    whose match score reaches `min_score` pass (`passed_filter_count`). When none passes,
 //!    the query prunes nothing (phases 3, 4 and 6 are skipped; the limits still hold).
 //! 2. **Processing**: the agent's tools are checked against the catalog. A tool follows its
@@ -476,11 +478,16 @@ pub fn attach(
         matches = Some(scored);
     }
     let processed = ranked.top.len();
+    // Candidates in the ranking's order, each with its absolute score (`hybrid` ranks by a
+    // score normalised per query; what passes is decided on one that is not).
     let passed: Vec<(i64, f64)> = ranked
         .top
         .iter()
+        .map(|(r, score)| {
+            let absolute = matches.as_ref().map_or(*score, |m| m.absolute(r.id));
+            (r.id, absolute)
+        })
         .filter(|(_, score)| score * 100.0 >= request.min_score)
-        .map(|(r, score)| (r.id, *score))
         .collect();
     let passed_ids: Vec<i64> = passed.iter().map(|(id, _)| *id).collect();
 
@@ -501,7 +508,7 @@ pub fn attach(
     }
     // The score of a candidate that matched; 0 for the others.
     let relevance = |member: &DefaultTool| match &matches {
-        Some(matches) if member.is_usable() => matches.score(member.row.id).max(0.0),
+        Some(matches) if member.is_usable() => matches.absolute(member.row.id).max(0.0),
         _ => 0.0,
     };
     let passed: Vec<(&DefaultTool, f64)> = passed

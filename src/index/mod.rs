@@ -11,6 +11,7 @@
 //! Ranking follows the catalog spec: prefix > whole word > fuzzy > recency, with BM25 inside a
 //! tier. See [`search`] for the tiers and the fuzzy mechanism.
 
+mod bm25f;
 pub mod default_tools;
 mod default_version;
 mod list;
@@ -24,6 +25,7 @@ pub mod text;
 mod verify;
 pub mod watch;
 
+pub use bm25f::idf;
 pub use default_version::Registration;
 pub use rows::{Field, ToolRow, ToolText};
 pub use search::{Hit, SearchRequest, SearchResults, Tier, Tiers};
@@ -59,7 +61,19 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-const SCHEMA: &str = "
+/// The full-text tokenizer (as a macro, to go into [`SCHEMA`]): words of letters and digits,
+/// case and diacritics folded, Porter stems.
+macro_rules! tokenizer {
+    () => {
+        "porter unicode61 remove_diacritics 2"
+    };
+}
+
+/// The same, for SQL made at run time.
+const TOKENIZER: &str = tokenizer!();
+
+const SCHEMA: &str = concat!(
+    "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE bundle (
     dir TEXT PRIMARY KEY,          -- folder name under bundles/ ('builtin' for the built-in one)
@@ -104,11 +118,14 @@ CREATE INDEX tool_problems ON tool (problem) WHERE problem IS NOT NULL;
 CREATE INDEX bundle_by_slug ON bundle (slug);
 CREATE VIRTUAL TABLE tool_fts USING fts5(
     name, tags, args, arg_text, arg_values, description, bundle,
-    tokenize = 'porter unicode61 remove_diacritics 2',
+    tokenize = '",
+    tokenizer!(),
+    "',
     prefix = '2 3'
 );
 CREATE VIRTUAL TABLE tool_vocab USING fts5vocab(tool_fts, 'row');
-";
+"
+);
 
 /// The indexes of the tool table for lookups after a check (the check itself does not use
 /// them), as (name, what it indexes). A full build drops them first and makes them again at the

@@ -4,11 +4,11 @@
 //! ([`text::is_sentence`]: a word that says what it is about and either 4 or more such words,
 //! or a stop word or chat phrase beside them) is ranked by **relevance** alone: BM25F over the
 //! fields of a tool (name, tags, argument names, argument descriptions, argument values such as
-//! `enum`s, description; each weighing 1, the bundle 0) for its content words
+//! `enum`s, description; the bundle not at all) for its content words
 //! ([`text::content_tokens`]: without stop words, chat phrasing, pure numbers, each word once),
-//! a tool matching any of them, typos corrected as below. FTS5's `bm25()` is BM25F: a word's
-//! weighted count over the fields, saturated (k1 1.2) and normalised by the tool's whole
-//! length (b 0.75). Then by recency (`modifiedAt`).
+//! a tool matching any of them, typos corrected as below; see [`super::bm25f`] for the formula
+//! (each field's counts normalised by its own length, saturated once over the fields). Then by
+//! recency (`modifiedAt`).
 //!
 //! Any other query (a short, name-like one) matches in the best of four tiers, and inside a
 //! tier by BM25 (field weights: name 10, tags 5, description 3, argument names, descriptions
@@ -37,11 +37,13 @@
 //! doubles the index, needs 3+ characters, and ranks substrings, not typos; the vocabulary is
 //! small (tens of thousands of words at 100,000 tools) and a distance over it is exact.
 
+use super::bm25f::idf;
 use super::text::{self, quoted};
 use super::{Error, Index, Result};
 use crate::catalog::page;
 use rusqlite::types::Value as SqlValue;
 use serde::Serialize;
+use std::collections::HashMap;
 
 thread_local! {
     /// English stemmer for typo correction (the index's own stemmer is FTS5's Porter; the two
@@ -176,29 +178,20 @@ fn filters(request: &SearchRequest, params: &mut Vec<SqlValue>) -> String {
 /// `bm25()` weights of the full-text columns (name, tags, args, arg_text, arg_values,
 /// description, bundle) in the tiers: a name match beats a description match.
 const TIER_WEIGHTS: &str = "10.0, 5.0, 2.0, 2.0, 2.0, 3.0, 1.0";
-/// The same for relevance: every field of the tool counts alike (BM25F with equal weights did
-/// as well as tuned ones on NESTFUL, and generalises), the bundle's name not at all.
-const RELEVANCE_WEIGHTS: &str = "1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0";
 
 /// The query for the tools an FTS5 `expression` matches among what `request` asks for: their
 /// rows, paths and BM25 ranks; only the rows `only`, when given. With `limit`: the best that
 /// many, by rank, then the most recently modified, then by row.
 fn tier_query(
     request: &SearchRequest,
-    tier: Tier,
     expression: &str,
     only: Option<&[i64]>,
     limit: Option<usize>,
 ) -> (String, Vec<SqlValue>) {
     let mut params = vec![SqlValue::Text(expression.to_owned())];
     // The full-text table first (CROSS JOIN keeps it outside), so bm25() has its match.
-    let weights = if tier == Tier::Relevance {
-        RELEVANCE_WEIGHTS
-    } else {
-        TIER_WEIGHTS
-    };
     let mut sql = format!(
-        "SELECT tool_fts.rowid, t.path, bm25(tool_fts, {weights}) AS rank
+        "SELECT tool_fts.rowid, t.path, bm25(tool_fts, {TIER_WEIGHTS}) AS rank
          FROM tool_fts CROSS JOIN tool t ON t.id = tool_fts.rowid
          JOIN bundle bu ON bu.dir = t.bundle_dir
          WHERE tool_fts MATCH ?1"
@@ -230,13 +223,8 @@ struct Plan {
     corrections: Vec<(String, String)>,
     /// See [`Tiers::relevance_scale`].
     scale: Option<f64>,
-}
-
-/// The IDF of a word that `documents` of `tools` hold, as FTS5's `bm25()` computes it (never
-/// below 10⁻⁶: a word most tools hold weighs next to nothing).
-pub fn idf(tools: i64, documents: i64) -> f64 {
-    let (n, d) = (tools as f64, documents as f64);
-    ((n - d + 0.5) / (d + 0.5)).ln().max(1e-6)
+    /// A sentence's BM25F relevance of every tool that holds one of its words, by index row.
+    relevance: HashMap<i64, f64>,
 }
 
 impl Index {
@@ -316,7 +304,14 @@ impl Index {
         let Some((tier, expression, why)) = tiers.plan.tiers.get(i) else {
             return Ok(Vec::new());
         };
-        let (sql, params) = tier_query(&tiers.request, *tier, expression, only, None);
+        if *tier == Tier::Relevance {
+            let mut ids: Vec<i64> = tiers.plan.relevance.keys().copied().collect();
+            if let Some(only) = only {
+                ids.retain(|id| only.contains(id));
+            }
+            return self.relevance_hits(&tiers.request, &tiers.plan, &ids, why);
+        }
+        let (sql, params) = tier_query(&tiers.request, expression, only, None);
         let mut statement = self.conn.prepare(&sql).map_err(|e| self.db_error(e))?;
         let rows = statement
             .query_map(rusqlite::params_from_iter(params), |row| {
@@ -354,10 +349,14 @@ impl Index {
             if hits.len() >= wanted {
                 break;
             }
+            if *tier == Tier::Relevance {
+                hits.extend(self.best_relevance_hits(request, plan, wanted, why)?);
+                continue;
+            }
             // Rows an earlier tier has are skipped: read as many more. A tier that gives fewer
             // rows than asked is read whole, so `found` holds every tool of the tiers before.
             let asked = wanted - hits.len() + found.len();
-            let (sql, params) = tier_query(request, *tier, expression, None, Some(asked));
+            let (sql, params) = tier_query(request, expression, None, Some(asked));
             let mut statement = self.conn.prepare(&sql).map_err(|e| self.db_error(e))?;
             let mut rows = statement
                 .query(rusqlite::params_from_iter(params))
@@ -455,28 +454,36 @@ impl Index {
             tiers,
             corrections,
             scale: None,
+            relevance: HashMap::new(),
         })
     }
 
     /// The plan of a sentence: any of its content words (a typo corrected when the word
-    /// matches nothing), ranked by relevance.
+    /// matches nothing), ranked by BM25F relevance ([`super::bm25f`]).
     fn relevance_plan(&self, words: &[String]) -> Result<Plan> {
         let mut corrections = Vec::new();
-        let mut alternatives = Vec::new();
-        let mut scale = 0.0;
+        let mut terms = self.index_terms(words)?;
         let tools = self.fts_rows()?;
-        for word in words {
-            let mut documents = self.documents_with(&quoted(word))?;
-            alternatives.push(quoted(word));
-            if documents == 0 && word.chars().count() >= 4 {
-                for variant in self.typo_variants(word)? {
-                    documents = documents.max(self.documents_with(&quoted(&variant))?);
-                    alternatives.push(quoted(&variant));
-                    corrections.push((word.clone(), variant));
-                }
+        for (word, term) in words.iter().zip(terms.iter_mut()) {
+            let found = match term {
+                Some(t) => self.documents_holding(t)? > 0,
+                None => false,
+            };
+            if !found
+                && word.chars().count() >= 4
+                && let Some(variant) = self.typo_variants(word)?.into_iter().next()
+            {
+                corrections.push((word.clone(), variant.clone()));
+                *term = Some(variant);
             }
-            scale += idf(tools, documents.max(1));
         }
+        let relevance = self.relevance(&terms)?;
+        // A word no tool holds counts as a word of one tool.
+        let scale = relevance
+            .documents
+            .iter()
+            .map(|n| idf(tools, (*n).max(1)))
+            .sum();
         let why = if corrections.is_empty() {
             format!("relevant to: {}", words.join(" "))
         } else {
@@ -487,24 +494,106 @@ impl Index {
             format!("relevant to: {} ({})", words.join(" "), fixed.join(", "))
         };
         Ok(Plan {
-            tiers: vec![(Tier::Relevance, alternatives.join(" OR "), why)],
+            tiers: vec![(Tier::Relevance, String::new(), why)],
             corrections,
             scale: Some(scale),
+            relevance: relevance.scores,
         })
+    }
+
+    /// The hits among the tools `ids` of a sentence's `plan` that `request` asks for, in no
+    /// order, with their relevance.
+    fn relevance_hits(
+        &self,
+        request: &SearchRequest,
+        plan: &Plan,
+        ids: &[i64],
+        why: &str,
+    ) -> Result<Vec<Hit>> {
+        Ok(self
+            .filtered(request, ids)?
+            .into_iter()
+            .map(|(id, path, _)| Hit {
+                id,
+                path,
+                tier: Tier::Relevance,
+                score: plan.relevance.get(&id).copied().unwrap_or(0.0),
+                why: why.to_owned(),
+            })
+            .collect())
+    }
+
+    /// The `wanted` best hits of a sentence's `plan` that `request` asks for, best first
+    /// (then the most recently modified, then by row). The tools are taken best first in
+    /// growing batches, and the filters asked of each batch, until `wanted` have passed: a
+    /// common word matches thousands of tools, of which a page shows ten.
+    fn best_relevance_hits(
+        &self,
+        request: &SearchRequest,
+        plan: &Plan,
+        wanted: usize,
+        why: &str,
+    ) -> Result<Vec<Hit>> {
+        let mut ranked: Vec<(f64, i64)> = plan.relevance.iter().map(|(id, s)| (*s, *id)).collect();
+        ranked.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut passed: Vec<(f64, i64, String, i64)> = Vec::new();
+        let mut start = 0;
+        let mut batch = wanted.max(16);
+        while start < ranked.len() && passed.len() < wanted {
+            // A batch ends after a change of score, so equal scores are ordered together.
+            let mut end = (start + batch).min(ranked.len());
+            while end < ranked.len() && ranked[end].0.total_cmp(&ranked[end - 1].0).is_eq() {
+                end += 1;
+            }
+            let ids: Vec<i64> = ranked[start..end].iter().map(|(_, id)| *id).collect();
+            for (id, path, modified) in self.filtered(request, &ids)? {
+                let score = plan.relevance.get(&id).copied().unwrap_or(0.0);
+                passed.push((score, id, path, modified));
+            }
+            start = end;
+            batch *= 4;
+        }
+        passed.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.3.cmp(&a.3)).then(a.1.cmp(&b.1)));
+        Ok(passed
+            .into_iter()
+            .take(wanted)
+            .map(|(score, id, path, _)| Hit {
+                id,
+                path,
+                tier: Tier::Relevance,
+                score,
+                why: why.to_owned(),
+            })
+            .collect())
+    }
+
+    /// The tools among `ids` that `request` asks for: (row, path, `modifiedAt`).
+    fn filtered(&self, request: &SearchRequest, ids: &[i64]) -> Result<Vec<(i64, String, i64)>> {
+        let mut params = vec![SqlValue::Text(
+            serde_json::to_string(ids).unwrap_or_else(|_| "[]".to_owned()),
+        )];
+        let mut sql = String::from(
+            "SELECT t.id, t.path, t.modified_ns FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
+             WHERE t.id IN (SELECT value FROM json_each(?1))",
+        );
+        sql.push_str(&filters(request, &mut params));
+        let mut statement = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(|e| self.db_error(e))?;
+        let rows = statement
+            .query_map(rusqlite::params_from_iter(params), |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .map_err(|e| self.db_error(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.db_error(e))
     }
 
     /// How many tools the full-text index holds.
     pub fn fts_rows(&self) -> Result<i64> {
         self.conn
             .query_row("SELECT count(*) FROM tool_fts_docsize", [], |r| r.get(0))
-            .map_err(|e| self.db_error(e))
-    }
-
-    /// How many tools an FTS5 expression matches.
-    fn documents_with(&self, expression: &str) -> Result<i64> {
-        self.conn
-            .prepare_cached("SELECT count(*) FROM tool_fts WHERE tool_fts MATCH ?1")
-            .and_then(|mut s| s.query_row([expression], |r| r.get(0)))
             .map_err(|e| self.db_error(e))
     }
 

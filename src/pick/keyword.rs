@@ -123,7 +123,7 @@ pub fn scores(
                 entry.matched[f].push(token.clone());
             }
         }
-        idf.push(token_idf(tools, holders.len() as i64));
+        idf.push(index::idf(tools, holders.len() as i64));
     }
     let weights = Weights {
         tokens: tokens.to_vec(),
@@ -149,25 +149,9 @@ pub fn scores(
     Ok((weights, found))
 }
 
-/// The IDF of a word `documents` of `tools` hold: Lucene's, always positive.
-fn token_idf(tools: i64, documents: i64) -> f64 {
-    let (n, d) = (tools.max(documents) as f64, documents as f64);
-    (1.0 + (n - d + 0.5) / (d + 0.5)).ln()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rare_words_weigh_more_than_common_ones() {
-        assert!(token_idf(1000, 1) > token_idf(1000, 100));
-        assert!(token_idf(1000, 1000) > 0.0);
-        assert!(
-            token_idf(10, 20) > 0.0,
-            "never negative, even on odd counts"
-        );
-    }
 
     #[test]
     fn tokens_are_the_content_words() {

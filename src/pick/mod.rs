@@ -312,6 +312,9 @@ pub struct Scored {
 #[derive(Debug)]
 pub struct Matches {
     verdicts: Verdicts,
+    /// `hybrid`'s absolute scores, by index row (see [`absolute_hybrid`]); empty for the
+    /// other scorers, whose scores are absolute themselves.
+    absolute: HashMap<i64, f64>,
     /// Rows with a verdict not yet handed out, in groups of equal score, best first.
     groups: VecDeque<(f64, Vec<i64>)>,
 }
@@ -410,6 +413,16 @@ pub fn fuse(lexical: &[f64], semantic: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// `hybrid`'s score of one tool on a scale that is the same for every query (what `attach`'s
+/// `min_score` is compared with): the same weights as [`fuse`], over the two scores as they
+/// are, unnormalised: `0.4 × lexical + 0.6 × semantic`, where the lexical score is `bm25`'s
+/// absolute 0..1 ([`relevance_score`] for a sentence) and the semantic one the cosine (0 when
+/// negative). Min-max normalisation makes the best tool of every query score 1, however poor
+/// a match it is; this does not.
+pub fn absolute_hybrid(lexical: f64, semantic: f64) -> f64 {
+    LEXICAL_WEIGHT * lexical.clamp(0.0, 1.0) + (1.0 - LEXICAL_WEIGHT) * semantic.clamp(0.0, 1.0)
+}
+
 /// `scores` mapped onto 0..1 by their minimum and maximum; all 0 when those are equal.
 fn min_max(scores: &[f64]) -> Vec<f64> {
     let min = scores.iter().copied().fold(f64::INFINITY, f64::min);
@@ -438,6 +451,7 @@ impl Matches {
     fn new(verdicts: Verdicts) -> Self {
         let mut matches = Self {
             verdicts,
+            absolute: HashMap::new(),
             groups: VecDeque::new(),
         };
         if !matches!(matches.verdicts, Verdicts::Bm25(_)) {
@@ -529,6 +543,17 @@ impl Matches {
             Verdicts::Keyword { found, .. } => found.get(&id).map_or(0.0, |k| k.score),
             Verdicts::Bm25(bm25) => bm25.hit(id).map_or(0.0, |(score, _)| *score),
             Verdicts::Each(verdicts) => verdicts.get(&id).map_or(0.0, |s| s.score),
+        }
+    }
+
+    /// The score of the tool in index row `id` on a scale that means the same for every
+    /// query: [`score`](Self::score), but for `hybrid`, whose ranking score is normalised per
+    /// query, its [`absolute_hybrid`] score. What `attach`'s `min_score` compares with.
+    pub fn absolute(&self, id: i64) -> f64 {
+        if self.absolute.is_empty() {
+            self.score(id)
+        } else {
+            self.absolute.get(&id).copied().unwrap_or(0.0)
         }
     }
 
@@ -821,6 +846,11 @@ pub fn score(
             embed_scores(state_dir, request, &candidates, deadline, progress).map(|semantic| {
                 let lexical_scores: Vec<f64> = lexical.iter().map(|l| l.score).collect();
                 let fused = fuse(&lexical_scores, &semantic);
+                let absolute: HashMap<i64, f64> = candidates
+                    .iter()
+                    .zip(lexical_scores.iter().zip(&semantic))
+                    .map(|(m, (l, s))| (m.row.id, absolute_hybrid(*l, *s)))
+                    .collect();
                 let verdicts = lexical
                     .into_iter()
                     .zip(semantic)
@@ -831,11 +861,14 @@ pub fn score(
                         details: json!({
                             "weights": { "lexical": LEXICAL_WEIGHT, "semantic": 1.0 - LEXICAL_WEIGHT },
                             "subScores": { "lexical": round(l.score), "semantic": round(s) },
+                            "absolute": round(absolute_hybrid(l.score, s)),
                             "lexical": l.details,
                         }),
                     })
                     .collect();
-                Matches::each(&candidates, verdicts)
+                let mut matches = Matches::each(&candidates, verdicts);
+                matches.absolute = absolute;
+                matches
             })
         }
         Scorer::Llm => {
@@ -1011,6 +1044,15 @@ mod fusion_tests {
         // A list of equal scores says nothing: all 0, the other list decides.
         assert_eq!(fuse(&[0.0, 0.0], &[0.2, 0.4]), [0.0, 0.6]);
         assert!(fuse(&[], &[]).is_empty());
+    }
+
+    #[test]
+    fn absolute_hybrid_scores_are_not_normalised_per_query() {
+        // A poor best match stays poor: no rescaling to 1.
+        assert!((absolute_hybrid(0.02, 0.13) - (0.4 * 0.02 + 0.6 * 0.13)).abs() < 1e-12);
+        assert_eq!(absolute_hybrid(0.0, -0.5), 0.0);
+        assert_eq!(absolute_hybrid(1.0, 1.0), 1.0);
+        assert!(absolute_hybrid(0.8, 0.6) > absolute_hybrid(0.1, 0.6));
     }
 
     #[test]

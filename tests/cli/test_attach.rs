@@ -1132,8 +1132,11 @@ async fn attach_uses_hybrid_when_an_embeddings_endpoint_is_set() {
     assert_eq!(doc["details"]["scorer"], "hybrid", "{doc}");
     let requests = server.received_requests().await.unwrap().len();
     assert!(requests > 0, "the embeddings endpoint was not asked");
-    let best = &doc["details"]["successful_attachments"][0];
-    assert_eq!(best["match_score"], 100.0, "{doc}");
+    // Absolute, not normalised per request: the best match is not rescaled to 100.
+    let best = doc["details"]["successful_attachments"][0]["match_score"]
+        .as_f64()
+        .unwrap();
+    assert!((35.0..100.0).contains(&best), "{doc}");
 
     let doc = env.json(&[
         "attach",
@@ -1163,12 +1166,39 @@ mod validation;
 #[test]
 fn a_request_that_matches_nothing_well_attaches_and_detaches_nothing() {
     let env = TestEnv::new();
+    matches_nothing_well(&env, &[]);
+}
+
+/// The same with `hybrid`, which ranks by scores normalised per request (its best is always
+/// 1): what passes `min_score` is its absolute score, so the best of 20 unrelated helpers
+/// still passes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_hybrid_a_request_that_matches_nothing_well_attaches_and_detaches_nothing() {
+    use crate::test_pick::{embeddings_server, set_endpoint, v1};
+    let server = embeddings_server().await;
+    let env = TestEnv::new();
+    set_endpoint(
+        &env,
+        "embed",
+        json!({ "baseUrl": v1(&server), "model": "bag-of-words" }),
+    );
+    matches_nothing_well(&env, &["--scorer", "hybrid"]);
+    assert!(
+        !server.received_requests().await.unwrap().is_empty(),
+        "hybrid did not ask the embeddings endpoint"
+    );
+}
+
+/// 20 helpers "Unrelated helper number N for internal bookkeeping", 10 of them held, and
+/// "book me a number of flights to Paris" (with `scorer`): nothing passes, nothing leaves;
+/// then a tool about flights to Paris passes at the same minimum.
+fn matches_nothing_well(env: &TestEnv, scorer: &[&str]) {
     env.bundle("helpers");
     env.bundle("travel");
     let tools: Vec<Made> = (1..=20)
         .map(|n| {
             make(
-                &env,
+                env,
                 "helpers",
                 &format!("helper-{n}"),
                 &format!("Unrelated helper number {n} for internal bookkeeping"),
@@ -1181,32 +1211,29 @@ fn a_request_that_matches_nothing_well_attaches_and_detaches_nothing() {
         .enumerate()
         .map(|(i, t)| entry(t, &at(i as u32 + 1)))
         .collect();
-    write_agent(&env, &a, &held);
-    let before = read_agent(&env, &a).unwrap();
-    let out = attach_ok(
-        &env,
-        &a,
-        &["--query", "book me a number of flights to Paris"],
-        &[],
-    );
+    write_agent(env, &a, &held);
+    let before = read_agent(env, &a).unwrap();
+    let query = ["--query", "book me a number of flights to Paris"];
+    let args: Vec<&str> = query.iter().chain(scorer).copied().collect();
+    let out = attach_ok(env, &a, &args, &[]);
     let d = &out.resp.details;
+    assert!(
+        d.processed_count > 0,
+        "the helpers were scored: {}",
+        out.run
+    );
     assert_eq!(d.passed_filter_count, 0, "{}", out.run);
     assert!(d.successful_attachments.is_empty(), "{}", out.run);
     assert!(d.detached_tools.is_empty(), "{}", out.run);
     assert_eq!(ids(&out.after), ids(&before), "{}", out.run);
     // The same words do match a tool that is about them, at the same minimum.
     make(
-        &env,
+        env,
         "travel",
         "book-flight",
         "Book flights to a city, Paris or elsewhere",
     );
-    let out = attach_ok(
-        &env,
-        &agent(2),
-        &["--query", "book me a number of flights to Paris"],
-        &[],
-    );
+    let out = attach_ok(env, &agent(2), &args, &[]);
     let names: Vec<&str> = out
         .resp
         .details

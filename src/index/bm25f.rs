@@ -1,0 +1,344 @@
+//! BM25F: the relevance of a tool to a sentence, over the tool's fields apart.
+//!
+//! FTS5's own `bm25()` weighs each column's raw count of a word and normalises by the length of
+//! the whole row, so a tool with long argument descriptions loses for a word of its name, and a
+//! word counted in three fields saturates three times. BM25F (Robertson, Zaragoza & Taylor,
+//! 2004) instead adds a word's counts over the fields first, each weighed and normalised by
+//! that field's own length, and saturates once:
+//!
+//! ```text
+//! tf~(t, d)   = Σ_f w_f · tf_f(t, d) / (1 − b_f + b_f · len_f(d) / avglen_f)
+//! score(d)    = Σ_t idf(t) · q_t · (k1 + 1) · tf~ / (k1 + tf~)
+//! idf(t)      = ln(1 + (N − df + 0.5) / (df + 0.5))          (Lucene's: never negative)
+//! ```
+//!
+//! with k1 1.2 and b 0.75 (the textbook values), every field weighing 1 but argument values
+//! (`enum`, `const`, `default`, `examples`: 2; a request names the values a tool accepts) and
+//! the bundle (0: a filter, not a description), and no length normalisation for argument
+//! descriptions (b 0: a tool with many arguments is no less about each of them). Those two
+//! choices are the only ones every cross-validation fold made on NESTFUL; tuning the rest did
+//! not generalise (`bench/ranking_prototype.py`). `q_t` is 1 for each content word of the
+//! query (once, however often it is repeated) and 0.5 for each pair of adjacent content words
+//! found next to each other in one field ("book flight"), the pair's own IDF.
+//!
+//! The counts come from the index itself, so they are the words FTS5 matches (Porter stems):
+//! the query's words are stemmed by the same tokenizer (a one-row FTS5 table in the
+//! connection's `temp` schema), each word's occurrences (tool, field, position) read from
+//! `fts5vocab`'s `instance` view, and each tool's field lengths from FTS5's `docsize` record,
+//! the average lengths from its totals record. The cost follows the occurrences of the query's
+//! words, not the size of the catalog.
+
+use super::{Index, Result};
+use std::collections::HashMap;
+
+/// The full-text columns, in table order.
+pub(super) const COLUMNS: [&str; 7] = [
+    "name",
+    "tags",
+    "args",
+    "arg_text",
+    "arg_values",
+    "description",
+    "bundle",
+];
+const FIELDS: usize = COLUMNS.len();
+/// `w_f`, in [`COLUMNS`] order.
+const WEIGHTS: [f64; FIELDS] = [1.0, 1.0, 1.0, 1.0, 2.0, 1.0, 0.0];
+/// `b_f`, in [`COLUMNS`] order.
+const B: [f64; FIELDS] = [0.75, 0.75, 0.75, 0.0, 0.75, 0.75, 0.75];
+const K1: f64 = 1.2;
+/// `q_t` of a pair of adjacent query words.
+const BIGRAM_WEIGHT: f64 = 0.5;
+
+/// The IDF of a word that `documents` of `tools` hold (Lucene's: always positive, so a word
+/// most tools hold weighs next to nothing rather than less than nothing).
+pub fn idf(tools: i64, documents: i64) -> f64 {
+    let (n, d) = (tools.max(documents) as f64, documents as f64);
+    (1.0 + (n - d + 0.5) / (d + 0.5)).ln()
+}
+
+/// One field count per column.
+type Counts = [u32; FIELDS];
+
+/// The saturated BM25F weight of one query term in a tool: `(k1 + 1) · tf~ / (k1 + tf~)` for
+/// its counts per field `tf`, the tool's field lengths `len` and the averages `avg`.
+fn saturated(tf: &Counts, len: &Counts, avg: &[f64; FIELDS]) -> f64 {
+    let mut weighted = 0.0;
+    for f in 0..FIELDS {
+        if tf[f] == 0 || WEIGHTS[f] == 0.0 {
+            continue;
+        }
+        let norm = if avg[f] > 0.0 {
+            1.0 - B[f] + B[f] * f64::from(len[f]) / avg[f]
+        } else {
+            1.0
+        };
+        weighted += WEIGHTS[f] * f64::from(tf[f]) / norm.max(f64::MIN_POSITIVE);
+    }
+    (K1 + 1.0) * weighted / (K1 + weighted)
+}
+
+/// Where a term occurs: per tool, its positions per field.
+type Postings = HashMap<i64, Vec<(usize, u32)>>;
+
+/// A sentence's terms, with what they found.
+#[derive(Debug, Default)]
+pub struct Relevance {
+    /// How many tools hold each term (0 for `None`).
+    pub documents: Vec<i64>,
+    /// The BM25F score of every tool that holds one of the terms, by index row.
+    pub scores: HashMap<i64, f64>,
+}
+
+impl Index {
+    /// Make the connection's query tables (in `temp`, so the index file is not touched):
+    /// `query_words`, a one-column FTS5 table with the index's tokenizer, its `instance`
+    /// view `query_stems`, and `tool_instances`, the `instance` view of the index.
+    fn query_tables(&self) -> Result<()> {
+        self.conn
+            .execute_batch(&format!(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words USING fts5(word, tokenize = '{}');
+                 CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems USING fts5vocab(temp, query_words, 'instance');
+                 CREATE VIRTUAL TABLE IF NOT EXISTS temp.tool_instances USING fts5vocab(main, tool_fts, 'instance');",
+                super::TOKENIZER
+            ))
+            .map_err(|e| self.db_error(e))
+    }
+
+    /// The index term of each of `words` (the first the tokenizer makes of it), as FTS5 would
+    /// index it: "flights" → "flight", "Météo" → "meteo".
+    pub(super) fn index_terms(&self, words: &[String]) -> Result<Vec<Option<String>>> {
+        self.query_tables()?;
+        let run = || -> rusqlite::Result<Vec<Option<String>>> {
+            self.conn.execute("DELETE FROM temp.query_words", [])?;
+            let mut insert = self
+                .conn
+                .prepare_cached("INSERT INTO temp.query_words (rowid, word) VALUES (?1, ?2)")?;
+            for (i, word) in words.iter().enumerate() {
+                insert.execute(rusqlite::params![i as i64, word])?;
+            }
+            let mut terms = vec![None; words.len()];
+            let mut read = self
+                .conn
+                .prepare_cached("SELECT doc, term FROM temp.query_stems ORDER BY doc, offset")?;
+            let mut rows = read.query([])?;
+            while let Some(row) = rows.next()? {
+                let (doc, term): (i64, String) = (row.get(0)?, row.get(1)?);
+                if let Some(slot) = usize::try_from(doc).ok().and_then(|d| terms.get_mut(d)) {
+                    slot.get_or_insert(term);
+                }
+            }
+            self.conn.execute("DELETE FROM temp.query_words", [])?;
+            Ok(terms)
+        };
+        run().map_err(|e| self.db_error(e))
+    }
+
+    /// Every occurrence of the index term `term`: per tool, (field, position).
+    fn postings(&self, term: &str) -> Result<Postings> {
+        let mut statement = self
+            .conn
+            .prepare_cached("SELECT doc, col, offset FROM temp.tool_instances WHERE term = ?1")
+            .map_err(|e| self.db_error(e))?;
+        let mut rows = statement.query([term]).map_err(|e| self.db_error(e))?;
+        let mut postings = Postings::new();
+        while let Some(row) = rows.next().map_err(|e| self.db_error(e))? {
+            let read = || -> rusqlite::Result<(i64, String, u32)> {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            };
+            let (doc, column, offset) = read().map_err(|e| self.db_error(e))?;
+            if let Some(f) = COLUMNS.iter().position(|c| *c == column) {
+                postings.entry(doc).or_default().push((f, offset));
+            }
+        }
+        Ok(postings)
+    }
+
+    /// How many tools hold the index term `term`.
+    pub(super) fn documents_holding(&self, term: &str) -> Result<i64> {
+        Ok(self.postings(term)?.len() as i64)
+    }
+
+    /// The field lengths of the tools `ids` (in tokens, as FTS5 counted them).
+    fn lengths(&self, ids: &[i64]) -> Result<HashMap<i64, Counts>> {
+        let list = serde_json::to_string(ids).unwrap_or_else(|_| "[]".to_owned());
+        let mut statement = self
+            .conn
+            .prepare_cached(
+                "SELECT id, sz FROM tool_fts_docsize WHERE id IN (SELECT value FROM json_each(?1))",
+            )
+            .map_err(|e| self.db_error(e))?;
+        let mut rows = statement.query([list]).map_err(|e| self.db_error(e))?;
+        let mut lengths = HashMap::with_capacity(ids.len());
+        while let Some(row) = rows.next().map_err(|e| self.db_error(e))? {
+            let read = || -> rusqlite::Result<(i64, Vec<u8>)> { Ok((row.get(0)?, row.get(1)?)) };
+            let (id, sizes) = read().map_err(|e| self.db_error(e))?;
+            let mut counts = Counts::default();
+            for (f, n) in varints(&sizes).take(FIELDS).enumerate() {
+                counts[f] = u32::try_from(n).unwrap_or(u32::MAX);
+            }
+            lengths.insert(id, counts);
+        }
+        Ok(lengths)
+    }
+
+    /// The average field lengths over the index, from FTS5's totals record (the number of rows,
+    /// then the tokens of each column).
+    fn average_lengths(&self) -> Result<[f64; FIELDS]> {
+        use rusqlite::OptionalExtension;
+        let record: Option<Vec<u8>> = self
+            .conn
+            .query_row("SELECT block FROM tool_fts_data WHERE id = 1", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.db_error(e))?;
+        let mut averages = [0.0; FIELDS];
+        let mut values = varints(record.as_deref().unwrap_or_default());
+        let rows = values.next().unwrap_or(0);
+        if rows > 0 {
+            for (f, total) in values.take(FIELDS).enumerate() {
+                averages[f] = total as f64 / rows as f64;
+            }
+        }
+        Ok(averages)
+    }
+
+    /// The BM25F relevance of every tool that holds a term of `terms` (the query's content
+    /// words as index terms, in query order), with each term's document count.
+    pub(super) fn relevance(&self, terms: &[Option<String>]) -> Result<Relevance> {
+        self.query_tables()?;
+        let tools = self.fts_rows()?;
+        let postings: Vec<Postings> = terms
+            .iter()
+            .map(|t| {
+                t.as_deref()
+                    .map_or_else(|| Ok(Postings::new()), |t| self.postings(t))
+            })
+            .collect::<Result<_>>()?;
+        let documents: Vec<i64> = postings.iter().map(|p| p.len() as i64).collect();
+        // Pairs of adjacent words found next to each other in one field, and where.
+        let mut pairs: Vec<HashMap<i64, Counts>> = Vec::new();
+        for (a, b) in postings.iter().zip(postings.iter().skip(1)) {
+            let mut found: HashMap<i64, Counts> = HashMap::new();
+            for (doc, first) in a {
+                let Some(second) = b.get(doc) else { continue };
+                for (f, offset) in first {
+                    if second.contains(&(*f, offset + 1)) {
+                        found.entry(*doc).or_default()[*f] += 1;
+                    }
+                }
+            }
+            pairs.push(found);
+        }
+        let mut ids: Vec<i64> = postings.iter().flat_map(|p| p.keys().copied()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let lengths = self.lengths(&ids)?;
+        let averages = self.average_lengths()?;
+        let mut scores: HashMap<i64, f64> = HashMap::with_capacity(ids.len());
+        let counted = |occurrences: &[(usize, u32)]| {
+            let mut tf = Counts::default();
+            for (f, _) in occurrences {
+                tf[*f] += 1;
+            }
+            tf
+        };
+        for id in ids {
+            let len = lengths.get(&id).copied().unwrap_or_default();
+            let mut score = 0.0;
+            for (p, n) in postings.iter().zip(&documents) {
+                if let Some(occurrences) = p.get(&id) {
+                    score += idf(tools, *n) * saturated(&counted(occurrences), &len, &averages);
+                }
+            }
+            for pair in &pairs {
+                if let Some(tf) = pair.get(&id) {
+                    let n = pair.len() as i64;
+                    score += BIGRAM_WEIGHT * idf(tools, n) * saturated(tf, &len, &averages);
+                }
+            }
+            scores.insert(id, score);
+        }
+        Ok(Relevance { documents, scores })
+    }
+}
+
+/// The varints of an FTS5 record (SQLite's encoding: 7 bits a byte, high bit set when more
+/// follow, the 9th byte whole).
+fn varints(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        if i >= bytes.len() {
+            return None;
+        }
+        let mut value: u64 = 0;
+        for k in 0..9 {
+            let byte = *bytes.get(i)?;
+            i += 1;
+            if k == 8 {
+                return Some((value << 8) | u64::from(byte));
+            }
+            value = (value << 7) | u64::from(byte & 0x7f);
+            if byte & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        Some(value)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_read_as_sqlite_writes_them() {
+        let read: Vec<u64> = varints(&[0x03, 0x81, 0x00, 0x28, 0xff, 0x7f]).collect();
+        assert_eq!(read, [3, 128, 40, 0x3fff]);
+        assert!(varints(&[]).next().is_none());
+    }
+
+    #[test]
+    fn idf_favours_rare_words_and_is_never_negative() {
+        assert!(idf(1000, 1) > idf(1000, 100));
+        assert!(idf(1000, 1000) > 0.0);
+        assert!(idf(10, 20) > 0.0);
+    }
+
+    #[test]
+    fn fields_add_up_before_one_saturation() {
+        let avg = [4.0, 2.0, 3.0, 10.0, 2.0, 20.0, 1.0];
+        let len = [4, 2, 3, 10, 2, 20, 1];
+        let once = |f: usize| {
+            let mut tf = Counts::default();
+            tf[f] = 1;
+            saturated(&tf, &len, &avg)
+        };
+        // Once in a field of average length: (k1 + 1) · 1 / (k1 + 1) = 1.
+        assert!((once(0) - 1.0).abs() < 1e-12);
+        // The bundle weighs nothing; argument values twice a name word.
+        assert_eq!(once(6), 0.0);
+        let both = saturated(&[1, 0, 0, 0, 0, 1, 0], &len, &avg);
+        assert!(
+            both > once(0) && both < 2.0 * once(0),
+            "saturates once: {both}"
+        );
+        let value = (K1 + 1.0) * 2.0 / (K1 + 2.0);
+        assert!((once(4) - value).abs() < 1e-12);
+    }
+
+    #[test]
+    fn long_fields_weigh_less_but_argument_descriptions_do_not() {
+        let avg = [4.0, 2.0, 3.0, 10.0, 2.0, 20.0, 1.0];
+        let short = [4, 2, 3, 10, 2, 10, 1];
+        let long = [4, 2, 3, 40, 2, 80, 1];
+        let description = [0, 0, 0, 0, 0, 1, 0];
+        assert!(saturated(&description, &short, &avg) > saturated(&description, &long, &avg));
+        let argument = [0, 0, 0, 1, 0, 0, 0];
+        assert_eq!(
+            saturated(&argument, &short, &avg),
+            saturated(&argument, &long, &avg)
+        );
+    }
+}
