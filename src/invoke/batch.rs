@@ -24,7 +24,6 @@
 use super::{Failure, Options};
 use crate::base::error_code::ErrorCode;
 use crate::catalog::{Catalog, ToolEntry};
-use crate::provider::Provider;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 use std::sync::{Arc, mpsc};
@@ -82,10 +81,9 @@ pub fn check_size(bytes: usize) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Read a batch request (see the module comment and [`shapes`]); `provider` chooses the shape
-/// of the answer, else the calls' own shape does.
-pub fn parse(doc: &Value, provider: Option<Provider>) -> Result<Request, Failure> {
-    let forced = provider.map(Shape::of).transpose()?;
+/// Read a batch request (see the module comment and [`shapes`]); `forced` chooses the shape of
+/// the answer, else the calls' own shape does.
+pub fn parse(doc: &Value, forced: Option<Shape>) -> Result<Request, Failure> {
     let located = shapes::locate(doc)?;
     let wait_ms = match doc {
         Value::Object(map) if located.shape == Some(Shape::Seed) => {

@@ -7,6 +7,7 @@ use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::view::clip;
 use crate::invoke::{self, Failure, Options, Remedy, batch};
+use crate::provider::Provider;
 use clap::Args;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -178,6 +179,24 @@ fn remedy_hint(remedy: &Remedy) -> String {
     }
 }
 
+/// The answer's shape `--provider` asks for; MCP clients call tools through `mcp serve`.
+fn shape_of(provider: Provider) -> Result<batch::Shape, CliError> {
+    use batch::Shape;
+    Ok(match provider {
+        Provider::Openai => Shape::Openai,
+        Provider::OpenaiResponses => Shape::OpenaiResponses,
+        Provider::Anthropic => Shape::Anthropic,
+        Provider::Gemini => Shape::Gemini,
+        Provider::Ollama => Shape::Ollama,
+        Provider::Mcp => {
+            return Err(CliError::invalid(
+                "--provider mcp: MCP clients call tools through `toolctl mcp serve`, not in batches; choose openai, openai-responses, anthropic, gemini or ollama",
+            )
+            .with_details(serde_json::json!({ "flag": "--provider" })));
+        }
+    })
+}
+
 /// `--batch`: the calls run by [`batch::run`], answered as one document bound to `call_id`s.
 fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliError> {
     let (text, name) = crate::cli::shared::read_text(source)?;
@@ -187,7 +206,8 @@ fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliEr
             serde_json::json!({ "file": name, "line": e.line(), "column": e.column() }),
         )
     })?;
-    let request = batch::parse(&doc, args.provider).map_err(into_error)?;
+    let request =
+        batch::parse(&doc, args.provider.map(shape_of).transpose()?).map_err(into_error)?;
     let catalog = std::sync::Arc::new(ctx.catalog()?);
     let workspace = args.workspace.clone().unwrap_or_else(|| ctx.cwd.clone());
     let resolve = std::sync::Arc::new(|catalog: &Catalog, name: &str| {

@@ -16,7 +16,6 @@
 //! content of `functionResponse` parts (`{"output": …}` or `{"error": …}`, as Gemini asks).
 
 use super::{Call, Failure, body, invalid};
-use crate::provider::Provider;
 use serde_json::{Map, Value, json};
 
 /// Whose tool calls a batch holds, and so whose messages answer it.
@@ -30,25 +29,6 @@ pub enum Shape {
     Anthropic,
     Gemini,
     Ollama,
-}
-
-impl Shape {
-    /// The shape `--provider` asks for; MCP answers calls itself (`toolctl mcp serve`).
-    pub fn of(provider: Provider) -> Result<Self, Failure> {
-        Ok(match provider {
-            Provider::Openai => Self::Openai,
-            Provider::OpenaiResponses => Self::OpenaiResponses,
-            Provider::Anthropic => Self::Anthropic,
-            Provider::Gemini => Self::Gemini,
-            Provider::Ollama => Self::Ollama,
-            Provider::Mcp => {
-                return Err(invalid(
-                    "MCP clients call tools through `toolctl mcp serve`, not in batches; choose openai, openai-responses, anthropic, gemini or ollama",
-                    "",
-                ));
-            }
-        })
-    }
 }
 
 /// The provider a shape belongs to, as messages name it.
