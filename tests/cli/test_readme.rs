@@ -57,6 +57,10 @@ fn readme_links_only_to_files_in_the_repository() {
         "seeds/",
         "the seed",
         "catalog-spec.md",
+        "agent-tools-api.md",
+        "attach-contract.md",
+        "llm-tool-selection.md",
+        "tool-definition-and-pick.md",
         "PROVIDERS.md",
     ] {
         assert!(
