@@ -223,8 +223,12 @@ pub fn extract(data: &[u8]) {
     let Ok(spec) = serde_json::from_value::<HttpImpl>(spec) else {
         return;
     };
-    if let Ok(Value::String(_)) | Err(_) = http::dry_response(&spec, 200, body.as_bytes()) {
-        return;
+    match http::dry_response(&spec, 200, body.as_bytes()) {
+        Ok(Value::String(_)) | Err(_) => return,
+        // errorMode empty: a regex that matched nothing is the encoding's empty value, `null`
+        // for JSON (as the README says).
+        Ok(Value::Null) if modes.contains("empty") => return,
+        Ok(_) => {}
     }
     // Anything else comes from a JSONPath or the body as JSON: never from a regex.
     assert!(
