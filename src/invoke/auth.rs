@@ -133,8 +133,8 @@ fn sign(hmac: &Hmac, request: &mut Request, values: &mut Values) -> Result<(), F
     }
     message.extend_from_slice(&template.as_bytes()[last..]);
     let mac = match hmac.algorithm {
-        HmacAlgorithm::Sha256 => digest::<hmac::Hmac<sha2::Sha256>>(key.as_bytes(), &message),
-        HmacAlgorithm::Sha512 => digest::<hmac::Hmac<sha2::Sha512>>(key.as_bytes(), &message),
+        HmacAlgorithm::Sha256 => digest::<hmac::Hmac<sha2::Sha256>>(key.as_bytes(), &message)?,
+        HmacAlgorithm::Sha512 => digest::<hmac::Hmac<sha2::Sha512>>(key.as_bytes(), &message)?,
     };
     let signature = match hmac.encoding {
         SignatureEncoding::Hex => mac.iter().map(|b| format!("{b:02x}")).collect(),
@@ -159,12 +159,13 @@ fn sign(hmac: &Hmac, request: &mut Request, values: &mut Values) -> Result<(), F
     Ok(())
 }
 
-/// The MAC of `message` under `key` (HMAC takes a key of any length).
-fn digest<M: Mac + hmac::digest::KeyInit>(key: &[u8], message: &[u8]) -> Vec<u8> {
+/// The MAC of `message` under `key`. HMAC takes a key of any length, so the error cannot
+/// happen; it is still an error, never a signature under some other key.
+fn digest<M: Mac + hmac::digest::KeyInit>(key: &[u8], message: &[u8]) -> Result<Vec<u8>, Failure> {
     let mut mac = <M as hmac::digest::KeyInit>::new_from_slice(key)
-        .unwrap_or_else(|_| <M as hmac::digest::KeyInit>::new(&Default::default()));
+        .map_err(|e| Failure::new(ErrorCode::Internal, format!("cannot make the HMAC: {e}")))?;
     mac.update(message);
-    mac.finalize().into_bytes().to_vec()
+    Ok(mac.finalize().into_bytes().to_vec())
 }
 
 /// `template` with each `${name}` of `parts` replaced.
@@ -422,7 +423,8 @@ mod tests {
     #[test]
     fn the_readme_vectors_come_out_of_digest_and_fill() {
         let mac =
-            digest::<hmac::Hmac<sha2::Sha256>>(b"It's a Secret to Everybody", b"Hello, World!");
+            digest::<hmac::Hmac<sha2::Sha256>>(b"It's a Secret to Everybody", b"Hello, World!")
+                .unwrap();
         assert_eq!(
             fill("sha256=${signature}", &[("signature", &hex(&mac))]).unwrap(),
             "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
@@ -430,7 +432,8 @@ mod tests {
         let mac = digest::<hmac::Hmac<sha2::Sha256>>(
             b"whsec_test_secret",
             br#"1700000000.{"id":"evt_1"}"#,
-        );
+        )
+        .unwrap();
         assert_eq!(
             fill(
                 "t=${timestamp},v1=${signature}",
