@@ -365,7 +365,7 @@ fn copies_of_a_tool_are_found_by_id_at_the_first_path_with_or_without_the_index(
         for file in files {
             let text = std::fs::read_to_string(&file).unwrap();
             let text = text.replace(&bundle.bundle.bundle_id.to_string(), &id);
-            std::fs::write(&file, text).unwrap();
+            crate::catalog::store::write_atomic(&file, text.as_bytes()).unwrap();
         }
         ids.push(id);
         if ids.len() > 1 && first_listed() != ids[0] {
