@@ -2,6 +2,7 @@
 //! catalog — stable error codes, time, and the shared plumbing (redaction, the state-database
 //! opener, the HTTP client builder).
 
+pub mod capped;
 pub mod error_code;
 pub mod http;
 pub mod pointer;

@@ -45,14 +45,20 @@ impl Secrets {
         let Some(path) = file() else {
             return Ok(Self::default());
         };
-        let meta = match std::fs::metadata(&path) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+        // Read as every file toolctl did not write ([`super::capped`]): a FIFO, a device or
+        // a file over 4 MiB is refused, not read for ever; the mode is checked on the open
+        // file, so what is read is what was checked.
+        let (file, len) = match super::capped::open_regular(&path) {
+            Ok(open) => open,
+            Err(super::capped::ReadError::Missing) => return Ok(Self::default()),
             Err(e) => return Err(problem(&path, format!("cannot read it: {e}"))),
         };
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
+            let meta = file
+                .metadata()
+                .map_err(|e| problem(&path, format!("cannot read it: {e}")))?;
             let mode = meta.permissions().mode() & 0o777;
             if mode & 0o077 != 0 {
                 return Err(SecretsError {
@@ -61,7 +67,11 @@ impl Secrets {
                 });
             }
         }
-        let text = std::fs::read_to_string(&path)
+        let text = super::capped::read_open(file, len)
+            .and_then(|bytes| {
+                String::from_utf8(bytes)
+                    .map_err(|e| super::capped::ReadError::NotUtf8(e.utf8_error().valid_up_to()))
+            })
             .map_err(|e| problem(&path, format!("cannot read it: {e}")))?;
         let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text) else {
             return Err(problem(

@@ -201,11 +201,13 @@ impl Config {
     /// Read `toolctl.json` in `root`; a catalog without one has the defaults.
     pub fn load(root: &Path) -> Result<Self> {
         let path = root.join(CONFIG_FILE);
-        match super::capped::read_text(&path, Some(root)) {
+        match crate::base::capped::read_text(&path, Some(root)) {
             Ok(text) => Self::from_doc(model::parse_doc(&text, &path)?, &path),
             // No file yet: the defaults, as the file `init` would write.
-            Err(super::capped::ReadError::Missing) => Self::from_doc(Self::initial_doc(), &path),
-            Err(e) => Err(e.into_error(&path)),
+            Err(crate::base::capped::ReadError::Missing) => {
+                Self::from_doc(Self::initial_doc(), &path)
+            }
+            Err(e) => Err(Error::unreadable(&path, e)),
         }
     }
 

@@ -1,6 +1,7 @@
 //! What can go wrong in the catalog, with enough context (file, JSON pointer, candidates, hint)
 //! for the CLI to tell a user exactly what to fix.
 
+use crate::base::capped::ReadError;
 use crate::base::error_code::ErrorCode;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -200,6 +201,24 @@ fn invalid_message(source_name: &str, violations: &[Violation]) -> String {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// The error of a command reading an input or catalog file ([`crate::base::capped`]): a
+    /// missing file is `NOT_FOUND` (exit 4), a file toolctl refuses to read is
+    /// `VALIDATION_ERROR` (exit 3) naming the file, an I/O failure is `INTERNAL`.
+    pub fn unreadable(path: &std::path::Path, error: ReadError) -> Self {
+        match error {
+            ReadError::Missing => Self::NotFound {
+                what: "file",
+                name: path.display().to_string(),
+                hint: None,
+            },
+            ReadError::Io(e) => Self::io("cannot read", path, e),
+            other => Self::invalid(
+                path.display().to_string(),
+                vec![Violation::new("", other.to_string()).rule("read")],
+            ),
+        }
+    }
+
     pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io {
             action,

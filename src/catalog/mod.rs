@@ -13,7 +13,6 @@
 
 pub mod auth;
 pub mod builtin;
-pub mod capped;
 pub mod config;
 pub mod error;
 pub mod lock;
@@ -438,9 +437,9 @@ impl Catalog {
             path: path.clone(),
             message,
         };
-        let text = match capped::read_text(&path, Some(&self.root)) {
+        let text = match crate::base::capped::read_text(&path, Some(&self.root)) {
             Ok(text) => text,
-            Err(capped::ReadError::Missing) => {
+            Err(crate::base::capped::ReadError::Missing) => {
                 return if is_leftover_dir(dir) {
                     Ok(None)
                 } else {
@@ -691,13 +690,24 @@ pub fn is_leftover_dir(dir: &Path) -> bool {
     })
 }
 
+/// An input file's text (`tool put FILE`, `--args-file`, …), read by
+/// [`crate::base::capped`]; every refusal is an error naming the file ([`Error::unreadable`]).
+pub fn read_input(path: &Path) -> Result<String> {
+    crate::base::capped::read_text(path, None).map_err(|e| Error::unreadable(path, e))
+}
+
+/// Standard input's text, at most [`crate::base::capped::MAX_FILE_BYTES`].
+pub fn read_stdin() -> Result<String> {
+    crate::base::capped::read_stdin().map_err(|e| Error::unreadable(Path::new("<stdin>"), e))
+}
+
 /// The text of a `tool.json` of the catalog at `root`; `None` when there is no such file.
 /// A file that is not a regular file, leaves the catalog, is too large or is not UTF-8 is a
-/// problem ([`capped`]).
+/// problem ([`crate::base::capped`]).
 pub(crate) fn read_tool_text(path: &Path, root: &Path) -> Result<Option<String>, Problem> {
-    match capped::read_text(path, Some(root)) {
+    match crate::base::capped::read_text(path, Some(root)) {
         Ok(text) => Ok(Some(text)),
-        Err(capped::ReadError::Missing) => Ok(None),
+        Err(crate::base::capped::ReadError::Missing) => Ok(None),
         Err(e) => Err(Problem {
             path: path.to_owned(),
             message: e.to_string(),

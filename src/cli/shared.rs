@@ -74,10 +74,10 @@ pub fn read_document(path: &str) -> Result<(Value, String), CliError> {
 /// problems under.
 pub fn read_text(path: &str) -> Result<(String, String), CliError> {
     if path == "-" {
-        let text = crate::catalog::capped::read_stdin()?;
+        let text = crate::catalog::read_stdin()?;
         Ok((text, "<stdin>".to_owned()))
     } else {
-        let text = crate::catalog::capped::read_input(Path::new(path))?;
+        let text = crate::catalog::read_input(Path::new(path))?;
         Ok((text, path.to_owned()))
     }
 }

@@ -129,16 +129,28 @@ impl Catalog {
                 Some(_) => {}
             }
         }
+        self.find_tool_by_id_in_files(id, problems)
+    }
+
+    /// [`Self::find_tool_by_id`] without the index: every file is read, and of copies of one
+    /// tool (a bundle or version folder copied by hand) the first path in byte order is the
+    /// one found, as the index's `path_of_tool_id` answers, whatever order the folders are
+    /// listed in.
+    pub(crate) fn find_tool_by_id_in_files(
+        &self,
+        id: Uuid,
+        problems: &mut Vec<Problem>,
+    ) -> Result<Option<ToolEntry>> {
         let bundles = self.bundles()?.items;
-        for bundle in &bundles {
-            if let Some(found) = self
-                .bundle_tools(bundle, problems)
-                .into_iter()
-                .find(|t| t.tool.tool_id == id)
-            {
-                return Ok(Some(found));
-            }
-        }
-        Ok(None)
+        Ok(bundles
+            .iter()
+            .flat_map(|bundle| self.bundle_tools(bundle, problems))
+            .filter(|t| t.tool.tool_id == id)
+            // Byte order of the paths, as SQL's `ORDER BY path` (a `Path` compares by parts).
+            .min_by(|a, b| {
+                let (a, b) = (a.path.as_deref(), b.path.as_deref());
+                a.map(std::path::Path::as_os_str)
+                    .cmp(&b.map(std::path::Path::as_os_str))
+            }))
     }
 }

@@ -334,3 +334,66 @@ fn a_full_build_writes_what_a_check_does() {
         assert_eq!(rows(&built, &sql).len(), 1, "{name}");
     }
 }
+
+#[test]
+fn copies_of_a_tool_are_found_by_id_at_the_first_path_with_or_without_the_index() {
+    let (dir, catalog) = fixture();
+    let bundles = catalog.bundles().unwrap().items;
+    let bundle = bundles.iter().find(|b| !b.is_builtin()).unwrap();
+    let tool = catalog.bundle_tools(bundle, &mut Vec::new()).remove(0);
+    let from = bundle.dir.clone().unwrap();
+    // Copies of the bundle made by hand, each given a new bundleID (its folder's name) but
+    // keeping the tools' toolIDs; as many as it takes for the folder listed first not to be
+    // the first in path order (the listing order is the file system's).
+    let bundles_dir = dir.path().join("bundles");
+    let first_listed = || {
+        let entry = std::fs::read_dir(&bundles_dir).unwrap().next().unwrap();
+        entry.unwrap().file_name().into_string().unwrap()
+    };
+    let mut ids = Vec::new();
+    for n in 1..=32 {
+        let id = format!("00000000-0000-7000-8000-{n:012}");
+        let to = bundles_dir.join(&id);
+        copy_dir(&from, &to);
+        let mut files = vec![to.join(crate::catalog::BUNDLE_FILE)];
+        files.extend(
+            catalog
+                .bundle_tools(bundle, &mut Vec::new())
+                .iter()
+                .map(|t| to.join(t.path.as_deref().unwrap().strip_prefix(&from).unwrap())),
+        );
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let text = text.replace(&bundle.bundle.bundle_id.to_string(), &id);
+            crate::catalog::store::write_atomic(&file, text.as_bytes()).unwrap();
+        }
+        ids.push(id);
+        if ids.len() > 1 && first_listed() != ids[0] {
+            break;
+        }
+    }
+    assert_ne!(first_listed(), ids[0], "the listing is in path order here");
+    let catalog = Catalog::open(dir.path()).unwrap();
+    let relative = |entry: &ToolEntry| {
+        let path = entry.path.as_deref().unwrap();
+        path.strip_prefix(dir.path())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    };
+    let first = tool.path.as_deref().unwrap();
+    let first = first.strip_prefix(&from).unwrap().to_string_lossy();
+    let expected = format!("bundles/{}/{first}", ids[0]);
+    let mut problems = Vec::new();
+    let from_files = catalog
+        .find_tool_by_id_in_files(tool.tool.tool_id, &mut problems)
+        .unwrap()
+        .unwrap();
+    assert_eq!(problems, []);
+    assert_eq!(relative(&from_files), expected);
+    let with_index = catalog
+        .find_tool_by_id(tool.tool.tool_id, &mut Vec::new())
+        .unwrap()
+        .unwrap();
+    assert_eq!(relative(&with_index), expected);
+}

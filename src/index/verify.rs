@@ -16,6 +16,20 @@
 //! the recorded one (or that has none: a crash before the stamp was written, an older
 //! toolctl) is checked whole before it is used, and rebuilt when the check fails. A reader
 //! that finds the stamp as recorded pays one `stat` and one small read.
+//!
+//! **What the stamp cannot see (the stamp window).** A command trusts the file from its check
+//! (or from finding the stamp as recorded) until it records the stamp again, after its sync and
+//! when its connection closes; other toolctl processes may write the file in between (WAL),
+//! so a stamp that moved during that time is not a sign of damage and is recorded as it is.
+//! Bytes changed by something else inside that window (while a toolctl command has the index
+//! open: milliseconds for most commands, up to 30 minutes for `index watch`) are therefore
+//! stamped as trusted and not checked by the next command. Such damage is still found when a
+//! query reads a page SQLite cannot decode (the command rebuilds and runs the query again,
+//! [`super::Index::read`]); damage that reads as valid values can give wrong answers until
+//! the file changes again behind toolctl's back or `index rebuild` runs. Closing the window
+//! would need a checksum of the file's content toolctl writes itself (SQLite has none; the
+//! `cksumvfs` extension is not in rusqlite's bundled build) or an `integrity_check` before
+//! each stamp (0.8–1.2 s at 10,000 tools): both cost more than the window is worth.
 
 use std::path::{Path, PathBuf};
 

@@ -218,9 +218,12 @@ fn unix_now() -> f64 {
         .as_secs_f64()
 }
 
-/// The cached token at `path` when it is still good and not the one refused.
+/// The cached token at `path` when it is still good and not the one refused. A cache file
+/// that cannot be used is a miss, and the token fetched replaces it: one that is not a
+/// regular file or is too large ([`crate::base::capped`]: never a hang on a FIFO or memory
+/// without end on `/dev/zero`), not JSON, or not a token.
 fn cached(path: &Path, refused: Option<&str>) -> Option<Cached> {
-    let text = std::fs::read(path).ok()?;
+    let text = crate::base::capped::read_bytes(path, None).ok()?;
     let token: Cached = serde_json::from_slice(&text).ok()?;
     (token.refresh_at > unix_now() && Some(token.access_token.as_str()) != refused).then_some(token)
 }

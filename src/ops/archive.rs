@@ -45,7 +45,7 @@ pub const MAX_ENTRIES: usize = 20_000;
 
 /// The largest file an archive may hold, uncompressed (4 MiB): the largest catalog file read.
 /// A `tool.json` is a few KiB; the biggest argument schemas reach a few hundred.
-pub const MAX_ENTRY_BYTES: u64 = crate::catalog::capped::MAX_FILE_BYTES;
+pub const MAX_ENTRY_BYTES: u64 = crate::base::capped::MAX_FILE_BYTES;
 
 /// The most all the files of an archive may hold together, uncompressed (256 MiB).
 pub const MAX_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
@@ -231,7 +231,8 @@ pub fn read_archive_file(
     source_name: &str,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Archive> {
-    let (file, len) = crate::catalog::capped::open_regular(path).map_err(|e| e.into_error(path))?;
+    let (file, len) = crate::base::capped::open_regular(path)
+        .map_err(|e| crate::catalog::Error::unreadable(path, e))?;
     if len > MAX_ARCHIVE_BYTES {
         return Err(invalid(
             source_name,
@@ -761,7 +762,7 @@ impl Catalog {
         for (file, (entry, tool_id)) in plan.files.iter().skip(1).zip(&plan.tool_ids) {
             let version = version_of(entry);
             let target = dir.join(&file.name);
-            match crate::catalog::capped::read_bytes(&target, Some(&self.root)) {
+            match crate::base::capped::read_bytes(&target, Some(&self.root)) {
                 Ok(bytes) => {
                     let ours = model::parse_doc(&String::from_utf8_lossy(&bytes), &target)?;
                     if without_switch(ours) == without_switch(parse_entry(file)?) {
@@ -774,7 +775,7 @@ impl Catalog {
                         }));
                     }
                 }
-                Err(crate::catalog::capped::ReadError::Missing) => {
+                Err(crate::base::capped::ReadError::Missing) => {
                     if let Some(reference) = used.get(tool_id) {
                         conflicts.push(json!({
                             "kind": "toolID",
@@ -788,7 +789,7 @@ impl Catalog {
                         writes.push((target, file));
                     }
                 }
-                Err(e) => return Err(e.into_error(&target)),
+                Err(e) => return Err(crate::catalog::Error::unreadable(&target, e)),
             }
         }
         if !conflicts.is_empty() {
@@ -1068,7 +1069,8 @@ fn bundle_files(dir: &Path) -> Result<(Vec<ArchiveFile>, Vec<PathBuf>)> {
     // The bundle folder is `<catalog>/bundles/<id>`: symlinks must stay in the catalog.
     let root = dir.ancestors().nth(2);
     let read = |path: &Path| {
-        crate::catalog::capped::read_bytes(path, root).map_err(|e| e.into_error(path))
+        crate::base::capped::read_bytes(path, root)
+            .map_err(|e| crate::catalog::Error::unreadable(path, e))
     };
     let mut files = vec![ArchiveFile {
         name: BUNDLE_FILE.to_owned(),

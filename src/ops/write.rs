@@ -812,6 +812,7 @@ fn tool_destination_rules(tool: &Tool, catalog: &Catalog) -> Result<(), Violatio
 
 /// Read a document for rewriting; it must parse (a broken file is never overwritten blindly).
 fn read_doc(path: &Path) -> Result<Value> {
-    let text = crate::catalog::capped::read_text(path, None).map_err(|e| e.into_error(path))?;
+    let text = crate::base::capped::read_text(path, None)
+        .map_err(|e| crate::catalog::Error::unreadable(path, e))?;
     model::parse_doc(&text, path)
 }

@@ -26,6 +26,9 @@
 //! ([`Matches`]); ranking then asks the index about the best of those alone ([`rank`]), and
 //! only the tools shown are read and named. A pick costs what it matches and shows, not the
 //! size of the catalog. The network scorers read every candidate's words.
+//!
+//! About 1,000 lines on purpose: the pick pipeline (candidates, scorer dispatch, fusion, ranking)
+//! in one place; each scorer's own code is in its module.
 
 pub mod embed;
 pub mod endpoints;

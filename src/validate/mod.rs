@@ -365,7 +365,7 @@ fn target(root: Option<&Path>, file: PathBuf) -> Target {
 
 /// Read, parse and check one file; its findings are placed in it.
 fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Constraints) {
-    use crate::catalog::capped::{self, ReadError};
+    use crate::base::capped::{self, ReadError};
     match capped::read_text(&target.file, target.root.as_deref()) {
         Ok(text) => check_text(target, &text, cx),
         Err(e) => {

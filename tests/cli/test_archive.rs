@@ -3,6 +3,9 @@
 //! Round trips are byte for byte, exports are deterministic, and hostile archives (path
 //! traversal, symlinks, duplicates, lying or huge sizes, broken documents) are refused with
 //! the entry named and nothing written: the catalog's tree is compared before and after.
+//!
+//! Over 1,000 lines on purpose: export and import, the two ends of one format tested as round
+//! trips; test files are split by topic past ~1,500 lines.
 
 use crate::common::{
     TestEnv, assert_uuid_v7, bundle_view, keys, ordered, read_json, timestamp, tool_doc,

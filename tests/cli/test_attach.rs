@@ -16,6 +16,9 @@
 //!   other agents go on; no temporary file is left behind.
 //! - **A property test** over random small catalogs, limits and sequences of runs, checking the
 //!   planner's rules (mirrored from `src/attach/plan.rs`) on the real binary.
+//!
+//! Over 1,000 lines on purpose: the attach contract and agents, whose cases share one fixture
+//! catalog; test files are split by topic past ~1,500 lines.
 
 use crate::common::{Run, TestEnv, find_prefixed, keys, read_json, timestamp, tool_doc_with};
 use serde::Deserialize;

@@ -16,6 +16,9 @@
 //! - **Round trip**: every exported name resolves back to its own tool in `toolctl invoke` and
 //!   `toolctl tool get`.
 //! - **Filters**: `--bundle`, `--tag`, `--tool`, `--include-disabled`, one version per slug.
+//!
+//! Over 1,000 lines on purpose: the six providers' formats, checked against one table of their
+//! rules; test files are split by topic past ~1,500 lines.
 
 use crate::common::{ErrorDoc, TestEnv, find_files, keys, ordered, tool_doc_with};
 use serde_json::{Map, Value, json};

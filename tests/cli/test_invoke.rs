@@ -2,6 +2,9 @@
 //! codes, tool references, argument parsing and schema checks, the no-schema policy, the
 //! native built-ins (`readfile`, `file-search`, `now`, `exec`), the workspace they can never
 //! leave, and the output check.
+//!
+//! Over 1,000 lines on purpose: `invoke` of one tool and the native built-ins, whose cases share
+//! the envelope checks; test files are split by topic past ~1,500 lines.
 
 use crate::common::{ErrorDoc, Run, TestEnv, timestamp, tool_doc, tool_doc_with, write_file};
 use serde_json::{Value, json};

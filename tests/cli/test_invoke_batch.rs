@@ -5,6 +5,9 @@
 //! (`VALIDATION_ERROR` with a JSON pointer, exit 3), concurrency, `wait_ms` and the `TIMEOUT`
 //! that cancels a call, the 12,000-byte truncation, and `callCount`/`lastCalledAt` kept in
 //! `.toolctl/usage.sqlite`.
+//!
+//! Over 1,000 lines on purpose: `invoke --batch` and usage, one request format whose cases share
+//! the batch helpers; test files are split by topic past ~1,500 lines.
 
 use crate::common::{ErrorDoc, TestEnv, keys, ordered, timestamp, tool_doc, write_file};
 use serde_json::{Value, json};

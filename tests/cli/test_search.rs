@@ -5,6 +5,9 @@
 //! position paging with tokens bound to the query and filters; the built-in tools; the table.
 //!
 //! Every catalog here is small and built for the test, so the expected orders are exact.
+//!
+//! Over 1,000 lines on purpose: `search`, one ranking whose cases share the fixture catalogs; test
+//! files are split by topic past ~1,500 lines.
 
 use crate::common::{
     ProblemItem, TestEnv, ToolItem, read_json, tool_doc_with, tool_view, write_file,

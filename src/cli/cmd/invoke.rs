@@ -116,16 +116,16 @@ fn read_arguments(args: &InvokeArgs) -> Result<Value, CliError> {
             return Err(error);
         }
         (Some(_), ..) => {
-            let text = crate::catalog::capped::read_stdin()?;
+            let text = crate::catalog::read_stdin()?;
             (text, "standard input".to_owned())
         }
         (None, Some(text), _) => (text.clone(), "--args".to_owned()),
         (None, None, Some(path)) if path.as_os_str() == "-" => {
-            let text = crate::catalog::capped::read_stdin()?;
+            let text = crate::catalog::read_stdin()?;
             (text, "standard input".to_owned())
         }
         (None, None, Some(path)) => {
-            let text = crate::catalog::capped::read_input(path)?;
+            let text = crate::catalog::read_input(path)?;
             (text, path.display().to_string())
         }
         (None, None, None) => return Ok(Value::Object(Default::default())),

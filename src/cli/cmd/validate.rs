@@ -67,7 +67,7 @@ fn stdin_file(args: &ValidateArgs) -> Result<Option<Stdin>, CliError> {
             CliError::invalid("- (standard input) is checked alone, without other paths").usage(),
         );
     }
-    let text = crate::catalog::capped::read_stdin()?;
+    let text = crate::catalog::read_stdin()?;
     let doc: Option<serde_json::Value> = serde_json::from_str(&text).ok();
     let has = |key: &str| doc.as_ref().is_some_and(|d| d.get(key).is_some());
     let name = if !has("slug") && (has("schemaVersion") || has("allowedHosts")) {

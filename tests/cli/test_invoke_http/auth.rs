@@ -371,6 +371,61 @@ fn twenty_parallel_calls_make_one_token_request_and_the_token_file_is_private() 
     }
 }
 
+/// A token cache file that cannot be used (over 4 MiB, a FIFO, a link to `/dev/zero`) is a
+/// miss: a new token is fetched and replaces it, at once, never read for ever.
+#[test]
+fn a_token_cache_file_too_large_or_not_a_regular_file_is_replaced_by_a_new_token() {
+    let api = oauth_api(&[]);
+    assert_eq!(
+        api.value("api", &json!({}), &OAUTH_SECRETS),
+        json!({ "token": 1 })
+    );
+    let dir = api.env.catalog().join(".toolctl/oauth2");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let good = std::fs::read_to_string(&file).unwrap();
+    let spoil: [(&str, &dyn Fn()); 3] = [
+        ("5 MiB", &|| {
+            // The good token, padded past the limit: read whole it would be used.
+            let mut doc: Value = serde_json::from_str(&good).unwrap();
+            doc["pad"] = json!("x".repeat(5 << 20));
+            write_file(&file, &doc.to_string());
+        }),
+        ("a FIFO", &|| {
+            let status = Command::new("mkfifo").arg(&file).status().unwrap();
+            assert!(status.success());
+        }),
+        ("a link to /dev/zero", &|| {
+            std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
+        }),
+    ];
+    for (n, (what, spoil)) in spoil.iter().enumerate() {
+        std::fs::remove_file(&file).unwrap();
+        spoil();
+        let started = std::time::Instant::now();
+        assert_eq!(
+            api.value("api", &json!({}), &OAUTH_SECRETS),
+            json!({ "token": n + 2 }),
+            "{what}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(20), "{what}");
+        assert!(
+            std::fs::symlink_metadata(&file).unwrap().is_file(),
+            "{what}"
+        );
+        assert!(
+            std::fs::read_to_string(&file)
+                .unwrap()
+                .contains(&format!("tok-{}-", n + 2)),
+            "{what}"
+        );
+    }
+    assert_eq!(api.requests("/token").len(), 4);
+}
+
 #[test]
 fn a_token_is_renewed_before_it_expires_and_reused_until_then() {
     let api = oauth_api(&[("TOKEN_TTL", "1.5")]);

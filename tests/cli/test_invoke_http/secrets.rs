@@ -72,6 +72,43 @@ async fn a_secret_comes_from_the_secrets_file_only_when_others_cannot_read_it() 
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_secrets_file_over_4_mib_or_not_a_regular_file_is_refused_naming_it() {
+    let w = World::new().await;
+    Mock::given(method("GET"))
+        .respond_with(ok_json(json!("fine")))
+        .mount(&w.server)
+        .await;
+    keyed_tool(&w, "keyed", &w.url(""));
+    let file = secrets_file(&w.env);
+    // Valid JSON holding the key, but 5 MiB: never read whole.
+    let padding = "x".repeat(5 << 20);
+    write_secrets(&w.env, &json!({ "API_KEY": SECRET, "PAD": padding }), 0o600);
+    let err = w.failure("keyed", &json!({ "q": "1" }), 6);
+    assert_eq!(err.error.code, "FORBIDDEN", "{err:?}");
+    let message = &err.error.message;
+    assert!(message.contains(file.to_str().unwrap()), "{err:?}");
+    assert!(
+        message.contains("over the limit of 4194304 bytes"),
+        "{err:?}"
+    );
+    // A FIFO no one writes to: refused at once, not waited on.
+    std::fs::remove_file(&file).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .args(["-m", "600"])
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let err = w.failure("keyed", &json!({ "q": "2" }), 6);
+    assert_eq!(err.error.code, "FORBIDDEN", "{err:?}");
+    assert!(
+        err.error.message.contains("not a regular file (a FIFO)"),
+        "{err:?}"
+    );
+    assert!(w.requests().await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_secret_is_never_read_from_other_environment_variables() {
     let w = World::new().await;
     Mock::given(method("GET"))

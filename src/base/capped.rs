@@ -1,5 +1,6 @@
-//! The one way toolctl reads a file it did not write itself: catalog files and input files
-//! (`tool put FILE`, `--args-file`, `--batch`, `bundle put --file`, `validate FILE`).
+//! The one way toolctl reads a file it did not write itself: catalog files, input files
+//! (`tool put FILE`, `--args-file`, `--batch`, `bundle put --file`, `validate FILE`), the
+//! secrets file and the OAuth2 token cache.
 //!
 //! A file is read only if it is a regular file (a FIFO would hang the reader, `/dev/zero`
 //! would grow memory without end) and at most [`MAX_FILE_BYTES`] long; a catalog file that is
@@ -7,7 +8,6 @@
 //! symlinks, so a cloned catalog can hold one to anywhere). The file is opened without blocking and checked on the open handle, so
 //! what is read is what was checked.
 
-use super::error::{Error, Violation};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -32,26 +32,6 @@ pub enum ReadError {
     Io(std::io::Error),
 }
 
-impl ReadError {
-    /// The error of a command reading an input or catalog file: a missing file is
-    /// `NOT_FOUND` (exit 4), a file toolctl refuses to read is `VALIDATION_ERROR` (exit 3)
-    /// naming the file, an I/O failure is `INTERNAL`.
-    pub fn into_error(self, path: &Path) -> Error {
-        match self {
-            Self::Missing => Error::NotFound {
-                what: "file",
-                name: path.display().to_string(),
-                hint: None,
-            },
-            Self::Io(e) => Error::io("cannot read", path, e),
-            other => Error::invalid(
-                path.display().to_string(),
-                vec![Violation::new("", other.to_string()).rule("read")],
-            ),
-        }
-    }
-}
-
 /// The bytes of the file at `path`. With `catalog`, the file belongs to that catalog: a
 /// symlink must resolve inside it.
 pub fn read_bytes(path: &Path, catalog: Option<&Path>) -> Result<Vec<u8>, ReadError> {
@@ -59,6 +39,12 @@ pub fn read_bytes(path: &Path, catalog: Option<&Path>) -> Result<Vec<u8>, ReadEr
         check_inside(path, root)?;
     }
     let (file, len) = open_regular(path)?;
+    read_open(file, len)
+}
+
+/// The bytes of a file opened by [`open_regular`] (`len` long then), at most
+/// [`MAX_FILE_BYTES`]: for readers that look at the open file first (its mode).
+pub fn read_open(file: std::fs::File, len: u64) -> Result<Vec<u8>, ReadError> {
     if len > MAX_FILE_BYTES {
         return Err(ReadError::TooLarge(len));
     }
@@ -86,29 +72,22 @@ pub fn open_regular(path: &Path) -> Result<(std::fs::File, u64), ReadError> {
 }
 
 /// Standard input's text, at most [`MAX_FILE_BYTES`].
-pub fn read_stdin() -> Result<String, Error> {
-    let name = Path::new("<stdin>");
+pub fn read_stdin() -> Result<String, ReadError> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| ReadError::Io(e).into_error(name))?;
+        .map_err(ReadError::Io)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(ReadError::TooLarge(bytes.len() as u64).into_error(name));
+        return Err(ReadError::TooLarge(bytes.len() as u64));
     }
-    String::from_utf8(bytes)
-        .map_err(|e| ReadError::NotUtf8(e.utf8_error().valid_up_to()).into_error(name))
+    String::from_utf8(bytes).map_err(|e| ReadError::NotUtf8(e.utf8_error().valid_up_to()))
 }
 
 /// The text of the file at `path`, as [`read_bytes`] reads it; it must be UTF-8.
 pub fn read_text(path: &Path, catalog: Option<&Path>) -> Result<String, ReadError> {
     String::from_utf8(read_bytes(path, catalog)?)
         .map_err(|e| ReadError::NotUtf8(e.utf8_error().valid_up_to()))
-}
-
-/// An input file's text; every refusal is an error naming the file ([`ReadError::into_error`]).
-pub fn read_input(path: &Path) -> Result<String, Error> {
-    read_text(path, None).map_err(|e| e.into_error(path))
 }
 
 /// A catalog file that is a symlink, or lies in a symlinked folder (a bundle or slug folder:
