@@ -22,6 +22,9 @@ Methods, each asked for its 10 best:
   each catalog and stopped after (`--walk`: none; TOOLCTL_WATCH=never either way, so no
   command starts one by itself). The first request of each method is run once unmeasured
   (for embed, that embeds the whole catalog into toolctl's cache).
+- `rrf` (with `--embed`): the `bm25` and `embed` rankings (each read 100 deep) fused in this
+  process by weighted reciprocal rank fusion (k 60, 0.4 lexical / 0.6 semantic), to compare
+  with `hybrid`, which fuses min-max normalised scores with the same weights.
 - Reference baselines over the same tools, in this process: `overlap`, the number of distinct
   query words found in the tool's text, and `rank_bm25`, Okapi BM25 (the `rank_bm25` package,
   defaults: k1 1.5, b 0.75, epsilon 0.25) over the same words. A tool's text: its name,
@@ -68,6 +71,10 @@ VENV_PACKAGES = ["rank_bm25==0.2.2", "snowballstemmer==3.1.1", "numpy"]
 EMBED_MODEL = "all-MiniLM-L6-v2"
 TOOLCTL_METHODS = ["keyword", "bm25", "search"]
 EMBED_METHODS = ["embed", "hybrid"]
+# Derived from the `bm25` and `embed` rankings (each read 100 deep), fused in this process.
+FUSED_METHODS = ["rrf"]
+FUSION_DEPTH = 100
+RRF_K = 60
 BASELINES = ["overlap", "rank_bm25"]
 DEPTH = 10
 KS = (1, 5, 10)
@@ -263,21 +270,38 @@ def run_capture(argv: list[str], scratch: Path) -> tuple[float, str]:
     return elapsed, out.read_text()
 
 
-def method_argv(base: list[str], method: str, query: str, embed_url: str | None) -> list[str]:
+def method_argv(base: list[str], method: str, query: str, embed_url: str | None,
+                depth: int = DEPTH) -> list[str]:
     if method == "search":
-        return [*base, "search", query, "--page-size", str(DEPTH)]
-    argv = [*base, "pick", query, "--scorer", method, "--allow-unsafe", "--max", str(DEPTH),
+        return [*base, "search", query, "--page-size", str(depth)]
+    argv = [*base, "pick", query, "--scorer", method, "--allow-unsafe", "--max", str(depth),
             "--min-score", "0.000001"]
     if method in EMBED_METHODS:
         argv += ["--embed-url", embed_url or "", "--embed-model", EMBED_MODEL]
     return argv
 
 
-def result_items(method: str, stdout: str) -> list[tuple[str, str | None]]:
-    """(ref, search tier) of each result."""
+def result_items(method: str, stdout: str) -> list[tuple[str, str | None, float]]:
+    """(ref, search tier, score) of each result."""
     doc = json.loads(stdout)
     items = doc["items"] if method == "search" else doc
-    return [(item["ref"], item.get("tier")) for item in items]
+    return [(item["ref"], item.get("tier"), float(item.get("score") or 0.0)) for item in items]
+
+
+def fused(lexical: list[tuple[str, float]], semantic: list[tuple[str, float]],
+          weight: float = 0.4) -> list[str]:
+    """The first DEPTH keys of two rankings (key, score) fused by weighted reciprocal rank
+    fusion: `weight / (k + lexical rank) + (1 − weight) / (k + semantic rank)`, k 60, a tool
+    missing from a list (each is FUSION_DEPTH deep) ranked just after it. `hybrid`'s own
+    fusion (min-max normalised scores, 0.4 / 0.6) is what it is compared with."""
+    keys = list(dict.fromkeys([k for k, _ in lexical] + [k for k, _ in semantic]))
+    rank_l = {k: i + 1 for i, (k, _) in enumerate(lexical)}
+    rank_s = {k: i + 1 for i, (k, _) in enumerate(semantic)}
+    miss = FUSION_DEPTH + 1
+    score = {k: weight / (RRF_K + rank_l.get(k, miss)) + (1 - weight) / (RRF_K + rank_s.get(k, miss))
+             for k in keys}
+    order = sorted(range(len(keys)), key=lambda i: (-score[keys[i]], i))
+    return [keys[i] for i in order[:DEPTH]]
 
 
 def key_of(ref: str, refs: dict[str, str]) -> str:
@@ -358,9 +382,14 @@ def build_catalogs(data: nestful.Data, datasets: list[str], distractors: int, wo
 
 def run(args, data: nestful.Data, catalogs: list[Catalog], embed_url: str | None,
         scratch: Path) -> list[dict]:
-    methods = [m for m in args.methods if m in TOOLCTL_METHODS + EMBED_METHODS + BASELINES]
+    methods = [m for m in args.methods
+               if m in TOOLCTL_METHODS + EMBED_METHODS + BASELINES + FUSED_METHODS]
+    # The fused methods read `bm25` and `embed` deeper, so those run first.
+    fusing = embed_url is not None and any(m in FUSED_METHODS for m in methods)
+    methods.sort(key=lambda m: m in FUSED_METHODS)
     rows: list[dict] = []
     for c in catalogs:
+        deep: dict[tuple[str, int], dict[str, list[tuple[str, float]]]] = {}
         requests = [r for r in data.requests if r.dataset in c.datasets]
         base = [str(bench.TOOLCTL), "--catalog", str(c.path), "--json"]
         print(f"{c.label} {','.join(c.datasets)}: {c.tools} tools, {len(requests)} requests",
@@ -373,17 +402,29 @@ def run(args, data: nestful.Data, catalogs: list[Catalog], embed_url: str | None
                     for r in requests:
                         top = top_keys(scorer.scores(r.query), c.docs)
                         rows.append(row(c, method, r, top, None))
+                elif method in FUSED_METHODS:
+                    for r in requests:
+                        lists = deep.get((r.dataset, r.index))
+                        if lists and "bm25" in lists and "embed" in lists:
+                            top = fused(lists["bm25"], lists["embed"])
+                            rows.append(row(c, method, r, top, None))
                 else:
                     if method in EMBED_METHODS and not embed_url:
                         continue
-                    run_capture(method_argv(base, method, requests[0].query, embed_url), scratch)
+                    depth = FUSION_DEPTH if fusing and method in ("bm25", "embed") else DEPTH
+                    run_capture(method_argv(base, method, requests[0].query, embed_url, depth), scratch)
                     for r in requests:
-                        ms, out = run_capture(method_argv(base, method, r.query, embed_url), scratch)
+                        ms, out = run_capture(method_argv(base, method, r.query, embed_url, depth),
+                                              scratch)
                         items = result_items(method, out)
-                        top = [key_of(ref, c.refs) for ref, _ in items]
+                        if depth > DEPTH:
+                            deep.setdefault((r.dataset, r.index), {})[method] = [
+                                (key_of(ref, c.refs), score) for ref, _, score in items]
+                            items = items[:DEPTH]
+                        top = [key_of(ref, c.refs) for ref, _, _ in items]
                         rows.append(row(c, method, r, top, ms))
                         if method == "search":
-                            rows[-1]["tiers"] = [tier for _, tier in items]
+                            rows[-1]["tiers"] = [tier for _, tier, _ in items]
                 print(f"  {method}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return rows
 
@@ -425,7 +466,9 @@ def table(rows: list[dict], catalogs: list[Catalog], methods: list[str]) -> str:
                 label = "mean of 4" if dataset == "mean" else f"{dataset} ({n})"
                 ms = f"{statistics.median(times):.1f}" if times else "—"
                 name = {"overlap": "overlap (Python)", "rank_bm25": "rank_bm25 (Python)",
-                        "search": "`search`"}.get(method, f"`pick --scorer {method}`")
+                        "search": "`search`",
+                        "rrf": "bm25 ⊕ embed by RRF (k 60, 0.4 / 0.6; Python)"}.get(
+                            method, f"`pick --scorer {method}`")
                 lines.append(f"| {c.label} ({c.tools} tools) | {label} | {name} | {s['r1']:.3f} | "
                              f"{s['r5']:.3f} | {s['r10']:.3f} | {s['mrr10']:.3f} | {s['hit5']:.3f} | {ms} |")
     return "\n".join(lines)
@@ -439,7 +482,9 @@ def main() -> None:
                         help="generated tools beside the union of the data sets (-1: no union catalog)")
     parser.add_argument("--no-alone", action="store_true", help="skip the one-data-set catalogs")
     parser.add_argument("--methods", default=",".join(TOOLCTL_METHODS + EMBED_METHODS + BASELINES),
-                        help="comma-separated: keyword, bm25, search, embed, hybrid, overlap, rank_bm25")
+                        help="comma-separated: keyword, bm25, search, embed, hybrid, overlap, "
+                             "rank_bm25, and with --embed rrf (bm25 and embed fused here by "
+                             "reciprocal rank, from their first 100; needs bm25 and embed too)")
     parser.add_argument("--embed", action="store_true",
                         help="start bench/embed_server.py (MiniLM) and measure embed and hybrid")
     parser.add_argument("--sample", type=int, default=0,
@@ -484,7 +529,7 @@ def main() -> None:
         else:
             shutil.rmtree(work, ignore_errors=True)
 
-    methods = [m for m in args.methods if m not in EMBED_METHODS or args.embed]
+    methods = [m for m in args.methods if m not in EMBED_METHODS + FUSED_METHODS or args.embed]
     text = table(rows, catalogs, methods)
     version = subprocess.run(["git", "-C", str(bench.ROOT), "rev-parse", "--short", "HEAD"],
                              capture_output=True, text=True).stdout.strip()

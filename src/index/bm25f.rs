@@ -13,8 +13,9 @@
 //! ```
 //!
 //! with k1 1.2 and b 0.75 (the textbook values), every field weighing 1 but argument values
-//! (`enum`, `const`, `default`, `examples`: 2; a request names the values a tool accepts) and
-//! the bundle (0: a filter, not a description), and no length normalisation for argument
+//! (`enum`, `const`: 2; a request names the values a tool accepts), the bundle (0: a filter,
+//! not a description) and the joined identifiers (0: `getweather`, a second form of the
+//! name's words, there to be matched by name), and no length normalisation for argument
 //! descriptions (b 0: a tool with many arguments is no less about each of them). Those two
 //! choices are the only ones every cross-validation fold made on NESTFUL; tuning the rest did
 //! not generalise (`bench/ranking_prototype.py`). `q_t` is 1 for each content word of the
@@ -32,7 +33,7 @@ use super::{Index, Result};
 use std::collections::HashMap;
 
 /// The full-text columns, in table order.
-pub(super) const COLUMNS: [&str; 7] = [
+pub(super) const COLUMNS: [&str; 8] = [
     "name",
     "tags",
     "args",
@@ -40,12 +41,13 @@ pub(super) const COLUMNS: [&str; 7] = [
     "arg_values",
     "description",
     "bundle",
+    "ident",
 ];
 const FIELDS: usize = COLUMNS.len();
 /// `w_f`, in [`COLUMNS`] order.
-const WEIGHTS: [f64; FIELDS] = [1.0, 1.0, 1.0, 1.0, 2.0, 1.0, 0.0];
+const WEIGHTS: [f64; FIELDS] = [1.0, 1.0, 1.0, 1.0, 2.0, 1.0, 0.0, 0.0];
 /// `b_f`, in [`COLUMNS`] order.
-const B: [f64; FIELDS] = [0.75, 0.75, 0.75, 0.0, 0.75, 0.75, 0.75];
+const B: [f64; FIELDS] = [0.75, 0.75, 0.75, 0.0, 0.75, 0.75, 0.75, 0.75];
 const K1: f64 = 1.2;
 /// `q_t` of a pair of adjacent query words.
 const BIGRAM_WEIGHT: f64 = 0.5;
@@ -147,14 +149,18 @@ impl Index {
                 Ok((row.get(0)?, row.get(1)?, row.get(2)?))
             };
             let (doc, column, offset) = read().map_err(|e| self.db_error(e))?;
-            if let Some(f) = COLUMNS.iter().position(|c| *c == column) {
+            // A word only in a column that weighs nothing (the bundle, joined identifiers)
+            // neither makes a tool relevant nor counts in the word's IDF.
+            if let Some(f) = COLUMNS.iter().position(|c| *c == column)
+                && WEIGHTS[f] > 0.0
+            {
                 postings.entry(doc).or_default().push((f, offset));
             }
         }
         Ok(postings)
     }
 
-    /// How many tools hold the index term `term`.
+    /// How many tools hold the index term `term` in a field that weighs.
     pub(super) fn documents_holding(&self, term: &str) -> Result<i64> {
         Ok(self.postings(term)?.len() as i64)
     }
@@ -308,8 +314,8 @@ mod tests {
 
     #[test]
     fn fields_add_up_before_one_saturation() {
-        let avg = [4.0, 2.0, 3.0, 10.0, 2.0, 20.0, 1.0];
-        let len = [4, 2, 3, 10, 2, 20, 1];
+        let avg = [4.0, 2.0, 3.0, 10.0, 2.0, 20.0, 1.0, 1.0];
+        let len = [4, 2, 3, 10, 2, 20, 1, 1];
         let once = |f: usize| {
             let mut tf = Counts::default();
             tf[f] = 1;
@@ -319,7 +325,8 @@ mod tests {
         assert!((once(0) - 1.0).abs() < 1e-12);
         // The bundle weighs nothing; argument values twice a name word.
         assert_eq!(once(6), 0.0);
-        let both = saturated(&[1, 0, 0, 0, 0, 1, 0], &len, &avg);
+        assert_eq!(once(7), 0.0);
+        let both = saturated(&[1, 0, 0, 0, 0, 1, 0, 0], &len, &avg);
         assert!(
             both > once(0) && both < 2.0 * once(0),
             "saturates once: {both}"
@@ -330,12 +337,12 @@ mod tests {
 
     #[test]
     fn long_fields_weigh_less_but_argument_descriptions_do_not() {
-        let avg = [4.0, 2.0, 3.0, 10.0, 2.0, 20.0, 1.0];
-        let short = [4, 2, 3, 10, 2, 10, 1];
-        let long = [4, 2, 3, 40, 2, 80, 1];
-        let description = [0, 0, 0, 0, 0, 1, 0];
+        let avg = [4.0, 2.0, 3.0, 10.0, 2.0, 20.0, 1.0, 1.0];
+        let short = [4, 2, 3, 10, 2, 10, 1, 1];
+        let long = [4, 2, 3, 40, 2, 80, 1, 1];
+        let description = [0, 0, 0, 0, 0, 1, 0, 0];
         assert!(saturated(&description, &short, &avg) > saturated(&description, &long, &avg));
-        let argument = [0, 0, 0, 1, 0, 0, 0];
+        let argument = [0, 0, 0, 1, 0, 0, 0, 0];
         assert_eq!(
             saturated(&argument, &short, &avg),
             saturated(&argument, &long, &avg)

@@ -58,7 +58,7 @@ pub enum Field {
 impl Field {
     fn column(self) -> &'static str {
         match self {
-            Self::Name => "name",
+            Self::Name => "{name ident}",
             Self::Tags => "tags",
             Self::Description => "description",
             Self::ArgNames => "args",

@@ -6,9 +6,9 @@
 //! fields of a tool (name, tags, argument names, argument descriptions, argument values such as
 //! `enum`s, description; the bundle not at all) for its content words
 //! ([`text::content_tokens`]: without stop words, chat phrasing, pure numbers, each word once),
-//! a tool matching any of them, typos corrected as below; see [`super::bm25f`] for the formula
-//! (each field's counts normalised by its own length, saturated once over the fields). Then by
-//! recency (`modifiedAt`).
+//! a tool matching any of them, typos corrected as below when no word matches as typed; see
+//! [`super::bm25f`] for the formula (each field's counts normalised by its own length,
+//! saturated once over the fields). Then by recency (`modifiedAt`).
 //!
 //! Any other query (a short, name-like one) matches in the best of four tiers, and inside a
 //! tier by BM25 (field weights: name 10, tags 5, description 3, argument names, descriptions
@@ -177,7 +177,7 @@ fn filters(request: &SearchRequest, params: &mut Vec<SqlValue>) -> String {
 
 /// `bm25()` weights of the full-text columns (name, tags, args, arg_text, arg_values,
 /// description, bundle) in the tiers: a name match beats a description match.
-const TIER_WEIGHTS: &str = "10.0, 5.0, 2.0, 2.0, 2.0, 3.0, 1.0";
+const TIER_WEIGHTS: &str = "10.0, 5.0, 2.0, 2.0, 2.0, 3.0, 1.0, 10.0";
 
 /// The query for the tools an FTS5 `expression` matches among what `request` asks for: their
 /// rows, paths and BM25 ranks; only the rows `only`, when given. With `limit`: the best that
@@ -424,7 +424,7 @@ impl Index {
         let mut tiers = vec![
             (
                 Tier::Prefix,
-                format!("name : ({})", list(" AND ", &prefix)),
+                format!("{{name ident}} : ({})", list(" AND ", &prefix)),
                 format!("name starts with: {shown}"),
             ),
             (
@@ -464,12 +464,20 @@ impl Index {
         let mut corrections = Vec::new();
         let mut terms = self.index_terms(words)?;
         let tools = self.fts_rows()?;
-        for (word, term) in words.iter().zip(terms.iter_mut()) {
-            let found = match term {
+        let mut found = Vec::with_capacity(terms.len());
+        for term in &terms {
+            found.push(match term {
                 Some(t) => self.documents_holding(t)? > 0,
                 None => false,
-            };
-            if !found
+            });
+        }
+        // A sentence names films, cities and words no tool uses: "corrected", such a word
+        // becomes some rare word of the catalog that outweighs the words that did match
+        // ("avengers" → "average"). So words are corrected only when none matches as typed.
+        let correct = !found.iter().any(|f| *f);
+        for ((word, term), found) in words.iter().zip(terms.iter_mut()).zip(found) {
+            if correct
+                && !found
                 && word.chars().count() >= 4
                 && let Some(variant) = self.typo_variants(word)?.into_iter().next()
             {

@@ -32,7 +32,7 @@
 //! each part is only correct with the others in view (what a watcher's scope covers, which
 //! thread may write, when a racy stamp is trusted); the tests are in `sync/tests.rs`.
 
-use super::text::index_text;
+use super::text::{index_text, joined_identifiers, name_words};
 use super::{Error, Index, Result, watch};
 use crate::catalog::names;
 use crate::catalog::{
@@ -225,8 +225,10 @@ fn subdirs(dir: &Path) -> HashSet<String> {
 pub(crate) const BUILTIN_DIR: &str = "builtin";
 
 /// The words of a tool's arguments, nested objects included, as three full-text columns:
-/// their names (split), their descriptions, and the values they name (`enum`, `const`,
-/// `default`, `examples`: a request often names the value a tool accepts, "in celsius").
+/// their names (split into words), their descriptions, and the values they accept (`enum` and
+/// `const`, of the argument and of its array `items`: a request often names the value a tool
+/// accepts, "in celsius"). Defaults and examples are left out: they are what a tool would use,
+/// not what it is about, and a request naming them is no hint.
 #[derive(Debug, Default)]
 struct ArgumentText {
     names: String,
@@ -253,18 +255,21 @@ impl ArgumentText {
             if let Some(text) = spec.get("description").and_then(Value::as_str) {
                 push_words(&mut self.descriptions, text);
             }
-            let values = ["enum", "examples"]
-                .iter()
-                .filter_map(|key| spec.get(*key).and_then(Value::as_array))
-                .flatten()
-                .chain(["const", "default"].iter().filter_map(|key| spec.get(*key)));
-            for value in values {
-                match value {
-                    Value::String(text) => push_words(&mut self.values, &index_text(text)),
-                    Value::Number(_) | Value::Bool(_) => {
-                        push_words(&mut self.values, &value.to_string())
+            for accepting in [Some(spec), spec.get("items")].into_iter().flatten() {
+                let values = accepting
+                    .get("enum")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .chain(accepting.get("const"));
+                for value in values {
+                    match value {
+                        Value::String(text) => push_words(&mut self.values, &index_text(text)),
+                        Value::Number(_) | Value::Bool(_) => {
+                            push_words(&mut self.values, &value.to_string())
+                        }
+                        _ => {}
                     }
-                    _ => {}
                 }
             }
             if depth < 3 {
@@ -313,8 +318,9 @@ struct Record {
     safe: bool,
     bare_name: String,
     qualified_name: String,
-    /// The full-text columns: name, tags, args, arg_text, arg_values, description, bundle.
-    text: [String; 7],
+    /// The full-text columns ([`super::bm25f::COLUMNS`]): name, tags, args, arg_text,
+    /// arg_values, description, bundle, ident.
+    text: [String; 8],
 }
 
 impl Record {
@@ -333,17 +339,19 @@ impl Record {
             bare_name: names::wanted(&entry.bundle_slug, &tool.slug, false),
             qualified_name: names::wanted(&entry.bundle_slug, &tool.slug, true),
             text: [
-                format!(
-                    "{} {}",
-                    index_text(&tool.slug),
-                    index_text(&tool.display_name)
-                ),
+                name_words(&tool.slug, &tool.display_name),
                 index_text(&tool.tags.join(" ")),
                 args.names,
                 args.descriptions,
                 args.values,
+                // As written (the embedding scorers read it from here); FTS5 splits the words.
                 tool.description.clone(),
                 index_text(&entry.bundle_slug),
+                joined_identifiers(&tool.slug)
+                    .into_iter()
+                    .chain(joined_identifiers(&tool.display_name))
+                    .collect::<Vec<_>>()
+                    .join(" "),
             ],
         }
     }
@@ -379,11 +387,20 @@ fn put_tool(
         ],
     )?;
     execute_cached(tx, "DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
-    let [name, tags, args, arg_text, arg_values, description, bundle] = &record.text;
+    let [
+        name,
+        tags,
+        args,
+        arg_text,
+        arg_values,
+        description,
+        bundle,
+        ident,
+    ] = &record.text;
     execute_cached(
         tx,
-        "INSERT INTO tool_fts (rowid, name, tags, args, arg_text, arg_values, description, bundle)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO tool_fts (rowid, name, tags, args, arg_text, arg_values, description, bundle, ident)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         params![
             id,
             name,
@@ -392,7 +409,8 @@ fn put_tool(
             arg_text,
             arg_values,
             description,
-            bundle
+            bundle,
+            ident
         ],
     )?;
     Ok(())

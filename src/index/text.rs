@@ -3,9 +3,11 @@
 //!
 //! Identifiers are split on `_`, `-`, `.` (FTS5's `unicode61` tokenizer already treats them as
 //! separators) and on camelCase boundaries, which the tokenizer does not see: `getWeather` is
-//! indexed as `getWeather get Weather`, so "weather", "get weather" and "getweather" all find
-//! it. Diacritics are folded by the tokenizer (`remove_diacritics 2`) and, for fuzzy matching
-//! against the vocabulary, by [`fold`].
+//! indexed as the words `get weather` (so "weather" and "get weather" find it, and a word counts
+//! once), and its joined form `getweather` apart, in a column of its own that only matches
+//! ("getweather" finds it by name) and weighs nothing in relevance. Diacritics are folded by
+//! the tokenizer (`remove_diacritics 2`) and, for fuzzy matching against the vocabulary, by
+//! [`fold`].
 //!
 //! A query is never passed to FTS5 as typed. It is cut into tokens of letters and digits only
 //! (everything else, quotes, `*`, `-`, `:`, `(`, emoji, is a separator), and each token goes
@@ -17,6 +19,10 @@ use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 
 /// At most this many tokens of a query are used (a 10 KB paste is cut, not rejected).
 pub const MAX_QUERY_TOKENS: usize = 32;
+/// At most this many content words of a query are weighed ([`content_tokens`]): the first, read
+/// from the whole query, however many stop words come before them (a request of 50 words is
+/// not cut to its first 32 words, which left out most of what long requests are about).
+pub const MAX_CONTENT_TOKENS: usize = 64;
 /// Tokens longer than this are cut.
 pub const MAX_TOKEN_CHARS: usize = 64;
 
@@ -40,16 +46,46 @@ fn camel_split(text: &str) -> Option<String> {
     split.then_some(out)
 }
 
-/// The text to index for an identifier or a sentence: itself, plus its camelCase words.
-pub fn index_text(text: &str) -> String {
-    let mut out = text.to_owned();
+/// The words of `text` as the index holds them: runs of letters and digits, split at camelCase
+/// boundaries too, folded (`getHTTPResponse v2` → `get http response v2`). Every field of a
+/// tool is indexed as its words, so a word counts once where the tool says it once.
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
     for word in text.split(|c: char| !c.is_alphanumeric()) {
-        if let Some(words) = camel_split(word) {
-            out.push(' ');
-            out.push_str(&words);
+        let split = camel_split(word).unwrap_or_else(|| word.to_owned());
+        for part in split.split(' ').filter(|p| !p.is_empty()) {
+            out.push(fold(part));
         }
     }
     out
+}
+
+/// The words of `text` joined by spaces ([`words`]).
+pub fn index_text(text: &str) -> String {
+    words(text).join(" ")
+}
+
+/// The camelCase identifiers of `text` as one word each, folded (`getWeather` → `getweather`),
+/// those [`words`] splits: indexed apart so "getweather" typed as one word still finds the
+/// tool by name, without counting its words twice.
+pub fn joined_identifiers(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| camel_split(w).is_some())
+        .map(fold)
+        .collect()
+}
+
+/// The name of a tool as one bag of words: its slug's words, then those of its display name
+/// that the slug does not already hold (`search-hotels`, "Search Hotels" → `search hotels`).
+pub fn name_words(slug: &str, display_name: &str) -> String {
+    let mut out = words(slug);
+    let own = out.len();
+    for word in words(display_name) {
+        if !out[..own].contains(&word) {
+            out.push(word);
+        }
+    }
+    out.join(" ")
 }
 
 /// Lower-case and strip diacritics (`Météo` → `meteo`), as the tokenizer does.
@@ -63,6 +99,11 @@ pub fn fold(word: &str) -> String {
 /// The tokens of a user query: runs of letters and digits, camelCase split, folded, without
 /// duplicates, at most [`MAX_QUERY_TOKENS`] of at most [`MAX_TOKEN_CHARS`] characters.
 pub fn query_tokens(query: &str) -> Vec<String> {
+    distinct_tokens(query, MAX_QUERY_TOKENS, |_| true)
+}
+
+/// The distinct tokens of `query` that `keep` keeps, at most `max` of them (the first).
+fn distinct_tokens(query: &str, max: usize, keep: impl Fn(&str) -> bool) -> Vec<String> {
     let mut tokens: Vec<String> = Vec::new();
     // Combining marks belong to their word: "me\u{301}te\u{301}o" (decomposed, as some
     // keyboards and macOS file names give it) is one word, "météo", folded to "meteo".
@@ -75,13 +116,13 @@ pub fn query_tokens(query: &str) -> Vec<String> {
         for part in words.split(' ') {
             let token: String = fold(part).chars().take(MAX_TOKEN_CHARS).collect();
             // Folding can leave nothing (a lone combining mark) or non-alphanumerics.
-            if token.is_empty() || !token.chars().all(char::is_alphanumeric) {
+            if token.is_empty() || !token.chars().all(char::is_alphanumeric) || !keep(&token) {
                 continue;
             }
             if !tokens.contains(&token) {
                 tokens.push(token);
             }
-            if tokens.len() == MAX_QUERY_TOKENS {
+            if tokens.len() == max {
                 return tokens;
             }
         }
@@ -270,15 +311,13 @@ pub fn is_stop_word(token: &str) -> bool {
     STOP_WORDS.binary_search(&token).is_ok()
 }
 
-/// The words of a query that say what it is about, as search and pick weigh them: the
-/// [`query_tokens`] (each word once, however often it is repeated) without [`STOP_WORDS`],
-/// pure numbers ("3 flights", "in 2024": a number names no tool) and lone letters (the "s"
-/// of "what's"). Empty when the query holds nothing else.
+/// The words of a query that say what it is about, as search and pick weigh them: its tokens
+/// (as [`query_tokens`] makes them, each word once however often it is repeated, but read from
+/// the whole query) without [`STOP_WORDS`], pure numbers ("3 flights", "in 2024": a number
+/// names no tool) and lone letters (the "s" of "what's"), at most [`MAX_CONTENT_TOKENS`].
+/// Empty when the query holds nothing else.
 pub fn content_tokens(query: &str) -> Vec<String> {
-    query_tokens(query)
-        .into_iter()
-        .filter(|t| is_content(t))
-        .collect()
+    distinct_tokens(query, MAX_CONTENT_TOKENS, is_content)
 }
 
 /// Whether a query token counts for [`content_tokens`].
@@ -343,10 +382,38 @@ mod tests {
 
     #[test]
     fn identifiers_are_split_for_indexing() {
-        assert_eq!(index_text("getWeather"), "getWeather get Weather");
-        assert_eq!(index_text("get_weather"), "get_weather");
-        assert_eq!(index_text("HTTPServer v2"), "HTTPServer v2 HTTP Server");
-        assert_eq!(index_text("plain words"), "plain words");
+        assert_eq!(index_text("getWeather"), "get weather");
+        assert_eq!(index_text("get_weather"), "get weather");
+        assert_eq!(index_text("HTTPServer v2"), "http server v2");
+        assert_eq!(index_text("Plain  words."), "plain words");
+        assert_eq!(
+            joined_identifiers("getWeather get_weather HTTPServer"),
+            ["getweather", "httpserver"]
+        );
+    }
+
+    #[test]
+    fn a_name_is_one_bag_of_words() {
+        // The display name's words count once when the slug already holds them.
+        assert_eq!(
+            name_words("search-hotels", "Search Hotels"),
+            "search hotels"
+        );
+        assert_eq!(name_words("getWeather", "Weather now"), "get weather now");
+        assert_eq!(name_words("gw", "get_weather"), "gw get weather");
+        // The slug's own words are kept as they are.
+        assert_eq!(name_words("get-get", ""), "get get");
+    }
+
+    #[test]
+    fn long_requests_keep_their_content_words() {
+        // 40 pure numbers first: the tokens of a name-like query stop at 32, before "book".
+        let filler: String = (0..40).map(|i| format!("{i} the ")).collect();
+        let query = format!("{filler} book flights to Paris");
+        assert!(!query_tokens(&query).contains(&"book".to_owned()));
+        assert_eq!(content_tokens(&query), ["book", "flights", "paris"]);
+        let many: String = (0..200).map(|i| format!("w{i} ")).collect();
+        assert_eq!(content_tokens(&many).len(), MAX_CONTENT_TOKENS);
     }
 
     #[test]

@@ -471,8 +471,13 @@ fn shop_refs(slugs: &[&str]) -> Vec<String> {
 
 /// The shop tool a text sent to the embeddings endpoint stands for (its first word is the
 /// slug).
-fn slug_of_text(text: &str) -> &str {
-    text.split_whitespace().next().unwrap()
+/// The shop tool whose embedded text `text` is: the text starts with its name's words
+/// (`fix-sink` → "fix sink Repair a leaking…").
+fn slug_of_text(text: &str) -> &'static str {
+    SHOP.iter()
+        .map(|(slug, ..)| *slug)
+        .find(|slug| text.starts_with(&format!("{} ", slug.replace('-', " "))))
+        .unwrap_or_else(|| panic!("no shop tool's text: {text:?}"))
 }
 
 // --- the seed's defaults ---------------------------------------------------------------------

@@ -722,10 +722,13 @@ fn any_text_is_a_safe_query() {
     // Operators are words: "NEAR" finds the tool that says "near", and nothing breaks.
     assert_eq!(refs(&env, "NEAR", &[]), ["w/colon@v1"]);
     assert_eq!(refs(&env, "a:b", &[])[0], "w/colon@v1");
-    // Words past the first 32 are cut, not refused: the 33rd word is not searched.
-    let query: String = (0..32).map(|i| format!("zz{i} ")).collect::<String>() + "forecast";
+    // Words past the first 64 content words are cut, not refused: the 65th is not searched,
+    // however long the query; stop words before it do not count.
+    let query: String = (0..64).map(|i| format!("zz{i} ")).collect::<String>() + "forecast";
     assert_eq!(refs(&env, &query, &[]), Vec::<String>::new());
     let query = format!("forecast {query}");
+    assert_eq!(refs(&env, &query, &[]), ["w/weather@v1"]);
+    let query = "the of and to a in ".repeat(10) + "please show the forecast";
     assert_eq!(refs(&env, &query, &[]), ["w/weather@v1"]);
 
     // Without `--`, a query starting with `-` is taken as an option (clap's usage error).

@@ -34,13 +34,14 @@ use std::path::Path;
 
 /// Overall floors, measured with 133 queries: R@1 0.865, R@3 0.955, R@5 0.955, MRR 0.905;
 /// with BM25F for sentences R@1 0.887, R@3 0.947, R@5 0.955, MRR 0.916 (R@1 and MRR raised to
-/// measured − 0.02 then).
+/// measured − 0.02 then); with index format 6 (a name's words once, whole requests read)
+/// R@1 0.895, R@3 0.947, R@5 0.955, MRR 0.920 (R@1 and MRR raised to measured − 0.02).
 const FLOORS: Metrics = Metrics {
     queries: 0,
-    at1: 0.86,
+    at1: 0.87,
     at3: 0.90,
     at5: 0.90,
-    mrr: 0.89,
+    mrr: 0.90,
 };
 
 /// MRR floor per kind (measured − 0.10, rounded down).
@@ -314,13 +315,14 @@ fn set_metrics<'a>(outcomes: impl Iterator<Item = (&'a [String], Vec<String>)>) 
 /// Floors of the NESTFUL glaive fixture (measured − 0.02, rounded down), per method; measured
 /// with BM25F: search R@1 0.923, R@5 0.904, MRR@10 0.956; pick R@1 0.923, R@5 0.896, MRR@10
 /// 0.956 (a request is a sentence: pick's default `bm25` scorer ranks as search does; pick
-/// lists one version per slug, search every version).
+/// lists one version per slug, search every version); with index format 6 both R@1 0.923,
+/// R@5 0.918, MRR@10 0.956 (R@5 raised to measured − 0.02).
 const NESTFUL_FLOORS: &[(&str, SetMetrics)] = &[
     (
         "search",
         SetMetrics {
             at1: 0.90,
-            at5: 0.88,
+            at5: 0.89,
             mrr: 0.93,
         },
     ),
@@ -328,7 +330,7 @@ const NESTFUL_FLOORS: &[(&str, SetMetrics)] = &[
         "pick",
         SetMetrics {
             at1: 0.90,
-            at5: 0.87,
+            at5: 0.89,
             mrr: 0.93,
         },
     ),
