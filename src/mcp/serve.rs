@@ -125,8 +125,10 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::Io(format!("cannot start the async runtime: {e}")))?;
+    let sessions = Arc::new(crate::invoke::mcp::Sessions::new());
+    let pooled = Arc::clone(&sessions);
     let served = runtime.block_on(async move {
-        let shared = Arc::new(Shared::new(settings, log));
+        let shared = Arc::new(Shared::new(settings, log, pooled));
         let first = shared.clone();
         tokio::task::spawn_blocking(move || first.refresh())
             .await
@@ -142,6 +144,8 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
     });
     // A tool still running (its client gone) is not waited for long.
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    // The MCP servers its tools' calls started end with it.
+    sessions.close();
     served
 }
 
@@ -303,6 +307,8 @@ struct Shared {
     changes: watch::Sender<u64>,
     /// Set when standard input closed (stdio): listen streams end.
     closed: watch::Sender<bool>,
+    /// The stdio MCP servers `mcp` tools' calls started, kept for the next calls.
+    sessions: Arc<crate::invoke::mcp::Sessions>,
 }
 
 #[derive(Default)]
@@ -319,8 +325,13 @@ struct State {
 }
 
 impl Shared {
-    fn new(settings: Settings, log: Arc<dyn Log>) -> Self {
+    fn new(
+        settings: Settings,
+        log: Arc<dyn Log>,
+        sessions: Arc<crate::invoke::mcp::Sessions>,
+    ) -> Self {
         Self {
+            sessions,
             settings,
             log,
             state: RwLock::new(State::default()),
@@ -452,7 +463,10 @@ impl Shared {
     }
 
     fn options(&self, catalog: &Catalog) -> Options<'static> {
-        Options::new(catalog, self.settings.workspace.clone())
+        Options {
+            mcp_sessions: Some(Arc::clone(&self.sessions)),
+            ..Options::new(catalog, self.settings.workspace.clone())
+        }
     }
 
     /// Call a catalog tool as `invoke` does.
