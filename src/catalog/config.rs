@@ -251,6 +251,11 @@ impl Config {
                 )],
             ));
         }
+        // A relative `cwd` or program path of a server is the catalog's (the file's folder).
+        let mut mcp_servers = view.mcp_servers;
+        for server in mcp_servers.values_mut() {
+            server.base = path.parent().map(Path::to_path_buf);
+        }
         Ok(Self {
             doc,
             hosts,
@@ -260,7 +265,7 @@ impl Config {
             pick: view.pick,
             attach: view.attach,
             index: view.index,
-            mcp_servers: std::sync::Arc::new(view.mcp_servers),
+            mcp_servers: std::sync::Arc::new(mcp_servers),
             http: view.http,
             rate_limit_window,
             builtin_enabled: view.builtin.is_enabled,

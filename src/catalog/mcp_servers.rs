@@ -3,7 +3,11 @@
 //!
 //! The shape is the one MCP clients' own config files use, so an entry can be copied over:
 //! - stdio: `{"command": ["npx", "-y", "pkg"], "env": {...}, "cwd"?: "..."}` (or the common
-//!   `{"command": "npx", "args": [...]}`), started afresh for each call;
+//!   `{"command": "npx", "args": [...]}`), started for a call (`invoke`) or once for a whole
+//!   process that makes many (`mcp serve`, `invoke --batch`). A relative `cwd`, and a relative
+//!   program path (one with a `/`, like `./bin/server`), are taken from the catalog's root
+//!   (the folder of `toolctl.json`), never from where toolctl runs; a bare program name is
+//!   looked up in `PATH`;
 //! - Streamable HTTP: `{"url": "https://host/mcp", "headers"?: {...}}`, whose host must be in
 //!   `allowedHosts` like an HTTP tool's.
 //!
@@ -19,6 +23,7 @@ use super::rules::{self, HostPolicy};
 use crate::base::pointer::join as pointer_join;
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The declared servers by name.
@@ -49,6 +54,10 @@ pub struct McpServer {
     /// A default for the calls of this server's tools (a tool's `impl.timeoutMs` wins).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// The catalog's root, which a relative `cwd` or program path is taken from (set when
+    /// `toolctl.json` is read; not part of the file).
+    #[serde(skip)]
+    pub base: Option<PathBuf>,
 }
 
 /// `command`: an argv array, or a program whose arguments are in `args`.
@@ -64,9 +73,12 @@ pub enum CommandLine {
 pub enum Transport<'a> {
     /// A program started for the call, speaking on its stdin and stdout.
     Stdio {
-        argv: Vec<&'a str>,
+        /// The program (a relative path made absolute from the catalog's root) and its
+        /// arguments.
+        argv: Vec<String>,
         env: &'a BTreeMap<String, String>,
-        cwd: Option<&'a str>,
+        /// The folder it runs in (absolute when the catalog's root is known).
+        cwd: Option<PathBuf>,
     },
     /// A Streamable HTTP endpoint.
     Http {
@@ -92,11 +104,23 @@ impl McpServer {
                     Some(program) if program.trim().is_empty() => {
                         Err("command names no program".to_owned())
                     }
-                    Some(_) => Ok(Transport::Stdio {
-                        argv,
-                        env: &self.env,
-                        cwd: self.cwd.as_deref(),
-                    }),
+                    Some(program) => {
+                        let program = match Path::new(program) {
+                            path if path.is_relative() && program.contains('/') => {
+                                self.in_catalog(path).display().to_string()
+                            }
+                            _ => (*program).to_owned(),
+                        };
+                        let rest = argv[1..].iter().map(|arg| (*arg).to_owned());
+                        Ok(Transport::Stdio {
+                            argv: std::iter::once(program).chain(rest).collect(),
+                            env: &self.env,
+                            cwd: self
+                                .cwd
+                                .as_deref()
+                                .map(|cwd| self.in_catalog(Path::new(cwd))),
+                        })
+                    }
                 }
             }
             (None, Some(url)) => {
@@ -114,6 +138,14 @@ impl McpServer {
                     headers: &self.headers,
                 })
             }
+        }
+    }
+
+    /// `path` taken from the catalog's root when it is relative.
+    fn in_catalog(&self, path: &Path) -> PathBuf {
+        match &self.base {
+            Some(base) if path.is_relative() => base.join(path),
+            _ => path.to_owned(),
         }
     }
 
@@ -248,6 +280,29 @@ mod tests {
             }
         }
         assert!(messages(json!({"command": []}), &[])[0].contains("command is empty"));
+    }
+
+    #[test]
+    fn a_relative_cwd_or_program_path_is_the_catalogs_and_a_bare_name_is_left_to_path() {
+        let hosts = HostPolicy::default();
+        let mut entry = server(json!({"command": ["./bin/srv", "x"], "cwd": "work"}));
+        entry.base = Some(PathBuf::from("/cat"));
+        match entry.transport(&hosts) {
+            Ok(Transport::Stdio { argv, cwd, .. }) => {
+                assert_eq!(argv, ["/cat/./bin/srv", "x"]);
+                assert_eq!(cwd, Some(PathBuf::from("/cat/work")));
+            }
+            other => panic!("not stdio: {other:?}"),
+        }
+        let mut entry = server(json!({"command": ["python3", "s.py"], "cwd": "/abs"}));
+        entry.base = Some(PathBuf::from("/cat"));
+        match entry.transport(&hosts) {
+            Ok(Transport::Stdio { argv, cwd, .. }) => {
+                assert_eq!(argv, ["python3", "s.py"]);
+                assert_eq!(cwd, Some(PathBuf::from("/abs")));
+            }
+            other => panic!("not stdio: {other:?}"),
+        }
     }
 
     #[test]

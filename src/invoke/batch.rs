@@ -261,6 +261,8 @@ pub fn run(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Vec<Result<Value, Failure>> {
     let deadline = Instant::now() + Duration::from_millis(request.wait_ms);
+    // One session per stdio MCP server for the whole batch, ended with it.
+    let sessions = Arc::new(super::mcp::Sessions::new());
     let (tell, answers) = mpsc::channel();
     for (i, call) in request.calls.iter().enumerate() {
         let (tell, catalog, call) = (tell.clone(), Arc::clone(&catalog), call.clone());
@@ -268,6 +270,7 @@ pub fn run(
         let options = Options {
             approved,
             deadline: Some(deadline),
+            mcp_sessions: Some(Arc::clone(&sessions)),
             ..Options::new(&catalog, workspace.clone())
         };
         // Not scoped: a call still running at the deadline is left behind (its tool stops at
@@ -301,6 +304,7 @@ pub fn run(
         }
         late += 1;
     }
+    sessions.close();
     outcomes
         .into_iter()
         .map(|outcome| outcome.unwrap_or_else(|| Err(timed_out(request.wait_ms))))

@@ -1,14 +1,17 @@
 //! MCP tools (`type: "mcp"`): a call of one tool of an MCP server declared in `mcpServers` of
 //! `toolctl.json`, with the official SDK's client (`rmcp`).
 //!
-//! Each call reaches the server afresh: a stdio server is started (no shell, its own process
-//! group, an environment reduced to exec's [`PASSED_ENV`] plus the entry's `env`, secrets
-//! expanded), spoken to on its stdin and stdout, and killed with every process it started once
-//! the call is over (exec's [`kill_tree`]); a Streamable HTTP server is reached at its `url`
+//! A stdio server is started (no shell, its own process group, an environment reduced to
+//! exec's [`PASSED_ENV`] plus the entry's `env`, secrets expanded) and spoken to on its stdin
+//! and stdout: for the one call, then killed with every process it started (exec's
+//! [`kill_tree`]); or, when the options carry [`Sessions`] (`mcp serve`, `invoke --batch`),
+//! once for every call of the process, and killed when the sessions close. A Streamable HTTP
+//! server is reached at its `url`
 //! (host in `allowedHosts`, no redirects followed, `headers` with secrets expanded). The whole
 //! call — start, `initialize`, `tools/call` — is bounded by the tool's timeout (`impl.timeoutMs`,
 //! else the server's `timeoutMs`, else 30 s, and a batch's deadline), so a server that never
-//! answers is a `TIMEOUT`, never a hang. A server that does not start, closes the connection,
+//! answers is a `TIMEOUT`, never a hang. A server that does not start, exits or closes the
+//! connection (seen at once, not at the timeout),
 //! answers with a JSON-RPC error, or whose tool answers `isError: true`, is an
 //! `UPSTREAM_ERROR`; every message names the server (and what its stderr said last).
 //!
@@ -23,13 +26,18 @@ use crate::base::secrets::Secrets;
 use crate::catalog::ToolEntry;
 use crate::catalog::mcp_servers::{McpServer, Transport};
 use crate::catalog::rules::{HostPolicy, PLACEHOLDER};
-use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{Peer, RunningService};
+use rmcp::{RoleClient, ServiceExt};
+use rustix::process::Pid;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
+use tokio::process::{ChildStdin, ChildStdout};
 
 /// How much of a server's stderr an error shows (its end).
 const STDERR_TAIL: usize = 2048;
@@ -64,7 +72,15 @@ pub fn call(
         tool: mcp.tool.clone(),
         args,
     };
-    let Answer::Called(result) = session(&mcp.server, server, &options.hosts, timeout, request)?
+    let sessions = options.mcp_sessions.as_deref();
+    let Answer::Called(result) = session(
+        &mcp.server,
+        server,
+        &options.hosts,
+        timeout,
+        request,
+        sessions,
+    )?
     else {
         return Err(Failure::new(
             ErrorCode::Internal,
@@ -106,7 +122,7 @@ pub fn list_tools(
     hosts: &HostPolicy,
     timeout: Duration,
 ) -> Result<Vec<Value>, Failure> {
-    match session(name, server, hosts, timeout, Request::List)? {
+    match session(name, server, hosts, timeout, Request::List, None)? {
         Answer::Listed(tools) => Ok(tools),
         Answer::Called(_) => Err(Failure::new(
             ErrorCode::Internal,
@@ -159,13 +175,16 @@ enum Trouble {
     Request(String),
 }
 
-/// Reach server `name`, make `request`, and close: the whole within `timeout`.
+/// Reach server `name` and make `request`, the whole within `timeout`: a stdio server on its
+/// session in `sessions` (started there if need be), else started for the request and ended
+/// after it.
 fn session(
     name: &str,
     server: &McpServer,
     hosts: &HostPolicy,
     timeout: Duration,
     request: Request,
+    sessions: Option<&Sessions>,
 ) -> Result<Answer, Failure> {
     let transport = server.transport(hosts).map_err(|message| {
         let code = if message.contains("allowedHosts") {
@@ -176,10 +195,6 @@ fn session(
         Failure::new(code, format!("MCP server '{name}' {message}"))
     })?;
     let mut values = Expander::new(&server.secrets);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::new(ErrorCode::Internal, format!("cannot start a runtime: {e}")))?;
     let what = match &request {
         Request::Call { tool, .. } => format!("the call of tool '{tool}'"),
         Request::List => "tools/list".to_owned(),
@@ -194,11 +209,25 @@ fn session(
         timeout,
         redactor: &values.redactor,
     };
+    let single = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Failure::new(ErrorCode::Internal, format!("cannot start a runtime: {e}")))
+    };
     let answer = match transport {
         Transport::Stdio { argv, cwd, .. } => {
-            runtime.block_on(stdio(&call, &argv, expanded, cwd, request))
+            let launch = Launch {
+                argv: &argv,
+                env: expanded,
+                cwd: cwd.as_deref(),
+            };
+            match sessions {
+                Some(sessions) => sessions.request(&call, &launch, request),
+                None => single()?.block_on(stdio(&call, &launch, request)),
+            }
         }
-        Transport::Http { url, .. } => runtime.block_on(http(&call, url, expanded, request)),
+        Transport::Http { url, .. } => single()?.block_on(http(&call, url, expanded, request)),
     }?;
     // A server may echo what it was given: secrets stay out of what leaves the call.
     Ok(match answer {
@@ -334,12 +363,51 @@ where
         .await
         .map_err(|e| Trouble::Start(e.to_string()))?;
     started.store(true, Ordering::SeqCst);
-    let answer = match request {
-        Request::Call { tool, args } => client
+    let answer = ask(client.peer(), request, None).await;
+    let _ = tokio::time::timeout(CLOSE_GRACE, client.cancel()).await;
+    answer
+}
+
+/// Make `request` of a connected server; a server that exits, or closes the connection,
+/// before it answers fails the request at once (its children may keep the pipe open).
+async fn ask(
+    peer: &Peer<RoleClient>,
+    request: Request,
+    process: Option<Pid>,
+) -> Result<Answer, Trouble> {
+    tokio::select! {
+        answer = ask_only(peer, request) => answer,
+        () = until_gone(peer, process) => Err(Trouble::Request(
+            "the server exited, or closed the connection, before it answered".to_owned(),
+        )),
+    }
+}
+
+/// Wait until the connection to `peer` is closed or `process` (a child of ours, not reaped
+/// here) exited, checked every [`GONE_CHECK`].
+async fn until_gone(peer: &Peer<RoleClient>, process: Option<Pid>) {
+    use rustix::process::{WaitId, WaitIdOptions, waitid};
+    let exited = || {
+        process.is_some_and(|pid| {
+            let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+            !matches!(waitid(WaitId::Pid(pid), options), Ok(None))
+        })
+    };
+    while !peer.is_transport_closed() && !exited() {
+        tokio::time::sleep(GONE_CHECK).await;
+    }
+}
+
+/// How often a request in flight checks that its server is still there.
+const GONE_CHECK: Duration = Duration::from_millis(20);
+
+async fn ask_only(peer: &Peer<RoleClient>, request: Request) -> Result<Answer, Trouble> {
+    match request {
+        Request::Call { tool, args } => peer
             .call_tool(CallToolRequestParams::new(tool).with_arguments(args))
             .await
             .map(|result| Answer::Called(serde_json::to_value(result).unwrap_or(Value::Null))),
-        Request::List => client.list_all_tools().await.map(|tools| {
+        Request::List => peer.list_all_tools().await.map(|tools| {
             Answer::Listed(
                 tools
                     .into_iter()
@@ -348,109 +416,394 @@ where
             )
         }),
     }
-    .map_err(|e| Trouble::Request(e.to_string()));
-    let _ = tokio::time::timeout(CLOSE_GRACE, client.cancel()).await;
-    answer
+    .map_err(|e| Trouble::Request(e.to_string()))
 }
 
-async fn stdio(
-    call: &Call<'_>,
-    argv: &[&str],
+/// How a stdio server is started.
+struct Launch<'a> {
+    argv: &'a [String],
     env: Vec<(String, String)>,
-    cwd: Option<&str>,
-    request: Request,
-) -> Result<Answer, Failure> {
-    let name = call.name;
-    use std::process::Stdio;
-    use tokio::io::AsyncReadExt;
-    let (program, rest) = argv.split_first().unwrap_or((&"", &[]));
-    let tag = format!("{:016x}", fastrand::u64(..));
-    let mut command = tokio::process::Command::new(program);
-    command
-        .args(rest)
-        .env_clear()
-        .envs(
-            PASSED_ENV
-                .iter()
-                .filter_map(|name| Some((*name, std::env::var_os(name)?))),
-        )
-        .envs(env)
-        .env(TAG_VARIABLE, &tag)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    if let Some(cwd) = cwd {
-        command.current_dir(cwd);
+    cwd: Option<&'a Path>,
+}
+
+impl Launch<'_> {
+    /// What tells two launches apart: a pooled server whose entry changed is started again.
+    fn key(&self) -> u64 {
+        let mut hasher = DefaultHasher::new();
+        (self.argv, &self.env, self.cwd).hash(&mut hasher);
+        hasher.finish()
     }
-    let mut child = command.spawn().map_err(|e| {
-        Failure::new(
-            ErrorCode::UpstreamError,
-            format!("MCP server '{name}' did not start: cannot run '{program}': {e}"),
-        )
-        .with_details(json!({ "server": name }))
-        .ran()
-    })?;
-    let group = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .and_then(rustix::process::Pid::from_raw);
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(Failure::new(
-            ErrorCode::Internal,
-            format!("MCP server '{name}': no pipes to the started program"),
-        ));
-    };
-    // The end of its stderr, for the message of a failure.
-    let tail = Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
-    if let Some(mut stderr) = child.stderr.take() {
-        let tail = Arc::clone(&tail);
-        tokio::spawn(async move {
-            let mut buffer = [0u8; 4096];
-            while let Ok(n) = stderr.read(&mut buffer).await {
-                if n == 0 {
-                    break;
+}
+
+/// A started stdio server: its process group, and the end of what it wrote on stderr.
+struct Process {
+    child: tokio::process::Child,
+    group: Option<Pid>,
+    tag: String,
+    tail: Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl Process {
+    /// Start the program (no shell, its own process group, a reduced environment).
+    fn spawn(
+        call: &Call<'_>,
+        launch: &Launch<'_>,
+    ) -> Result<(Self, ChildStdout, ChildStdin), Failure> {
+        use std::process::Stdio;
+        use tokio::io::AsyncReadExt;
+        let name = call.name;
+        let (program, rest) = match launch.argv.split_first() {
+            Some((program, rest)) => (program.as_str(), rest),
+            None => ("", &[][..]),
+        };
+        let tag = format!("{:016x}", fastrand::u64(..));
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(rest)
+            .env_clear()
+            .envs(
+                PASSED_ENV
+                    .iter()
+                    .filter_map(|name| Some((*name, std::env::var_os(name)?))),
+            )
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .env(TAG_VARIABLE, &tag)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        if let Some(cwd) = launch.cwd {
+            command.current_dir(cwd);
+        }
+        let mut child = command.spawn().map_err(|e| {
+            let place = launch
+                .cwd
+                .map(|cwd| format!(" in {}", cwd.display()))
+                .unwrap_or_default();
+            Failure::new(
+                ErrorCode::UpstreamError,
+                format!("MCP server '{name}' did not start: cannot run '{program}'{place}: {e}"),
+            )
+            .with_details(json!({ "server": name }))
+            .ran()
+        })?;
+        let group = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(Pid::from_raw);
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(Failure::new(
+                ErrorCode::Internal,
+                format!("MCP server '{name}': no pipes to the started program"),
+            ));
+        };
+        // The end of its stderr, for the message of a failure.
+        let tail = Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+        if let Some(mut stderr) = child.stderr.take() {
+            let tail = Arc::clone(&tail);
+            tokio::spawn(async move {
+                let mut buffer = [0u8; 4096];
+                while let Ok(n) = stderr.read(&mut buffer).await {
+                    if n == 0 {
+                        break;
+                    }
+                    if let Ok(mut kept) = tail.lock() {
+                        kept.extend_from_slice(&buffer[..n]);
+                        let over = kept.len().saturating_sub(4 * STDERR_TAIL);
+                        kept.drain(..over);
+                    }
                 }
-                if let Ok(mut kept) = tail.lock() {
-                    kept.extend_from_slice(&buffer[..n]);
-                    let over = kept.len().saturating_sub(4 * STDERR_TAIL);
-                    kept.drain(..over);
-                }
-            }
-        });
+            });
+        }
+        let process = Self {
+            child,
+            group,
+            tag,
+            tail,
+        };
+        Ok((process, stdout, stdin))
     }
-    let started = AtomicBool::new(false);
-    let outcome =
-        tokio::time::timeout(call.timeout, exchange((stdout, stdin), request, &started)).await;
-    // A server that ends by itself (stdin closed) goes quietly; then it, and whatever it
-    // started, is killed.
-    let exited = tokio::time::timeout(CLOSE_GRACE, child.wait()).await.ok();
-    if let Some(group) = group {
-        kill_tree(group, &tag);
+
+    /// What it wrote on stderr lately.
+    async fn stderr(&self) -> String {
+        // Let the stderr reader take what the program wrote last.
+        tokio::task::yield_now().await;
+        self.tail
+            .lock()
+            .map(|kept| String::from_utf8_lossy(&kept).into_owned())
+            .unwrap_or_default()
     }
-    let _ = child.wait().await;
-    let trouble = match outcome {
-        Ok(Ok(answer)) => return Ok(answer),
-        Ok(Err(trouble)) => Some(trouble),
-        Err(_) => None,
-    };
-    // Let the stderr reader take what the program wrote last.
-    tokio::task::yield_now().await;
-    let stderr = tail
-        .lock()
-        .map(|kept| String::from_utf8_lossy(&kept).into_owned())
-        .unwrap_or_default();
-    let failure = call.failure(trouble, started.load(Ordering::SeqCst), &stderr);
-    Err(match exited {
-        Some(Ok(status)) if !status.success() => {
+
+    /// A server that ends by itself (its stdin closed) goes quietly for [`CLOSE_GRACE`];
+    /// then it, and whatever it started, is killed. Its exit status, when it ended by itself.
+    async fn end(&mut self) -> Option<std::process::ExitStatus> {
+        let exited = tokio::time::timeout(CLOSE_GRACE, self.child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok);
+        if let Some(group) = self.group {
+            kill_tree(group, &self.tag);
+        }
+        let _ = self.child.wait().await;
+        exited
+    }
+
+    /// Whether it still runs.
+    fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+/// The failure of a server that gave no answer: `trouble` (`None`: the time ran out), with the
+/// end of its stderr and how it exited, after it is ended.
+async fn ended(
+    call: &Call<'_>,
+    process: &mut Process,
+    trouble: Option<Trouble>,
+    started: bool,
+) -> Failure {
+    let exited = process.end().await;
+    let failure = call.failure(trouble, started, &process.stderr().await);
+    match exited {
+        Some(status) if !status.success() => {
             let message = format!("{} (it exited: {status})", failure.message());
             Failure::new(failure.code, call.redactor.text(&message))
-                .with_details(json!({ "server": name }))
+                .with_details(json!({ "server": call.name }))
                 .ran()
         }
         _ => failure,
-    })
+    }
+}
+
+/// Start a stdio server and make the handshake, by `deadline`.
+async fn connect(
+    call: &Call<'_>,
+    launch: &Launch<'_>,
+    deadline: tokio::time::Instant,
+) -> Result<(Process, RunningService<RoleClient, ClientConfig>), Failure> {
+    let (mut process, stdout, stdin) = Process::spawn(call, launch)?;
+    match tokio::time::timeout_at(deadline, client_config().serve((stdout, stdin))).await {
+        Ok(Ok(client)) => Ok((process, client)),
+        Ok(Err(e)) => Err(ended(
+            call,
+            &mut process,
+            Some(Trouble::Start(e.to_string())),
+            false,
+        )
+        .await),
+        Err(_) => Err(ended(call, &mut process, None, false).await),
+    }
+}
+
+/// One call of a stdio server started for it alone, and ended after it.
+async fn stdio(call: &Call<'_>, launch: &Launch<'_>, request: Request) -> Result<Answer, Failure> {
+    let deadline = tokio::time::Instant::now() + call.timeout;
+    let (mut process, client) = connect(call, launch, deadline).await?;
+    let outcome =
+        tokio::time::timeout_at(deadline, ask(client.peer(), request, process.group)).await;
+    let _ = tokio::time::timeout(CLOSE_GRACE, client.cancel()).await;
+    match outcome {
+        Ok(Ok(answer)) => {
+            process.end().await;
+            Ok(answer)
+        }
+        Ok(Err(trouble)) => Err(ended(call, &mut process, Some(trouble), true).await),
+        Err(_) => Err(ended(call, &mut process, None, true).await),
+    }
+}
+
+/// Stdio MCP servers kept running for a process that makes many calls (`mcp serve`,
+/// `invoke --batch`): one connection per server, started at its first call and used by every
+/// call after it (concurrent calls share it). A server found dead at a call is started again;
+/// one that fails a call by dying, or lets it time out, is ended (the next call starts it
+/// again); one whose `mcpServers` entry changed is replaced. [`Sessions::close`] (also on
+/// drop) ends every server it started, with whatever they started.
+#[derive(Default)]
+pub struct Sessions {
+    runtime: std::sync::Mutex<Option<Arc<tokio::runtime::Runtime>>>,
+    slots: std::sync::Mutex<HashMap<String, Slot>>,
+    /// Every server running now, by connection: its process group and tag.
+    running: Arc<std::sync::Mutex<HashMap<u64, (Pid, String)>>>,
+    next_id: AtomicU64,
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<Connection>>>;
+
+/// A server's open session.
+struct Connection {
+    id: u64,
+    key: u64,
+    client: RunningService<RoleClient, ClientConfig>,
+    process: Process,
+}
+
+impl Connection {
+    fn alive(&mut self) -> bool {
+        !self.client.is_transport_closed() && self.process.alive()
+    }
+}
+
+impl Sessions {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The runtime the servers' sessions run on (one worker thread), made at the first call.
+    fn runtime(&self) -> Result<Arc<tokio::runtime::Runtime>, Failure> {
+        let mut held = self.runtime.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(runtime) = &*held {
+            return Ok(Arc::clone(runtime));
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("toolctl-mcp-client")
+            .enable_all()
+            .build()
+            .map(Arc::new)
+            .map_err(|e| {
+                Failure::new(ErrorCode::Internal, format!("cannot start a runtime: {e}"))
+            })?;
+        *held = Some(Arc::clone(&runtime));
+        Ok(runtime)
+    }
+
+    fn slot(&self, server: &str) -> Slot {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(slots.entry(server.to_owned()).or_default())
+    }
+
+    /// How many servers run now (for tests and logs).
+    pub fn running(&self) -> usize {
+        self.running.lock().map(|r| r.len()).unwrap_or(0)
+    }
+
+    /// End every server started here, and whatever they started.
+    pub fn close(&self) {
+        let running = std::mem::take(&mut *self.running.lock().unwrap_or_else(|e| e.into_inner()));
+        for (group, tag) in running.values() {
+            kill_tree(*group, tag);
+        }
+        let runtime = self
+            .runtime
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let slots = std::mem::take(&mut *self.slots.lock().unwrap_or_else(|e| e.into_inner()));
+        if let Some(runtime) = runtime {
+            // Their sessions and processes are dropped on the runtime they belong to.
+            let entered = runtime.enter();
+            drop(slots);
+            drop(entered);
+            if let Ok(runtime) = Arc::try_unwrap(runtime) {
+                runtime.shutdown_background();
+            }
+        }
+    }
+
+    /// `request` of the stdio server `call.name`, on its pooled session.
+    fn request(
+        &self,
+        call: &Call<'_>,
+        launch: &Launch<'_>,
+        request: Request,
+    ) -> Result<Answer, Failure> {
+        let runtime = self.runtime()?;
+        runtime.block_on(self.pooled(call, launch, request))
+    }
+
+    async fn pooled(
+        &self,
+        call: &Call<'_>,
+        launch: &Launch<'_>,
+        request: Request,
+    ) -> Result<Answer, Failure> {
+        let deadline = tokio::time::Instant::now() + call.timeout;
+        let slot = self.slot(call.name);
+        let (id, peer, group) = {
+            let Ok(mut held) = tokio::time::timeout_at(deadline, slot.lock()).await else {
+                return Err(call.failure(None, false, ""));
+            };
+            let key = launch.key();
+            if let Some(connection) = held.as_mut()
+                && (connection.key != key || !connection.alive())
+                && let Some(old) = held.take()
+            {
+                self.end(old).await;
+            }
+            let connection = match held.take() {
+                Some(connection) => connection,
+                None => {
+                    let (process, client) = connect(call, launch, deadline).await?;
+                    let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+                    if let Some(group) = process.group {
+                        self.running
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .insert(id, (group, process.tag.clone()));
+                    }
+                    Connection {
+                        id,
+                        key,
+                        client,
+                        process,
+                    }
+                }
+            };
+            let peer = connection.client.peer().clone();
+            let (id, group) = (connection.id, connection.process.group);
+            *held = Some(connection);
+            (id, peer, group)
+        };
+        let trouble = match tokio::time::timeout_at(deadline, ask(&peer, request, group)).await {
+            Ok(Ok(answer)) => return Ok(answer),
+            Ok(Err(trouble)) => Some(trouble),
+            Err(_) => None,
+        };
+        // A server that let the time run out, or died, is ended; one that refused the request
+        // (a JSON-RPC error) is kept.
+        let mut held = slot.lock().await;
+        let gone = held
+            .as_mut()
+            .is_some_and(|c| c.id == id && (trouble.is_none() || !c.alive()));
+        match held.take_if(|_| gone) {
+            Some(mut connection) => {
+                self.forget(connection.id);
+                let failure = ended(call, &mut connection.process, trouble, true).await;
+                let _ = tokio::time::timeout(CLOSE_GRACE, connection.client.cancel()).await;
+                Err(failure)
+            }
+            _ => Err(call.failure(trouble, true, "")),
+        }
+    }
+
+    fn forget(&self, id: u64) {
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
+    }
+
+    /// Close a connection and end its server.
+    async fn end(&self, mut connection: Connection) {
+        self.forget(connection.id);
+        let _ = tokio::time::timeout(CLOSE_GRACE, connection.client.close()).await;
+        connection.process.end().await;
+    }
+}
+
+impl Drop for Sessions {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl std::fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions")
+            .field("running", &self.running())
+            .finish()
+    }
 }
 
 async fn http(

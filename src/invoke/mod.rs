@@ -34,6 +34,7 @@ use crate::catalog::{Catalog, ToolEntry};
 use schema::Schema;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Why a call did not give a value.
@@ -137,6 +138,9 @@ pub struct Options<'a> {
     pub hosts: HostPolicy,
     /// The MCP servers `mcp` tools name (`mcpServers` of `toolctl.json`).
     pub mcp_servers: crate::catalog::mcp_servers::McpServers,
+    /// Stdio MCP servers kept running between calls (`mcp serve`, `invoke --batch`); `None`:
+    /// each call starts its server and ends it.
+    pub mcp_sessions: Option<Arc<mcp::Sessions>>,
     /// When the call must be over (a batch's `wait_ms`): tools stop their work by then.
     pub deadline: Option<Instant>,
     /// The catalog's state folder (`.toolctl/`): rate-limit counts, OAuth2 tokens.
@@ -161,6 +165,7 @@ impl Options<'static> {
             hosts: config.hosts.clone(),
             deadline: None,
             mcp_servers: config.mcp_servers.clone(),
+            mcp_sessions: None,
             state_dir: catalog.root().join(crate::catalog::STATE_DIR),
             http: config.http.clone(),
             rate_window: config.rate_limit_window,

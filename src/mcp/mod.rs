@@ -2,6 +2,7 @@
 //! serve`). [`view`] is what the server shows and does, through `export`, `invoke` and
 //! `pick`; [`serve`] speaks the protocol with the official SDK.
 
+pub mod cache;
 pub mod import;
 pub mod serve;
 pub mod view;

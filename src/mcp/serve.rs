@@ -17,10 +17,11 @@
 //! The catalog is read and tools run on tokio's blocking threads: the SDK's tasks never wait
 //! for SQLite, files or an HTTP tool.
 
+use super::cache::{self, Listed, Stamp};
 use super::view::{self, Filters, Listing, Survey};
 use crate::base::error_code::ErrorCode;
-use crate::catalog::{Catalog, STATE_DIR};
-use crate::index::{INDEX_FILE, Index};
+use crate::catalog::Catalog;
+use crate::index::Index;
 use crate::invoke::{Failure, Options};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -32,9 +33,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use tokio::sync::watch;
 
 /// `--mode auto` lists every tool up to this many, and switches to search mode above.
@@ -125,10 +126,12 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::Io(format!("cannot start the async runtime: {e}")))?;
+    let sessions = Arc::new(crate::invoke::mcp::Sessions::new());
+    let pooled = Arc::clone(&sessions);
     let served = runtime.block_on(async move {
-        let shared = Arc::new(Shared::new(settings, log));
+        let shared = Arc::new(Shared::new(settings, log, pooled));
         let first = shared.clone();
-        tokio::task::spawn_blocking(move || first.refresh())
+        tokio::task::spawn_blocking(move || first.start())
             .await
             .map_err(|e| Error::Io(e.to_string()))??;
         shared.log.status(&shared.describe());
@@ -142,6 +145,8 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
     });
     // A tool still running (its client gone) is not waited for long.
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    // The MCP servers its tools' calls started end with it.
+    sessions.close();
     served
 }
 
@@ -303,24 +308,30 @@ struct Shared {
     changes: watch::Sender<u64>,
     /// Set when standard input closed (stdio): listen streams end.
     closed: watch::Sender<bool>,
+    /// The stdio MCP servers `mcp` tools' calls started, kept for the next calls.
+    sessions: Arc<crate::invoke::mcp::Sessions>,
 }
 
 #[derive(Default)]
 struct State {
     search: bool,
-    /// The usable tools (empty in search mode), as `tools/list` gives them.
-    tools: Arc<Vec<Tool>>,
+    /// The usable tools (none in search mode), as `tools/list` gives them (as JSON: a page is
+    /// made into the SDK's tools when it is asked for).
+    listed: Arc<Listed>,
     /// How many tools the catalog offers (search mode: as counted).
     count: usize,
-    /// Hash of what a client is shown.
-    fingerprint: u64,
-    /// The stamps of the index files when the list was made.
-    stamp: Vec<Option<(SystemTime, u64)>>,
+    /// The catalog's stamp when the list was made.
+    stamp: Stamp,
 }
 
 impl Shared {
-    fn new(settings: Settings, log: Arc<dyn Log>) -> Self {
+    fn new(
+        settings: Settings,
+        log: Arc<dyn Log>,
+        sessions: Arc<crate::invoke::mcp::Sessions>,
+    ) -> Self {
         Self {
+            sessions,
             settings,
             log,
             state: RwLock::new(State::default()),
@@ -333,9 +344,9 @@ impl Shared {
         Ok(Catalog::open(&self.settings.root)?.with_lock_timeout(self.settings.lock_timeout))
     }
 
-    fn snapshot(&self) -> (bool, Arc<Vec<Tool>>) {
+    fn snapshot(&self) -> (bool, Arc<Listed>) {
         let state = self.state.read().unwrap_or_else(|e| e.into_inner());
-        (state.search, state.tools.clone())
+        (state.search, state.listed.clone())
     }
 
     /// One line on what is served.
@@ -347,7 +358,10 @@ impl Shared {
             " (filtered)"
         };
         match (state.search, self.settings.mode) {
-            (false, _) => format!("mode all: listing {} tools{filtered}", state.tools.len()),
+            (false, _) => format!(
+                "mode all: listing {} tools{filtered}",
+                state.listed.names.len()
+            ),
             (true, Mode::Auto) => format!(
                 "mode search: {} tools{filtered} is more than {AUTO_LIMIT}, so the list is {SEARCH_TOOLS} and {CALL_TOOL}",
                 state.count
@@ -361,7 +375,7 @@ impl Shared {
     fn check(&self) -> Result<bool, Error> {
         let catalog = self.catalog()?;
         Index::open(&catalog, &mut |_, _| {}).map_err(view::Error::from)?;
-        let stamp = index_stamp(catalog.root());
+        let stamp = cache::stamp(catalog.root());
         let moved = self
             .state
             .read()
@@ -373,44 +387,64 @@ impl Shared {
         self.refresh()
     }
 
+    /// The first list: in `--mode all`, the one kept in `.toolctl/` when it was made at the
+    /// catalog's stamp now (the first change check, a moment later, finds what the index has
+    /// not taken in yet); else made.
+    fn start(&self) -> Result<(), Error> {
+        if self.settings.mode == Mode::All {
+            let root = &self.settings.root;
+            let stamp = cache::stamp(root);
+            if let Some(listed) = cache::load(root, &self.settings.filters, &stamp) {
+                let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+                *state = State {
+                    search: false,
+                    count: listed.names.len(),
+                    listed: Arc::new(listed),
+                    stamp,
+                };
+                return Ok(());
+            }
+        }
+        self.refresh().map(|_| ())
+    }
+
     /// Make the list again. True when what a client sees changed.
     fn refresh(&self) -> Result<bool, Error> {
         let catalog = self.catalog()?;
-        let stamp = index_stamp(catalog.root());
+        let root = catalog.root();
+        let before = cache::stamp(root);
         let filters = &self.settings.filters;
         let survey = match self.settings.mode {
             Mode::Search => Survey::TooMany(0),
             Mode::All => Survey::Listed(view::list(&catalog, filters)?),
             Mode::Auto => view::survey(&catalog, filters, AUTO_LIMIT)?,
         };
-        let (search, tools, count) = match survey {
-            Survey::TooMany(count) => (true, Vec::new(), count),
+        let (search, listed, count) = match survey {
+            Survey::TooMany(count) => (true, Listed::default(), count),
             Survey::Listed(listing) => {
-                let tools = self.tools_of(listing);
-                let count = tools.len();
-                (false, tools, count)
+                let listed = self.tools_of(listing);
+                let count = listed.names.len();
+                (false, listed, count)
             }
         };
-        let mut hasher = DefaultHasher::new();
-        search.hash(&mut hasher);
-        serde_json::to_string(&tools)
-            .unwrap_or_default()
-            .hash(&mut hasher);
-        let fingerprint = hasher.finish();
+        // Kept for the next start when nothing moved while it was made (the list's own
+        // change check may have written the index: the first check then makes it again).
+        if self.settings.mode == Mode::All && cache::stamp(root) == before {
+            cache::store(root, filters, &before, &listed);
+        }
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
-        let changed = state.fingerprint != fingerprint;
+        let changed = state.search != search || state.listed.fingerprint != listed.fingerprint;
         *state = State {
             search,
-            tools: Arc::new(tools),
+            listed: Arc::new(listed),
             count,
-            fingerprint,
-            stamp,
+            stamp: before,
         };
         Ok(changed)
     }
 
-    /// The listing's entries as the SDK's tools; warnings for what was left out.
-    fn tools_of(&self, listing: Listing) -> Vec<Tool> {
+    /// The listing's entries as the SDK's tools (as JSON); warnings for what was left out.
+    fn tools_of(&self, listing: Listing) -> Listed {
         for problem in &listing.problems {
             self.log.warn(&format!(
                 "skipped {}: {}",
@@ -426,22 +460,32 @@ impl Shared {
                 ));
             }
         }
-        listing
-            .tools
-            .into_iter()
-            .filter_map(|entry| {
-                let name = entry["name"].as_str().unwrap_or_default().to_owned();
-                serde_json::from_value::<Tool>(entry)
-                    .map_err(|e| self.log.warn(&format!("left out {name}: {e}")))
-                    .ok()
-            })
-            .collect()
+        let mut listed = Listed::default();
+        let mut hasher = DefaultHasher::new();
+        for entry in listing.tools {
+            let name = entry["name"].as_str().unwrap_or_default().to_owned();
+            match serde_json::from_value::<Tool>(entry)
+                .and_then(|tool| serde_json::to_string(&tool))
+            {
+                Ok(json) => {
+                    json.hash(&mut hasher);
+                    listed.names.push(name);
+                    listed.tools.push(json);
+                }
+                Err(e) => self.log.warn(&format!("left out {name}: {e}")),
+            }
+        }
+        listed.fingerprint = hasher.finish();
+        listed
     }
 
     /// The listed tool of this name; the catalog is looked at again when there is none (the
     /// tool may be newer than the last check).
     fn listed(&self, name: &str) -> Option<Tool> {
-        let find = |tools: &[Tool]| tools.iter().find(|t| t.name == name).cloned();
+        let find = |listed: &Listed| {
+            let at = listed.names.iter().position(|n| n == name)?;
+            serde_json::from_str(listed.tools.get(at)?).ok()
+        };
         if let Some(tool) = find(&self.snapshot().1) {
             return Some(tool);
         }
@@ -452,7 +496,10 @@ impl Shared {
     }
 
     fn options(&self, catalog: &Catalog) -> Options<'static> {
-        Options::new(catalog, self.settings.workspace.clone())
+        Options {
+            mcp_sessions: Some(Arc::clone(&self.sessions)),
+            ..Options::new(catalog, self.settings.workspace.clone())
+        }
     }
 
     /// Call a catalog tool as `invoke` does.
@@ -539,20 +586,6 @@ impl Shared {
         }
         self.call(name, inner)
     }
-}
-
-/// The stamps (mtime, size) of the index and its journal: any write to the index moves one.
-fn index_stamp(root: &Path) -> Vec<Option<(SystemTime, u64)>> {
-    let file = root.join(STATE_DIR).join(INDEX_FILE);
-    let mut wal = file.clone().into_os_string();
-    wal.push("-wal");
-    [file, PathBuf::from(wal)]
-        .iter()
-        .map(|path| {
-            let meta = std::fs::metadata(path).ok()?;
-            Some((meta.modified().ok()?, meta.len()))
-        })
-        .collect()
 }
 
 /// A value as a call result: the text (a string as it is, anything else as JSON), and the
@@ -681,16 +714,21 @@ impl ServerHandler for Server {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let (search, tools) = self.0.snapshot();
+        let (search, listed) = self.0.snapshot();
         if search {
             return Ok(ListToolsResult::with_all_items(search_mode_tools()));
         }
+        let tools = &listed.tools;
         let start = match request.and_then(|r| r.cursor) {
             Some(cursor) => parse_cursor(&cursor, tools.len())?,
             None => 0,
         };
         let end = (start + self.0.settings.page_size.max(1)).min(tools.len());
-        let mut page = ListToolsResult::with_all_items(tools[start..end].to_vec());
+        let items = tools[start..end]
+            .iter()
+            .filter_map(|tool| serde_json::from_str(tool).ok())
+            .collect();
+        let mut page = ListToolsResult::with_all_items(items);
         if end < tools.len() {
             page.next_cursor = Some(cursor(end));
         }

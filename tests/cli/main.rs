@@ -35,6 +35,7 @@ mod test_invoke_providers;
 mod test_layers;
 mod test_list;
 mod test_mcp;
+mod test_mcp_cache;
 mod test_mcp_tools;
 mod test_names;
 mod test_output;

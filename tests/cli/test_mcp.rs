@@ -15,7 +15,7 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    fn step(&self, i: usize) -> &Value {
+    pub(crate) fn step(&self, i: usize) -> &Value {
         &self.steps[i]
     }
 }

@@ -796,3 +796,246 @@ fn server_everything_over_stdio_imports_and_answers_as_directly() {
         "{served:?}"
     );
 }
+
+/// Whether process `pid` is gone (or a zombie, dead but not yet reaped), waiting up to 10 s.
+fn gone_soon(pid: u32) -> bool {
+    gone_soon_within(pid, Duration::from_secs(10))
+}
+
+fn gone_soon_within(pid: u32, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let gone = stat.is_empty()
+            || stat
+                .rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+        if gone || Instant::now() > deadline {
+            return gone;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// "PID CHILD" as the pid tool says it.
+fn pids_of(text: &str) -> Vec<u32> {
+    let pids: Vec<u32> = text
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    assert_eq!(pids.len(), 2, "two process ids in {text:?}");
+    pids
+}
+
+/// A catalog with the fixture server `fx` (its `pid` and `die` tools) as `mcp/pid`, `mcp/die`.
+fn lifecycle_env() -> TestEnv {
+    let env = TestEnv::new();
+    env.bundle("mcp");
+    let mut server = stdio_server("stdio");
+    server["env"] = json!({ "LIFECYCLE": "1" });
+    declare(&env, json!({ "fx": server }));
+    mcp_tool(&env, "pid", "fx", "pid", any_object());
+    mcp_tool(&env, "die", "fx", "die", any_object());
+    env
+}
+
+#[test]
+fn a_batch_starts_a_stdio_server_once_and_ends_it_with_the_batch() {
+    let env = lifecycle_env();
+    let calls: Vec<Value> = (0..4)
+        .map(|i| json!({ "call_id": format!("{i}"), "name": "mcp/pid", "arguments": {} }))
+        .collect();
+    let run = env.run_stdin(
+        &["--json", "invoke", "--batch", "-"],
+        &json!({ "calls": calls }).to_string(),
+    );
+    let doc: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|_| panic!("{}{}", run.stdout, run.stderr));
+    let text = doc.to_string();
+    // Every call's value is the server's process id: one server for the four calls.
+    let pids: Vec<Vec<u32>> = (0..4)
+        .map(|i| {
+            let found = doc["results"]
+                .as_array()
+                .and_then(|items| items.iter().find(|c| c["call_id"] == format!("{i}")))
+                .unwrap_or_else(|| panic!("call {i} in {text}"));
+            // The call's value ("output", or "value" in the newer shape).
+            let said = found["output"].as_str().or(found["value"].as_str());
+            said.map(pids_of)
+                .unwrap_or_else(|| panic!("process ids in {found}"))
+        })
+        .collect();
+    assert!(pids.iter().all(|p| *p == pids[0]), "{pids:?}: {text}");
+    for pid in &pids[0] {
+        assert!(gone_soon(*pid), "process {pid} outlived the batch");
+    }
+}
+
+#[test]
+fn mcp_serve_keeps_one_server_restarts_it_once_it_died_and_ends_it_on_exit() {
+    let env = lifecycle_env();
+    let (pid, die) = (
+        served_name(&env, "mcp", "pid"),
+        served_name(&env, "mcp", "die"),
+    );
+    let serve = json!([
+        crate::common::bin(),
+        "--catalog",
+        env.catalog(),
+        "mcp",
+        "serve",
+        "--mode",
+        "all",
+        "--quiet"
+    ]);
+    let steps = call_through(
+        &env,
+        serve,
+        &[
+            (&pid, json!({})),
+            (&pid, json!({})),
+            (&die, json!({})),
+            (&pid, json!({})),
+            (&pid, json!({})),
+        ],
+    );
+    let text = |i: usize| steps[i]["text"][0].as_str().unwrap_or_default().to_owned();
+    let first = pids_of(&text(0));
+    assert_eq!(
+        text(1),
+        text(0),
+        "the second call reuses the server: {steps:?}"
+    );
+    assert_eq!(steps[2]["isError"], true, "{steps:?}");
+    assert!(
+        text(2).contains("UPSTREAM_ERROR: MCP server 'fx'"),
+        "{}",
+        text(2)
+    );
+    let second = pids_of(&text(3));
+    assert_ne!(second, first, "a new server after the first died");
+    assert_eq!(text(4), text(3), "{steps:?}");
+    // The client is gone, so is serve, and so is every process of the servers it started:
+    // the one that died left its child behind, the one it kept had its own.
+    for pid in first.iter().chain(&second) {
+        assert!(gone_soon(*pid), "process {pid} outlived mcp serve");
+    }
+}
+
+#[test]
+fn mcp_serve_ends_the_servers_it_kept_on_sigterm() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = lifecycle_env();
+    let pid = served_name(&env, "mcp", "pid");
+    let mut serve = env
+        .command(&["mcp", "serve", "--mode", "all", "--quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = serve.stdin.take().unwrap();
+    let mut lines = BufReader::new(serve.stdout.take().unwrap()).lines();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": pid, "arguments": {}}}),
+    ];
+    for message in &messages {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let answer: Value = loop {
+        let line = lines.next().expect("serve answered").unwrap();
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == 2 {
+            break message;
+        }
+    };
+    let said = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    let pids = pids_of(said);
+    assert!(
+        !gone_soon_within(pids[0], Duration::ZERO),
+        "the server runs between calls"
+    );
+    // SIGTERM, with standard input still open.
+    let serve_pid = rustix::process::Pid::from_raw(serve.id() as i32).unwrap();
+    rustix::process::kill_process(serve_pid, rustix::process::Signal::TERM).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while serve.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "mcp serve did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    for pid in pids {
+        assert!(gone_soon(pid), "process {pid} outlived mcp serve");
+    }
+}
+
+#[test]
+fn a_server_that_exits_during_a_call_fails_it_at_once_even_when_its_child_holds_the_pipe() {
+    let env = lifecycle_env();
+    let started = Instant::now();
+    let doc = fails(&env, "mcp/die", json!({}), 7, "UPSTREAM_ERROR");
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(message.contains("exited"), "{message}");
+    assert!(message.contains("exit status: 9"), "{message}");
+    // Far below the 30 s timeout: the exit is seen, not waited out.
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_relative_cwd_and_program_path_are_taken_from_the_catalog_root() {
+    let env = TestEnv::new();
+    env.bundle("mcp");
+    let catalog = env.catalog().canonicalize().unwrap();
+    std::fs::create_dir_all(catalog.join("servers/data")).unwrap();
+    // A wrapper script beside toolctl.json, named by a relative path.
+    let script = catalog.join("servers/fx.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nexec '{}' '{}' \"$@\"\n",
+            mcp_clients::python().display(),
+            fixture_server().display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    declare(
+        &env,
+        json!({ "fx": {
+            "command": ["./servers/fx.sh", "stdio"],
+            "cwd": "servers/data",
+            "env": { "LIFECYCLE": "1" },
+        }}),
+    );
+    mcp_tool(&env, "cwd", "fx", "cwd", any_object());
+    // toolctl runs elsewhere: neither path is taken from there.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let output = env
+        .command(&["--json", "invoke", "mcp/cwd", "--args", "{}"])
+        .current_dir(elsewhere.path())
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&output.stderr)));
+    assert_eq!(
+        doc["value"].as_str().map(PathBuf::from),
+        Some(catalog.join("servers/data")),
+        "{doc}"
+    );
+}

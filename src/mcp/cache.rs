@@ -1,0 +1,184 @@
+//! The `tools/list` of `mcp serve --mode all`, kept in `.toolctl/` between runs: building it
+//! reads and translates every tool file (about 1.5 s at 10,000 tools), reading it back is one
+//! file. Derived state, safe to delete.
+//!
+//! A file per set of filters (`mcp-tools-<hash>.jsonl`): a header line (the format, toolctl's
+//! version, the filters, the stamp, the fingerprint and the tools' names), then one tool a line
+//! as `tools/list` gives it. It is used only when its stamp is the catalog's stamp now: the
+//! stamps (mtime, size) of the index, its journal and `toolctl.json`. Any change the index has
+//! taken in, and any edit of `toolctl.json`, moves it; a hand edit the index has not seen yet
+//! is found by the server's first change check, a moment later (the list is then made again
+//! and announced with `list_changed`).
+
+use super::view::Filters;
+use crate::catalog::{CONFIG_FILE, STATE_DIR};
+use crate::index::INDEX_FILE;
+use serde::{Deserialize, Serialize};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+/// The layout of the file; another one is not read.
+const FORMAT: u32 = 1;
+
+/// The stamps (seconds, nanoseconds, size) of the index, its journal and `toolctl.json`
+/// (`None`: no such file).
+pub type Stamp = Vec<Option<(u64, u32, u64)>>;
+
+/// The catalog's stamp now.
+pub fn stamp(root: &Path) -> Stamp {
+    let index = root.join(STATE_DIR).join(INDEX_FILE);
+    let mut wal = index.clone().into_os_string();
+    wal.push("-wal");
+    [index, PathBuf::from(wal), root.join(CONFIG_FILE)]
+        .iter()
+        .map(|path| {
+            let meta = std::fs::metadata(path).ok()?;
+            let since = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?;
+            Some((since.as_secs(), since.subsec_nanos(), meta.len()))
+        })
+        .collect()
+}
+
+/// A list read back, or about to be kept.
+#[derive(Debug, Clone, Default)]
+pub struct Listed {
+    /// Each tool's name, in list order.
+    pub names: Vec<String>,
+    /// Each tool as compact JSON, in list order.
+    pub tools: Vec<String>,
+    /// Hash of what a client is shown.
+    pub fingerprint: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Header {
+    format: u32,
+    version: String,
+    filters: (Vec<String>, Vec<String>, Vec<String>),
+    stamp: Stamp,
+    fingerprint: u64,
+    names: Vec<String>,
+}
+
+fn filters_of(filters: &Filters) -> (Vec<String>, Vec<String>, Vec<String>) {
+    (
+        filters.bundles.clone(),
+        filters.tags.clone(),
+        filters.tools.clone(),
+    )
+}
+
+/// The file kept for these filters.
+pub fn file(root: &Path, filters: &Filters) -> PathBuf {
+    let mut hasher = DefaultHasher::new();
+    (env!("CARGO_PKG_VERSION"), filters_of(filters)).hash(&mut hasher);
+    root.join(STATE_DIR)
+        .join(format!("mcp-tools-{:016x}.jsonl", hasher.finish()))
+}
+
+/// The list kept for `filters` when it was made at `stamp` by this toolctl.
+pub fn load(root: &Path, filters: &Filters, stamp: &Stamp) -> Option<Listed> {
+    // No index, no list of it.
+    stamp.first()?.as_ref()?;
+    let text = std::fs::read_to_string(file(root, filters)).ok()?;
+    let mut lines = text.lines();
+    let header: Header = serde_json::from_str(lines.next()?).ok()?;
+    let fits = header.format == FORMAT
+        && header.version == env!("CARGO_PKG_VERSION")
+        && header.filters == filters_of(filters)
+        && header.stamp == *stamp;
+    if !fits {
+        return None;
+    }
+    let tools: Vec<String> = lines.map(str::to_owned).collect();
+    (tools.len() == header.names.len()).then_some(Listed {
+        names: header.names,
+        tools,
+        fingerprint: header.fingerprint,
+    })
+}
+
+/// Keep `listed`, made at `stamp`, for `filters` (best effort: a catalog that cannot be
+/// written has none).
+pub fn store(root: &Path, filters: &Filters, stamp: &Stamp, listed: &Listed) {
+    if stamp.first().is_none_or(Option::is_none) || !root.join(STATE_DIR).is_dir() {
+        return;
+    }
+    let header = Header {
+        format: FORMAT,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        filters: filters_of(filters),
+        stamp: stamp.clone(),
+        fingerprint: listed.fingerprint,
+        names: listed.names.clone(),
+    };
+    let Ok(mut text) = serde_json::to_string(&header) else {
+        return;
+    };
+    for tool in &listed.tools {
+        text.push('\n');
+        text.push_str(tool);
+    }
+    text.push('\n');
+    let _ = crate::catalog::store::write_atomic(&file(root, filters), text.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed() -> Listed {
+        Listed {
+            names: vec!["a".into(), "b".into()],
+            tools: vec![r#"{"name":"a"}"#.into(), r#"{"name":"b"}"#.into()],
+            fingerprint: 7,
+        }
+    }
+
+    #[test]
+    fn a_kept_list_is_read_back_only_at_its_stamp_and_filters() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join(STATE_DIR)).unwrap();
+        crate::catalog::store::write_atomic(&root.join(STATE_DIR).join(INDEX_FILE), b"x").unwrap();
+        let filters = Filters::default();
+        let now = stamp(root);
+        store(root, &filters, &now, &listed());
+        let back = load(root, &filters, &now).unwrap();
+        assert_eq!((back.names, back.tools), (listed().names, listed().tools));
+        assert_eq!(back.fingerprint, 7);
+        // Other filters: another file.
+        let tagged = Filters {
+            tags: vec!["t".into()],
+            ..Filters::default()
+        };
+        assert!(load(root, &tagged, &now).is_none());
+        // The index moved: not used.
+        crate::catalog::store::write_atomic(&root.join(STATE_DIR).join(INDEX_FILE), b"xy").unwrap();
+        assert!(load(root, &filters, &stamp(root)).is_none());
+        // A file cut short: not used.
+        let later = stamp(root);
+        store(root, &filters, &later, &listed());
+        let path = file(root, &filters);
+        let text = std::fs::read_to_string(&path).unwrap();
+        crate::catalog::store::write_atomic(
+            &path,
+            text.trim_end().rsplit_once('\n').unwrap().0.as_bytes(),
+        )
+        .unwrap();
+        assert!(load(root, &filters, &later).is_none());
+    }
+
+    #[test]
+    fn without_an_index_nothing_is_kept_or_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join(STATE_DIR)).unwrap();
+        let filters = Filters::default();
+        let now = stamp(root);
+        store(root, &filters, &now, &listed());
+        assert!(!file(root, &filters).exists());
+        assert!(load(root, &filters, &now).is_none());
+    }
+}
