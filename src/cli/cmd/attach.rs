@@ -4,7 +4,8 @@ use crate::attach::{self, AgentId, AttachError, AttachRequest, Outcome, Settings
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::cli::shared::{EndpointArgs, n_tools, parse_scorer, pick_error};
+use crate::cli::shared::{EndpointArgs, n_tools, pick_error};
+use crate::cli::values;
 use crate::pick::Scorer;
 use clap::Args;
 use serde_json::{Value, json};
@@ -23,7 +24,7 @@ use serde_json::{Value, json};
 #[derive(Debug, Args)]
 pub struct AttachArgs {
     /// The agent: a UUID, bare or with the agent- prefix
-    #[arg(value_name = "AGENT")]
+    #[arg(value_name = "AGENT", add = crate::cli::complete::agents())]
     pub agent: String,
     /// What the agent is about to do, in any words
     #[arg(long, value_name = "Q")]
@@ -35,14 +36,13 @@ pub struct AttachArgs {
     #[arg(long, value_name = "X", default_value_t = attach::DEFAULT_MIN_SCORE, allow_negative_numbers = true)]
     pub min_score: f64,
     /// Never detach TOOL: [bundle/]slug[@version], toolID or exported name (can be repeated)
-    #[arg(long, value_name = "TOOL")]
+    #[arg(long, value_name = "TOOL", add = crate::cli::complete::tools())]
     pub keep: Vec<String>,
     /// Skip the post-attach pruning (the limits still hold)
     #[arg(long)]
     pub no_auto_prune: bool,
-    /// How to score relevance: keyword, bm25, hybrid, embed or llm [default: hybrid when an
-    /// embeddings endpoint is set, else bm25]
-    #[arg(long, value_name = "NAME", value_parser = parse_scorer)]
+    /// How to score relevance [default: hybrid when an embeddings endpoint is set, else bm25]
+    #[arg(long, value_name = "NAME", value_parser = values::scorer())]
     pub scorer: Option<Scorer>,
     #[command(flatten)]
     pub endpoints: EndpointArgs,

@@ -26,13 +26,13 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 pub struct InvokeArgs {
     /// The tool: bundle/slug[@version], slug, or toolID
-    #[arg(value_name = "TOOL", required_unless_present = "batch")]
+    #[arg(value_name = "TOOL", add = crate::cli::complete::tools(), required_unless_present = "batch")]
     pub tool: Option<String>,
     /// Run a batch of calls read from FILE (`-`: standard input)
     #[arg(long, value_name = "FILE", conflicts_with_all = ["tool", "args", "args_file", "stdin"])]
     pub batch: Option<String>,
     /// With --batch: answer in this provider's shape (default: the shape of the calls)
-    #[arg(long, value_name = "PROVIDER", requires = "batch", conflicts_with = "tool", value_parser = crate::cli::shared::parse_provider)]
+    #[arg(long, value_name = "PROVIDER", requires = "batch", conflicts_with = "tool", value_parser = crate::cli::values::provider())]
     pub provider: Option<crate::provider::Provider>,
     /// `-`: read the arguments from standard input
     #[arg(value_name = "-", conflicts_with_all = ["args", "args_file"])]

@@ -3,9 +3,8 @@
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::cli::shared::{
-    EndpointArgs, export_error, parse_provider, parse_scorer, pick_error, warn_left_out,
-};
+use crate::cli::shared::{EndpointArgs, export_error, pick_error, warn_left_out};
+use crate::cli::values;
 use crate::pick::{self, PickError, PickRequest, Scorer};
 use crate::provider::Provider;
 use crate::provider::export::translate;
@@ -33,8 +32,8 @@ pub struct PickArgs {
     /// Also pick tools that are not safe
     #[arg(long)]
     pub allow_unsafe: bool,
-    /// How to score: bm25 (the search relevance, best offline), keyword, hybrid, embed or llm
-    #[arg(long, value_name = "NAME", default_value = "bm25", value_parser = parse_scorer)]
+    /// How to score the tools
+    #[arg(long, value_name = "NAME", default_value = "bm25", value_parser = values::scorer())]
     pub scorer: Scorer,
     /// Give up scoring after MS milliseconds and return the first tools in registration order
     #[arg(long, value_name = "MS")]
@@ -43,7 +42,7 @@ pub struct PickArgs {
     #[arg(long)]
     pub debug: bool,
     /// Print the picked tools in this provider's format instead (as `export` does)
-    #[arg(long, value_name = "PROVIDER", value_parser = parse_provider)]
+    #[arg(long, value_name = "PROVIDER", value_parser = values::provider())]
     pub emit: Option<Provider>,
     /// With --emit openai or openai-responses: strict mode
     #[arg(long, requires = "emit")]

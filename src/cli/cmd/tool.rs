@@ -36,7 +36,7 @@ pub enum ToolCommand {
 #[derive(Debug, Args)]
 pub struct NewArgs {
     /// The bundle to create the tool in, by slug or ID
-    #[arg(value_name = "BUNDLE")]
+    #[arg(value_name = "BUNDLE", add = crate::cli::complete::bundles())]
     pub bundle: String,
     /// The new tool's slug (letters, digits and -)
     #[arg(value_name = "SLUG")]
@@ -86,7 +86,7 @@ pub enum NewType {
 #[derive(Debug, Args)]
 pub struct PutArgs {
     /// The bundle to put the tool into, by slug or ID (default: the file's bundleID)
-    #[arg(long, value_name = "BUNDLE")]
+    #[arg(long, value_name = "BUNDLE", add = crate::cli::complete::bundles())]
     pub bundle: Option<String>,
     /// The tool.json to read; - reads standard input
     #[arg(value_name = "FILE|-")]
@@ -97,7 +97,7 @@ pub struct PutArgs {
 #[derive(Debug, Args)]
 pub struct ToolArg {
     /// [bundle/]slug[@version] or a toolID
-    #[arg(value_name = "TOOL")]
+    #[arg(value_name = "TOOL", add = crate::cli::complete::tools())]
     pub tool: String,
 }
 
@@ -105,7 +105,7 @@ pub struct ToolArg {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Only tools of this bundle, by slug or ID (can be repeated)
-    #[arg(long, value_name = "BUNDLE")]
+    #[arg(long, value_name = "BUNDLE", add = crate::cli::complete::bundles())]
     pub bundle: Vec<String>,
     /// Only tools with this tag (can be repeated: all must match)
     #[arg(long, value_name = "TAG")]

@@ -4,7 +4,7 @@ use crate::base::error_code::{ErrorCode, exit};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
-use crate::cli::shared::parse_provider;
+use crate::cli::values;
 use crate::provider::Provider;
 use crate::validate::{self, About, Finding, Report, Request, Severity};
 use anstyle::{AnsiColor, Style};
@@ -36,7 +36,7 @@ pub struct ValidateArgs {
     pub strict: bool,
     /// Also warn of what this provider would refuse, and of more enabled tools than it takes
     /// (can be repeated)
-    #[arg(long, value_name = "PROVIDER", value_parser = parse_provider)]
+    #[arg(long, value_name = "PROVIDER", value_parser = values::provider())]
     pub provider: Vec<Provider>,
 }
 
