@@ -27,6 +27,7 @@ mod test_crash;
 mod test_edges;
 mod test_export;
 mod test_hand_edits;
+mod test_help;
 mod test_index;
 mod test_init;
 mod test_invoke;

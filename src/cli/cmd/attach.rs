@@ -10,6 +10,17 @@ use crate::pick::Scorer;
 use clap::Args;
 use serde_json::{Value, json};
 
+/// What `--help` shows after the options: command lines that work (a test runs them on a copy
+/// of fixtures/catalog).
+const EXAMPLES: &str = "\
+Examples:
+  # Give an agent the tools for its task (its file is made on first use)
+  toolctl attach agent-123e4567-e89b-12d3-a456-426614174000 --query \"weather in Oslo\"
+  # Another task, never detaching builtin/now
+  toolctl attach agent-123e4567-e89b-12d3-a456-426614174000 --query issues --keep builtin/now
+  # Only enforce the limits
+  toolctl attach agent-123e4567-e89b-12d3-a456-426614174000";
+
 /// Attach the tools an agent needs for a task, under limits
 ///
 /// Runs the attach contract's phases: search (the best --limit tools for --query, kept when
@@ -22,6 +33,7 @@ use serde_json::{Value, json};
 /// DEFAULT_DROP_RATE. Without --query nothing is searched; only the limits are enforced.
 /// The agent's file (agents/agent-<uuid>.json) is created on first use.
 #[derive(Debug, Args)]
+#[command(after_long_help = EXAMPLES)]
 pub struct AttachArgs {
     /// The agent: a UUID, bare or with the agent- prefix
     #[arg(value_name = "AGENT", add = crate::cli::complete::agents())]

@@ -21,12 +21,12 @@ pub struct CompletionsArgs {
 
 const EXAMPLES: &str = "\
 Examples:
-  # bash (bash-completion loads it on first use)
-  toolctl completions bash > ~/.local/share/bash-completion/completions/toolctl
-  # zsh: a folder on $fpath
-  toolctl completions zsh > ~/.zfunc/_toolctl
-  # fish
-  toolctl completions fish > ~/.config/fish/completions/toolctl.fish";
+  # bash, zsh and fish: load them at each start (they follow upgrades)
+  echo 'source <(COMPLETE=bash toolctl)' >> ~/.bashrc
+  echo 'source <(COMPLETE=zsh toolctl)' >> ~/.zshrc
+  echo 'COMPLETE=fish toolctl | source' >> ~/.config/fish/config.fish
+  # A file for a package to install (here bash's)
+  toolctl completions bash > toolctl.bash";
 
 /// The completion script for `shell`, as committed under `completions/`.
 pub fn script(shell: Shell) -> String {

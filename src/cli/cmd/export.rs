@@ -9,6 +9,17 @@ use crate::provider::Provider;
 use crate::provider::export::{self, ExportError, ExportRequest};
 use clap::Args;
 
+/// What `--help` shows after the options: command lines that work (a test runs them on a copy
+/// of fixtures/catalog).
+const EXAMPLES: &str = "\
+Examples:
+  # Every enabled tool for OpenAI Chat Completions
+  toolctl export --provider openai
+  # One bundle for Anthropic, leaving out (with a warning) what it cannot take
+  toolctl export --provider anthropic --bundle weather --lenient
+  # Two tools for Gemini
+  toolctl export --provider gemini --tool weather/forecast --tool builtin/now";
+
 /// Print the tools as a provider's request takes them (a JSON array)
 ///
 /// One version per tool slug (the enabled one with the newest createdAt), enabled and usable
@@ -17,6 +28,7 @@ use clap::Args;
 /// the same meaning is an error naming the tool, keyword and JSON pointer (--lenient: a warning,
 /// and the tool is left out).
 #[derive(Debug, Args)]
+#[command(after_long_help = EXAMPLES)]
 pub struct ExportArgs {
     /// The provider whose format to print
     #[arg(long, value_name = "PROVIDER", value_parser = values::provider())]

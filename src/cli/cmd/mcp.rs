@@ -10,6 +10,13 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+const SERVE_EXAMPLES: &str = "\
+Examples:
+  # Every tool over stdio: the command an MCP client starts
+  toolctl mcp serve
+  # One bundle, as search_tools and call_tool
+  toolctl mcp serve --bundle weather --mode search";
+
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
     Serve(ServeArgs),
@@ -45,6 +52,7 @@ pub struct ImportArgs {
 /// context stays small with a catalog of thousands. --mode auto (default) lists every tool up
 /// to 64 and searches above.
 #[derive(Debug, Args)]
+#[command(after_long_help = SERVE_EXAMPLES)]
 pub struct ServeArgs {
     /// What the client is shown
     #[arg(long, value_name = "MODE", default_value = "auto", value_parser = crate::cli::values::mode())]

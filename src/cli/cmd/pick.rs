@@ -12,6 +12,17 @@ use clap::Args;
 use serde_json::{Value, json};
 use std::time::Duration;
 
+/// What `--help` shows after the options: command lines that work (a test runs them on a copy
+/// of fixtures/catalog).
+const EXAMPLES: &str = "\
+Examples:
+  # The best tools for a task
+  toolctl pick \"weather in Oslo tomorrow\"
+  # Tools that change things too, at most 2, with why each was picked
+  toolctl pick \"comment on a GitHub issue\" --allow-unsafe --max 2 --debug
+  # The picked tools ready for an OpenAI request (or anthropic, gemini, ollama, mcp)
+  toolctl pick \"weather in Oslo tomorrow\" --emit openai";
+
 /// Pick the few tools that fit a task, best first
 ///
 /// Scores are between 0 and 1. Unsafe tools (they change things: safe: false, destructive
@@ -19,6 +30,7 @@ use std::time::Duration;
 /// [{ref, name, toolID, score, reason}] (with provenance under --debug), or with --emit the
 /// picked tools ready to send to a provider.
 #[derive(Debug, Args)]
+#[command(after_long_help = EXAMPLES)]
 pub struct PickArgs {
     /// The task, in any words
     #[arg(required = true, num_args = 1.., value_name = "QUERY")]

@@ -11,11 +11,26 @@ use crate::ops::Toggle;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
+const GET_EXAMPLES: &str = "\
+Examples:
+  # The version that stands (the newest enabled one)
+  toolctl tool get weather/forecast
+  # One version, as JSON
+  toolctl tool get weather/forecast@v2 --json";
+
+const PUT_EXAMPLES: &str = "\
+Examples:
+  # A tool from a file, into a bundle
+  toolctl tool put --bundle files docs/examples/forecast.json
+  # A new version from the same file, on standard input
+  sed 's/\"v1\"/\"v2\"/' docs/examples/forecast.json | toolctl tool put --bundle files -";
+
 /// Manage tools: create, show, list, enable, disable, delete
 #[derive(Debug, Subcommand)]
 pub enum ToolCommand {
     Put(PutArgs),
     /// Show a tool: its fields, status, schemas and where it is stored
+    #[command(after_long_help = GET_EXAMPLES)]
     Get(ToolArg),
     List(ListArgs),
     /// Enable a tool (only its isEnabled flag changes)
@@ -84,6 +99,7 @@ pub enum NewType {
 /// changes once written: putting an existing <slug, version> is a conflict (exit 5) and leaves
 /// the stored file as it was.
 #[derive(Debug, Args)]
+#[command(after_long_help = PUT_EXAMPLES)]
 pub struct PutArgs {
     /// The bundle to put the tool into, by slug or ID (default: the file's bundleID)
     #[arg(long, value_name = "BUNDLE", add = crate::cli::complete::bundles())]

@@ -13,6 +13,17 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+/// What `--help` shows after the options: command lines that work (a test runs them on a copy
+/// of fixtures/catalog).
+const EXAMPLES: &str = "\
+Examples:
+  # The whole catalog (exit 3 when it finds errors)
+  toolctl validate
+  # In GitHub Actions: annotations, and warnings fail too
+  toolctl validate --format github --strict
+  # Also what Gemini would refuse
+  toolctl validate --provider gemini";
+
 /// Check the catalog (or the files and folders given) and report every problem
 ///
 /// Errors: files that do not parse or break their JSON Schema, argSchema/outputSchema that are
@@ -23,6 +34,7 @@ use std::sync::Mutex;
 /// without an explicit "safe", unknown fields, and with --provider what that provider would
 /// refuse. Exit 0 when clean, 3 when errors were found (with --strict: warnings too).
 #[derive(Debug, Args)]
+#[command(after_long_help = EXAMPLES)]
 pub struct ValidateArgs {
     /// Files or folders to check (default: the whole catalog); - reads one file from standard
     /// input (a toolctl.json, bundle.json or tool.json, told apart by its fields)
