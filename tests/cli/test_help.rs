@@ -323,3 +323,47 @@ fn man_writes_a_page_per_command() {
     run.failure(2)
         .stderr_has("no command 'frob' in toolctl tool");
 }
+
+/// The install lines the README gives for bash, zsh and fish are the `completions` examples
+/// that [`the_examples_in_help_run`] runs, and bash completes with the one it gives.
+#[test]
+fn the_readme_install_lines_are_the_tested_ones() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let examples = definition(&["completions".to_owned()]);
+    let lines: Vec<&str> = readme
+        .lines()
+        .filter(|line| line.starts_with("echo '") && line.contains("COMPLETE="))
+        .map(|line| line.split(" # ").next().unwrap().trim_end())
+        .collect();
+    assert_eq!(lines.len(), 3, "bash, zsh and fish: {lines:?}");
+    for line in &lines {
+        assert!(
+            examples.contains(line),
+            "README's `{line}` is not among the examples of `toolctl completions --help`"
+        );
+    }
+    // What the bash line sources, in a real bash, completes from the catalog.
+    let env = TestEnv::fixture();
+    let path = format!(
+        "{}:{}",
+        bin().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let probe = r#"source <(COMPLETE=bash toolctl)
+COMP_WORDS=(toolctl bundle get we); COMP_CWORD=3; COMP_TYPE=9
+_clap_complete_toolctl toolctl we get
+printf '%s\n' "${COMPREPLY[@]}""#;
+    let output = Command::new("bash")
+        .arg("-c")
+        .arg(probe)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", env.home())
+        .env("TOOLCTL_CATALOG", env.catalog())
+        .current_dir(env.work())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), "weather\n");
+}
