@@ -4,9 +4,11 @@
 //! [`Output`](output::Output) that [`output`] prints.
 
 pub mod cmd;
+pub mod complete;
 pub mod error;
 pub mod output;
 pub mod shared;
+pub mod values;
 pub mod view;
 pub mod watcher;
 
@@ -34,11 +36,12 @@ pub struct Cli {
     pub command: cmd::Command,
 }
 
-/// Flags every command takes.
+/// Flags every command takes, listed under their own heading in every command's help.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = GLOBAL_OPTIONS)]
 pub struct GlobalArgs {
     /// Use the catalog in DIR
-    #[arg(long, global = true, env = "TOOLCTL_CATALOG", value_name = "DIR")]
+    #[arg(long, global = true, env = "TOOLCTL_CATALOG", value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub catalog: Option<PathBuf>,
     /// Print one JSON document on stdout, errors included
     #[arg(long, global = true)]
@@ -49,7 +52,7 @@ pub struct GlobalArgs {
     /// Never show progress bars
     #[arg(long, global = true)]
     pub no_progress: bool,
-    /// When to color output: auto (a terminal, unless NO_COLOR is set), always or never
+    /// When to color output
     #[arg(long, global = true, value_name = "WHEN", value_enum, default_value_t = ColorWhen::Auto)]
     pub color: ColorWhen,
     /// Wait at most this long for the catalog's write lock (e.g. 500ms, 10s)
@@ -57,9 +60,13 @@ pub struct GlobalArgs {
     pub lock_timeout: Duration,
 }
 
+/// The help heading of [`GlobalArgs`], apart from each command's own options.
+pub const GLOBAL_OPTIONS: &str = "Global options";
+
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorWhen {
+    /// On a terminal, unless NO_COLOR is set
     Auto,
     Always,
     Never,
@@ -171,6 +178,7 @@ impl Ctx {
 
 /// Parse the command line, run the command, print its output or error, and say how to exit.
 pub fn main() -> ExitCode {
+    complete::answer_if_asked();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let wants_json = args.iter().any(|a| a == "--json");
     let cli = match Cli::try_parse_from(&args) {
@@ -254,7 +262,7 @@ pub fn main() -> ExitCode {
 
 /// Print a clap error (or help/version) and return the exit code.
 fn report_parse_error(e: &clap::Error, json: bool, args: &[std::ffi::OsString]) -> u8 {
-    use clap::error::ErrorKind;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
     if matches!(
         e.kind(),
         ErrorKind::DisplayHelp
@@ -288,13 +296,18 @@ fn report_parse_error(e: &clap::Error, json: bool, args: &[std::ffi::OsString]) 
     if json {
         let rendered = e.render().to_string();
         // clap's first line is "error: <what is wrong>"; the rest is tips and usage.
-        let message = rendered
+        let mut message = rendered
             .lines()
             .next()
             .map(|line| line.trim_start_matches("error: ").to_owned())
             .unwrap_or_else(|| e.kind().to_string());
-        let mut error =
-            CliError::invalid(message).with_details(serde_json::json!({ "usage": rendered }));
+        let mut details = serde_json::json!({ "usage": rendered });
+        // A value outside a closed set: the message names the set, as the human form does.
+        if let Some(ContextValue::Strings(values)) = e.get(ContextKind::ValidValue) {
+            message.push_str(&format!("; possible values: {}", values.join(", ")));
+            details["possibleValues"] = serde_json::json!(values);
+        }
+        let mut error = CliError::invalid(message).with_details(details);
         error = error.usage();
         // attach answers in the attach contract's shape, usage errors included.
         if subcommand(args) == Some("attach") {

@@ -88,11 +88,6 @@ pub fn next_page_note(token: Option<&String>) -> Option<String> {
     token.map(|token| format!("more: --page-token {token} (or --all)"))
 }
 
-/// The `--provider`/`--emit` value parser.
-pub fn parse_provider(text: &str) -> Result<Provider, String> {
-    text.parse()
-}
-
 /// Warn about tools `--lenient` left out.
 pub fn warn_left_out(ctx: &Ctx, provider: Provider, left_out: &[Refused]) {
     for refused in left_out {
@@ -178,10 +173,6 @@ impl EndpointArgs {
     pub fn resolve(&self, config: &PickConfig, scorer: Scorer) -> Result<Endpoints, CliError> {
         Endpoints::resolve(config, &self.overrides(), scorer).map_err(pick_error)
     }
-}
-
-pub fn parse_scorer(text: &str) -> Result<Scorer, String> {
-    text.parse()
 }
 
 /// A failed pick as the command line reports it.

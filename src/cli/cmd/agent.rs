@@ -23,18 +23,18 @@ pub enum AgentCommand {
 #[derive(Debug, Args)]
 pub struct AgentArg {
     /// The agent: a UUID, bare or with the agent- prefix
-    #[arg(value_name = "AGENT")]
+    #[arg(value_name = "AGENT", add = crate::cli::complete::agents())]
     pub agent: String,
 }
 
 #[derive(Debug, Args)]
 pub struct DetachArgs {
     /// The agent: a UUID, bare or with the agent- prefix
-    #[arg(value_name = "AGENT")]
+    #[arg(value_name = "AGENT", add = crate::cli::complete::agents())]
     pub agent: String,
     /// A tool the agent holds: ref, bundle/slug, slug, exported name or toolID (can be
     /// repeated)
-    #[arg(value_name = "TOOL", required_unless_present = "all")]
+    #[arg(value_name = "TOOL", add = crate::cli::complete::tools(), required_unless_present = "all")]
     pub tools: Vec<String>,
     /// Detach every tool
     #[arg(long, conflicts_with = "tools")]

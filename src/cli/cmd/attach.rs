@@ -4,10 +4,22 @@ use crate::attach::{self, AgentId, AttachError, AttachRequest, Outcome, Settings
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::cli::shared::{EndpointArgs, n_tools, parse_scorer, pick_error};
+use crate::cli::shared::{EndpointArgs, n_tools, pick_error};
+use crate::cli::values;
 use crate::pick::Scorer;
 use clap::Args;
 use serde_json::{Value, json};
+
+/// What `--help` shows after the options: command lines that work (a test runs them on a copy
+/// of fixtures/catalog).
+const EXAMPLES: &str = "\
+Examples:
+  # Give an agent the tools for its task (its file is made on first use)
+  toolctl attach agent-123e4567-e89b-12d3-a456-426614174000 --query \"weather in Oslo\"
+  # Another task, never detaching builtin/now
+  toolctl attach agent-123e4567-e89b-12d3-a456-426614174000 --query issues --keep builtin/now
+  # Only enforce the limits
+  toolctl attach agent-123e4567-e89b-12d3-a456-426614174000";
 
 /// Attach the tools an agent needs for a task, under limits
 ///
@@ -21,9 +33,10 @@ use serde_json::{Value, json};
 /// DEFAULT_DROP_RATE. Without --query nothing is searched; only the limits are enforced.
 /// The agent's file (agents/agent-<uuid>.json) is created on first use.
 #[derive(Debug, Args)]
+#[command(after_long_help = EXAMPLES)]
 pub struct AttachArgs {
     /// The agent: a UUID, bare or with the agent- prefix
-    #[arg(value_name = "AGENT")]
+    #[arg(value_name = "AGENT", add = crate::cli::complete::agents())]
     pub agent: String,
     /// What the agent is about to do, in any words
     #[arg(long, value_name = "Q")]
@@ -35,14 +48,13 @@ pub struct AttachArgs {
     #[arg(long, value_name = "X", default_value_t = attach::DEFAULT_MIN_SCORE, allow_negative_numbers = true)]
     pub min_score: f64,
     /// Never detach TOOL: [bundle/]slug[@version], toolID or exported name (can be repeated)
-    #[arg(long, value_name = "TOOL")]
+    #[arg(long, value_name = "TOOL", add = crate::cli::complete::tools())]
     pub keep: Vec<String>,
     /// Skip the post-attach pruning (the limits still hold)
     #[arg(long)]
     pub no_auto_prune: bool,
-    /// How to score relevance: keyword, bm25, hybrid, embed or llm [default: hybrid when an
-    /// embeddings endpoint is set, else bm25]
-    #[arg(long, value_name = "NAME", value_parser = parse_scorer)]
+    /// How to score relevance [default: hybrid when an embeddings endpoint is set, else bm25]
+    #[arg(long, value_name = "NAME", value_parser = values::scorer())]
     pub scorer: Option<Scorer>,
     #[command(flatten)]
     pub endpoints: EndpointArgs,

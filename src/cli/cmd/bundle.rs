@@ -65,6 +65,7 @@ pub struct PutArgs {
 #[derive(Debug, Args)]
 pub struct BundleArg {
     /// The bundle's slug or bundleID
+    #[arg(add = crate::cli::complete::bundles())]
     pub bundle: String,
 }
 
@@ -75,6 +76,7 @@ pub struct BundleArg {
 #[derive(Debug, Args)]
 pub struct DeleteArgs {
     /// The bundle's slug or bundleID
+    #[arg(add = crate::cli::complete::bundles())]
     pub bundle: String,
     /// Also delete the bundle's tools, every version (this cannot be undone)
     #[arg(long)]
@@ -85,7 +87,7 @@ pub struct DeleteArgs {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Only this bundle, by slug or ID (can be repeated)
-    #[arg(long, value_name = "BUNDLE")]
+    #[arg(long, value_name = "BUNDLE", add = crate::cli::complete::bundles())]
     pub bundle: Vec<String>,
     /// Also list disabled bundles
     #[arg(long)]
@@ -122,6 +124,7 @@ pub struct ReapArgs {
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// The bundle's slug or bundleID
+    #[arg(add = crate::cli::complete::bundles())]
     pub bundle: String,
     /// Write the archive to FILE (- for standard output)
     #[arg(short, long, value_name = "FILE")]

@@ -8,18 +8,26 @@ use crate::ops::config::{ConfigChange, ConfigKey, Edit};
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
+/// What `--help` shows after the options: command lines that work (a test runs them on a copy
+/// of fixtures/catalog).
+const EXAMPLES: &str = "\
+Examples:
+  # Let HTTP tools call a host
+  toolctl config add allowedHosts api.example.com
+  toolctl config get allowedHosts
+  toolctl config remove allowedHosts api.example.com
+  # Reap soft-deleted bundles after a week
+  toolctl config set reap.gracePeriod 7d
+  # Allow the built-in exec tool
+  toolctl config set builtin.tools.exec.isEnabled true";
+
 /// Read or change toolctl.json one key at a time (checked against its schema, written atomically)
 ///
 /// KEY is a dotted path (allowedHosts, reap.gracePeriod, builtin.tools.exec.isEnabled,
 /// pick.llm.timeoutMs) or a JSON pointer (/reap/gracePeriod); `toolctl schema config` lists
 /// them all. A string key takes VALUE as it is; any other key takes JSON (true, 20, ["a","b"]).
-///
-/// Examples:
-///   toolctl config add allowedHosts api.example.com
-///   toolctl config set reap.gracePeriod 7d
-///   toolctl config get allowedHosts
-///   toolctl config remove allowedHosts api.example.com
 #[derive(Debug, Subcommand)]
+#[command(after_long_help = EXAMPLES)]
 pub enum ConfigCommand {
     /// Print a key's value (strings as they are, anything else as JSON), or the whole file
     Get(GetArgs),

@@ -3,10 +3,22 @@
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
-use crate::cli::shared::{export_error, parse_provider, warn_left_out};
+use crate::cli::shared::{export_error, warn_left_out};
+use crate::cli::values;
 use crate::provider::Provider;
 use crate::provider::export::{self, ExportError, ExportRequest};
 use clap::Args;
+
+/// What `--help` shows after the options: command lines that work (a test runs them on a copy
+/// of fixtures/catalog).
+const EXAMPLES: &str = "\
+Examples:
+  # Every enabled tool for OpenAI Chat Completions
+  toolctl export --provider openai
+  # One bundle for Anthropic, leaving out (with a warning) what it cannot take
+  toolctl export --provider anthropic --bundle weather --lenient
+  # Two tools for Gemini
+  toolctl export --provider gemini --tool weather/forecast --tool builtin/now";
 
 /// Print the tools as a provider's request takes them (a JSON array)
 ///
@@ -16,18 +28,19 @@ use clap::Args;
 /// the same meaning is an error naming the tool, keyword and JSON pointer (--lenient: a warning,
 /// and the tool is left out).
 #[derive(Debug, Args)]
+#[command(after_long_help = EXAMPLES)]
 pub struct ExportArgs {
-    /// The format: openai, openai-responses, anthropic, ollama, gemini or mcp
-    #[arg(long, value_name = "PROVIDER", value_parser = parse_provider)]
+    /// The provider whose format to print
+    #[arg(long, value_name = "PROVIDER", value_parser = values::provider())]
     pub provider: Provider,
     /// Only tools of this bundle, by slug or ID (can be repeated)
-    #[arg(long, value_name = "BUNDLE")]
+    #[arg(long, value_name = "BUNDLE", add = crate::cli::complete::bundles())]
     pub bundle: Vec<String>,
     /// Only tools with this tag (can be repeated: all must match)
     #[arg(long, value_name = "TAG")]
     pub tag: Vec<String>,
     /// Only this tool: bundle/slug[@version], slug, toolID or exported name (can be repeated)
-    #[arg(long, value_name = "TOOL", visible_alias = "name")]
+    #[arg(long, value_name = "TOOL", add = crate::cli::complete::tools(), visible_alias = "name")]
     pub tool: Vec<String>,
     /// Also disabled and unavailable tools, and tools of disabled bundles
     #[arg(long)]

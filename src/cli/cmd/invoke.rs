@@ -12,6 +12,22 @@ use clap::Args;
 use serde_json::Value;
 use std::path::PathBuf;
 
+/// What `--help` shows after the options: command lines that work (a test runs them on a copy
+/// of fixtures/catalog).
+const EXAMPLES: &str = "\
+Examples:
+  # A tool without arguments
+  toolctl invoke builtin/now
+  # Arguments as JSON
+  toolctl invoke builtin/readfile --args '{\"path\": \"docs/examples/batch/note.txt\"}'
+  # Arguments on standard input
+  echo '{\"path\": \"docs/examples/batch/note.txt\"}' | toolctl invoke builtin/readfile -
+  # The tool calls of a model's message, answered in its provider's shape
+  toolctl invoke --batch docs/examples/batch/anthropic.json
+  # Calls on standard input (a file of them: --batch FILE), answered as OpenAI tool messages
+  echo '{\"calls\": [{\"call_id\": \"c1\", \"name\": \"now\", \"arguments\": {}}]}' |
+    toolctl invoke --batch - --provider openai";
+
 /// Call a tool; print {"ok":true,"value":…} (with --json) or the value
 ///
 /// The arguments are checked against the tool's argSchema before it runs and its value against
@@ -24,15 +40,16 @@ use std::path::PathBuf;
 /// assistant message) and prints every result and `tool_messages` answering the calls in their
 /// provider's shape (or --provider's); per-call errors are in the results (exit 0).
 #[derive(Debug, Args)]
+#[command(after_long_help = EXAMPLES)]
 pub struct InvokeArgs {
     /// The tool: bundle/slug[@version], slug, or toolID
-    #[arg(value_name = "TOOL", required_unless_present = "batch")]
+    #[arg(value_name = "TOOL", add = crate::cli::complete::tools(), required_unless_present = "batch")]
     pub tool: Option<String>,
     /// Run a batch of calls read from FILE (`-`: standard input)
     #[arg(long, value_name = "FILE", conflicts_with_all = ["tool", "args", "args_file", "stdin"])]
     pub batch: Option<String>,
     /// With --batch: answer in this provider's shape (default: the shape of the calls)
-    #[arg(long, value_name = "PROVIDER", requires = "batch", conflicts_with = "tool", value_parser = crate::cli::shared::parse_provider)]
+    #[arg(long, value_name = "PROVIDER", requires = "batch", conflicts_with = "tool", value_parser = crate::cli::values::provider())]
     pub provider: Option<crate::provider::Provider>,
     /// `-`: read the arguments from standard input
     #[arg(value_name = "-", conflicts_with_all = ["args", "args_file"])]

@@ -10,6 +10,13 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+const SERVE_EXAMPLES: &str = "\
+Examples:
+  # Every tool over stdio: the command an MCP client starts
+  toolctl mcp serve
+  # One bundle, as search_tools and call_tool
+  toolctl mcp serve --bundle weather --mode search";
+
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
     Serve(ServeArgs),
@@ -26,7 +33,7 @@ pub enum McpCommand {
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// The server's name in mcpServers of toolctl.json
-    #[arg(value_name = "SERVER")]
+    #[arg(value_name = "SERVER", add = crate::cli::complete::servers())]
     pub server: String,
     /// The bundle the tools go in, by slug (default: the server's name)
     #[arg(long, value_name = "SLUG")]
@@ -45,18 +52,19 @@ pub struct ImportArgs {
 /// context stays small with a catalog of thousands. --mode auto (default) lists every tool up
 /// to 64 and searches above.
 #[derive(Debug, Args)]
+#[command(after_long_help = SERVE_EXAMPLES)]
 pub struct ServeArgs {
-    /// What the client is shown: all, search or auto
-    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_mode)]
+    /// What the client is shown
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = crate::cli::values::mode())]
     pub mode: Mode,
     /// Only tools of this bundle, by slug or ID (can be repeated)
-    #[arg(long, value_name = "BUNDLE")]
+    #[arg(long, value_name = "BUNDLE", add = crate::cli::complete::bundles())]
     pub bundle: Vec<String>,
     /// Only tools with this tag (can be repeated: all must match)
     #[arg(long, value_name = "TAG")]
     pub tag: Vec<String>,
     /// Only this tool: bundle/slug[@version], slug, toolID or exported name (can be repeated)
-    #[arg(long, value_name = "TOOL")]
+    #[arg(long, value_name = "TOOL", add = crate::cli::complete::tools())]
     pub tool: Vec<String>,
     /// Tools per tools/list page
     #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_PAGE_SIZE, value_parser = parse_page_size)]
@@ -70,10 +78,6 @@ pub struct ServeArgs {
     /// The folder file tools work in (default: the current folder); they cannot leave it
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-}
-
-fn parse_mode(text: &str) -> Result<Mode, String> {
-    text.parse()
 }
 
 fn parse_page_size(text: &str) -> Result<usize, String> {

@@ -9,6 +9,7 @@ pub mod export;
 pub mod index;
 pub mod init;
 pub mod invoke;
+pub mod man;
 pub mod mcp;
 pub mod pick;
 pub mod schema;
@@ -40,6 +41,7 @@ pub enum Command {
     #[command(subcommand)]
     Index(index::IndexCommand),
     Completions(completions::CompletionsArgs),
+    Man(man::ManArgs),
     #[command(subcommand)]
     Config(config::ConfigCommand),
     #[command(subcommand)]
@@ -62,6 +64,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Output, CliError> {
         Command::Schema(args) => schema::run(args),
         Command::Index(command) => index::run(ctx, command),
         Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
         Command::Config(command) => config::run(ctx, command),
         Command::Mcp(command) => mcp::run(ctx, command),
     }

@@ -3,15 +3,25 @@
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::cli::shared::{
-    EndpointArgs, export_error, parse_provider, parse_scorer, pick_error, warn_left_out,
-};
+use crate::cli::shared::{EndpointArgs, export_error, pick_error, warn_left_out};
+use crate::cli::values;
 use crate::pick::{self, PickError, PickRequest, Scorer};
 use crate::provider::Provider;
 use crate::provider::export::translate;
 use clap::Args;
 use serde_json::{Value, json};
 use std::time::Duration;
+
+/// What `--help` shows after the options: command lines that work (a test runs them on a copy
+/// of fixtures/catalog).
+const EXAMPLES: &str = "\
+Examples:
+  # The best tools for a task
+  toolctl pick \"weather in Oslo tomorrow\"
+  # Tools that change things too, at most 2, with why each was picked
+  toolctl pick \"comment on a GitHub issue\" --allow-unsafe --max 2 --debug
+  # The picked tools ready for an OpenAI request (or anthropic, gemini, ollama, mcp)
+  toolctl pick \"weather in Oslo tomorrow\" --emit openai";
 
 /// Pick the few tools that fit a task, best first
 ///
@@ -20,6 +30,7 @@ use std::time::Duration;
 /// [{ref, name, toolID, score, reason}] (with provenance under --debug), or with --emit the
 /// picked tools ready to send to a provider.
 #[derive(Debug, Args)]
+#[command(after_long_help = EXAMPLES)]
 pub struct PickArgs {
     /// The task, in any words
     #[arg(required = true, num_args = 1.., value_name = "QUERY")]
@@ -33,8 +44,8 @@ pub struct PickArgs {
     /// Also pick tools that are not safe
     #[arg(long)]
     pub allow_unsafe: bool,
-    /// How to score: bm25 (the search relevance, best offline), keyword, hybrid, embed or llm
-    #[arg(long, value_name = "NAME", default_value = "bm25", value_parser = parse_scorer)]
+    /// How to score the tools
+    #[arg(long, value_name = "NAME", default_value = "bm25", value_parser = values::scorer())]
     pub scorer: Scorer,
     /// Give up scoring after MS milliseconds and return the first tools in registration order
     #[arg(long, value_name = "MS")]
@@ -43,7 +54,7 @@ pub struct PickArgs {
     #[arg(long)]
     pub debug: bool,
     /// Print the picked tools in this provider's format instead (as `export` does)
-    #[arg(long, value_name = "PROVIDER", value_parser = parse_provider)]
+    #[arg(long, value_name = "PROVIDER", value_parser = values::provider())]
     pub emit: Option<Provider>,
     /// With --emit openai or openai-responses: strict mode
     #[arg(long, requires = "emit")]

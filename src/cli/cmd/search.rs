@@ -9,6 +9,17 @@ use crate::index::SearchRequest;
 use clap::Args;
 use serde_json::json;
 
+/// What `--help` shows after the options: command lines that work (a test runs them on a copy
+/// of fixtures/catalog).
+const EXAMPLES: &str = "\
+Examples:
+  # Tools that read files
+  toolctl search read a file
+  # Only the weather bundle, as JSON for a script
+  toolctl search forecast --bundle weather --json
+  # Every match, not one page
+  toolctl search weather --all";
+
 /// Search tools by name, description, tags and arguments
 ///
 /// Ranking: tools whose name starts with the words first, then tools that have all the words,
@@ -16,12 +27,13 @@ use serde_json::json;
 /// by relevance (BM25) inside each group, then the most recently modified first. Any text is a
 /// valid query. Disabled, unavailable and soft-deleted tools are left out unless asked for.
 #[derive(Debug, Args)]
+#[command(after_long_help = EXAMPLES)]
 pub struct SearchArgs {
     /// What the tool should do, in any words
     #[arg(required = true, num_args = 1.., value_name = "QUERY")]
     pub query: Vec<String>,
     /// Only tools of this bundle, by slug or ID (can be repeated)
-    #[arg(long, value_name = "BUNDLE")]
+    #[arg(long, value_name = "BUNDLE", add = crate::cli::complete::bundles())]
     pub bundle: Vec<String>,
     /// Only tools with this tag (can be repeated: all must match)
     #[arg(long, value_name = "TAG")]

@@ -11,11 +11,26 @@ use crate::ops::Toggle;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
+const GET_EXAMPLES: &str = "\
+Examples:
+  # The version that stands (the newest enabled one)
+  toolctl tool get weather/forecast
+  # One version, as JSON
+  toolctl tool get weather/forecast@v2 --json";
+
+const PUT_EXAMPLES: &str = "\
+Examples:
+  # A tool from a file, into a bundle
+  toolctl tool put --bundle files docs/examples/forecast.json
+  # A new version from the same file, on standard input
+  sed 's/\"v1\"/\"v2\"/' docs/examples/forecast.json | toolctl tool put --bundle files -";
+
 /// Manage tools: create, show, list, enable, disable, delete
 #[derive(Debug, Subcommand)]
 pub enum ToolCommand {
     Put(PutArgs),
     /// Show a tool: its fields, status, schemas and where it is stored
+    #[command(after_long_help = GET_EXAMPLES)]
     Get(ToolArg),
     List(ListArgs),
     /// Enable a tool (only its isEnabled flag changes)
@@ -36,7 +51,7 @@ pub enum ToolCommand {
 #[derive(Debug, Args)]
 pub struct NewArgs {
     /// The bundle to create the tool in, by slug or ID
-    #[arg(value_name = "BUNDLE")]
+    #[arg(value_name = "BUNDLE", add = crate::cli::complete::bundles())]
     pub bundle: String,
     /// The new tool's slug (letters, digits and -)
     #[arg(value_name = "SLUG")]
@@ -84,9 +99,10 @@ pub enum NewType {
 /// changes once written: putting an existing <slug, version> is a conflict (exit 5) and leaves
 /// the stored file as it was.
 #[derive(Debug, Args)]
+#[command(after_long_help = PUT_EXAMPLES)]
 pub struct PutArgs {
     /// The bundle to put the tool into, by slug or ID (default: the file's bundleID)
-    #[arg(long, value_name = "BUNDLE")]
+    #[arg(long, value_name = "BUNDLE", add = crate::cli::complete::bundles())]
     pub bundle: Option<String>,
     /// The tool.json to read; - reads standard input
     #[arg(value_name = "FILE|-")]
@@ -97,7 +113,7 @@ pub struct PutArgs {
 #[derive(Debug, Args)]
 pub struct ToolArg {
     /// [bundle/]slug[@version] or a toolID
-    #[arg(value_name = "TOOL")]
+    #[arg(value_name = "TOOL", add = crate::cli::complete::tools())]
     pub tool: String,
 }
 
@@ -105,7 +121,7 @@ pub struct ToolArg {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Only tools of this bundle, by slug or ID (can be repeated)
-    #[arg(long, value_name = "BUNDLE")]
+    #[arg(long, value_name = "BUNDLE", add = crate::cli::complete::bundles())]
     pub bundle: Vec<String>,
     /// Only tools with this tag (can be repeated: all must match)
     #[arg(long, value_name = "TAG")]

@@ -4,7 +4,7 @@ use crate::base::error_code::{ErrorCode, exit};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
-use crate::cli::shared::parse_provider;
+use crate::cli::values;
 use crate::provider::Provider;
 use crate::validate::{self, About, Finding, Report, Request, Severity};
 use anstyle::{AnsiColor, Style};
@@ -12,6 +12,17 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+/// What `--help` shows after the options: command lines that work (a test runs them on a copy
+/// of fixtures/catalog).
+const EXAMPLES: &str = "\
+Examples:
+  # The whole catalog (exit 3 when it finds errors)
+  toolctl validate
+  # In GitHub Actions: annotations, and warnings fail too
+  toolctl validate --format github --strict
+  # Also what Gemini would refuse
+  toolctl validate --provider gemini";
 
 /// Check the catalog (or the files and folders given) and report every problem
 ///
@@ -23,6 +34,7 @@ use std::sync::Mutex;
 /// without an explicit "safe", unknown fields, and with --provider what that provider would
 /// refuse. Exit 0 when clean, 3 when errors were found (with --strict: warnings too).
 #[derive(Debug, Args)]
+#[command(after_long_help = EXAMPLES)]
 pub struct ValidateArgs {
     /// Files or folders to check (default: the whole catalog); - reads one file from standard
     /// input (a toolctl.json, bundle.json or tool.json, told apart by its fields)
@@ -36,7 +48,7 @@ pub struct ValidateArgs {
     pub strict: bool,
     /// Also warn of what this provider would refuse, and of more enabled tools than it takes
     /// (can be repeated)
-    #[arg(long, value_name = "PROVIDER", value_parser = parse_provider)]
+    #[arg(long, value_name = "PROVIDER", value_parser = values::provider())]
     pub provider: Vec<Provider>,
 }
 

@@ -184,7 +184,10 @@ fn an_unknown_provider_is_a_usage_error() {
     let env = TestEnv::new();
     let run = env.run(&["export", "--provider", "openia"]);
     run.failure(2);
-    run.stderr_has("unknown provider 'openia'; one of: openai, openai-responses, anthropic, ollama, gemini, mcp");
+    // clap's words: the value, the flag, every value, and the close one.
+    run.stderr_has("invalid value 'openia' for '--provider <PROVIDER>'")
+        .stderr_has("[possible values: openai, openai-responses, anthropic, ollama, gemini, mcp]")
+        .stderr_has("a similar value exists: 'openai'");
     assert_eq!(run.stdout, "");
 }
 

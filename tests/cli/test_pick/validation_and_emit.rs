@@ -95,12 +95,20 @@ fn command_line_mistakes_are_usage_errors() {
         doc["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("unknown scorer 'magic'; one of: keyword, bm25, hybrid, embed, llm"),
+            .contains("invalid value 'magic' for '--scorer <NAME>'; possible values: keyword, bm25, hybrid, embed, llm"),
         "{run}"
+    );
+    assert_eq!(
+        doc["error"]["details"]["possibleValues"],
+        serde_json::json!(["keyword", "bm25", "hybrid", "embed", "llm"])
     );
     let run = env.run(&["pick", "x", "--scorer", "magic"]);
     run.failure(2);
-    assert!(run.stderr.contains("unknown scorer 'magic'"), "{run}");
+    assert!(
+        run.stderr
+            .contains("invalid value 'magic' for '--scorer <NAME>'\n  [possible values: keyword, bm25, hybrid, embed, llm]"),
+        "{run}"
+    );
     for args in [
         &["pick"][..],
         &["pick", "x", "--max", "-1"],
