@@ -276,7 +276,7 @@ def method_argv(base: list[str], method: str, query: str, embed_url: str | None)
 def result_items(method: str, stdout: str) -> list[tuple[str, str | None]]:
     """(ref, search tier) of each result."""
     doc = json.loads(stdout)
-    items = doc["items"] if method == "search" else doc
+    items = doc["items"]  # search and pick both print {items, …}
     return [(item["ref"], item.get("tier")) for item in items]
 
 

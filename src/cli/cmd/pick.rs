@@ -10,14 +10,14 @@ use crate::pick::{self, PickError, PickRequest, Scorer};
 use crate::provider::Provider;
 use crate::provider::export::translate;
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::Duration;
 
 /// Pick the few tools that fit a task, best first
 ///
 /// Scores are between 0 and 1. Unsafe tools (they change things: safe: false, destructive
 /// annotations, HTTP methods other than GET/HEAD) are left out unless --allow-unsafe. Prints
-/// [{ref, name, toolID, score, reason}] (with provenance under --debug), or with --emit the
+/// {items: [{ref, name, toolID, score, reason}]} (with provenance under --debug), or with --emit the
 /// picked tools ready to send to a provider.
 #[derive(Debug, Args)]
 pub struct PickArgs {
@@ -160,5 +160,5 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
         }
         text
     };
-    Ok(Output::new(Value::Array(items), Human::Text(text)))
+    Ok(Output::new(json!({ "items": items }), Human::Text(text)))
 }
