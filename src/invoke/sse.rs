@@ -2,8 +2,8 @@
 //! arrives, until the stream ends or a terminal event (`impl.sseTerminal`: an event whose
 //! name, or whose whole data, is that text — `[DONE]`, `message_stop`).
 //!
-//! The parsing is the WHATWG algorithm ("Interpreting an event stream"): lines end with LF or
-//! CRLF, `:` starts a comment, `data` lines of one event are joined with LF, a blank line
+//! The parsing is the WHATWG algorithm ("Interpreting an event stream"): lines end with LF,
+//! CRLF or a lone CR (also when CR and LF arrive in different reads), `:` starts a comment, `data` lines of one event are joined with LF, a blank line
 //! dispatches the event (one without data is dropped), an unfinished event at the end of the
 //! stream is dropped. It is done here, over a blocking reader, because the SSE crates in the
 //! dependency tree parse async byte streams only. The body is counted against
@@ -12,7 +12,7 @@
 
 use crate::base::http::CappedRead;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
 
 /// One event of a stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -48,11 +48,10 @@ pub fn read(
     let mut line = Vec::new();
     let mut event = Event::default();
     let mut data: Option<String> = None;
+    let mut after_cr = false;
     loop {
         line.clear();
-        let read = reader
-            .read_until(b'\n', &mut line)
-            .map_err(CappedRead::Failed)?;
+        let read = read_line(&mut reader, &mut line, &mut after_cr).map_err(CappedRead::Failed)?;
         total += read as u64;
         if total > cap {
             return Err(CappedRead::TooLarge);
@@ -62,9 +61,7 @@ pub fn read(
             return Ok(());
         }
         let text = String::from_utf8_lossy(&line);
-        let text = text
-            .strip_suffix('\n')
-            .map_or(&*text, |t| t.strip_suffix('\r').unwrap_or(t));
+        let text = &*text;
         if text.is_empty() {
             let finished = std::mem::take(&mut event);
             let Some(data) = data.take() else { continue };
@@ -105,6 +102,47 @@ pub fn read(
     }
 }
 
+/// Read one line into `line`, without its end: a line ends with CRLF, LF or a lone CR.
+/// `after_cr` carries "the last line ended with CR" across calls, so the LF of a CRLF that
+/// arrives in the next read is not taken for a blank line. Returns the bytes consumed; 0 at the
+/// end of the stream (a last line without an end is returned as a line).
+fn read_line(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    after_cr: &mut bool,
+) -> io::Result<usize> {
+    let mut consumed = 0;
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(consumed);
+        }
+        if std::mem::take(after_cr) && buf[0] == b'\n' {
+            reader.consume(1);
+            consumed += 1;
+            continue;
+        }
+        match buf.iter().position(|&b| b == b'\n' || b == b'\r') {
+            Some(at) => {
+                *after_cr = buf[at] == b'\r';
+                line.extend_from_slice(&buf[..at]);
+                reader.consume(at + 1);
+                return Ok(consumed + at + 1);
+            }
+            None => {
+                let n = buf.len();
+                line.extend_from_slice(buf);
+                reader.consume(n);
+                consumed += n;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +177,49 @@ mod tests {
                 },
             ]
         );
+    }
+
+    /// A reader that hands out one byte per read, so every line end is split across reads.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let Some((first, rest)) = self.0.split_first() else {
+                return Ok(0);
+            };
+            buf[0] = *first;
+            self.0 = rest;
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn lone_cr_and_crlf_split_across_reads_end_lines() {
+        let text = "data: a\rdata: b\r\revent: e\r\ndata: c\r\n\r\ndata: d\n\n";
+        let expected = vec![
+            Event {
+                name: "message".into(),
+                data: "a\nb".into(),
+                id: None,
+            },
+            Event {
+                name: "e".into(),
+                data: "c".into(),
+                id: None,
+            },
+            Event {
+                name: "message".into(),
+                data: "d".into(),
+                id: None,
+            },
+        ];
+        assert_eq!(events(text, None), expected);
+        let mut trickled = Vec::new();
+        read(Trickle(text.as_bytes()), 1 << 20, None, &mut |e| {
+            trickled.push(e.clone())
+        })
+        .unwrap();
+        assert_eq!(trickled, expected);
     }
 
     #[test]
