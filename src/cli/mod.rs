@@ -287,12 +287,19 @@ fn report_parse_error(e: &clap::Error, json: bool, args: &[std::ffi::OsString]) 
     }
     if json {
         let rendered = e.render().to_string();
-        // clap's first line is "error: <what is wrong>"; the rest is tips and usage.
+        // clap's first paragraph is "error: <what is wrong>", with what it lists on the lines
+        // below (the arguments not provided); then tips and usage.
         let message = rendered
             .lines()
-            .next()
-            .map(|line| line.trim_start_matches("error: ").to_owned())
-            .unwrap_or_else(|| e.kind().to_string());
+            .take_while(|line| !line.trim().is_empty())
+            .map(|line| line.trim().trim_start_matches("error: "))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let message = if message.is_empty() {
+            e.kind().to_string()
+        } else {
+            message
+        };
         let mut error =
             CliError::invalid(message).with_details(serde_json::json!({ "usage": rendered }));
         error = error.usage();
