@@ -135,12 +135,13 @@ fn readme_rows() -> Vec<Row> {
         .collect()
 }
 
-/// Every command clap runs (subcommands with no subcommands of their own), as "bundle list".
+/// Every command clap runs and shows (subcommands with no subcommands of their own, hidden ones
+/// left out), as "bundle list".
 fn clap_commands() -> BTreeSet<String> {
     fn walk(command: &clap::Command, path: &mut Vec<String>, out: &mut BTreeSet<String>) {
         let subcommands: Vec<&clap::Command> = command
             .get_subcommands()
-            .filter(|c| c.get_name() != "help")
+            .filter(|c| c.get_name() != "help" && !c.is_hide_set())
             .collect();
         if subcommands.is_empty() {
             out.insert(path.join(" "));
