@@ -284,7 +284,7 @@ def method_argv(base: list[str], method: str, query: str, embed_url: str | None,
 def result_items(method: str, stdout: str) -> list[tuple[str, str | None, float]]:
     """(ref, search tier, score) of each result."""
     doc = json.loads(stdout)
-    items = doc["items"] if method == "search" else doc
+    items = doc["items"]  # search and pick both print {items, …}
     return [(item["ref"], item.get("tier"), float(item.get("score") or 0.0)) for item in items]
 
 

@@ -54,6 +54,7 @@ pub fn acquire(path: &Path, timeout: Duration) -> Result<LockGuard> {
         if waited >= timeout {
             return Err(Error::LockTimeout {
                 path: PathBuf::from(path),
+                timeout,
                 waited,
             });
         }

@@ -295,12 +295,19 @@ fn report_parse_error(e: &clap::Error, json: bool, args: &[std::ffi::OsString]) 
     }
     if json {
         let rendered = e.render().to_string();
-        // clap's first line is "error: <what is wrong>"; the rest is tips and usage.
-        let mut message = rendered
+        // clap's first paragraph is "error: <what is wrong>", with what it lists on the lines
+        // below (the arguments not provided); then tips and usage.
+        let message = rendered
             .lines()
-            .next()
-            .map(|line| line.trim_start_matches("error: ").to_owned())
-            .unwrap_or_else(|| e.kind().to_string());
+            .take_while(|line| !line.trim().is_empty())
+            .map(|line| line.trim().trim_start_matches("error: "))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut message = if message.is_empty() {
+            e.kind().to_string()
+        } else {
+            message
+        };
         let mut details = serde_json::json!({ "usage": rendered });
         // A value outside a closed set: the message names the set, as the human form does.
         if let Some(ContextValue::Strings(values)) = e.get(ContextKind::ValidValue) {

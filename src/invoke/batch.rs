@@ -181,14 +181,15 @@ fn wait_ms(map: &Map<String, Value>) -> Result<u64, Failure> {
     }
 }
 
-/// One call's answer, as `results[]` shows it.
+/// One call's answer, as `results[]` shows it: the call's value under `value`, as `invoke
+/// --json` prints it (docs/JSON.md rule 5), or its error.
 pub fn result(call: &Call, outcome: &Result<Value, Failure>) -> Value {
     match outcome {
-        Ok(output) => json!({
+        Ok(value) => json!({
             "call_id": call.call_id,
             "name": call.name,
             "ok": true,
-            "output": truncate(output),
+            "value": truncate(value),
         }),
         Err(failure) => json!({
             "call_id": call.call_id,
@@ -208,11 +209,12 @@ fn error(failure: &Failure) -> Value {
     error
 }
 
-/// What a tool message says of one call: `{"ok":true,"result":…}` or `{"ok":false,"error":…}`
-/// (sent as JSON text where the provider takes text).
+/// What a tool message says of one call: `{"ok":true,"value":…}` or `{"ok":false,"error":…}`
+/// (sent as JSON text where the provider takes text), the value under the name `invoke --json`
+/// gives it.
 pub fn body(outcome: &Result<Value, Failure>) -> Value {
     match outcome {
-        Ok(output) => json!({ "ok": true, "result": truncate(output) }),
+        Ok(value) => json!({ "ok": true, "value": truncate(value) }),
         Err(failure) => json!({ "ok": false, "error": error(failure) }),
     }
 }

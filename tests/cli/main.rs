@@ -34,6 +34,7 @@ mod test_invoke;
 mod test_invoke_batch;
 mod test_invoke_http;
 mod test_invoke_providers;
+mod test_json_shapes;
 mod test_layers;
 mod test_list;
 mod test_mcp;

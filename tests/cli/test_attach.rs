@@ -165,14 +165,23 @@ struct ListItem {
     modified_at: String,
 }
 
-/// `agent detach --json`.
+/// `agent list --json`: `{items}`, never a bare array (docs/JSON.md rule 2).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentList {
+    items: Vec<ListItem>,
+}
+
+/// `agent detach --json`: the agent as `agent show` prints it, and the tools that left it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct DetachDoc {
     #[serde(rename = "agentID")]
     agent_id: String,
+    created_at: String,
+    modified_at: String,
+    tools: Vec<ShowTool>,
     detached: Vec<DetachedItem>,
-    tools: usize,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -21,10 +21,11 @@ const READFILE_ID: &str = "0190a000-0000-7000-8000-000000000001";
 
 /// Check the whole answer of a batch against the calls it was sent (`(call_id, name)` in
 /// request order): `{ok:true, results, tool_messages, mode:"sync"}`, each result
-/// `{call_id,name,ok:true,output}` or `{call_id,name,ok:false,error:{code,message[,details]}}`,
+/// `{call_id,name,ok:true,value}` or `{call_id,name,ok:false,error:{code,message[,details]}}`,
 /// each tool message `{role:"tool", tool_call_id, name, content}` (Ollama's: `{role:"tool",
 /// tool_name, content}`) whose content is exactly the
-/// JSON text of `{"ok":true,"result":output}` or `{"ok":false,"error":error}`.
+/// JSON text of `{"ok":true,"value":value}` or `{"ok":false,"error":error}` (a call's value is
+/// under `value` everywhere, as `invoke --json` prints it).
 #[track_caller]
 fn check_answer(doc: &Value, calls: &[(&str, &str)]) {
     assert_eq!(
@@ -44,10 +45,10 @@ fn check_answer(doc: &Value, calls: &[(&str, &str)]) {
         let content = if result["ok"] == true {
             assert_eq!(
                 keys(result),
-                ["call_id", "name", "ok", "output"],
+                ["call_id", "name", "ok", "value"],
                 "{result:#}"
             );
-            format!(r#"{{"ok":true,"result":{}}}"#, ordered(&result["output"]))
+            format!(r#"{{"ok":true,"value":{}}}"#, ordered(&result["value"]))
         } else {
             assert_eq!(result["ok"], false, "{result:#}");
             assert_eq!(
@@ -208,6 +209,8 @@ fn the_seed_request_from_a_file_answers_every_call_bound_to_its_call_id() {
     let env = TestEnv::new();
     seed_workspace(&env);
     let doc = batch(&env, &seed_request(), SEED_CALLS);
+    // The seed's answer, with each call's value under `value` (the seed says `output` in
+    // results and `result` in tool messages; issue 19 made it one name, docs/JSON.md rule 5).
     assert_eq!(
         ordered(&doc),
         ordered(&json!({
@@ -217,7 +220,7 @@ fn the_seed_request_from_a_file_answers_every_call_bound_to_its_call_id() {
                     "call_id": "call-abc-123",
                     "name": "readfile",
                     "ok": true,
-                    "output": {
+                    "value": {
                         "path": "README.md",
                         "content_text": "# My Project\n...",
                         "bytes": 16,
@@ -228,7 +231,7 @@ fn the_seed_request_from_a_file_answers_every_call_bound_to_its_call_id() {
                     "call_id": "call-def-456",
                     "name": "file-search",
                     "ok": true,
-                    "output": { "results": [{ "path": "test.txt", "type": "file" }], "truncated": false }
+                    "value": { "results": [{ "path": "test.txt", "type": "file" }], "truncated": false }
                 }
             ],
             "tool_messages": [
@@ -236,13 +239,13 @@ fn the_seed_request_from_a_file_answers_every_call_bound_to_its_call_id() {
                     "role": "tool",
                     "tool_call_id": "call-abc-123",
                     "name": "readfile",
-                    "content": "{\"ok\":true,\"result\":{\"path\":\"README.md\",\"content_text\":\"# My Project\\n...\",\"bytes\":16,\"truncated\":false}}"
+                    "content": "{\"ok\":true,\"value\":{\"path\":\"README.md\",\"content_text\":\"# My Project\\n...\",\"bytes\":16,\"truncated\":false}}"
                 },
                 {
                     "role": "tool",
                     "tool_call_id": "call-def-456",
                     "name": "file-search",
-                    "content": "{\"ok\":true,\"result\":{\"results\":[{\"path\":\"test.txt\",\"type\":\"file\"}],\"truncated\":false}}"
+                    "content": "{\"ok\":true,\"value\":{\"results\":[{\"path\":\"test.txt\",\"type\":\"file\"}],\"truncated\":false}}"
                 }
             ],
             "mode": "sync"
@@ -287,7 +290,7 @@ fn calls_name_tools_by_slug_ref_or_tool_id_and_the_answer_echoes_the_name() {
     let expected: Vec<(&str, &str)> = ids.iter().map(String::as_str).zip(names).collect();
     let doc = batch(&env, &json!({ "calls": calls }), &expected);
     for id in &ids {
-        assert_eq!(result(&doc, id)["output"]["content_text"], "x", "{doc:#}");
+        assert_eq!(result(&doc, id)["value"]["content_text"], "x", "{doc:#}");
     }
 }
 
@@ -311,9 +314,9 @@ fn arguments_may_be_absent_null_or_a_json_string_holding_an_object() {
         ],
     );
     for id in ["absent", "null", "empty-string"] {
-        assert!(result(&doc, id)["output"]["unix_ms"].is_i64(), "{doc:#}");
+        assert!(result(&doc, id)["value"]["unix_ms"].is_i64(), "{doc:#}");
     }
-    assert_eq!(result(&doc, "string")["output"]["content_text"], "x");
+    assert_eq!(result(&doc, "string")["value"]["content_text"], "x");
 }
 
 // --- the shapes models send -------------------------------------------------------------------
@@ -349,12 +352,12 @@ fn an_openai_tool_calls_array_keeps_its_ids() {
         ],
     );
     assert_eq!(
-        ordered(&result(&doc, "call_Xy12")["output"]),
+        ordered(&result(&doc, "call_Xy12")["value"]),
         ordered(
             &json!({ "path": "a.txt", "content_text": "from a", "bytes": 6, "truncated": false })
         )
     );
-    assert!(result(&doc, "call_Zz34")["output"]["unix_ms"].is_i64());
+    assert!(result(&doc, "call_Zz34")["value"]["unix_ms"].is_i64());
     // Arguments that are not JSON: that call's own VALIDATION_ERROR, with the position.
     let bad = &result(&doc, "call_bad")["error"];
     assert_eq!(bad["code"], "VALIDATION_ERROR", "{bad:#}");
@@ -380,8 +383,8 @@ fn an_ollama_tool_calls_array_numbers_its_calls() {
             ("call_2", "nope"),
         ],
     );
-    assert!(result(&doc, "call_0")["output"]["unix_ms"].is_i64());
-    assert_eq!(result(&doc, "call_1")["output"]["content_text"], "from a");
+    assert!(result(&doc, "call_0")["value"]["unix_ms"].is_i64());
+    assert_eq!(result(&doc, "call_1")["value"]["content_text"], "from a");
     assert_eq!(code_of(&doc, "call_2"), "UNKNOWN_TOOL");
     // Answered as Ollama takes tool results: `tool_name`, in the calls' order.
     let names: Vec<&Value> = doc["tool_messages"]
@@ -410,8 +413,8 @@ fn an_assistant_message_with_tool_calls() {
         ]
     });
     let doc = batch(&env, &message, &[("first", "readfile"), ("call_1", "now")]);
-    assert_eq!(result(&doc, "first")["output"]["content_text"], "from a");
-    assert!(result(&doc, "call_1")["output"]["unix_ms"].is_i64());
+    assert_eq!(result(&doc, "first")["value"]["content_text"], "from a");
+    assert!(result(&doc, "call_1")["value"]["unix_ms"].is_i64());
 }
 
 // --- per-call errors --------------------------------------------------------------------------
@@ -470,7 +473,7 @@ fn per_call_errors_are_embedded_in_the_results_with_exit_0() {
         "a disabled tool never runs"
     );
 
-    assert_eq!(result(&doc, "ok")["output"]["content_text"], "x");
+    assert_eq!(result(&doc, "ok")["value"]["content_text"], "x");
 
     let invalid = &result(&doc, "invalid")["error"];
     assert_eq!(invalid["code"], "VALIDATION_ERROR", "{invalid:#}");
@@ -746,7 +749,7 @@ fn the_limits_themselves_are_accepted() {
     let expected: Vec<(&str, &str)> = ids.iter().map(|id| (id.as_str(), "now")).collect();
     let doc = batch(&env, &json!({ "calls": calls }), &expected);
     for id in &ids {
-        assert!(result(&doc, id)["output"]["unix_ms"].is_i64());
+        assert!(result(&doc, id)["value"]["unix_ms"].is_i64());
     }
 }
 
@@ -789,7 +792,7 @@ fn calls_that_finish_out_of_order_are_each_bound_to_their_call_id() {
     let took = started.elapsed();
     for id in &ids {
         assert_eq!(
-            ordered(&result(&doc, id)["output"]),
+            ordered(&result(&doc, id)["value"]),
             ordered(&json!({
                 "exit_code": 0,
                 "stdout": format!("{id}\n"),
@@ -841,7 +844,7 @@ fn twenty_calls_run_concurrently() {
         "20 calls of 0.3 s took {took:?}"
     );
     for id in &ids {
-        assert_eq!(result(&doc, id)["output"]["stdout"], format!("{id}\n"));
+        assert_eq!(result(&doc, id)["value"]["stdout"], format!("{id}\n"));
     }
     assert_eq!(usage(&env, "builtin/exec")["callCount"], 20);
 }
@@ -889,10 +892,10 @@ fn a_call_still_running_at_wait_ms_is_a_timeout_and_is_cancelled() {
         "wait_ms 300 but took {took:?}"
     );
     assert!(
-        result(&doc, "quick")["output"]["unix_ms"].is_i64(),
+        result(&doc, "quick")["value"]["unix_ms"].is_i64(),
         "{doc:#}"
     );
-    assert_eq!(result(&doc, "read")["output"]["content_text"], "x");
+    assert_eq!(result(&doc, "read")["value"]["content_text"], "x");
     for id in &slow {
         let error = &result(&doc, id)["error"];
         assert_eq!(
@@ -996,7 +999,7 @@ fn outputs_over_12000_bytes_of_json_are_truncated_in_results_and_tool_messages()
         let whole = readfile_output(path, content);
         let text = ordered(&whole);
         assert_eq!(text.len(), *target);
-        let output = &result(&doc, path)["output"];
+        let output = &result(&doc, path)["value"];
         if *target <= 12_000 {
             assert_eq!(
                 ordered(output),
@@ -1021,12 +1024,12 @@ fn outputs_over_12000_bytes_of_json_are_truncated_in_results_and_tool_messages()
         let content: Value = serde_json::from_str(message["content"].as_str().unwrap()).unwrap();
         assert_eq!(
             ordered(&content),
-            ordered(&json!({ "ok": true, "result": output })),
+            ordered(&json!({ "ok": true, "value": output })),
             "{path}"
         );
     }
     // The multi-byte preview is cut by characters, not bytes.
-    let far = &result(&doc, "far-over.txt")["output"]["preview"];
+    let far = &result(&doc, "far-over.txt")["value"]["preview"];
     assert_eq!(far.as_str().unwrap().chars().count(), 12_000);
     assert!(far.as_str().unwrap().len() > 12_000);
 

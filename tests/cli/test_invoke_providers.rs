@@ -166,7 +166,7 @@ fn check_the_two_answers(case: &str, kind: &str, ids: &[Option<&str>; 2], doc: &
     let content = if kind == "gemini-contents" {
         &read.payload["output"]["content_text"]
     } else {
-        &read.payload["result"]["content_text"]
+        &read.payload["value"]["content_text"]
     };
     assert_eq!(content, "from a", "{case}: {read:?}");
     assert_eq!(

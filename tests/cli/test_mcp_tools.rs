@@ -583,7 +583,7 @@ fn mcp_import_refuses_an_unknown_or_broken_server_and_writes_nothing() {
 }
 
 /// An `mcpServers` entry serving `env`'s catalog with `toolctl mcp serve ARGS` over stdio.
-fn toolctl_server(env: &TestEnv, args: &[&str]) -> Value {
+pub(crate) fn toolctl_server(env: &TestEnv, args: &[&str]) -> Value {
     let mut command = vec![
         json!(crate::common::bin()),
         json!("--catalog"),

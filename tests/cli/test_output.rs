@@ -149,6 +149,14 @@ fn usage_errors_exit_2() {
     let doc: crate::common::ErrorDoc = run.parse();
     assert!(!doc.ok);
     assert!(doc.error.message.contains("frobnicate"));
+    // The message names what is missing, not only that something is.
+    let run = env.run(&["--json", "tool", "get"]);
+    run.failure(2);
+    let doc: crate::common::ErrorDoc = run.parse();
+    assert_eq!(
+        doc.error.message, "the following required arguments were not provided: <TOOL>",
+        "{run}"
+    );
     // Help and version are not errors.
     let run = env.run(&["--help"]);
     run.success();

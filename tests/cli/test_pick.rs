@@ -64,6 +64,21 @@ struct Pick {
     provenance: Option<Value>,
 }
 
+/// What `pick --json` prints: `{items: [pick]}`, never a bare array (docs/JSON.md rule 2).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Picks {
+    items: Vec<Pick>,
+}
+
+impl Picks {
+    /// The picks of a successful `pick --json`.
+    #[track_caller]
+    fn of(run: &Run) -> Vec<Pick> {
+        run.parse::<Self>().items
+    }
+}
+
 /// `toolctl --json pick ARGS`, whatever the outcome; with `--scorer keyword` unless ARGS name
 /// a scorer: most tests here check what a pick does with a scorer's scores, on the keyword
 /// scorer's exact figures (the default is `bm25`: [`the_default_scorer_is_the_search_relevance`]).
@@ -96,7 +111,7 @@ fn picks(env: &TestEnv, args: &[&str]) -> Vec<Pick> {
     let run = pick_run(env, args);
     run.success();
     assert_eq!(run.stderr, "", "{run}");
-    run.parse()
+    Picks::of(&run)
 }
 
 fn refs(picks: &[Pick]) -> Vec<&str> {
@@ -550,7 +565,7 @@ fn assert_registration_order_fallback(run: &Run, elapsed: Duration) {
         run.stderr,
         "warning: scoring ran past --timeout-ms 300; the first tools in registration order instead\n"
     );
-    let got: Vec<Pick> = run.parse();
+    let got: Vec<Pick> = Picks::of(run);
     assert_eq!(refs(&got), shop_refs(&SAFE_SHOP[..3]));
     for (i, p) in got.iter().enumerate() {
         assert_eq!(p.score, 0.0);
@@ -688,7 +703,7 @@ fn assert_keyword_fallback(run: &Run, keyword: &[Pick], reason: &str) {
     run.success();
     assert_eq!(run.stderr, format!("warning: {reason}\n"), "{run}");
     assert!(!run.stderr.contains("panicked"));
-    let got: Vec<Pick> = run.parse();
+    let got: Vec<Pick> = Picks::of(run);
     assert_eq!(refs(&got), refs(keyword));
     assert_eq!(scores(&got), scores(keyword));
     for (g, k) in got.iter().zip(keyword) {
@@ -983,7 +998,7 @@ fn the_default_scorer_is_the_search_relevance() {
         "--debug",
     ]);
     run.success();
-    let got: Vec<Pick> = run.parse();
+    let got: Vec<Pick> = Picks::of(&run);
     assert_eq!(got[0].reference, "w/forecast@v1", "{run}");
     let provenance = got[0].provenance.as_ref().unwrap();
     assert_eq!(provenance["scorer"], "bm25", "{run}");

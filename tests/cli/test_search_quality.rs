@@ -371,7 +371,7 @@ fn nestful_requests_find_their_tools_among_distractors() {
             .run(&["--json", "pick", &q.query, "--max", "10", "--allow-unsafe"])
             .success()
             .json();
-        picks
+        picks["items"]
             .as_array()
             .unwrap()
             .iter()

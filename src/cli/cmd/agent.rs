@@ -77,7 +77,7 @@ fn list(ctx: &Ctx) -> Result<Output, CliError> {
     } else {
         table.trim_fmt()
     };
-    Ok(Output::new(Value::Array(items), Human::Text(text)))
+    Ok(Output::new(json!({ "items": items }), Human::Text(text)))
 }
 
 /// Agent `text`'s file, which must exist.
@@ -99,7 +99,23 @@ fn load(catalog: &Catalog, text: &str) -> Result<(AgentId, AgentFile), CliError>
 fn show(ctx: &Ctx, args: &AgentArg) -> Result<Output, CliError> {
     let catalog = ctx.catalog()?;
     let (id, file) = load(&catalog, &args.agent)?;
-    let statuses = ctx.read_index(&catalog, |index| attach::inspect(index, &file))?;
+    let (doc, table) = describe(ctx, &catalog, &file)?;
+    let (total, external, core) = file.counts();
+    let mut text = format!(
+        "{id}: {} ({external} external, {core} built-in)",
+        n_tools(total)
+    );
+    if total > 0 {
+        text.push('\n');
+        text.push_str(&table);
+    }
+    Ok(Output::new(doc, Human::Text(text)))
+}
+
+/// An agent as `agent show --json` prints it (each tool with its status now), and its tools
+/// as a table.
+fn describe(ctx: &Ctx, catalog: &Catalog, file: &AgentFile) -> Result<(Value, String), CliError> {
+    let statuses = ctx.read_index(catalog, |index| attach::inspect(index, file))?;
     let mut table = output::table(["#", "TOOL", "NAME", "KIND", "SCORE", "ATTACHED", "STATUS"]);
     let mut tools = Vec::new();
     for (i, (tool, status)) in file.tools.iter().zip(&statuses).enumerate() {
@@ -126,22 +142,13 @@ fn show(ctx: &Ctx, args: &AgentArg) -> Result<Output, CliError> {
         item["status"] = status_text.into();
         tools.push(item);
     }
-    let (total, external, core) = file.counts();
-    let mut text = format!(
-        "{id}: {} ({external} external, {core} built-in)",
-        n_tools(total)
-    );
-    if total > 0 {
-        text.push('\n');
-        text.push_str(&table.trim_fmt());
-    }
     let doc = json!({
         "agentID": file.agent_id,
         "createdAt": file.created_at,
         "modifiedAt": file.modified_at,
         "tools": tools,
     });
-    Ok(Output::new(doc, Human::Text(text)))
+    Ok((doc, table.trim_fmt()))
 }
 
 fn kind_label(kind: Kind) -> &'static str {
@@ -193,15 +200,18 @@ fn detach(ctx: &Ctx, args: &DetachArgs) -> Result<Output, CliError> {
             n_tools(total)
         )
     };
-    let doc = json!({
-        "agentID": file.agent_id,
-        "detached": gone.iter().map(|t| json!({
-            "toolID": t.tool_id.to_string(),
-            "ref": t.reference,
-            "name": t.name,
-        })).collect::<Vec<_>>(),
-        "tools": total,
-    });
+    // The agent as it is now (as `agent show` prints it), and what left it.
+    let (mut doc, _) = describe(ctx, &catalog, &file)?;
+    doc["detached"] = gone
+        .iter()
+        .map(|t| {
+            json!({
+                "toolID": t.tool_id.to_string(),
+                "ref": t.reference,
+                "name": t.name,
+            })
+        })
+        .collect();
     Ok(Output::new(doc, Human::Status(text)))
 }
 

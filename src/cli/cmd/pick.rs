@@ -9,7 +9,7 @@ use crate::pick::{self, PickError, PickRequest, Scorer};
 use crate::provider::Provider;
 use crate::provider::export::translate;
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::Duration;
 
 /// What `--help` shows after the options: command lines that work (a test runs them on a copy
@@ -27,7 +27,7 @@ Examples:
 ///
 /// Scores are between 0 and 1. Unsafe tools (they change things: safe: false, destructive
 /// annotations, HTTP methods other than GET/HEAD) are left out unless --allow-unsafe. Prints
-/// [{ref, name, toolID, score, reason}] (with provenance under --debug), or with --emit the
+/// {items: [{ref, name, toolID, score, reason}]} (with provenance under --debug), or with --emit the
 /// picked tools ready to send to a provider.
 #[derive(Debug, Args)]
 #[command(after_long_help = EXAMPLES)]
@@ -171,5 +171,5 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
         }
         text
     };
-    Ok(Output::new(Value::Array(items), Human::Text(text)))
+    Ok(Output::new(json!({ "items": items }), Human::Text(text)))
 }

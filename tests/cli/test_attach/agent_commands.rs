@@ -5,7 +5,11 @@ use super::*;
 #[test]
 fn agent_list_show_and_detach() {
     let env = TestEnv::fixture();
-    let list: Vec<ListItem> = env.run(&["--json", "agent", "list"]).success().parse();
+    let list: Vec<ListItem> = env
+        .run(&["--json", "agent", "list"])
+        .success()
+        .parse::<AgentList>()
+        .items;
     assert!(list.is_empty());
     let human = env.run(&["agent", "list"]);
     human.success();
@@ -29,7 +33,11 @@ fn agent_list_show_and_detach() {
         ],
         &[],
     );
-    let list: Vec<ListItem> = env.run(&["--json", "agent", "list"]).success().parse();
+    let list: Vec<ListItem> = env
+        .run(&["--json", "agent", "list"])
+        .success()
+        .parse::<AgentList>()
+        .items;
     assert_eq!(
         list.iter().map(|l| l.agent_id.as_str()).collect::<Vec<_>>(),
         [b.as_str(), a.as_str()],
@@ -105,7 +113,25 @@ fn agent_list_show_and_detach() {
             .collect::<Vec<_>>()
     );
     let now = read_agent(&env, &b).unwrap();
-    assert_eq!(detach.tools, now.tools.len());
+    // The agent as it is now, as `agent show` prints it.
+    let show: ShowDoc = env.run(&["--json", "agent", "show", &b]).success().parse();
+    assert_eq!(
+        (&detach.created_at, &detach.modified_at),
+        (&show.created_at, &show.modified_at)
+    );
+    assert_eq!(detach.modified_at, now.modified_at);
+    assert_eq!(
+        detach
+            .tools
+            .iter()
+            .map(|t| (t.reference.as_str(), t.status.as_str()))
+            .collect::<Vec<_>>(),
+        show.tools
+            .iter()
+            .map(|t| (t.reference.as_str(), t.status.as_str()))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(detach.tools.len(), now.tools.len());
     assert_eq!(now.tools, held.tools[3..].to_vec());
     assert!(timestamp(&now.modified_at) > timestamp(&held.modified_at));
 
@@ -141,7 +167,7 @@ fn agent_list_show_and_detach() {
         .success()
         .parse();
     assert_eq!(detach.detached.len(), now.tools.len());
-    assert_eq!(detach.tools, 0);
+    assert!(detach.tools.is_empty());
     assert!(read_agent(&env, &b).unwrap().tools.is_empty());
     let bytes = std::fs::read(agent_path(&env, &b)).unwrap();
     let detach: DetachDoc = env
@@ -151,7 +177,11 @@ fn agent_list_show_and_detach() {
     assert!(detach.detached.is_empty());
     assert_eq!(std::fs::read(agent_path(&env, &b)).unwrap(), bytes);
     // The emptied agent is still listed.
-    let list: Vec<ListItem> = env.run(&["--json", "agent", "list"]).success().parse();
+    let list: Vec<ListItem> = env
+        .run(&["--json", "agent", "list"])
+        .success()
+        .parse::<AgentList>()
+        .items;
     assert_eq!(list.len(), 2);
     assert_no_temp_files(&env);
 }
@@ -200,7 +230,7 @@ fn agent_list_reports_unreadable_files_and_skips_temporary_ones() {
     std::fs::write(dir.join("README.md"), "notes").unwrap();
     let run = env.run(&["--json", "agent", "list"]);
     run.success();
-    let list: Vec<ListItem> = run.parse();
+    let list: Vec<ListItem> = run.parse::<AgentList>().items;
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].agent_id, a);
     let run = env.run(&["agent", "list"]);
@@ -284,7 +314,7 @@ fn tools_sharing_a_slug_are_told_apart_by_exported_name() {
         .success()
         .parse();
     assert_eq!(doc.detached[0].tool_id, one.tool_id);
-    assert_eq!(doc.tools, 1, "other is left");
+    assert_eq!(doc.tools.len(), 1, "other is left");
 }
 
 #[test]
@@ -466,7 +496,11 @@ fn racing_attaches_on_many_agents_each_land() {
             want
         );
     }
-    let list: Vec<ListItem> = env.run(&["--json", "agent", "list"]).success().parse();
+    let list: Vec<ListItem> = env
+        .run(&["--json", "agent", "list"])
+        .success()
+        .parse::<AgentList>()
+        .items;
     assert_eq!(list.len(), 10);
     assert_no_temp_files(&env);
 }

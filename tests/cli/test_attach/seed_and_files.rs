@@ -276,7 +276,11 @@ fn an_agent_is_created_on_first_use_under_any_spelling_of_its_id() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     assert_eq!(files, [format!("{a}.json")], "one file for every spelling");
-    let list: Vec<ListItem> = env.run(&["--json", "agent", "list"]).success().parse();
+    let list: Vec<ListItem> = env
+        .run(&["--json", "agent", "list"])
+        .success()
+        .parse::<AgentList>()
+        .items;
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].agent_id, a);
 

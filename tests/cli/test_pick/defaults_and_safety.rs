@@ -542,7 +542,7 @@ fn keyword_and_bm25_print_the_same_bytes_for_the_same_task() {
                     .run(&["pick", task, "--scorer", scorer, "--debug"])
                     .stdout
             );
-            let picked: Vec<Pick> = once.parse();
+            let picked: Vec<Pick> = Picks::of(&once);
             assert_eq!(picked.len(), 20, "{scorer} {task:?}");
             assert!(picked.windows(2).all(|w| w[0].score >= w[1].score));
         }
@@ -567,5 +567,5 @@ fn equal_scores_keep_the_registration_order() {
     // With a time limit the scorer cannot meet, the fallback is that order too.
     let run = pick_run(&env, &["lamp", "--timeout-ms", "0"]);
     run.success();
-    assert_eq!(refs(&run.parse::<Vec<Pick>>()), expected);
+    assert_eq!(refs(&Picks::of(&run)), expected);
 }

@@ -403,7 +403,7 @@ async fn llm_failures_fall_back_to_keyword_with_the_reason() {
     let quiet = env.run(&["--json", "-q", "pick", task, "--scorer", "llm"]);
     quiet.success();
     assert_eq!(quiet.stderr, "");
-    assert_eq!(refs(&quiet.parse::<Vec<Pick>>()), refs(&keyword));
+    assert_eq!(refs(&Picks::of(&quiet)), refs(&keyword));
     // Human mode: the keyword table, and the warning.
     let run = env.run(&["pick", task, "--scorer", "llm"]);
     run.success();

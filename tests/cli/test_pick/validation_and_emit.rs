@@ -231,7 +231,7 @@ async fn an_endpoint_timeout_bounds_every_request_without_a_time_limit() {
         v1(&server)
     );
     assert_eq!(run.stderr, format!("warning: {reason}\n"));
-    assert_eq!(refs(&run.parse::<Vec<Pick>>()), [shop_ref("bake-bread")]);
+    assert_eq!(refs(&Picks::of(&run)), [shop_ref("bake-bread")]);
 }
 
 #[test]
