@@ -309,9 +309,12 @@ fn report_parse_error(e: &clap::Error, json: bool, args: &[std::ffi::OsString]) 
             message
         };
         let mut details = serde_json::json!({ "usage": rendered });
-        // A value outside a closed set: the message names the set, as the human form does.
+        // A value outside a closed set: the message names the set, as the human form does
+        // (clap's first paragraph often lists it already).
         if let Some(ContextValue::Strings(values)) = e.get(ContextKind::ValidValue) {
-            message.push_str(&format!("; possible values: {}", values.join(", ")));
+            if !message.contains("possible values") {
+                message.push_str(&format!("; possible values: {}", values.join(", ")));
+            }
             details["possibleValues"] = serde_json::json!(values);
         }
         let mut error = CliError::invalid(message).with_details(details);
