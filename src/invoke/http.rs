@@ -28,6 +28,9 @@
 //! 10 s. `timeoutMs` (default 10 s) bounds the whole call, retries and the body included. The
 //! response is read up to `maxResponseBytes` (default 1 MiB) and the call fails as soon as it
 //! would go past it.
+//!
+//! About 1,000 lines, one file on purpose: the request building, sending, retries and reading
+//! are one path that reads best in one place (auth, limits and SSE are modules of their own).
 
 use super::{Failure, Options, auth, limits, sse};
 use crate::base::error_code::ErrorCode;

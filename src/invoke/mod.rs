@@ -22,7 +22,6 @@ pub mod http;
 pub mod limits;
 pub mod mcp;
 pub mod native;
-pub mod schema;
 pub mod sse;
 pub mod usage;
 
@@ -31,7 +30,7 @@ use crate::catalog::config::HttpDefaults;
 use crate::catalog::model::{NoSchemaMode, ToolType};
 use crate::catalog::rules::HostPolicy;
 use crate::catalog::{Catalog, ToolEntry};
-use schema::Schema;
+use crate::schema::check::{self as schema, CompileError, Schema};
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -74,6 +73,14 @@ pub enum Remedy {
     Approve,
     /// Choose another workspace folder.
     OtherWorkspace,
+}
+
+/// A schema that does not compile is the tool's fault: a validation error naming the schema.
+impl From<CompileError> for Failure {
+    fn from(e: CompileError) -> Self {
+        Failure::new(ErrorCode::ValidationError, e.message)
+            .with_details(json!({ "schema": e.schema, "pointer": e.pointer }))
+    }
 }
 
 impl Failure {

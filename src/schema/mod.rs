@@ -1,10 +1,12 @@
 //! Schema analysis below the provider views: what OpenAI strict mode ([`strict`]) and Gemini's
 //! OpenAPI subset ([`gemini`]) can express of a tool's JSON Schema, and how a strict-mode
-//! model's "not given" nulls are read back ([`strict::drop_unset_nulls`]).
+//! model's "not given" nulls are read back ([`strict::drop_unset_nulls`]), and the checks of a
+//! value against a schema ([`check`]: a call's arguments, a tool's output).
 //!
 //! Nothing here knows of tools or providers' wire formats; `provider` builds its views on it and
 //! `invoke` uses the null handling.
 
+pub mod check;
 pub mod gemini;
 pub mod strict;
 

@@ -1,13 +1,25 @@
-//! JSON Schema checks of a call's arguments and of a tool's output.
+//! JSON Schema checks of a call's arguments and of a tool's output (`invoke` runs them and
+//! turns a [`CompileError`] or the listed [`SchemaError`]s into its failures).
 //!
 //! Schemas are compiled once per call with the `jsonschema` crate, built without its remote
 //! resolving features (`resolve-http`, `resolve-file`): a `$ref` to anything outside the schema
 //! is a compile error, never a fetch. Every error is listed with the JSON pointer of the value
 //! that failed and the keyword that failed it, so a model (or a person) can fix the call.
 
-use super::Failure;
-use crate::base::error_code::ErrorCode;
-use serde_json::{Value, json};
+use serde_json::Value;
+#[cfg(test)]
+use serde_json::json;
+
+/// A schema that does not compile: what is wrong, and where in the schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileError {
+    /// Which schema ("argSchema", "outputSchema").
+    pub schema: String,
+    /// "the tool's argSchema is not a usable JSON Schema: …".
+    pub message: String,
+    /// JSON pointer into the schema.
+    pub pointer: String,
+}
 
 /// One reason a value does not match its schema.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -25,14 +37,15 @@ pub struct Schema(jsonschema::Validator);
 
 impl Schema {
     /// Compile `schema`; `what` names it in errors ("argSchema", "outputSchema").
-    pub fn compile(schema: &Value, what: &str) -> Result<Self, Failure> {
-        jsonschema::options().build(schema).map(Self).map_err(|e| {
-            Failure::new(
-                ErrorCode::ValidationError,
-                format!("the tool's {what} is not a usable JSON Schema: {e}"),
-            )
-            .with_details(json!({ "schema": what, "pointer": e.schema_path().as_str() }))
-        })
+    pub fn compile(schema: &Value, what: &str) -> Result<Self, CompileError> {
+        jsonschema::options()
+            .build(schema)
+            .map(Self)
+            .map_err(|e| CompileError {
+                schema: what.to_owned(),
+                message: format!("the tool's {what} is not a usable JSON Schema: {e}"),
+                pointer: e.schema_path().as_str().to_owned(),
+            })
     }
 
     /// Every way `value` breaks the schema (empty when it matches).
@@ -100,7 +113,7 @@ mod tests {
             "argSchema",
         )
         .expect_err("a remote $ref cannot compile without the resolving features");
-        assert_eq!(failure.code, ErrorCode::ValidationError);
+        assert!(failure.message.contains("argSchema"), "{failure:?}");
     }
 
     #[test]
