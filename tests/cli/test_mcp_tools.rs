@@ -2,6 +2,9 @@
 //! `invoke`, `--batch`, `validate` and `mcp import`, against real servers the tests start — the
 //! tests' own Python SDK server (tests/fixtures/mcp/server.py) over stdio and Streamable HTTP,
 //! and `@modelcontextprotocol/server-everything` over stdio.
+//!
+//! About 1,000 lines on purpose: every case needs one of the same few real servers, started by
+//! the helpers beside the cases; split by topic when it passes ~1,500 lines.
 
 use crate::common::{TestEnv, mcp_clients};
 use serde_json::{Value, json};

@@ -36,6 +36,9 @@
 //!
 //! Tests with a server run the binary (blocking) inside a multi-threaded tokio runtime, as
 //! `test_invoke_http` does: wiremock serves from its own tasks, so blocking one thread is fine.
+//!
+//! About 1,000 lines with its topic files in `test_pick/`: what stays here is the common helpers
+//! and the ranking cases they share; a topic that grows past a few cases moves to its own file.
 
 use crate::common::{Metrics, Run, TestEnv, keys, read_json, tool_doc_with, write_file};
 use serde::Deserialize;
