@@ -329,6 +329,11 @@ fn check_document(doc: &Value, id_fields: &[&str], out: &mut Vec<Violation>) {
                 "'{text}' is a version {} UUID; IDs are UUIDv7",
                 id.get_version_num()
             )),
+            // RFC 9562's variant (the first digit of the fourth group is 8, 9, a or b), as the
+            // schema's pattern says: the fuzzer found an ID put took and validate refused.
+            Ok(id) if id.get_variant() != uuid::Variant::RFC4122 => Some(format!(
+                "'{text}' is not an RFC 9562 UUID: the fourth group must start with 8, 9, a or b"
+            )),
             Ok(_) => None,
         };
         if let Some(message) = problem {

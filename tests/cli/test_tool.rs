@@ -166,6 +166,17 @@ fn put_with_a_used_or_bad_tool_id() {
     env.run(&["tool", "put", "--bundle", "w", &env.input(&v4)])
         .failure(3)
         .stderr_has("UUIDv7");
+    // A v7 ID of another variant (fourth group not 8, 9, a or b): the schema refuses it, so
+    // put does too (found by the tool_json fuzz target).
+    let variant = tool_doc_with(
+        "v",
+        "v1",
+        json!({ "toolID": "018f38f6-0b80-73f6-74f8-6d6f9e7221ac" }),
+    );
+    env.run(&["tool", "put", "--bundle", "w", &env.input(&variant)])
+        .failure(3)
+        .stderr_has("/toolID")
+        .stderr_has("8, 9, a or b");
     assert_eq!(env.refs(&["--bundle", "w"]), ["w/x@v1"]);
 }
 
