@@ -658,6 +658,20 @@ fn mcp_import_follows_every_page_and_streamable_http() {
 }
 
 /// The outcome of `tools/call` as the Python client sees it, through `command`.
+/// The command line of `mcp serve --mode all` over `env`'s catalog.
+fn serve_all(env: &TestEnv) -> Value {
+    json!([
+        crate::common::bin(),
+        "--catalog",
+        env.catalog(),
+        "mcp",
+        "serve",
+        "--mode",
+        "all",
+        "--quiet"
+    ])
+}
+
 fn call_through(env: &TestEnv, command: Value, calls: &[(&str, Value)]) -> Vec<Value> {
     let steps: Vec<Value> = calls
         .iter()
@@ -775,16 +789,7 @@ fn server_everything_over_stdio_imports_and_answers_as_directly() {
         .map(|(n, a)| (served_name(&env, "ev", n), a.clone()))
         .collect();
     let named: Vec<(&str, Value)> = named.iter().map(|(n, a)| (n.as_str(), a.clone())).collect();
-    let serve = json!([
-        crate::common::bin(),
-        "--catalog",
-        env.catalog(),
-        "mcp",
-        "serve",
-        "--mode",
-        "all",
-        "--quiet"
-    ]);
+    let serve = serve_all(&env);
     let served = call_through(&env, serve, &named);
     assert_eq!(
         served[0]["text"], direct[0]["text"],
@@ -881,16 +886,7 @@ fn mcp_serve_keeps_one_server_restarts_it_once_it_died_and_ends_it_on_exit() {
         served_name(&env, "mcp", "pid"),
         served_name(&env, "mcp", "die"),
     );
-    let serve = json!([
-        crate::common::bin(),
-        "--catalog",
-        env.catalog(),
-        "mcp",
-        "serve",
-        "--mode",
-        "all",
-        "--quiet"
-    ]);
+    let serve = serve_all(&env);
     let steps = call_through(
         &env,
         serve,
