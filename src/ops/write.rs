@@ -803,7 +803,8 @@ fn check_bundle_writable(bundle: &BundleEntry, action: &str) -> Result<()> {
 /// Rules that depend on the catalog: an HTTP tool's host must be allowed.
 fn tool_destination_rules(tool: &Tool, catalog: &Catalog) -> Result<(), Violation> {
     if let Some(http) = tool.http_impl()
-        && let Err(message) = rules::check_url_template(&http.url_template, &catalog.config().hosts)
+        && let Some(message) =
+            rules::host_policy_problem(&http.url_template, &catalog.config().hosts)
     {
         return Err(Violation::new("/impl/urlTemplate", message));
     }

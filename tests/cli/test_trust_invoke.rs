@@ -237,6 +237,15 @@ async fn a_path_placeholder_must_be_a_required_argument() {
         "/impl/urlTemplate",
         "must be a required argument",
     );
+    // A `\` ends the host as `/` does (URL parsers read `http://h\x` as `http://h/x`), so the
+    // placeholder after it is in the path too (found by the `templates` fuzz target).
+    let after_backslash = format!("{}\\${{id}}/profile", w.url("/").trim_end_matches('/'));
+    let doc = http_doc(
+        "user",
+        json!({ "urlTemplate": after_backslash }),
+        json!({ "argSchema": { "type": "object", "properties": { "id": { "type": "string" } } } }),
+    );
+    put_refused(&w, &doc, "/impl/urlTemplate", "must be a required argument");
 }
 
 // --- 4. retries are bounded -------------------------------------------------------------------
