@@ -25,6 +25,7 @@ mod test_completions;
 mod test_config;
 mod test_crash;
 mod test_edges;
+mod test_exec_cgroup;
 mod test_export;
 mod test_hand_edits;
 mod test_help;
