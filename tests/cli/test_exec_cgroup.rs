@@ -207,8 +207,15 @@ fn exec_cgroup_is_killed_and_removed_when_toolctl_is_stopped_by_sigterm() {
         .status();
     let status = toolctl.wait().unwrap();
     assert!(!status.success(), "{status:?}");
+    let left = base.join(&name);
+    if left.exists() {
+        // Leave nothing behind, then fail.
+        let _ = std::fs::write(left.join("cgroup.kill"), "1");
+        std::thread::sleep(Duration::from_millis(200));
+        let _ = std::fs::remove_dir(&left);
+        panic!("{name} was left behind");
+    }
     assert_gone(&env, "program.pid");
-    assert!(!base.join(&name).exists(), "{name} is left behind");
 }
 
 #[test]
