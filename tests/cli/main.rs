@@ -54,5 +54,6 @@ mod test_tool;
 mod test_trust_catalog;
 mod test_trust_invoke;
 mod test_validate;
+mod test_validate_put;
 #[cfg(target_os = "linux")]
 mod test_watch;
