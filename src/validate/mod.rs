@@ -364,11 +364,16 @@ fn target(root: Option<&Path>, file: PathBuf) -> Target {
             }
         })
         .unwrap_or(Place::Loose);
+    // A file in the bundles tree, even where no tool belongs, is a catalog file: checked in
+    // full.
+    let in_bundles = root.is_some_and(|root| {
+        std::path::absolute(&file).is_ok_and(|file| file.starts_with(root.join(BUNDLES_DIR)))
+    });
     Target {
         root: root.map(Path::to_owned),
+        as_put: kind == Kind::Tool && place == Place::Loose && !in_bundles,
         file,
         kind,
-        as_put: kind == Kind::Tool && place == Place::Loose,
         place,
     }
 }

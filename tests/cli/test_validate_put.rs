@@ -45,6 +45,24 @@ fn a_hand_written_tool_file_validates_clean_and_then_puts() {
     assert_eq!(put["slug"], "hello", "{put}");
     // Once in the catalog the file is checked in full, and put's fill-ins are there.
     env.run(&["validate", "--strict"]).success();
+    // In the bundles tree, even where no tool belongs, a file is a catalog file: checked in
+    // full.
+    let misplaced = env.catalog().join("bundles/stray/tool.json");
+    write_file(
+        &misplaced,
+        &serde_json::to_string_pretty(&hand_written()).unwrap(),
+    );
+    let run = env.run(&["--json", "validate", misplaced.to_str().unwrap()]);
+    run.failure(3);
+    let report = run.json();
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["pointer"] == "/toolID"),
+        "{report}"
+    );
 }
 
 /// The error pointers of `validate --json FILE` (which must fail, exit 3).
