@@ -373,3 +373,17 @@ fn watch_signals() {
             });
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::unescape;
+
+    #[test]
+    fn mountinfo_fields_are_unescaped() {
+        assert_eq!(unescape("/sys/fs/cgroup"), "/sys/fs/cgroup");
+        assert_eq!(unescape("/mnt/my\\040cgroups"), "/mnt/my cgroups");
+        assert_eq!(unescape("/a\\134b\\011c"), "/a\\b\tc");
+        // Not an escape: left as it is.
+        assert_eq!(unescape("/x\\9y\\"), "/x\\9y\\");
+    }
+}
