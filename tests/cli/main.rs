@@ -25,6 +25,7 @@ mod test_completions;
 mod test_config;
 mod test_crash;
 mod test_edges;
+mod test_exec_cgroup;
 mod test_export;
 mod test_hand_edits;
 mod test_help;
@@ -53,5 +54,6 @@ mod test_tool;
 mod test_trust_catalog;
 mod test_trust_invoke;
 mod test_validate;
+mod test_validate_put;
 #[cfg(target_os = "linux")]
 mod test_watch;

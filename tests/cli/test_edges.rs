@@ -73,8 +73,12 @@ fn args_file_and_validate_read_standard_input() {
     );
     bad.failure(3);
 
-    // validate -: the document's fields say which file it is.
-    let tool = tool_doc("x", "v1");
+    // validate -: the document's fields say which file it is. A tool on standard input is
+    // checked as `tool put -` reads it: a well-formed toolID may be left out, a broken one not.
+    let mut tool = tool_doc("x", "v1");
+    env.run_stdin(&["validate", "-"], &tool.to_string())
+        .success();
+    tool["toolID"] = json!("not-a-uuid");
     let run = env.run_stdin(&["--json", "validate", "-"], &tool.to_string());
     run.failure(3);
     let report = run.json();

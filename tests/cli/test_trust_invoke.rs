@@ -577,7 +577,7 @@ fn exec(env: &TestEnv, args: &Value) -> Value {
 /// The process whose id the program wrote to `file` in the working folder ends within a few
 /// seconds; if it does not, it is killed (so the test leaves nothing behind) and the test fails.
 #[track_caller]
-fn assert_gone(env: &TestEnv, file: &str) {
+pub(crate) fn assert_gone(env: &TestEnv, file: &str) {
     let pid: u32 = std::fs::read_to_string(env.work().join(file))
         .unwrap()
         .trim()

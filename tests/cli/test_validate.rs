@@ -272,7 +272,7 @@ fn a_file_outside_any_catalog_is_checked_on_its_own() {
     bad.failure(3);
     assert!(
         bad.stdout
-            .contains(":1:1: error[schema]: required field 'toolID' is missing (at /toolID)"),
+            .contains(":1:1: error[schema]: required field 'version' is missing (at /version)"),
         "{}",
         bad.stdout
     );
