@@ -1,0 +1,454 @@
+//! README promises that had no test of their own (issue 17, "done when": every promise in the
+//! README has a test that would fail). Each test names the README sentence it holds; the
+//! audit that found them is `/work/notes/audit-promises.md`.
+
+use crate::common::{Run, TestEnv, find_prefixed, read_json, tool_doc, write_file};
+use serde_json::{Value, json};
+use std::fs::OpenOptions;
+use std::time::{Duration, Instant};
+
+/// Hold the catalog lock as another writer would (`.toolctl/lock`, std's advisory lock).
+fn hold_lock(env: &TestEnv) -> std::fs::File {
+    let path = env.catalog().join(".toolctl/lock");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    file.lock().unwrap();
+    file
+}
+
+/// README, Concurrency: "Readers take no lock." While another process holds the catalog lock,
+/// every read answers at once (with `--lock-timeout 0s` a command that wanted it would fail
+/// with exit 8), and sees the files as they are.
+#[test]
+fn readers_take_no_lock() {
+    let env = TestEnv::new();
+    env.bundle("w");
+    env.put_tool("w", &tool_doc("t", "v1"));
+    let edited = env.put_tool_by_hand("w", &tool_doc("edited", "v1"));
+    let _lock = hold_lock(&env);
+    // A hand edit while the lock is held: the reads still see it (they sync the index).
+    let mut doc = read_json(&edited);
+    doc["description"] = json!("Counts zebras.");
+    write_file(&edited, &serde_json::to_string_pretty(&doc).unwrap());
+    let reads: [&[&str]; 8] = [
+        &["tool", "list"],
+        &["tool", "get", "w/t"],
+        &["bundle", "list"],
+        &["search", "zebras"],
+        &["export", "--provider", "openai"],
+        &["pick", "zebras"],
+        &["index", "status"],
+        &["validate"],
+    ];
+    for args in reads {
+        let mut all = vec!["--lock-timeout", "0s", "--json"];
+        all.extend_from_slice(args);
+        let started = Instant::now();
+        let run = env.run(&all);
+        run.success();
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{args:?} waited {:?}",
+            started.elapsed()
+        );
+    }
+    let found = env.json(&["search", "zebras"]);
+    assert_eq!(found["items"][0]["ref"], "w/edited@v1", "{found}");
+    // The lock is real: a write under it fails at once.
+    env.run(&["--lock-timeout", "0s", "tool", "disable", "w/t"])
+        .failure(8);
+}
+
+/// The candidates of `toolctl --catalog CATALOG WORDS…` (clap's dynamic completion, as fish
+/// asks for them).
+fn complete(env: &TestEnv, words: &[&str], vars: &[(&str, &str)]) -> Run {
+    let catalog = env.catalog().display().to_string();
+    let mut cmd = env.bare_command();
+    cmd.env("COMPLETE", "fish")
+        .arg("--")
+        .args(["toolctl", "--catalog", &catalog])
+        .args(words);
+    for (name, value) in vars {
+        cmd.env(name, value);
+    }
+    Run::of(cmd, None)
+}
+
+/// README, Completions: "Completing only reads folder names and `bundle.json` files: it takes
+/// no lock, touches no index, starts no watcher."
+#[test]
+fn completing_takes_no_lock_touches_no_index_and_starts_no_watcher() {
+    let env = TestEnv::fixture();
+    let state = env.catalog().join(".toolctl");
+    assert!(!state.exists(), "the fixture has no derived state");
+    // Even with the watcher mode that starts one whatever the terminal.
+    let run = complete(
+        &env,
+        &["invoke", "weather/"],
+        &[("TOOLCTL_WATCH", "always")],
+    );
+    run.success();
+    assert!(run.stdout.contains("weather/forecast"), "{run}");
+    assert!(
+        !state.exists(),
+        "completion made derived state: {:?}",
+        find_prefixed(&state, "")
+    );
+
+    // With the lock held by another process, it answers at once.
+    let _lock = hold_lock(&env);
+    let started = Instant::now();
+    let run = complete(&env, &["tool", "get", "weather/for"], &[]);
+    run.success();
+    assert!(run.stdout.contains("weather/forecast"), "{run}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "waited {:?}",
+        started.elapsed()
+    );
+    let left: Vec<String> = std::fs::read_dir(&state)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["lock"], "only the test's lock file");
+}
+
+/// README, Bundles as ZIP archives: "A soft-deleted bundle exports and imports as
+/// soft-deleted."
+#[test]
+fn a_soft_deleted_bundle_exports_and_imports_as_soft_deleted() {
+    let source = TestEnv::new();
+    let id = source.bundle("gone");
+    source.put_tool("gone", &tool_doc("t", "v1"));
+    source.run(&["bundle", "delete", "gone"]).success();
+    let deleted_at = source.json(&["bundle", "get", "gone"])["softDeletedAt"].clone();
+    assert!(deleted_at.is_string(), "{deleted_at}");
+    let archive = source.root().join("inputs/gone.zip");
+    let archive = archive.to_str().unwrap();
+    source
+        .run(&["bundle", "export", "gone", "-o", archive])
+        .success();
+
+    let target = TestEnv::new();
+    target.run(&["bundle", "import", archive]).success();
+    let bundle = target.json(&["bundle", "get", &id]);
+    assert_eq!(bundle["softDeletedAt"], deleted_at, "{bundle}");
+    // Soft-deleted there too: its tools are hidden unless asked for, and it can be restored.
+    assert_eq!(target.refs(&["--bundle", "gone"]), Vec::<String>::new());
+    assert_eq!(
+        target.refs(&["--include-deleted", "--bundle", "gone"]),
+        ["gone/t@v1"]
+    );
+    target.run(&["bundle", "restore", "gone"]).success();
+    assert_eq!(target.refs(&["--bundle", "gone"]), ["gone/t@v1"]);
+}
+
+/// README, Bundles as ZIP archives: "… and an archive file of at most 288 MiB." A sparse file
+/// of 289 MiB costs no disk; it is refused by its size, before a byte of it is read.
+#[test]
+fn an_archive_file_over_288_mib_is_refused_by_its_size() {
+    let env = TestEnv::new();
+    let path = env.root().join("inputs/huge.zip");
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(289 * 1024 * 1024).unwrap();
+    drop(file);
+    let listing = || {
+        let mut all = find_prefixed(env.catalog(), "");
+        all.sort();
+        all
+    };
+    let before = listing();
+    let started = Instant::now();
+    let err = env.json_error(&["bundle", "import", path.to_str().unwrap()], 3);
+    assert_eq!(err.error.code, "VALIDATION_ERROR", "{err:?}");
+    assert!(err.error.message.contains("288 MiB"), "{err:?}");
+    assert!(err.error.message.contains("huge.zip"), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(listing(), before);
+    // Exactly 288 MiB is read (and refused for what it holds, not its size).
+    let file = OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(288 * 1024 * 1024).unwrap();
+    drop(file);
+    let err = env.json_error(&["bundle", "import", path.to_str().unwrap()], 3);
+    assert!(!err.error.message.contains("288 MiB"), "{err:?}");
+}
+
+/// README, Invoke (`exec`): "`argv` runs without a shell, in `cwd` inside the workspace, stdin
+/// closed, environment reduced to `PATH`, `HOME`, `USER`, `LANG`, `LC_ALL`, `LC_CTYPE`, `TZ`,
+/// `TMPDIR` (plus `TOOLCTL_EXEC_TAG`, a tag of the call)".
+#[test]
+fn exec_gets_a_closed_stdin_and_only_the_listed_variables() {
+    let env = TestEnv::new();
+    env.run(&["tool", "enable", "builtin/exec"]).success();
+    let args = json!({ "argv": ["sh", "-c", "cat; echo \"cat=$?\"; env"] });
+    let mut cmd = env.command(&["--json", "invoke", "exec", "--args", &args.to_string()]);
+    for (name, value) in [
+        ("HOME", "/home/me"),
+        ("USER", "me"),
+        ("LANG", "C.UTF-8"),
+        ("LC_ALL", "C.UTF-8"),
+        ("LC_CTYPE", "C.UTF-8"),
+        ("TZ", "UTC"),
+        ("TMPDIR", "/tmp"),
+        ("LC_MESSAGES", "C"),
+        ("SHELL", "/bin/sh"),
+        ("EDITOR", "vi"),
+        ("TOOLCTL_CATALOG", "/somewhere"),
+    ] {
+        cmd.env(name, value);
+    }
+    // toolctl's own stdin holds text: the program must not read it.
+    let run = Run::of(cmd, Some("LEAKED FROM STDIN\n"));
+    run.success();
+    let value = &run.json()["value"];
+    let stdout = value["stdout"].as_str().unwrap();
+    assert!(!stdout.contains("LEAKED"), "{stdout}");
+    assert!(stdout.starts_with("cat=0\n"), "{stdout}");
+    let mut names: Vec<&str> = stdout
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split_once('=').map(|(name, _)| name))
+        // The shell itself sets these.
+        .filter(|name| !["PWD", "SHLVL", "_", "OLDPWD"].contains(name))
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "HOME",
+            "LANG",
+            "LC_ALL",
+            "LC_CTYPE",
+            "PATH",
+            "TMPDIR",
+            "TOOLCTL_EXEC_TAG",
+            "TZ",
+            "USER"
+        ],
+        "{stdout}"
+    );
+    let tag = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("TOOLCTL_EXEC_TAG="))
+        .unwrap();
+    assert!(!tag.is_empty());
+    // A tag of the call: the next call gets another.
+    let run = Run::of(
+        env.command(&["--json", "invoke", "exec", "--args", &args.to_string()]),
+        None,
+    );
+    let again = run.json()["value"]["stdout"].as_str().unwrap().to_owned();
+    assert!(
+        !again.contains(&format!("TOOLCTL_EXEC_TAG={tag}\n")),
+        "{again}"
+    );
+}
+
+/// README, Invoke (built-ins): `file-search` "stops after 100,000 entries with `truncated`".
+/// 100,001 empty files in the workspace; the only match sorts last, past the limit.
+#[test]
+fn file_search_stops_after_100000_entries_and_says_truncated() {
+    let env = TestEnv::new();
+    let wide = env.work().join("wide");
+    std::fs::create_dir_all(&wide).unwrap();
+    for i in 0..100_000 {
+        std::fs::File::create(wide.join(format!("f{i:06}"))).unwrap();
+    }
+    std::fs::File::create(wide.join("zz-target")).unwrap();
+    let search = || {
+        env.run(&[
+            "--json",
+            "invoke",
+            "file-search",
+            "--workspace",
+            wide.to_str().unwrap(),
+            "--args",
+            r#"{"query":"zz-target"}"#,
+        ])
+    };
+    let run = search();
+    run.success();
+    assert_eq!(
+        run.json()["value"],
+        json!({ "results": [], "truncated": true }),
+        "{run}"
+    );
+    // One entry fewer, 100,000 in all, and the walk is complete.
+    std::fs::remove_file(wide.join("f000000")).unwrap();
+    let run = search();
+    assert_eq!(
+        run.json()["value"],
+        json!({ "results": [{ "path": "zz-target", "type": "file" }], "truncated": false }),
+        "{run}"
+    );
+}
+
+/// README, The catalog on disk: "Files toolctl writes are pretty-printed JSON. Every rewrite
+/// edits the document as read, so unknown fields, key order … and numbers survive": a number
+/// keeps its value through put and every rewrite — integers of 64 bits exactly, any other
+/// number as the double it denotes, written in its shortest form.
+#[test]
+fn numbers_keep_their_value_through_put_and_rewrites() {
+    let env = TestEnv::new();
+    let id = env.bundle("w");
+    let numbers = [
+        ("u64max", "18446744073709551615"),
+        ("i64min", "-9223372036854775808"),
+        ("above2p53", "9007199254740993"),
+        ("tenth", "0.30000000000000004"),
+        ("tiny", "5e-324"),
+        ("huge", "1.7976931348623157e+308"),
+        ("negzero", "-0.0"),
+    ];
+    let fields: Vec<String> = numbers
+        .iter()
+        .map(|(k, v)| format!("\"x-{k}\": {v}"))
+        .collect();
+    let text = format!(
+        "{{\"slug\": \"n\", \"version\": \"v1\", \"type\": \"native\", \"impl\": {{\"func\": \"now\"}},\n\
+         \"argSchema\": {{\"type\": \"object\", \"properties\": {{}}}}, {}}}",
+        fields.join(", ")
+    );
+    let input = env.root().join("inputs/numbers.json");
+    write_file(&input, &text);
+    env.run(&["tool", "put", "--bundle", "w", input.to_str().unwrap()])
+        .success();
+    let file = env.tool_file(&id, "n", "v1");
+    let check = |stage: &str| {
+        let stored = std::fs::read_to_string(&file).unwrap();
+        // Pretty-printed: one field a line, two spaces a level.
+        assert!(stored.starts_with("{\n  \""), "{stage}: {stored}");
+        for (key, value) in numbers {
+            assert!(
+                stored.contains(&format!("\"x-{key}\": {value}")),
+                "{stage}: x-{key} is not {value}:\n{stored}"
+            );
+        }
+        let doc = read_json(&file);
+        assert_eq!(doc["x-u64max"], json!(u64::MAX));
+        assert_eq!(doc["x-i64min"], json!(i64::MIN));
+    };
+    check("put");
+    env.run(&["tool", "disable", "w/n"]).success();
+    check("disable");
+    env.run(&["tool", "enable", "w/n"]).success();
+    check("enable");
+    let got: Value = env.json(&["tool", "get", "w/n"])["document"].clone();
+    assert_eq!(got["x-above2p53"], json!(9_007_199_254_740_993_u64));
+}
+
+/// How many of [`more_echoed_forms`] are the secret alone (the rest are longer texts).
+const WHOLE: usize = 6;
+
+/// `secret` in the forms the README names beyond those `test_trust_invoke` sends: as HTML
+/// character references (decimal, hex, named), JSON-escaped twice, and base64 — whole
+/// (standard and URL-safe alphabets) and as part of a longer base64 text at each alignment.
+fn more_echoed_forms(secret: &str) -> Vec<String> {
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    // `\\u0073…`: each character `\uXXXX`-escaped, inside a JSON string escaped again.
+    let twice: String = secret
+        .encode_utf16()
+        .map(|unit| format!("\\\\u{unit:04x}"))
+        .collect();
+    let mut forms = vec![
+        secret.chars().map(|c| format!("&#{};", c as u32)).collect(),
+        secret
+            .chars()
+            .map(|c| format!("&#x{:X};", c as u32))
+            .collect(),
+        secret.replace('&', "&amp;"),
+        twice,
+        STANDARD.encode(secret),
+        URL_SAFE_NO_PAD.encode(secret),
+    ];
+    for prefix in ["", "a", "ab"] {
+        // After the `WHOLE` forms of the secret alone.
+        forms.push(STANDARD.encode(format!("{prefix}{secret}:and-more-after-it")));
+    }
+    forms
+}
+
+/// README, HTTP tools (Secrets): every secret value a call used "is replaced by `[redacted]`
+/// in everything toolctl prints … in every form a server may echo it: as it is, JSON-escaped
+/// (`\/`, `\uXXXX`, escaped twice), percent-encoded, as an HTML character reference, and base64
+/// (whole, or as part of a longer base64 text …)". The server echoes each form in a JSON value,
+/// in an error's body excerpt, and in a batch.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_secret_echoed_as_html_twice_escaped_or_base64_never_shows() {
+    use crate::test_invoke_http::World;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    const SECRET: &str = "sk-Live/Zq9+é=&x<y>";
+    let w = World::new().await;
+    let forms = more_echoed_forms(SECRET);
+    Mock::given(method("GET"))
+        .and(path("/value"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({ "echo": forms })))
+        .mount(&w.server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/error"))
+        .respond_with(ResponseTemplate::new(500).set_body_raw(forms.join(" "), "text/plain"))
+        .mount(&w.server)
+        .await;
+    for (slug, at) in [("value", "/value"), ("error", "/error")] {
+        w.tool_with(
+            slug,
+            json!({ "urlTemplate": w.url(at), "headers": { "X-Token": "${TOKEN}" } }),
+            json!({ "secrets": ["TOKEN"], "maxRetries": 0 }),
+        );
+    }
+    let batch = json!({ "calls": [
+        { "call_id": "a", "name": "h/value", "arguments": {} },
+        { "call_id": "b", "name": "h/error", "arguments": {} },
+    ] });
+    let mut runs = Vec::new();
+    for args in [
+        vec!["--json", "invoke", "h/value"],
+        vec!["invoke", "h/value"],
+        vec!["--json", "invoke", "h/error"],
+        vec!["invoke", "h/error"],
+        vec!["--json", "invoke", "--batch", "-"],
+    ] {
+        let mut cmd = w.env.command(&args);
+        cmd.env("TOOLCTL_SECRET_TOKEN", SECRET);
+        let stdin = args.contains(&"--batch").then(|| batch.to_string());
+        runs.push(Run::of(cmd, stdin.as_deref()));
+    }
+    runs[0].success();
+    let echoed = runs[0].json()["value"]["echo"].clone();
+    for (i, form) in forms.iter().enumerate() {
+        let shown = echoed[i].as_str().unwrap();
+        assert!(shown.contains("[redacted]"), "{form} -> {shown}");
+        if i < WHOLE {
+            // (base64's `=` padding carries none of the secret)
+            assert_eq!(
+                shown.trim_end_matches('='),
+                "[redacted]",
+                "{form} is the secret alone"
+            );
+        }
+    }
+    for (n, run) in runs.iter().enumerate() {
+        let text = format!("{}{}", run.stdout, run.stderr);
+        // (The human error line does not show the body excerpt.)
+        assert!(n == 3 || text.contains("[redacted]"), "{run}");
+        for (i, form) in forms.iter().enumerate() {
+            // Inside a longer base64 text, the characters the secret alone decides.
+            let part = if i < WHOLE {
+                form.clone()
+            } else {
+                let (prefix, bytes) = (i - WHOLE, SECRET.len());
+                form[(prefix * 8).div_ceil(6)..(prefix + bytes) * 8 / 6].to_owned()
+            };
+            assert!(!text.contains(&part), "leaked as {part} (of {form})\n{run}");
+        }
+    }
+}
