@@ -452,3 +452,59 @@ async fn a_secret_echoed_as_html_twice_escaped_or_base64_never_shows() {
         }
     }
 }
+
+/// README, Output: "On a terminal, list tables fit its width: references and other short
+/// columns stay whole, the description is cut with `…`; piped, descriptions are not cut (a
+/// status reason is, at 40 characters …)".
+#[test]
+fn list_tables_fit_a_terminal_and_keep_descriptions_whole_when_piped() {
+    let env = TestEnv::fixture();
+    let listed = env.json(&["tool", "list", "--include-disabled"]);
+    let items = listed["items"].as_array().unwrap();
+    let long = items
+        .iter()
+        .filter(|t| t["description"].as_str().unwrap().chars().count() > 60)
+        .count();
+    assert!(long > 5, "the fixture has long descriptions");
+
+    let shown = crate::test_edges::in_terminal_after(
+        &env,
+        "stty cols 100 rows 50; ",
+        &["tool", "list", "--include-disabled"],
+        "",
+    );
+    shown.success();
+    let lines: Vec<&str> = shown
+        .stdout
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .collect();
+    assert_eq!(lines.len(), items.len() + 1, "one line a tool\n{shown}");
+    for line in &lines {
+        assert!(
+            line.chars().count() <= 100,
+            "wider than the terminal: {line}"
+        );
+    }
+    for (line, item) in lines[1..].iter().zip(items) {
+        let reference = item["ref"].as_str().unwrap();
+        assert!(line.starts_with(&format!("{reference} ")), "{line}");
+    }
+    let cut = lines.iter().filter(|l| l.ends_with('…')).count();
+    assert!(cut >= long, "long descriptions are cut with …\n{shown}");
+
+    // Piped: every description whole, on its tool's line.
+    let piped = env.run(&["tool", "list", "--include-disabled"]);
+    piped.success();
+    let lines: Vec<&str> = piped.stdout.lines().collect();
+    for (line, item) in lines[1..].iter().zip(items) {
+        let description = item["description"].as_str().unwrap();
+        assert!(line.ends_with(description), "{line}\n  {description}");
+    }
+    // A status reason over 40 characters is the one cell cut.
+    let unavailable = lines.iter().find(|l| l.contains("unavailable")).unwrap();
+    assert!(
+        unavailable.contains("unavailable: native function 'github.co… "),
+        "{unavailable}"
+    );
+}
