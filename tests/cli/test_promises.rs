@@ -508,3 +508,162 @@ fn list_tables_fit_a_terminal_and_keep_descriptions_whole_when_piped() {
         "{unavailable}"
     );
 }
+
+/// README, `bundle.json` and `tool.json`: "`argSchema` is required (a JSON Schema object)
+/// unless `allowNoSchema: true` with a `noSchemaMode`" and "Header values must not contain CR
+/// or LF": `tool put` refuses both (exit 3, the JSON pointer), and writes nothing.
+#[test]
+fn tool_put_refuses_a_missing_arg_schema_and_a_header_with_a_line_break() {
+    let env = TestEnv::new();
+    let id = env.bundle("w");
+    env.edit_config(|c| c["allowedHosts"] = json!(["api.example.com"]));
+    let mut bare = tool_doc("bare", "v1");
+    bare.as_object_mut().unwrap().remove("argSchema");
+    let header = |value: &str| {
+        json!({ "slug": "hdr", "version": "v1", "type": "http", "argSchema": { "type": "object" },
+                "impl": { "urlTemplate": "https://api.example.com/a", "headers": { "X-A": value } } })
+    };
+    for (doc, pointer) in [
+        (bare.clone(), "/argSchema"),
+        (header("a\r\nInjected: 1"), "/impl/headers/X-A"),
+        (header("a\nb"), "/impl/headers/X-A"),
+        (header("a\rb"), "/impl/headers/X-A"),
+    ] {
+        let input = env.input(&doc);
+        let err = env.json_error(&["tool", "put", "--bundle", "w", &input], 3);
+        assert_eq!(err.error.code, "VALIDATION_ERROR", "{err:?}");
+        assert!(
+            err.error.message.contains(pointer) || err.error.details.to_string().contains(pointer),
+            "names {pointer}: {err:?}"
+        );
+    }
+    assert!(!env.bundle_dir(&id).join("tools").exists());
+    // With allowNoSchema and a mode the bare tool goes in.
+    bare["allowNoSchema"] = json!(true);
+    bare["noSchemaMode"] = json!("read-only");
+    env.put_tool("w", &bare);
+}
+
+/// README, Invoke (built-ins): "`readfile` (… `max_bytes` default 64 KiB up to 1 MiB …);
+/// `file-search` (… `max_results` default 50 up to 200 …)".
+#[test]
+fn builtin_defaults_and_bounds_are_the_documented_ones() {
+    let env = TestEnv::new();
+    write_file(&env.work().join("big.txt"), &"x".repeat(2 * 1024 * 1024));
+    let read =
+        |args: Value| env.run(&["--json", "invoke", "readfile", "--args", &args.to_string()]);
+    let default = read(json!({ "path": "big.txt" })).json();
+    assert_eq!(
+        default["value"]["content_text"].as_str().unwrap().len(),
+        64 * 1024
+    );
+    assert_eq!(default["value"]["truncated"], true);
+    let most = read(json!({ "path": "big.txt", "max_bytes": 1024 * 1024 })).json();
+    assert_eq!(
+        most["value"]["content_text"].as_str().unwrap().len(),
+        1024 * 1024
+    );
+    let over = read(json!({ "path": "big.txt", "max_bytes": 1024 * 1024 + 1 }));
+    over.failure(3);
+    assert_eq!(over.json()["error"]["code"], "VALIDATION_ERROR", "{over}");
+
+    for i in 0..210 {
+        std::fs::File::create(env.work().join(format!("f{i:03}.txt"))).unwrap();
+    }
+    let search = |args: Value| {
+        env.run(&[
+            "--json",
+            "invoke",
+            "file-search",
+            "--args",
+            &args.to_string(),
+        ])
+    };
+    let default = search(json!({ "query": "*.txt" })).json();
+    assert_eq!(default["value"]["results"].as_array().unwrap().len(), 50);
+    assert_eq!(default["value"]["truncated"], true);
+    let most = search(json!({ "query": "*.txt", "max_results": 200 })).json();
+    assert_eq!(most["value"]["results"].as_array().unwrap().len(), 200);
+    let over = search(json!({ "query": "*.txt", "max_results": 201 }));
+    over.failure(3);
+    assert_eq!(over.json()["error"]["code"], "VALIDATION_ERROR", "{over}");
+}
+
+/// README, Commands (Replacing a bundle): "`createdAt` is kept either way, and `modifiedAt`
+/// moves only when slug, display name or description change."
+#[test]
+fn a_bundle_modified_at_moves_only_when_its_slug_display_name_or_description_change() {
+    let env = TestEnv::new();
+    let put = env.json(&["bundle", "put", "--slug", "w", "--description", "d"]);
+    let id = put["bundleID"].as_str().unwrap().to_owned();
+    let file = env.bundle_dir(&id).join("bundle.json");
+    let stamp = || {
+        let doc = read_json(&file);
+        (doc["createdAt"].clone(), doc["modifiedAt"].clone())
+    };
+    let first = stamp();
+    let unchanged: [&[&str]; 4] = [
+        &[
+            "bundle",
+            "put",
+            "--id",
+            &id,
+            "--slug",
+            "w",
+            "--description",
+            "d",
+        ],
+        &["bundle", "put", "--id", &id, "--slug", "w", "--disabled"],
+        &["bundle", "enable", "w"],
+        &["bundle", "disable", "w"],
+    ];
+    for args in unchanged {
+        std::thread::sleep(Duration::from_millis(5));
+        env.run(args).success();
+        assert_eq!(stamp(), first, "{args:?} moved modifiedAt");
+    }
+    // A whole file whose slug, display name and description are the same: an unknown field
+    // and the enabled flag change, not modifiedAt.
+    let same =
+        env.input(&json!({ "bundleID": id, "slug": "w", "description": "d", "x-team": "maps" }));
+    env.run(&["bundle", "put", "--file", &same]).success();
+    assert_eq!(stamp(), first);
+    assert_eq!(read_json(&file)["x-team"], "maps");
+
+    let moved: [&[&str]; 3] = [
+        &[
+            "bundle",
+            "put",
+            "--id",
+            &id,
+            "--slug",
+            "w",
+            "--description",
+            "new words",
+        ],
+        &[
+            "bundle",
+            "put",
+            "--id",
+            &id,
+            "--slug",
+            "w",
+            "--display-name",
+            "Dub",
+        ],
+        &["bundle", "put", "--id", &id, "--slug", "renamed"],
+    ];
+    let mut last = first.clone();
+    for args in moved {
+        std::thread::sleep(Duration::from_millis(5));
+        env.run(args).success();
+        let now = stamp();
+        assert_eq!(now.0, first.0, "{args:?} changed createdAt");
+        assert!(
+            crate::common::timestamp(now.1.as_str().unwrap())
+                > crate::common::timestamp(last.1.as_str().unwrap()),
+            "{args:?} did not move modifiedAt"
+        );
+        last = now;
+    }
+}
