@@ -667,3 +667,71 @@ fn a_bundle_modified_at_moves_only_when_its_slug_display_name_or_description_cha
         last = now;
     }
 }
+
+/// README, MCP server: "`tools/call` runs the tool as `toolctl invoke` does … and a tool that
+/// needs a person's approval is refused" (a `human-approval` tool without a terminal); a
+/// `full` one beside it runs.
+#[test]
+fn mcp_serve_refuses_a_tool_that_needs_a_persons_approval() {
+    use crate::test_mcp::drive;
+    let env = TestEnv::new();
+    env.bundle("w");
+    for (slug, mode) in [("asks", "human-approval"), ("runs", "full")] {
+        env.put_tool(
+            "w",
+            &json!({ "slug": slug, "version": "v1", "type": "native", "impl": { "func": "now" },
+                     "description": "Tell the time.", "allowNoSchema": true, "noSchemaMode": mode }),
+        );
+    }
+    let session = drive(
+        &env,
+        "legacy",
+        &["--bundle", "w"],
+        json!([
+            {"op": "call", "name": "asks", "arguments": {}},
+            {"op": "call", "name": "runs", "arguments": {}},
+        ]),
+    );
+    let refused = session.step(0);
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(
+        refused["structuredContent"]["error"]["code"], "FORBIDDEN",
+        "{refused}"
+    );
+    let ran = session.step(1);
+    assert_eq!(ran["isError"], false, "{ran}");
+}
+
+/// README, HTTP tools (Retries): "or the server's `Retry-After` …; each wait at most 10 s". A
+/// server asking for an hour gets its retry after 10 s, inside the tool's `timeoutMs`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retry_after_of_an_hour_waits_10_seconds() {
+    use crate::test_invoke_http::World;
+    use wiremock::matchers::method;
+    use wiremock::{Mock, ResponseTemplate};
+    let w = World::new().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(503).insert_header("Retry-After", "3600"))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&w.server)
+        .await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!("later")))
+        .with_priority(2)
+        .mount(&w.server)
+        .await;
+    w.tool_with(
+        "patient",
+        json!({ "urlTemplate": w.url("/r"), "timeoutMs": 30_000 }),
+        json!({ "maxRetries": 1 }),
+    );
+    let started = Instant::now();
+    assert_eq!(w.value("patient", &json!({})), json!("later"));
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(9_500) && took < Duration::from_secs(20),
+        "took {took:?}"
+    );
+    assert_eq!(w.requests().await.len(), 2);
+}
