@@ -735,3 +735,56 @@ async fn a_retry_after_of_an_hour_waits_10_seconds() {
     );
     assert_eq!(w.requests().await.len(), 2);
 }
+
+/// README, HTTP tools (Auth, OAuth2): "The token URL's host must be in `allowedHosts`; no
+/// redirect is followed there." A token endpoint that redirects, even to a path on the same
+/// allowed host that would hand out a token, fails the call; the API is never called.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_oauth2_token_url_that_redirects_is_not_followed() {
+    use crate::test_invoke_http::World;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    let w = World::new().await;
+    Mock::given(method("POST"))
+        .and(path("/token"))
+        .respond_with(ResponseTemplate::new(307).insert_header("Location", w.url("/real-token")))
+        .mount(&w.server)
+        .await;
+    Mock::given(path("/real-token"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!({ "access_token": "tok-123456789", "token_type": "Bearer", "expires_in": 3600 }),
+        ))
+        .mount(&w.server)
+        .await;
+    Mock::given(path("/api"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!("reached")))
+        .mount(&w.server)
+        .await;
+    w.tool_with(
+        "oauth",
+        json!({ "urlTemplate": w.url("/api"),
+                "auth": { "type": "oauth2-client-credentials", "tokenUrl": w.url("/token"),
+                          "clientIdSecret": "CID", "clientSecretSecret": "CSECRET" } }),
+        json!({ "secrets": ["CID", "CSECRET"], "maxRetries": 0 }),
+    );
+    let mut cmd = w.command("oauth", &json!({}));
+    cmd.env("TOOLCTL_SECRET_CID", "the-client-id")
+        .env("TOOLCTL_SECRET_CSECRET", "the-client-secret");
+    let run = Run::of(cmd, None);
+    assert_eq!(run.code(), 7, "{run}");
+    assert_eq!(run.json()["error"]["code"], "UPSTREAM_ERROR", "{run}");
+    assert!(
+        run.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("307"),
+        "{run}"
+    );
+    let paths: Vec<String> = w
+        .requests()
+        .await
+        .iter()
+        .map(|r| r.url.path().to_owned())
+        .collect();
+    assert_eq!(paths, ["/token"], "followed the redirect or called the API");
+}
