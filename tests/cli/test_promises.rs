@@ -788,3 +788,80 @@ async fn an_oauth2_token_url_that_redirects_is_not_followed() {
         .collect();
     assert_eq!(paths, ["/token"], "followed the redirect or called the API");
 }
+
+/// docs/JSON.md rule 7: "Field names are camelCase, IDs `toolID`/`bundleID`, times RFC 3339
+/// UTC, durations in milliseconds under a name ending in `Ms` (or seconds in `…Secs`)" — in
+/// toolctl's own documents (not in a tool's own document, a call's value, or the shapes of
+/// rule 6 and the attach contract).
+#[test]
+fn json_field_names_are_camel_case_with_rfc3339_times_and_unit_suffixes() {
+    let env = TestEnv::fixture();
+    let runs: [&[&str]; 17] = [
+        &["tool", "get", "weather/forecast"],
+        &["bundle", "get", "weather"],
+        &["index", "status"],
+        &["search", "weather"],
+        &["pick", "weather", "--debug"],
+        &["tool", "list"],
+        &["bundle", "list", "--include-deleted"],
+        &["validate"],
+        &["invoke", "now"],
+        &["bundle", "reap", "--dry-run"],
+        &["config", "get"],
+        &["bundle", "put", "--slug", "fresh"],
+        &["tool", "new", "fresh", "probe"],
+        &["tool", "enable", "fresh/probe"],
+        &["tool", "delete", "fresh/probe"],
+        &["bundle", "delete", "fresh"],
+        &["tool", "get", "no/such"],
+    ];
+    // Inside these, the names are someone else's.
+    const FOREIGN: [&str; 6] = [
+        "document",
+        "argSchema",
+        "outputSchema",
+        "annotations",
+        "value",
+        "details",
+    ];
+    let camel = regex::Regex::new("^[a-z][a-zA-Z0-9]*$").unwrap();
+    fn walk(v: &Value, at: &str, seen: &mut Vec<(String, Value)>) {
+        match v {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    seen.push((format!("{at}/{key}"), value.clone()));
+                    if !FOREIGN.contains(&key.as_str()) {
+                        walk(value, &format!("{at}/{key}"), seen);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|x| walk(x, &format!("{at}/*"), seen)),
+            _ => {}
+        }
+    }
+    let mut checked = 0;
+    for args in runs {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let run = env.run(&all);
+        let mut seen = Vec::new();
+        walk(&run.json(), "", &mut seen);
+        for (path, value) in seen {
+            let key = path.rsplit('/').next().unwrap();
+            checked += 1;
+            assert!(camel.is_match(key), "{args:?}: {path} is not camelCase");
+            assert!(!key.ends_with("Id"), "{args:?}: {path}: IDs are spelled ID");
+            if key.ends_with("At") && !value.is_null() {
+                let text = value.as_str().unwrap_or_default();
+                assert!(
+                    text.ends_with('Z') && text.parse::<jiff::Timestamp>().is_ok(),
+                    "{args:?}: {path} = {value} is not an RFC 3339 UTC time"
+                );
+            }
+            if key.ends_with("Ms") || key.ends_with("Secs") {
+                assert!(value.is_u64(), "{args:?}: {path} = {value} is not a count");
+            }
+        }
+    }
+    assert!(checked > 200, "checked {checked} fields");
+}
