@@ -498,3 +498,60 @@ fn auto_mode_starts_a_watcher_on_a_big_catalog_only_at_a_terminal_and_not_in_ci(
     assert_eq!(found(&env, "zq999x"), ["big/tool-999@v1"]);
     assert!(status(&env).last_sync.watcher);
 }
+
+/// README "Never a wrong answer": more than 1,000 scattered changes (which the watcher does not
+/// list path by path: the usual full check), and a bundle whose folder is a symlink, edited
+/// through its real path, still answer as a full check of the files does.
+#[test]
+fn many_scattered_changes_and_a_symlinked_bundle_never_give_a_wrong_answer() {
+    let env = TestEnv::fixture();
+    let bundle_id = env.bundle("big");
+    let template = read_json(&tool_file(&env, "current-time"));
+    let count = 1100;
+    for i in 0..count {
+        let mut doc = template.clone();
+        doc["toolID"] = uuid::Uuid::now_v7().to_string().into();
+        doc["bundleID"] = bundle_id.clone().into();
+        doc["slug"] = format!("tool-{i}").into();
+        doc["description"] = format!("generated tool {i}").into();
+        write_file(
+            &env.tool_file(&bundle_id, &format!("tool-{i}"), "v1"),
+            &doc.to_string(),
+        );
+    }
+    // A bundle kept elsewhere in the catalog, linked in under bundles/.
+    let linked_id = env.bundle("linked");
+    let real = env.catalog().join("shared").join(&linked_id);
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::rename(env.bundle_dir(&linked_id), &real).unwrap();
+    let relative = Path::new("../shared").join(&linked_id);
+    std::os::unix::fs::symlink(relative, env.bundle_dir(&linked_id)).unwrap();
+    env.put_tool("linked", &crate::common::tool_doc("via-link", "v1"));
+
+    start(&env);
+    let _stop = Stop(&env);
+    env.run(&["tool", "list"]).success();
+
+    // 1,050 tool files edited in place, then at once a search.
+    for i in (0..count).filter(|i| i % 22 != 0) {
+        let path = env.tool_file(&bundle_id, &format!("tool-{i}"), "v1");
+        describe_in_place(&path, &format!("edited zebrafinch {i}"));
+    }
+    let hits = env.json(&["search", "zebrafinch", "--all"]);
+    assert_eq!(hits["items"].as_array().unwrap().len(), 1050, "{hits}");
+
+    // The linked bundle's tool edited through the real path, and one added there.
+    let via = real.join("tools/via-link/v1/tool.json");
+    describe_in_place(&via, "reached through the real path kingfisher");
+    assert_eq!(found(&env, "kingfisher"), ["linked/via-link@v1"]);
+    let mut added = read_json(&via);
+    added["slug"] = "added-there".into();
+    added["toolID"] = uuid::Uuid::now_v7().to_string().into();
+    added["description"] = "added beside the link heron".into();
+    write_file(
+        &real.join("tools/added-there/v1/tool.json"),
+        &added.to_string(),
+    );
+    assert_eq!(found(&env, "heron"), ["linked/added-there@v1"]);
+    assert_eq!(snapshot(&env), truth(&env));
+}
