@@ -865,3 +865,44 @@ fn json_field_names_are_camel_case_with_rfc3339_times_and_unit_suffixes() {
     }
     assert!(checked > 200, "checked {checked} fields");
 }
+
+/// README, Concurrency: "A lock not had within `--lock-timeout` (default 10 s) is
+/// `LOCK_TIMEOUT`" — the default, without the flag.
+#[test]
+fn the_lock_timeout_is_10_seconds_by_default() {
+    let env = TestEnv::new();
+    env.bundle("w");
+    let input = env.input(&tool_doc("t", "v1"));
+    let _lock = hold_lock(&env);
+    let started = Instant::now();
+    let err = env.json_error(&["tool", "put", "--bundle", "w", &input], 8);
+    let waited = started.elapsed();
+    assert_eq!(err.error.code, "LOCK_TIMEOUT", "{err:?}");
+    assert!(err.error.message.contains("within 10 s"), "{err:?}");
+    assert!(
+        waited >= Duration::from_secs(10) && waited < Duration::from_secs(20),
+        "waited {waited:?}"
+    );
+}
+
+/// README, Invoke (`exec`): "after `timeout_ms` (default 10 s) it is killed".
+#[test]
+fn exec_is_stopped_after_10_seconds_by_default() {
+    let env = TestEnv::new();
+    env.run(&["tool", "enable", "builtin/exec"]).success();
+    let started = Instant::now();
+    let run = env.run(&[
+        "--json",
+        "invoke",
+        "exec",
+        "--args",
+        r#"{"argv":["sleep","60"]}"#,
+    ]);
+    let took = started.elapsed();
+    run.success();
+    assert_eq!(run.json()["value"]["timed_out"], true, "{run}");
+    assert!(
+        took >= Duration::from_secs(10) && took < Duration::from_secs(20),
+        "took {took:?}"
+    );
+}
