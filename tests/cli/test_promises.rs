@@ -906,3 +906,23 @@ fn exec_is_stopped_after_10_seconds_by_default() {
         "took {took:?}"
     );
 }
+
+/// README, Batches: "`wait_ms` 100–60000, default 15000 … a call still running at `wait_ms` is
+/// `TIMEOUT` and is stopped" — the default, with no `wait_ms` in the request.
+#[test]
+fn a_batch_waits_15_seconds_by_default() {
+    let env = TestEnv::new();
+    env.run(&["tool", "enable", "builtin/exec"]).success();
+    let batch = json!({ "calls": [{ "call_id": "slow", "name": "exec",
+        "arguments": { "argv": ["sleep", "60"], "timeout_ms": 60_000 } }] });
+    let started = Instant::now();
+    let run = env.run_stdin(&["--json", "invoke", "--batch", "-"], &batch.to_string());
+    let took = started.elapsed();
+    run.success();
+    let result = &run.json()["results"][0];
+    assert_eq!(result["error"]["code"], "TIMEOUT", "{run}");
+    assert!(
+        took >= Duration::from_secs(15) && took < Duration::from_secs(25),
+        "took {took:?}"
+    );
+}
