@@ -555,3 +555,40 @@ fn many_scattered_changes_and_a_symlinked_bundle_never_give_a_wrong_answer() {
     assert_eq!(found(&env, "heron"), ["linked/added-there@v1"]);
     assert_eq!(snapshot(&env), truth(&env));
 }
+
+/// README "Never a wrong answer": "no answer within 2 s … means the usual full check". A
+/// watcher that is alive but answers nothing (stopped with SIGSTOP) costs a command about 2 s,
+/// never a wrong answer.
+#[test]
+fn a_watcher_that_does_not_answer_costs_2_seconds_never_a_wrong_answer() {
+    let env = TestEnv::fixture();
+    let pid = start(&env);
+    let _stop = Stop(&env);
+    env.run(&["tool", "list"]).success();
+    let signal = |name: &str| {
+        std::process::Command::new("kill")
+            .args([name, &pid.to_string()])
+            .status()
+            .unwrap()
+    };
+    assert!(signal("-STOP").success());
+    // Let it go again however the test ends, so `Stop` can stop it.
+    struct Resume<F: Fn()>(F);
+    impl<F: Fn()> Drop for Resume<F> {
+        fn drop(&mut self) {
+            (self.0)();
+        }
+    }
+    let _resume = Resume(|| {
+        signal("-CONT");
+    });
+    describe_in_place(&tool_file(&env, "forecast"), "while it slept ocelot");
+    let started = Instant::now();
+    assert_eq!(found(&env, "ocelot"), ["weather/forecast@v1"]);
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(1_900) && took < Duration::from_secs(10),
+        "took {took:?}"
+    );
+    assert!(alive(pid));
+}
