@@ -54,6 +54,30 @@ impl Drop for Stop<'_> {
     }
 }
 
+/// A watcher stopped with SIGSTOP (alive, answering nothing) until dropped, passed or failed.
+struct Paused(u32);
+
+impl Paused {
+    fn new(pid: u32) -> Self {
+        assert!(signal(pid, "-STOP"));
+        Self(pid)
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        signal(self.0, "-CONT");
+    }
+}
+
+/// Send `kill`'s signal `name` to `pid` (a watcher this test started).
+fn signal(pid: u32, name: &str) -> bool {
+    std::process::Command::new("kill")
+        .args([name, &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// The tools and bundles as a command shows them, with the catalog's path left out.
 fn snapshot(env: &TestEnv) -> String {
     let tools = env.json(&["tool", "list", "--include-disabled", "--page-size", "1000"]);
@@ -565,23 +589,7 @@ fn a_watcher_that_does_not_answer_costs_2_seconds_never_a_wrong_answer() {
     let pid = start(&env);
     let _stop = Stop(&env);
     env.run(&["tool", "list"]).success();
-    let signal = |name: &str| {
-        std::process::Command::new("kill")
-            .args([name, &pid.to_string()])
-            .status()
-            .unwrap()
-    };
-    assert!(signal("-STOP").success());
-    // Let it go again however the test ends, so `Stop` can stop it.
-    struct Resume<F: Fn()>(F);
-    impl<F: Fn()> Drop for Resume<F> {
-        fn drop(&mut self) {
-            (self.0)();
-        }
-    }
-    let _resume = Resume(|| {
-        signal("-CONT");
-    });
+    let _paused = Paused::new(pid);
     describe_in_place(&tool_file(&env, "forecast"), "while it slept ocelot");
     let started = Instant::now();
     assert_eq!(found(&env, "ocelot"), ["weather/forecast@v1"]);
@@ -591,4 +599,36 @@ fn a_watcher_that_does_not_answer_costs_2_seconds_never_a_wrong_answer() {
         "took {took:?}"
     );
     assert!(alive(pid));
+}
+
+/// README "Never a wrong answer": a queue overflow means the usual full check. While the
+/// watcher is stopped (SIGSTOP), 18,000 files (hidden, so no reader lists them) created in a
+/// watched folder overflow the kernel's event queue (16,384 by default); let go, the watcher
+/// starts a new epoch, and the edit made among them is found.
+#[test]
+fn an_event_queue_overflow_starts_a_new_epoch_and_never_gives_a_wrong_answer() {
+    let queue: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(16_384);
+    let env = TestEnv::fixture();
+    let pid = start(&env);
+    let _stop = Stop(&env);
+    env.run(&["tool", "list"]).success();
+    let epoch = status(&env).watcher.unwrap().epoch;
+    let paused = Paused::new(pid);
+    let forecast = tool_file(&env, "forecast");
+    let folder = forecast.parent().unwrap().to_owned();
+    // Two events each (create, close after write): past the queue's length.
+    for i in 0..queue / 2 + 1_000 {
+        std::fs::File::create(folder.join(format!(".junk-{i}"))).unwrap();
+    }
+    describe_in_place(&forecast, "edited in the flood pangolin");
+    drop(paused);
+    assert_eq!(found(&env, "pangolin"), ["weather/forecast@v1"]);
+    assert!(
+        eventually(|| status(&env).watcher.is_some_and(|w| w.epoch != epoch)),
+        "the overflow did not start a new epoch"
+    );
+    assert_eq!(snapshot(&env), truth(&env));
 }
