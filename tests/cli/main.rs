@@ -44,6 +44,7 @@ mod test_mcp_tools;
 mod test_names;
 mod test_output;
 mod test_pick;
+mod test_promises;
 mod test_races;
 mod test_readme;
 mod test_reap;

@@ -8,6 +8,11 @@ use std::process::Command;
 /// Run `toolctl ARGS` with a terminal for stdin, stdout and stderr (util-linux `script`), with
 /// `input` typed into it. Returns what the terminal showed.
 fn in_terminal(env: &TestEnv, args: &[&str], input: &str) -> Run {
+    in_terminal_after(env, "", args, input)
+}
+
+/// [`in_terminal`], with shell commands run in the terminal first (`stty cols 100; `).
+pub(crate) fn in_terminal_after(env: &TestEnv, setup: &str, args: &[&str], input: &str) -> Run {
     let toolctl = env.command(args);
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let line: Vec<String> = std::iter::once(toolctl.get_program())
@@ -16,7 +21,7 @@ fn in_terminal(env: &TestEnv, args: &[&str], input: &str) -> Run {
         .collect();
     let mut script = Command::new("script");
     script
-        .args(["-qec", &line.join(" "), "/dev/null"])
+        .args(["-qec", &format!("{setup}{}", line.join(" ")), "/dev/null"])
         .env_clear()
         .current_dir(env.work());
     for (key, value) in toolctl.get_envs() {

@@ -481,7 +481,8 @@ async fn a_redirect_to_another_allowed_origin_drops_secret_headers_and_sends_no_
         "hop",
         json!({ "urlTemplate": w.url("/start"), "headers": {
             "Authorization": "Bearer ${TOKEN}", "X-Api-Key": "${TOKEN}",
-            "Cookie": "session=abc", "X-Trace": "t1" } }),
+            "Cookie": "session=abc", "Proxy-Authorization": "Basic cHJveHk6cGFzcw==",
+            "X-Trace": "t1" } }),
         json!({ "secrets": ["TOKEN"], "argSchema": { "type": "object", "properties": {} } }),
     );
     let mut cmd = w.command("hop", &json!({}));
@@ -492,8 +493,18 @@ async fn a_redirect_to_another_allowed_origin_drops_secret_headers_and_sends_no_
 
     let first = &w.requests().await[0];
     assert_eq!(first.headers["x-api-key"], SECRET);
+    assert_eq!(
+        first.headers["proxy-authorization"],
+        "Basic cHJveHk6cGFzcw=="
+    );
     let landed = &other.received_requests().await.unwrap()[0];
-    for gone in ["authorization", "x-api-key", "cookie", "referer"] {
+    for gone in [
+        "authorization",
+        "x-api-key",
+        "cookie",
+        "proxy-authorization",
+        "referer",
+    ] {
         assert!(
             landed.headers.get(gone).is_none(),
             "{gone} went to the other origin: {:?}",
