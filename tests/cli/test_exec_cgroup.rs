@@ -156,6 +156,15 @@ fn exec_with_cgroups_off_falls_back_to_its_process_group_and_tag() {
     );
     assert_eq!(out["timed_out"], true, "{out}");
     assert_gone(&env, "daemon.pid");
+    // …and so is one that left the group and cleared its environment while its parent lives
+    // (the group is read before it is killed, so the parent still names it)…
+    let out = exec(
+        &env,
+        &json!({ "argv": ["sh", "-c", "setsid env -i sh -c 'echo $$ > clean.pid; exec sleep 60' & while [ ! -s clean.pid ]; do sleep 0.01; done; sleep 60"], "timeout_ms": 700 }),
+        &off,
+    );
+    assert_eq!(out["timed_out"], true, "{out}");
+    assert_gone(&env, "clean.pid");
     // …one that also cleared its environment after its parent exited escapes, as the README
     // says (if the fallback ever catches it, say so there and here).
     let out = exec(

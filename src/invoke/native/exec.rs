@@ -150,21 +150,27 @@ pub(crate) const TAG_VARIABLE: &str = "TOOLCTL_EXEC_TAG";
 /// group, every process of ours found under `/proc` goes when its environment holds this
 /// call's [`TAG_VARIABLE`] (inherited through `setsid`, double forks and adoption) or when
 /// its parent is one that goes (a child that cleared its environment, while its parent
-/// lives). The sweep is repeated until it finds nothing, since a process may fork while it
-/// runs. What remains possible: a process that clears its environment *and* whose parent has
-/// already exited is no longer recognisable, and keeps running (its pipes are let go after
+/// lives; the group is stopped and read before anything in it is killed, so such a parent
+/// still lives when it is looked at). The sweep is repeated until it finds nothing, since a
+/// process may fork while it runs. What remains possible: a process that clears its
+/// environment *and* whose parent had already exited before the kill is no longer
+/// recognisable, and keeps running (its pipes are let go after
 /// [`PIPE_GRACE`]). Where cgroup v2 is writable the call's cgroup closes that gap
 /// ([`super::cgroup`]); this sweep still runs after it, for a process that moved itself out.
 pub(crate) fn kill_tree(group: rustix::process::Pid, tag: &str) {
     use rustix::process::{Pid, Signal, kill_process, kill_process_group};
-    let _ = kill_process_group(group, Signal::KILL);
+    // Stop the group first and look before anything dies: a child that left the group and
+    // cleared its environment is known only by its parent, and only while that parent lives
+    // (killed first, it would be adopted by init and lost).
+    let _ = kill_process_group(group, Signal::STOP);
+    let group_id = u32::try_from(group.as_raw_pid()).unwrap_or_default();
     let marker = format!("{TAG_VARIABLE}={tag}");
     let me = std::process::id();
-    for _ in 0..8 {
+    for round in 0..8 {
         let processes = processes();
         let mut doomed: std::collections::HashSet<u32> = processes
             .iter()
-            .filter(|p| p.pid != me && p.tagged(&marker))
+            .filter(|p| p.pid != me && (p.group == group_id || p.tagged(&marker)))
             .map(|p| p.pid)
             .collect();
         // Their descendants too, by parent id, until no more join.
@@ -188,6 +194,10 @@ pub(crate) fn kill_tree(group: rustix::process::Pid, tag: &str) {
                 killed |= kill_process(pid, Signal::KILL).is_ok();
             }
         }
+        if round == 0 {
+            // Where there is no `/proc` to read, the group at least.
+            killed |= kill_process_group(group, Signal::KILL).is_ok();
+        }
         if !killed {
             return;
         }
@@ -199,6 +209,8 @@ pub(crate) fn kill_tree(group: rustix::process::Pid, tag: &str) {
 struct Process {
     pid: u32,
     parent: u32,
+    /// Its process group.
+    group: u32,
     /// Still running (not a zombie waiting to be reaped).
     alive: bool,
 }
@@ -229,9 +241,11 @@ fn processes() -> Vec<Process> {
             let mut after = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
             let state = after.next()?;
             let parent = after.next()?.parse().ok()?;
+            let group = after.next()?.parse().ok()?;
             Some(Process {
                 pid,
                 parent,
+                group,
                 alive: state != "Z" && state != "X",
             })
         })
