@@ -13,7 +13,10 @@ data file (the requests):
 
 A request's relevant tools are the `name`s of its `output` sequence, less `var_result` (the
 step that assembles the answer). A tool's `query_parameters` (name → {type, description,
-required, enum | allowed_values, default | default_value, …}) become a JSON Schema `argSchema`.
+required, enum | allowed_values, default | default_value, …}) become a JSON Schema `argSchema`,
+its `output_parameters` (the same shape, nested; complexfuncbench's hold every JSON Schema
+keyword, empty ones included) an `outputSchema`: what a tool produces is part of its
+definition, and pick uses it to add the tools that produce what a picked tool needs.
 
 Tool names such as `Buses.FindBus` or `get_news` are not toolctl slugs (letters, digits and
 `-`): [`slug_of`] maps them (`Buses-FindBus`, `get-news`), and every catalog written here keeps
@@ -65,6 +68,7 @@ class Tool:
     slug: str  # as toolctl names it
     description: str
     arg_schema: dict
+    output_schema: dict | None = None
 
     @property
     def key(self) -> str:
@@ -152,6 +156,48 @@ def property_schema(spec: dict) -> dict:
     return out
 
 
+# NESTFUL's output types that are not JSON Schema's.
+OUTPUT_TYPES = {"float": "number", "file": "string"}
+
+
+def output_schema(params: dict | None) -> dict | None:
+    """JSON Schema for NESTFUL's `output_parameters` (None when there are none)."""
+    if not isinstance(params, dict) or not params:
+        return None
+    return {"type": "object", "properties": {k: output_property(v) for k, v in params.items()}}
+
+
+def output_property(spec) -> dict:
+    """One output parameter as JSON Schema: its type (a bare type name is a shorthand some
+    executable specs use), description, enum and nested properties/items; empty keywords
+    (`"enum": []`, `"items": null`, complexfuncbench's `"title": ""`) and unknown types are
+    dropped."""
+    if isinstance(spec, str):
+        spec = {"type": spec}
+    if not isinstance(spec, dict):
+        return {}
+    out: dict = {}
+    kinds = spec.get("type")
+    kinds = [OUTPUT_TYPES.get(k, k) for k in (kinds if isinstance(kinds, list) else [kinds])]
+    kinds = [k for k in dict.fromkeys(kinds) if k in SCHEMA_TYPES]
+    if kinds:
+        out["type"] = kinds[0] if len(kinds) == 1 else kinds
+    if isinstance(spec.get("description"), str) and spec["description"].strip():
+        out["description"] = spec["description"].strip()
+    values = spec.get("enum") or spec.get("allowed_values") or []
+    if isinstance(values, list) and values:
+        out["enum"] = list(dict.fromkeys(values if "type" in out and out["type"] != "string"
+                                         else [str(v) for v in values]))
+    if isinstance(spec.get("properties"), dict) and spec["properties"]:
+        out["properties"] = {k: output_property(v) for k, v in spec["properties"].items()}
+    if isinstance(spec.get("items"), dict):
+        out["items"] = output_property(spec["items"])
+    for key in ("anyOf", "oneOf"):
+        if isinstance(spec.get(key), list) and spec[key]:
+            out[key] = [output_property(v) for v in spec[key]]
+    return out
+
+
 def load(datasets: list[str] | None = None) -> Data:
     """The tools and requests of the data sets named (all by default)."""
     root = data_dir()
@@ -168,7 +214,8 @@ def load(datasets: list[str] | None = None) -> Data:
                 raise SystemExit(f"error: {short}: two tools map to slug {slug}")
             slugs[spec["name"]] = slug
             data.tools.append(Tool(short, spec["name"], slug, (spec.get("description") or "").strip(),
-                                   arg_schema(spec.get("query_parameters"))))
+                                   arg_schema(spec.get("query_parameters")),
+                                   output_schema(spec.get("output_parameters"))))
         del specs
         for i, row in enumerate(json.loads((root / data_file).read_text())):
             relevant: list[str] = []
@@ -263,6 +310,7 @@ def write_bundles(catalog: Path, tools: list[Tool]) -> dict[str, str]:
                 "isBuiltIn": False,
                 "tags": [],
                 "argSchema": tool.arg_schema,
+                **({"outputSchema": tool.output_schema} if tool.output_schema else {}),
                 "impl": {"method": "GET", "urlTemplate": f"https://{HOST}/{dataset}/{tool.slug}"},
                 "createdAt": iso(millis),
                 "modifiedAt": iso(millis),

@@ -145,24 +145,25 @@ impl Index {
         let mut rows = statement.query([term]).map_err(|e| self.db_error(e))?;
         let mut postings = Postings::new();
         while let Some(row) = rows.next().map_err(|e| self.db_error(e))? {
-            let read = || -> rusqlite::Result<(i64, String, u32)> {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            // The column's name borrowed, not copied: a common word has thousands of rows.
+            let read = || -> rusqlite::Result<(i64, Option<usize>, u32)> {
+                let column = row.get_ref(1)?.as_str()?;
+                Ok((
+                    row.get(0)?,
+                    COLUMNS.iter().position(|c| *c == column),
+                    row.get(2)?,
+                ))
             };
-            let (doc, column, offset) = read().map_err(|e| self.db_error(e))?;
+            let (doc, field, offset) = read().map_err(|e| self.db_error(e))?;
             // A word only in a column that weighs nothing (the bundle, joined identifiers)
             // neither makes a tool relevant nor counts in the word's IDF.
-            if let Some(f) = COLUMNS.iter().position(|c| *c == column)
+            if let Some(f) = field
                 && WEIGHTS[f] > 0.0
             {
                 postings.entry(doc).or_default().push((f, offset));
             }
         }
         Ok(postings)
-    }
-
-    /// How many tools hold the index term `term` in a field that weighs.
-    pub(super) fn documents_holding(&self, term: &str) -> Result<i64> {
-        Ok(self.postings(term)?.len() as i64)
     }
 
     /// The field lengths of the tools `ids` (in tokens, as FTS5 counted them).

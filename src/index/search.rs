@@ -464,28 +464,25 @@ impl Index {
         let mut corrections = Vec::new();
         let mut terms = self.index_terms(words)?;
         let tools = self.fts_rows()?;
-        let mut found = Vec::with_capacity(terms.len());
-        for term in &terms {
-            found.push(match term {
-                Some(t) => self.documents_holding(t)? > 0,
-                None => false,
-            });
-        }
+        // Each term's occurrences are read once, here (a long request's common words hold
+        // thousands of them).
+        let mut relevance = self.relevance(&terms)?;
         // A sentence names films, cities and words no tool uses: "corrected", such a word
         // becomes some rare word of the catalog that outweighs the words that did match
         // ("avengers" → "average"). So words are corrected only when none matches as typed.
-        let correct = !found.iter().any(|f| *f);
-        for ((word, term), found) in words.iter().zip(terms.iter_mut()).zip(found) {
-            if correct
-                && !found
-                && word.chars().count() >= 4
-                && let Some(variant) = self.typo_variants(word)?.into_iter().next()
-            {
-                corrections.push((word.clone(), variant.clone()));
-                *term = Some(variant);
+        if relevance.documents.iter().all(|n| *n == 0) {
+            for (word, term) in words.iter().zip(terms.iter_mut()) {
+                if word.chars().count() >= 4
+                    && let Some(variant) = self.typo_variants(word)?.into_iter().next()
+                {
+                    corrections.push((word.clone(), variant.clone()));
+                    *term = Some(variant);
+                }
+            }
+            if !corrections.is_empty() {
+                relevance = self.relevance(&terms)?;
             }
         }
-        let relevance = self.relevance(&terms)?;
         // A word no tool holds counts as a word of one tool.
         let scale = relevance
             .documents
