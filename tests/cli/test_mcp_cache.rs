@@ -101,3 +101,108 @@ fn mcp_serve_reads_its_kept_list_back_until_the_catalog_changes() {
         .collect();
     assert_eq!(names, ["tick"], "no built-in tools once they are off");
 }
+
+/// The names of a `tools/list` step's tools.
+fn names(step: &Value) -> Vec<String> {
+    step["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("tools in {step}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_start_without_a_kept_list_pages_as_the_whole_list_does_while_it_is_made() {
+    let env = TestEnv::new();
+    env.edit_config(|config| config["builtin"]["isEnabled"] = json!(false));
+    env.bundle("b");
+    for slug in ["t1", "t2", "t3", "t4", "t5"] {
+        let extra = if slug == "t2" {
+            // MCP cannot take alternatives at the root: left out of the list.
+            json!({ "argSchema": { "type": "object", "oneOf": [{ "required": ["a"] }, { "required": ["b"] }] } })
+        } else {
+            json!({})
+        };
+        env.put_tool("b", &tool_doc_with(slug, "1", extra));
+    }
+    // Past the index's racy window, so that the server's first check writes nothing (a write
+    // would be a change, announced).
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    env.run(&["index", "rebuild"]).success();
+    assert!(kept(&env).is_empty());
+
+    // No list kept: the first pages are made alone; the first change check makes the whole
+    // list (and keeps it) without announcing a change; the pages stay the same after it.
+    let page = |cursor: Value| json!({ "op": "list", "cursor": cursor });
+    let cold = drive(
+        &env,
+        "legacy",
+        &["--mode", "all", "--page-size", "2"],
+        json!([
+            page(Value::Null),
+            page(json!("offset:2")),
+            { "op": "wait_changed", "seconds": 2.5 },
+            page(Value::Null),
+            page(json!("offset:2")),
+            page(json!("offset:4")),
+            { "op": "list_all" },
+            { "op": "call", "name": "t3", "arguments": {} },
+            { "op": "call", "name": "t2", "arguments": {} },
+        ]),
+    );
+    assert!(
+        cold.stderr.contains("each page made when asked for"),
+        "{}",
+        cold.stderr
+    );
+    assert_eq!(
+        names(cold.step(0)),
+        ["t1"],
+        "t2 is left out of the first page"
+    );
+    assert_eq!(cold.step(0)["nextCursor"], "offset:2");
+    assert_eq!(names(cold.step(1)), ["t3", "t4"]);
+    assert_eq!(
+        cold.step(2)["changed"],
+        false,
+        "the whole list is the same list: {:?}",
+        cold.steps
+    );
+    assert_eq!(
+        cold.step(3),
+        cold.step(0),
+        "the first page, from the whole list"
+    );
+    assert_eq!(
+        cold.step(4),
+        cold.step(1),
+        "the second page, from the whole list"
+    );
+    assert_eq!(names(cold.step(5)), ["t5"]);
+    assert_eq!(cold.step(5)["nextCursor"], Value::Null);
+    assert_eq!(names(cold.step(6)), ["t1", "t3", "t4", "t5"]);
+    assert_eq!(cold.step(7)["isError"], false, "{}", cold.step(7));
+    assert!(
+        cold.step(8)["protocolError"].is_object(),
+        "a tool left out is not served: {}",
+        cold.step(8)
+    );
+    assert_eq!(kept(&env).len(), 1, "the whole list is kept");
+
+    // The next start reads it back, and pages it the same way.
+    let warm = drive(
+        &env,
+        "legacy",
+        &["--mode", "all", "--page-size", "2"],
+        json!([page(Value::Null), page(json!("offset:2")), { "op": "list_all" }]),
+    );
+    assert!(
+        !warm.stderr.contains("each page made when asked for"),
+        "{}",
+        warm.stderr
+    );
+    assert_eq!(warm.step(0), cold.step(0));
+    assert_eq!(warm.step(1), cold.step(1));
+    assert_eq!(warm.step(2), cold.step(6));
+}
