@@ -206,3 +206,37 @@ fn a_start_without_a_kept_list_pages_as_the_whole_list_does_while_it_is_made() {
     assert_eq!(warm.step(1), cold.step(1));
     assert_eq!(warm.step(2), cold.step(6));
 }
+
+#[test]
+fn a_tool_added_by_hand_before_a_start_without_a_kept_list_is_listed_or_announced() {
+    let env = TestEnv::new();
+    env.edit_config(|config| config["builtin"]["isEnabled"] = json!(false));
+    env.bundle("b");
+    env.put_tool("b", &tool_doc_with("old", "1", json!({})));
+    env.run(&["index", "rebuild"]).success();
+    // Written by hand: the index has not taken it in when the server starts (it reads the
+    // index as it is, and its first change check, at once, takes the tool in).
+    env.put_tool_by_hand("b", &tool_doc_with("fresh", "1", json!({})));
+    assert!(kept(&env).is_empty());
+    let session = drive(
+        &env,
+        "legacy",
+        &["--mode", "all"],
+        json!([
+            { "op": "list" },
+            { "op": "wait_changed", "seconds": 4 },
+            { "op": "list" },
+        ]),
+    );
+    let first = names(session.step(0));
+    let last = names(session.step(2));
+    assert_eq!(last, ["old", "fresh"], "{:?}", session.steps);
+    if first != last {
+        assert_eq!(
+            session.step(1)["changed"],
+            true,
+            "a list without the new tool is followed by list_changed: {:?}",
+            session.steps
+        );
+    }
+}
