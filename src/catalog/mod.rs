@@ -15,6 +15,7 @@ pub mod auth;
 pub mod builtin;
 pub mod config;
 pub mod error;
+pub mod fill;
 pub mod lock;
 pub mod mcp_servers;
 pub mod model;

@@ -566,6 +566,9 @@ fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
             )
             .rule("url"),
         );
+    } else if let Err(message) = rules::check_url_shape(&http.url_template) {
+        // A placeholder in the host, user info, a host that does not parse.
+        out.push(Violation::new("/impl/urlTemplate", message).rule("url"));
     }
     for (name, value) in &http.headers {
         match value.as_str() {

@@ -171,6 +171,15 @@ pub fn check_url_template(template: &str, hosts: &HostPolicy) -> Result<url::Url
     Ok(url)
 }
 
+/// Why `template`'s host may not be called under `hosts`: `None` when it may, or when the
+/// template's shape is wrong (that is [`check_url_shape`]'s to say, with the tool's rules).
+pub fn host_policy_problem(template: &str, hosts: &HostPolicy) -> Option<String> {
+    check_url_shape(template)
+        .ok()
+        .filter(|url| !hosts.allows(url))
+        .map(|url| host_not_allowed(&url))
+}
+
 /// Why `url`'s host may not be called.
 pub fn host_not_allowed(url: &url::Url) -> String {
     let host = url.host_str().unwrap_or_default();
@@ -200,7 +209,10 @@ pub fn check_url_shape(template: &str) -> Result<url::Url, String> {
     }
     let url = url::Url::parse(&template[..authority_end])
         .map_err(|e| format!("urlTemplate '{template}' is not a URL: {e}"))?;
-    if !url.username().is_empty() || url.password().is_some() {
+    if template[..authority_end].contains('@')
+        || !url.username().is_empty()
+        || url.password().is_some()
+    {
         return Err(format!(
             "urlTemplate '{template}' carries user info before the host; put credentials in headers"
         ));

@@ -51,13 +51,14 @@ impl BodyKind {
     }
 }
 
-/// The path of a URL template: after its scheme and host, before its query or fragment.
+/// The path of a URL template: after its scheme and host, before its query or fragment. A `\\`
+/// ends the host as `/` does (URL parsers read it so in `http`/`https` URLs).
 pub fn url_path_part(template: &str) -> &str {
     let end = template.find(['?', '#']).unwrap_or(template.len());
     let before = &template[..end];
     let host_start = before.find("://").map_or(0, |i| i + 3);
     before[host_start..]
-        .find('/')
+        .find(['/', '\\'])
         .map_or("", |i| &before[host_start + i..])
 }
 

@@ -123,6 +123,9 @@ impl From<view::Error> for Error {
 
 /// Serve until the client goes (stdin closes) or SIGTERM/SIGINT.
 pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
+    // SIGTERM and SIGINT stop the server (below); an `exec` call's cgroup goes on either.
+    #[cfg(unix)]
+    crate::invoke::native::cgroup::signals_handled_elsewhere();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -50,13 +50,9 @@ pub enum BundleInput {
     },
 }
 
-pub(crate) fn new_id() -> Uuid {
-    Uuid::now_v7()
-}
-
-pub(crate) fn timestamp(t: jiff::Timestamp) -> Value {
-    Value::String(t.to_string())
-}
+pub(crate) use crate::catalog::fill::{
+    fill_fields, fill_for_put, new_id, stamp_created, timestamp,
+};
 
 fn uuid_v7(value: &Value, pointer: &str, source_name: &str) -> Result<Uuid> {
     let bad = |message: String| Error::invalid(source_name, vec![Violation::new(pointer, message)]);
@@ -227,17 +223,7 @@ impl Catalog {
             Some(id) => Some(uuid_v7(id, "/toolID", source_name)?),
             None => None,
         };
-        let now = crate::base::time::now();
-        fill_fields(
-            fields,
-            [
-                ("schemaVersion", SCHEMA_VERSION.into()),
-                ("toolID", new_id().to_string().into()),
-                ("bundleID", target.bundle.bundle_id.to_string().into()),
-            ],
-            [],
-        );
-        stamp_created(fields, now);
+        fill_for_put(fields, target.bundle.bundle_id, crate::base::time::now());
 
         let tool: Tool = model::typed(&doc, source_name)?;
         let mut violations = tool.check(&doc);
@@ -743,40 +729,6 @@ fn remove_if_pristine(root: &Path) {
     }
 }
 
-/// Add the fields a document lacks: `head` ones near the top, each after the head fields before
-/// it (identity first, as people read files), `tail` ones at the end. Fields already present
-/// keep their value and place.
-fn fill_fields<const H: usize, const T: usize>(
-    fields: &mut serde_json::Map<String, Value>,
-    head: [(&str, Value); H],
-    tail: [(&str, Value); T],
-) {
-    let mut at = 0;
-    for (key, value) in head {
-        match fields.keys().position(|k| k == key) {
-            Some(index) => at = at.max(index + 1),
-            None => {
-                fields.shift_insert(at, key.to_owned(), value);
-                at += 1;
-            }
-        }
-    }
-    for (key, value) in tail {
-        if !fields.contains_key(key) {
-            fields.insert(key.to_owned(), value);
-        }
-    }
-}
-
-/// Stamp a document being created: `createdAt` and `modifiedAt` are when toolctl wrote it,
-/// whatever the input said (a `tool.json` copied from v1 to make v3 must not carry v1's date,
-/// which decides which version stands). Values already there keep their place in the file.
-fn stamp_created(fields: &mut serde_json::Map<String, Value>, now: jiff::Timestamp) {
-    for key in ["createdAt", "modifiedAt"] {
-        fields.insert(key.to_owned(), timestamp(now));
-    }
-}
-
 /// A bundle that new or changed tools may not go into: disabled or soft-deleted.
 fn check_bundle_writable(bundle: &BundleEntry, action: &str) -> Result<()> {
     if bundle.is_deleted() {
@@ -803,7 +755,8 @@ fn check_bundle_writable(bundle: &BundleEntry, action: &str) -> Result<()> {
 /// Rules that depend on the catalog: an HTTP tool's host must be allowed.
 fn tool_destination_rules(tool: &Tool, catalog: &Catalog) -> Result<(), Violation> {
     if let Some(http) = tool.http_impl()
-        && let Err(message) = rules::check_url_template(&http.url_template, &catalog.config().hosts)
+        && let Some(message) =
+            rules::host_policy_problem(&http.url_template, &catalog.config().hosts)
     {
         return Err(Violation::new("/impl/urlTemplate", message));
     }

@@ -274,22 +274,12 @@ fn check_http(tool: &Tool, cx: &Context, notes: &mut Vec<Note>) {
     let Some(http) = tool.http_impl() else {
         return;
     };
-    let lower = http.url_template.to_ascii_lowercase();
-    if lower.starts_with("http://") || lower.starts_with("https://") {
-        match rules::check_url_shape(&http.url_template) {
-            Err(message) => notes.push(Note::error("url", "/impl/urlTemplate", message)),
-            Ok(url) => {
-                if let Some(hosts) = cx.hosts
-                    && !hosts.allows(&url)
-                {
-                    notes.push(Note::error(
-                        "host",
-                        "/impl/urlTemplate",
-                        rules::host_not_allowed(&url),
-                    ));
-                }
-            }
-        }
+    // The URL's shape is `Tool::check`'s (reported with the tool's other rules); the host
+    // policy is the catalog's.
+    if let Some(hosts) = cx.hosts
+        && let Some(message) = rules::host_policy_problem(&http.url_template, hosts)
+    {
+        notes.push(Note::error("host", "/impl/urlTemplate", message));
     }
     if let Some(hosts) = cx.hosts
         && let Some(message) = crate::catalog::auth::host_problem(&http, hosts)

@@ -156,6 +156,10 @@ struct Target {
     file: PathBuf,
     kind: Kind,
     place: Place,
+    /// A tool file outside a catalog's bundles tree (or standard input): checked as `tool put`
+    /// reads it, with what put fills in filled in first
+    /// ([`fill_for_put`](crate::catalog::fill::fill_for_put)).
+    as_put: bool,
 }
 
 /// Validate the catalog at `catalog` (no paths), or the paths of `request`. `progress` is told
@@ -187,7 +191,12 @@ pub fn validate(
         ..Report::default()
     };
     for (root, targets) in by_root {
-        let config = root.as_deref().and_then(|root| Config::load(root).ok());
+        // Files in no catalog are checked against the catalog in use, where `tool put`
+        // would put them (its host policy).
+        let config = root
+            .as_deref()
+            .or_else(|| Some(catalog).filter(|c| c.join(CONFIG_FILE).is_file()))
+            .and_then(|root| Config::load(root).ok());
         let cx = Context {
             hosts: config.as_ref().map(|c| &c.hosts),
             mcp_servers: config.as_ref().map(|c| &c.mcp_servers),
@@ -355,8 +364,14 @@ fn target(root: Option<&Path>, file: PathBuf) -> Target {
             }
         })
         .unwrap_or(Place::Loose);
+    // A file in the bundles tree, even where no tool belongs, is a catalog file: checked in
+    // full.
+    let in_bundles = root.is_some_and(|root| {
+        std::path::absolute(&file).is_ok_and(|file| file.starts_with(root.join(BUNDLES_DIR)))
+    });
     Target {
         root: root.map(Path::to_owned),
+        as_put: kind == Kind::Tool && place == Place::Loose && !in_bundles,
         file,
         kind,
         place,
@@ -415,6 +430,7 @@ pub fn check_documents(documents: &[(PathBuf, Place, &str)]) -> Vec<Finding> {
                 file: name.clone(),
                 kind,
                 place: place.clone(),
+                as_put: false,
             };
             let (findings, facts) = check_text(&target, text, &cx);
             (target, findings, facts)
@@ -440,7 +456,7 @@ fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Const
         message: note.message,
         about: note.about,
     };
-    let doc: serde_json::Value = match serde_json::from_str(text) {
+    let mut doc: serde_json::Value = match serde_json::from_str(text) {
         Ok(doc) => doc,
         Err(e) => {
             let position = Position {
@@ -467,6 +483,13 @@ fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Const
             vec![finding(note, Some(Position { line: 1, column: 1 }))],
             Constraints::None,
         );
+    }
+    if target.as_put
+        && let Some(fields) = doc.as_object_mut()
+    {
+        // Where put would take the bundle from (`--bundle`) is not known here: a new ID
+        // stands for it, so loose files are never duplicates of each other by it.
+        crate::catalog::fill::fill_for_put(fields, Uuid::now_v7(), crate::base::time::now());
     }
     let (notes, facts) = checks::check(target.kind, &doc, &target.file, &target.place, cx);
     if notes.is_empty() {

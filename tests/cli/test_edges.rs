@@ -8,6 +8,11 @@ use std::process::Command;
 /// Run `toolctl ARGS` with a terminal for stdin, stdout and stderr (util-linux `script`), with
 /// `input` typed into it. Returns what the terminal showed.
 fn in_terminal(env: &TestEnv, args: &[&str], input: &str) -> Run {
+    in_terminal_after(env, "", args, input)
+}
+
+/// [`in_terminal`], with shell commands run in the terminal first (`stty cols 100; `).
+pub(crate) fn in_terminal_after(env: &TestEnv, setup: &str, args: &[&str], input: &str) -> Run {
     let toolctl = env.command(args);
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let line: Vec<String> = std::iter::once(toolctl.get_program())
@@ -16,7 +21,7 @@ fn in_terminal(env: &TestEnv, args: &[&str], input: &str) -> Run {
         .collect();
     let mut script = Command::new("script");
     script
-        .args(["-qec", &line.join(" "), "/dev/null"])
+        .args(["-qec", &format!("{setup}{}", line.join(" ")), "/dev/null"])
         .env_clear()
         .current_dir(env.work());
     for (key, value) in toolctl.get_envs() {
@@ -73,8 +78,12 @@ fn args_file_and_validate_read_standard_input() {
     );
     bad.failure(3);
 
-    // validate -: the document's fields say which file it is.
-    let tool = tool_doc("x", "v1");
+    // validate -: the document's fields say which file it is. A tool on standard input is
+    // checked as `tool put -` reads it: a well-formed toolID may be left out, a broken one not.
+    let mut tool = tool_doc("x", "v1");
+    env.run_stdin(&["validate", "-"], &tool.to_string())
+        .success();
+    tool["toolID"] = json!("not-a-uuid");
     let run = env.run_stdin(&["--json", "validate", "-"], &tool.to_string());
     run.failure(3);
     let report = run.json();

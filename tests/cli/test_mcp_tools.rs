@@ -300,6 +300,19 @@ fn secrets_reach_the_server_through_env_and_never_come_back() {
         &[("TOOLCTL_SECRET_FX_TOKEN", secret)],
     );
     assert_eq!(doc["value"], "<unset>");
+    // The environment is reduced to PATH, HOME, USER, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR
+    // plus `env` (README, MCP servers' tools): others toolctl got stay behind.
+    for (name, value, seen) in [
+        ("EDITOR", "vi", "<unset>"),
+        ("AWS_SECRET_ACCESS_KEY", "aws-secret", "<unset>"),
+        ("LC_MESSAGES", "C", "<unset>"),
+        ("LC_CTYPE", "C.UTF-8", "C.UTF-8"),
+        ("TZ", "UTC", "UTC"),
+    ] {
+        let vars = [(name, value), ("TOOLCTL_SECRET_FX_TOKEN", secret)];
+        let (_, doc) = invoke_with(&env, "mcp/env", json!({ "name": name }), &vars);
+        assert_eq!(doc["value"], seen, "{name}: {doc}");
+    }
 }
 
 /// The fixture server over Streamable HTTP on 127.0.0.1, killed when dropped.

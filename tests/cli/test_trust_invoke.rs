@@ -237,6 +237,15 @@ async fn a_path_placeholder_must_be_a_required_argument() {
         "/impl/urlTemplate",
         "must be a required argument",
     );
+    // A `\` ends the host as `/` does (URL parsers read `http://h\x` as `http://h/x`), so the
+    // placeholder after it is in the path too (found by the `templates` fuzz target).
+    let after_backslash = format!("{}\\${{id}}/profile", w.url("/").trim_end_matches('/'));
+    let doc = http_doc(
+        "user",
+        json!({ "urlTemplate": after_backslash }),
+        json!({ "argSchema": { "type": "object", "properties": { "id": { "type": "string" } } } }),
+    );
+    put_refused(&w, &doc, "/impl/urlTemplate", "must be a required argument");
 }
 
 // --- 4. retries are bounded -------------------------------------------------------------------
@@ -472,7 +481,8 @@ async fn a_redirect_to_another_allowed_origin_drops_secret_headers_and_sends_no_
         "hop",
         json!({ "urlTemplate": w.url("/start"), "headers": {
             "Authorization": "Bearer ${TOKEN}", "X-Api-Key": "${TOKEN}",
-            "Cookie": "session=abc", "X-Trace": "t1" } }),
+            "Cookie": "session=abc", "Proxy-Authorization": "Basic cHJveHk6cGFzcw==",
+            "X-Trace": "t1" } }),
         json!({ "secrets": ["TOKEN"], "argSchema": { "type": "object", "properties": {} } }),
     );
     let mut cmd = w.command("hop", &json!({}));
@@ -483,8 +493,18 @@ async fn a_redirect_to_another_allowed_origin_drops_secret_headers_and_sends_no_
 
     let first = &w.requests().await[0];
     assert_eq!(first.headers["x-api-key"], SECRET);
+    assert_eq!(
+        first.headers["proxy-authorization"],
+        "Basic cHJveHk6cGFzcw=="
+    );
     let landed = &other.received_requests().await.unwrap()[0];
-    for gone in ["authorization", "x-api-key", "cookie", "referer"] {
+    for gone in [
+        "authorization",
+        "x-api-key",
+        "cookie",
+        "proxy-authorization",
+        "referer",
+    ] {
         assert!(
             landed.headers.get(gone).is_none(),
             "{gone} went to the other origin: {:?}",
@@ -568,7 +588,7 @@ fn exec(env: &TestEnv, args: &Value) -> Value {
 /// The process whose id the program wrote to `file` in the working folder ends within a few
 /// seconds; if it does not, it is killed (so the test leaves nothing behind) and the test fails.
 #[track_caller]
-fn assert_gone(env: &TestEnv, file: &str) {
+pub(crate) fn assert_gone(env: &TestEnv, file: &str) {
     let pid: u32 = std::fs::read_to_string(env.work().join(file))
         .unwrap()
         .trim()

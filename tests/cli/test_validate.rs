@@ -85,7 +85,7 @@ fn each_invalid_case_gives_exactly_its_expected_findings() {
 
 /// Every fixture file through both the JSON Schema and the store's own document checks: what
 /// the schema refuses the store refuses, and what the store refuses for a rule a schema can
-/// state (shape, names, IDs, schema presence, URL scheme) the schema refuses.
+/// state (shape, names, IDs, schema presence, URL scheme and literal host) the schema refuses.
 #[test]
 fn the_schemas_and_the_store_agree_on_every_fixture() {
     let mut files = Vec::new();
@@ -272,7 +272,7 @@ fn a_file_outside_any_catalog_is_checked_on_its_own() {
     bad.failure(3);
     assert!(
         bad.stdout
-            .contains(":1:1: error[schema]: required field 'toolID' is missing (at /toolID)"),
+            .contains(":1:1: error[schema]: required field 'version' is missing (at /version)"),
         "{}",
         bad.stdout
     );

@@ -54,6 +54,30 @@ impl Drop for Stop<'_> {
     }
 }
 
+/// A watcher stopped with SIGSTOP (alive, answering nothing) until dropped, passed or failed.
+struct Paused(u32);
+
+impl Paused {
+    fn new(pid: u32) -> Self {
+        assert!(signal(pid, "-STOP"));
+        Self(pid)
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        signal(self.0, "-CONT");
+    }
+}
+
+/// Send `kill`'s signal `name` to `pid` (a watcher this test started).
+fn signal(pid: u32, name: &str) -> bool {
+    std::process::Command::new("kill")
+        .args([name, &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// The tools and bundles as a command shows them, with the catalog's path left out.
 fn snapshot(env: &TestEnv) -> String {
     let tools = env.json(&["tool", "list", "--include-disabled", "--page-size", "1000"]);
@@ -497,4 +521,114 @@ fn auto_mode_starts_a_watcher_on_a_big_catalog_only_at_a_terminal_and_not_in_ci(
     assert!(eventually(|| status(&env).watcher.is_some()));
     assert_eq!(found(&env, "zq999x"), ["big/tool-999@v1"]);
     assert!(status(&env).last_sync.watcher);
+}
+
+/// README "Never a wrong answer": more than 1,000 scattered changes (which the watcher does not
+/// list path by path: the usual full check), and a bundle whose folder is a symlink, edited
+/// through its real path, still answer as a full check of the files does.
+#[test]
+fn many_scattered_changes_and_a_symlinked_bundle_never_give_a_wrong_answer() {
+    let env = TestEnv::fixture();
+    let bundle_id = env.bundle("big");
+    let template = read_json(&tool_file(&env, "current-time"));
+    let count = 1100;
+    for i in 0..count {
+        let mut doc = template.clone();
+        doc["toolID"] = uuid::Uuid::now_v7().to_string().into();
+        doc["bundleID"] = bundle_id.clone().into();
+        doc["slug"] = format!("tool-{i}").into();
+        doc["description"] = format!("generated tool {i}").into();
+        write_file(
+            &env.tool_file(&bundle_id, &format!("tool-{i}"), "v1"),
+            &doc.to_string(),
+        );
+    }
+    // A bundle kept elsewhere in the catalog, linked in under bundles/.
+    let linked_id = env.bundle("linked");
+    let real = env.catalog().join("shared").join(&linked_id);
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::rename(env.bundle_dir(&linked_id), &real).unwrap();
+    let relative = Path::new("../shared").join(&linked_id);
+    std::os::unix::fs::symlink(relative, env.bundle_dir(&linked_id)).unwrap();
+    env.put_tool("linked", &crate::common::tool_doc("via-link", "v1"));
+
+    start(&env);
+    let _stop = Stop(&env);
+    env.run(&["tool", "list"]).success();
+
+    // 1,050 tool files edited in place, then at once a search.
+    for i in (0..count).filter(|i| i % 22 != 0) {
+        let path = env.tool_file(&bundle_id, &format!("tool-{i}"), "v1");
+        describe_in_place(&path, &format!("edited zebrafinch {i}"));
+    }
+    let hits = env.json(&["search", "zebrafinch", "--all"]);
+    assert_eq!(hits["items"].as_array().unwrap().len(), 1050, "{hits}");
+
+    // The linked bundle's tool edited through the real path, and one added there.
+    let via = real.join("tools/via-link/v1/tool.json");
+    describe_in_place(&via, "reached through the real path kingfisher");
+    assert_eq!(found(&env, "kingfisher"), ["linked/via-link@v1"]);
+    let mut added = read_json(&via);
+    added["slug"] = "added-there".into();
+    added["toolID"] = uuid::Uuid::now_v7().to_string().into();
+    added["description"] = "added beside the link heron".into();
+    write_file(
+        &real.join("tools/added-there/v1/tool.json"),
+        &added.to_string(),
+    );
+    assert_eq!(found(&env, "heron"), ["linked/added-there@v1"]);
+    assert_eq!(snapshot(&env), truth(&env));
+}
+
+/// README "Never a wrong answer": "no answer within 2 s … means the usual full check". A
+/// watcher that is alive but answers nothing (stopped with SIGSTOP) costs a command about 2 s,
+/// never a wrong answer.
+#[test]
+fn a_watcher_that_does_not_answer_costs_2_seconds_never_a_wrong_answer() {
+    let env = TestEnv::fixture();
+    let pid = start(&env);
+    let _stop = Stop(&env);
+    env.run(&["tool", "list"]).success();
+    let _paused = Paused::new(pid);
+    describe_in_place(&tool_file(&env, "forecast"), "while it slept ocelot");
+    let started = Instant::now();
+    assert_eq!(found(&env, "ocelot"), ["weather/forecast@v1"]);
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(1_900) && took < Duration::from_secs(10),
+        "took {took:?}"
+    );
+    assert!(alive(pid));
+}
+
+/// README "Never a wrong answer": a queue overflow means the usual full check. While the
+/// watcher is stopped (SIGSTOP), 18,000 files (hidden, so no reader lists them) created in a
+/// watched folder overflow the kernel's event queue (16,384 by default); let go, the watcher
+/// starts a new epoch, and the edit made among them is found.
+#[test]
+fn an_event_queue_overflow_starts_a_new_epoch_and_never_gives_a_wrong_answer() {
+    let queue: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(16_384);
+    let env = TestEnv::fixture();
+    let pid = start(&env);
+    let _stop = Stop(&env);
+    env.run(&["tool", "list"]).success();
+    let epoch = status(&env).watcher.unwrap().epoch;
+    let paused = Paused::new(pid);
+    let forecast = tool_file(&env, "forecast");
+    let folder = forecast.parent().unwrap().to_owned();
+    // Two events each (create, close after write): past the queue's length.
+    for i in 0..queue / 2 + 1_000 {
+        std::fs::File::create(folder.join(format!(".junk-{i}"))).unwrap();
+    }
+    describe_in_place(&forecast, "edited in the flood pangolin");
+    drop(paused);
+    assert_eq!(found(&env, "pangolin"), ["weather/forecast@v1"]);
+    assert!(
+        eventually(|| status(&env).watcher.is_some_and(|w| w.epoch != epoch)),
+        "the overflow did not start a new epoch"
+    );
+    assert_eq!(snapshot(&env), truth(&env));
 }

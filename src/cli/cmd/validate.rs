@@ -37,7 +37,9 @@ Examples:
 #[command(after_long_help = EXAMPLES)]
 pub struct ValidateArgs {
     /// Files or folders to check (default: the whole catalog); - reads one file from standard
-    /// input (a toolctl.json, bundle.json or tool.json, told apart by its fields)
+    /// input (a toolctl.json, bundle.json or tool.json, told apart by its fields). A tool file
+    /// outside a catalog's bundles/ tree (or on standard input) is checked as `tool put` reads
+    /// it: toolID, bundleID, schemaVersion, createdAt and modifiedAt may be left out
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// How to print the findings

@@ -5,11 +5,13 @@
 //! It runs `argv` directly (no shell: no globbing, no `;`), in `cwd` inside the workspace,
 //! with stdin closed and an environment reduced to [`PASSED_ENV`] (secrets such as
 //! `TOOLCTL_SECRET_*` never reach the program). It is killed, with every process it started
-//! ([`kill_tree`]), after `timeout_ms`; when it ends by itself, whatever it left running goes
+//! (its own cgroup where there can be one, [`super::cgroup`], then [`kill_tree`]), after
+//! `timeout_ms`; when it ends by itself, whatever it left running goes
 //! too, and its output is what arrived by then (plus [`PIPE_GRACE`]), even if a leftover kept
 //! the pipes open. stdout and stderr keep their first [`OUTPUT_CAP`] bytes each.
 
 use super::Args;
+use super::cgroup::Cgroup;
 use super::workspace::Workspace;
 use crate::base::error_code::ErrorCode;
 use crate::invoke::{Failure, Options};
@@ -51,9 +53,17 @@ pub(super) fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
     let cwd = workspace.real_dir(&Workspace::relative(cwd_given), cwd_given)?;
 
     let tag = format!("{:016x}", fastrand::u64(..));
-    let mut command = Command::new(program);
+    // Its own cgroup where there can be one, else its process group and tag (see `cgroup`).
+    let cgroup = Cgroup::create(Duration::from_millis(TIMEOUT_MAX_MS));
+    let mut command = match &cgroup {
+        Some(cgroup) => cgroup.command(program, rest),
+        None => {
+            let mut command = Command::new(program);
+            command.args(rest).stdin(Stdio::null());
+            command
+        }
+    };
     command
-        .args(rest)
         .current_dir(&cwd)
         .env_clear()
         .envs(
@@ -62,11 +72,14 @@ pub(super) fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
                 .filter_map(|name| Some((*name, std::env::var_os(name)?))),
         )
         .env(TAG_VARIABLE, &tag)
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    let mut child = command.spawn().map_err(|e| {
+    let spawned = match &cgroup {
+        Some(cgroup) => cgroup.spawn(command),
+        None => command.spawn(),
+    };
+    let mut child = spawned.map_err(|e| {
         let code = if e.kind() == std::io::ErrorKind::NotFound {
             ErrorCode::NotFound
         } else {
@@ -75,6 +88,14 @@ pub(super) fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
         Failure::new(code, format!("cannot run '{program}': {e}"))
     })?;
     let group = rustix::process::Pid::from_child(&child);
+    // Everything the call started: its cgroup's processes, then its group and tag (which
+    // also catches a process that moved itself out of the cgroup but kept the tag).
+    let sweep = || {
+        if let Some(cgroup) = &cgroup {
+            cgroup.kill();
+        }
+        kill_tree(group, &tag);
+    };
     let stdout = child.stdout.take().map(capture);
     let stderr = child.stderr.take().map(capture);
 
@@ -85,12 +106,12 @@ pub(super) fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
             Ok(Some(status)) => break Some(status),
             Ok(None) if started.elapsed() >= timeout => {
                 timed_out = true;
-                kill_tree(group, &tag);
+                sweep();
                 break child.wait().ok();
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
             Err(e) => {
-                kill_tree(group, &tag);
+                sweep();
                 return Err(Failure::new(
                     ErrorCode::Internal,
                     format!("lost track of '{program}': {e}"),
@@ -99,7 +120,7 @@ pub(super) fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
         }
     };
     // Whatever the program started and left behind goes with it (it would hold the pipes).
-    kill_tree(group, &tag);
+    sweep();
     // The output is what arrived by now, and for a moment more: a process that escaped the
     // sweep (see `kill_tree`) may keep the pipes open for ever.
     let deadline = Instant::now() + PIPE_GRACE;
@@ -129,21 +150,27 @@ pub(crate) const TAG_VARIABLE: &str = "TOOLCTL_EXEC_TAG";
 /// group, every process of ours found under `/proc` goes when its environment holds this
 /// call's [`TAG_VARIABLE`] (inherited through `setsid`, double forks and adoption) or when
 /// its parent is one that goes (a child that cleared its environment, while its parent
-/// lives). The sweep is repeated until it finds nothing, since a process may fork while it
-/// runs. What remains possible: a process that clears its environment *and* whose parent has
-/// already exited is no longer recognisable, and keeps running (its pipes are let go after
-/// [`PIPE_GRACE`]). A cgroup would close that gap, but needs a delegated, writable cgroup v2
-/// subtree, which a command run from a shell, cron or CI seldom has.
+/// lives; the group is stopped and read before anything in it is killed, so such a parent
+/// still lives when it is looked at). The sweep is repeated until it finds nothing, since a
+/// process may fork while it runs. What remains possible: a process that clears its
+/// environment *and* whose parent had already exited before the kill is no longer
+/// recognisable, and keeps running (its pipes are let go after
+/// [`PIPE_GRACE`]). Where cgroup v2 is writable the call's cgroup closes that gap
+/// ([`super::cgroup`]); this sweep still runs after it, for a process that moved itself out.
 pub(crate) fn kill_tree(group: rustix::process::Pid, tag: &str) {
     use rustix::process::{Pid, Signal, kill_process, kill_process_group};
-    let _ = kill_process_group(group, Signal::KILL);
+    // Stop the group first and look before anything dies: a child that left the group and
+    // cleared its environment is known only by its parent, and only while that parent lives
+    // (killed first, it would be adopted by init and lost).
+    let _ = kill_process_group(group, Signal::STOP);
+    let group_id = u32::try_from(group.as_raw_pid()).unwrap_or_default();
     let marker = format!("{TAG_VARIABLE}={tag}");
     let me = std::process::id();
-    for _ in 0..8 {
+    for round in 0..8 {
         let processes = processes();
         let mut doomed: std::collections::HashSet<u32> = processes
             .iter()
-            .filter(|p| p.pid != me && p.tagged(&marker))
+            .filter(|p| p.pid != me && (p.group == group_id || p.tagged(&marker)))
             .map(|p| p.pid)
             .collect();
         // Their descendants too, by parent id, until no more join.
@@ -167,6 +194,10 @@ pub(crate) fn kill_tree(group: rustix::process::Pid, tag: &str) {
                 killed |= kill_process(pid, Signal::KILL).is_ok();
             }
         }
+        if round == 0 {
+            // Where there is no `/proc` to read, the group at least.
+            killed |= kill_process_group(group, Signal::KILL).is_ok();
+        }
         if !killed {
             return;
         }
@@ -178,6 +209,8 @@ pub(crate) fn kill_tree(group: rustix::process::Pid, tag: &str) {
 struct Process {
     pid: u32,
     parent: u32,
+    /// Its process group.
+    group: u32,
     /// Still running (not a zombie waiting to be reaped).
     alive: bool,
 }
@@ -208,9 +241,11 @@ fn processes() -> Vec<Process> {
             let mut after = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
             let state = after.next()?;
             let parent = after.next()?.parse().ok()?;
+            let group = after.next()?.parse().ok()?;
             Some(Process {
                 pid,
                 parent,
+                group,
                 alive: state != "Z" && state != "X",
             })
         })

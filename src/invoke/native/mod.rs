@@ -9,6 +9,7 @@
 //! again what it relies on: a user's native tool may name one of these functions with a
 //! looser schema (or none, with `allowNoSchema`).
 
+pub mod cgroup;
 pub(crate) mod exec;
 mod files;
 mod workspace;

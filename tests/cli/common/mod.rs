@@ -321,12 +321,17 @@ impl TestEnv {
 /// Parse a JSON file.
 #[track_caller]
 /// Copy a folder tree, leaving out `.toolctl` (derived state a developer's run may have left).
+/// A symlink is copied as a symlink to the same target (a relative one stays inside the copy).
 pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
         let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
+        let kind = entry.file_type().unwrap();
+        if kind.is_symlink() {
+            let link = std::fs::read_link(entry.path()).unwrap();
+            std::os::unix::fs::symlink(link, &target).unwrap();
+        } else if kind.is_dir() {
             if entry.file_name() != ".toolctl" {
                 copy_tree(&entry.path(), &target);
             }

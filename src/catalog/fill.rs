@@ -1,0 +1,72 @@
+//! The fields toolctl fills in a document it writes: new IDs, timestamps, and what `tool put`
+//! adds to a tool file before checking it (which `validate` does too for a file not yet in a
+//! catalog, so both read it the same way).
+
+use crate::catalog::model::SCHEMA_VERSION;
+use serde_json::Value;
+use uuid::Uuid;
+
+/// A new ID (toolID, bundleID): a UUIDv7, time-ordered.
+pub fn new_id() -> Uuid {
+    Uuid::now_v7()
+}
+
+/// A timestamp as the files write it (RFC 3339).
+pub fn timestamp(t: jiff::Timestamp) -> Value {
+    Value::String(t.to_string())
+}
+
+/// What `tool put` fills in a tool document before it checks it: `schemaVersion`, `toolID` (a
+/// new one) and `bundleID` (`bundle_id`, where it goes) when absent, and `createdAt` and
+/// `modifiedAt` always (`now`). `validate` fills a tool file that is not in a catalog's
+/// bundles tree the same way, so it checks the file as put will.
+pub fn fill_for_put(
+    fields: &mut serde_json::Map<String, Value>,
+    bundle_id: Uuid,
+    now: jiff::Timestamp,
+) {
+    fill_fields(
+        fields,
+        [
+            ("schemaVersion", SCHEMA_VERSION.into()),
+            ("toolID", new_id().to_string().into()),
+            ("bundleID", bundle_id.to_string().into()),
+        ],
+        [],
+    );
+    stamp_created(fields, now);
+}
+
+/// Add the fields a document lacks: `head` ones near the top, each after the head fields before
+/// it (identity first, as people read files), `tail` ones at the end. Fields already present
+/// keep their value and place.
+pub fn fill_fields<const H: usize, const T: usize>(
+    fields: &mut serde_json::Map<String, Value>,
+    head: [(&str, Value); H],
+    tail: [(&str, Value); T],
+) {
+    let mut at = 0;
+    for (key, value) in head {
+        match fields.keys().position(|k| k == key) {
+            Some(index) => at = at.max(index + 1),
+            None => {
+                fields.shift_insert(at, key.to_owned(), value);
+                at += 1;
+            }
+        }
+    }
+    for (key, value) in tail {
+        if !fields.contains_key(key) {
+            fields.insert(key.to_owned(), value);
+        }
+    }
+}
+
+/// Stamp a document being created: `createdAt` and `modifiedAt` are when toolctl wrote it,
+/// whatever the input said (a `tool.json` copied from v1 to make v3 must not carry v1's date,
+/// which decides which version stands). Values already there keep their place in the file.
+pub fn stamp_created(fields: &mut serde_json::Map<String, Value>, now: jiff::Timestamp) {
+    for key in ["createdAt", "modifiedAt"] {
+        fields.insert(key.to_owned(), timestamp(now));
+    }
+}

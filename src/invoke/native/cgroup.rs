@@ -1,0 +1,389 @@
+//! `exec`'s own cgroup: where a cgroup v2 hierarchy is writable, each call's program runs in a
+//! cgroup made for that call, from its first instruction, so the call's end kills everything
+//! it started — whatever it did to leave its process group, session or environment behind.
+//!
+//! - **Where.** The cgroup v2 mount (from `/proc/self/mountinfo`) and toolctl's own cgroup
+//!   (the `0::` line of `/proc/self/cgroup`); the call's cgroup is a child of it,
+//!   `toolctl-exec-<UUIDv7>`. When it cannot be made (no cgroup v2, no permission, read-only),
+//!   or [`OFF_VARIABLE`] says `off`, the call runs as before: its own process group, swept
+//!   with its tag ([`super::exec::kill_tree`]).
+//! - **From the start.** A program cannot be moved into a cgroup between fork and exec
+//!   without unsafe code (which this crate forbids), and moving it after the spawn leaves a
+//!   moment in which it may fork outside. So toolctl starts itself as a launcher
+//!   ([`launcher`], `/proc/self/exe` with [`LAUNCHER_ARG`]): the launcher writes `0` to the
+//!   cgroup's `cgroup.procs`, moving itself there, then execs the program (same process id,
+//!   process group, working folder and environment). It reports a failed exec to toolctl on a
+//!   pipe (its standard input, given `/dev/null` before the exec), so a missing program is the
+//!   same error as without a cgroup. A launcher that cannot join the cgroup runs the program
+//!   anyway: the fallback.
+//! - **The end.** `cgroup.kill` (Linux 5.14), else SIGKILL to every process of `cgroup.procs`
+//!   until it is empty; then a wait (bounded) for `cgroup.events` to say `populated 0`, and
+//!   `rmdir`. Every call's cgroup is removed when the call ends, on its error paths too
+//!   ([`Cgroup`]'s `Drop`), and when toolctl is stopped by SIGINT, SIGTERM or SIGHUP during
+//!   a call (a thread started with the first cgroup removes them, then the signal takes its
+//!   course). A toolctl killed with SIGKILL leaves its call's cgroup, with whatever runs in
+//!   it; the next toolctl that makes a cgroup in the same place removes such leftovers once
+//!   they are older than any call can last ([`Cgroup::create`]).
+//!
+//! Only the toolctl binary can be its own launcher ([`launcher`] marks it so); a program that
+//! uses this crate as a library gets the fallback.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// `TOOLCTL_EXEC_CGROUP=off` (or `0`, `no`, `false`): `exec` never uses a cgroup.
+pub const OFF_VARIABLE: &str = "TOOLCTL_EXEC_CGROUP";
+
+/// The first argument that makes toolctl a launcher (see the module's documentation).
+pub const LAUNCHER_ARG: &str = "__toolctl-exec-launcher";
+
+/// The name of every cgroup an `exec` call makes, before its UUID.
+pub const PREFIX: &str = "toolctl-exec-";
+
+/// `statfs`'s type of a cgroup v2 file system.
+const CGROUP2_MAGIC: i128 = 0x6367_7270;
+
+/// How long the processes of a killed cgroup may take to be gone before `rmdir` is tried
+/// anyway.
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// This process is the toolctl binary, which can be its own launcher.
+static CAN_LAUNCH: AtomicBool = AtomicBool::new(false);
+
+/// The cgroups of the calls under way, removed if toolctl is stopped by a signal.
+static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Signals another part of toolctl handles (`mcp serve` stops on SIGINT and SIGTERM): after
+/// removing the cgroups the watcher leaves those to it instead of ending the process.
+static HANDLED_ELSEWHERE: AtomicBool = AtomicBool::new(false);
+
+/// To be called first by toolctl's `main`: when toolctl was started as a launcher, run the
+/// program and return the exit code of a failed exec (a launcher that execs never returns);
+/// else `None`, and the binary is marked as able to launch.
+pub fn launcher() -> Option<ExitCode> {
+    let mut args = std::env::args_os();
+    args.next();
+    if args.next().is_none_or(|first| first != LAUNCHER_ARG) {
+        CAN_LAUNCH.store(true, Ordering::Relaxed);
+        return None;
+    }
+    Some(launch(args))
+}
+
+/// The launcher: `LAUNCHER_ARG CGROUP_PROCS PROGRAM ARGS…`, its standard input a pipe to
+/// toolctl. Joins the cgroup, gives the program `/dev/null` as its standard input and execs
+/// it; if the exec fails, writes `E` and the error number on the pipe and exits 127.
+fn launch(mut args: std::env::ArgsOs) -> ExitCode {
+    use std::os::unix::process::CommandExt;
+    // The pipe, kept on a descriptor closed by a successful exec: toolctl reads its end.
+    let Ok(report) = rustix::io::fcntl_dupfd_cloexec(std::io::stdin(), 3) else {
+        return ExitCode::from(127);
+    };
+    let mut report = std::fs::File::from(report);
+    let error = match (args.next(), args.next()) {
+        (Some(procs), Some(program)) => {
+            // Best effort: a launcher that cannot join runs the program uncontained.
+            let _ = join(Path::new(&procs));
+            match std::fs::File::open("/dev/null")
+                .and_then(|null| rustix::stdio::dup2_stdin(&null).map_err(Into::into))
+            {
+                Ok(()) => Command::new(program).args(args).exec(),
+                Err(e) => e,
+            }
+        }
+        _ => std::io::Error::from(std::io::ErrorKind::InvalidInput),
+    };
+    let mut message = vec![b'E'];
+    message.extend(error.raw_os_error().unwrap_or(22).to_le_bytes());
+    let _ = report.write_all(&message);
+    ExitCode::from(127)
+}
+
+/// Move this process into the cgroup whose `cgroup.procs` is `procs` — only a cgroup v2 one
+/// named as toolctl names them, so the launcher writes nowhere else.
+fn join(procs: &Path) -> std::io::Result<()> {
+    let named = procs.file_name().is_some_and(|name| name == "cgroup.procs")
+        && procs
+            .parent()
+            .and_then(Path::file_name)
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| name.starts_with(PREFIX));
+    if !named {
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    }
+    let mut file = std::fs::OpenOptions::new().write(true).open(procs)?;
+    if i128::from(rustix::fs::fstatfs(&file)?.f_type) != CGROUP2_MAGIC {
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    }
+    file.write_all(b"0")
+}
+
+/// The cgroup of one `exec` call: killed and removed when dropped.
+#[derive(Debug)]
+pub(crate) struct Cgroup {
+    dir: PathBuf,
+}
+
+impl Cgroup {
+    /// A new cgroup for a call, or `None` where there can be none (then the call falls back
+    /// to its process group and tag). Leftovers of toolctls killed with SIGKILL, beside it,
+    /// are removed first: an empty one older than a minute, and any older than `longest`
+    /// (the longest a call may last) plus a minute, with whatever still runs in it.
+    pub(crate) fn create(longest: Duration) -> Option<Self> {
+        if !CAN_LAUNCH.load(Ordering::Relaxed) || switched_off() {
+            return None;
+        }
+        let base = own_cgroup()?;
+        remove_leftovers(&base, longest);
+        let dir = base.join(format!("{PREFIX}{}", uuid::Uuid::now_v7()));
+        std::fs::create_dir(&dir).ok()?;
+        if let Ok(mut live) = LIVE.lock() {
+            live.push(dir.clone());
+        }
+        watch_signals();
+        Some(Self { dir })
+    }
+
+    /// A command that runs `program` with `args` in this cgroup, through the launcher. Set
+    /// everything on it but its standard input, then [`Cgroup::spawn`] it.
+    pub(crate) fn command(&self, program: &str, args: &[String]) -> Command {
+        let mut command = Command::new("/proc/self/exe");
+        command
+            .arg(LAUNCHER_ARG)
+            .arg(self.dir.join("cgroup.procs"))
+            .arg(program)
+            .args(args);
+        command
+    }
+
+    /// Start a command made by [`Cgroup::command`]: the program's standard input is
+    /// `/dev/null`, and a program that cannot be run is the error its exec gave.
+    pub(crate) fn spawn(&self, mut command: Command) -> std::io::Result<Child> {
+        let (mut reader, writer) = std::io::pipe()?;
+        command.stdin(writer);
+        let spawned = command.spawn();
+        // The command holds the pipe's writing end: the reader sees its end only once the
+        // launcher's copy is closed too (by its exec) if this one is gone.
+        drop(command);
+        let mut child = spawned?;
+        let mut report = Vec::new();
+        let _ = reader.read_to_end(&mut report);
+        match report.split_first() {
+            Some((b'E', errno)) => {
+                let _ = child.wait();
+                let errno = <[u8; 4]>::try_from(errno).map_or(22, i32::from_le_bytes);
+                Err(std::io::Error::from_raw_os_error(errno))
+            }
+            _ => Ok(child),
+        }
+    }
+
+    /// Kill every process in the cgroup and wait (a bounded time) until it is empty.
+    pub(crate) fn kill(&self) {
+        kill(&self.dir);
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        remove(&self.dir);
+        if let Ok(mut live) = LIVE.lock() {
+            live.retain(|dir| dir != &self.dir);
+        }
+    }
+}
+
+/// `exec` uses no cgroup: [`OFF_VARIABLE`] says so.
+fn switched_off() -> bool {
+    std::env::var(OFF_VARIABLE).is_ok_and(|value| {
+        matches!(
+            value.trim().to_ascii_lowercase().as_str(),
+            "off" | "0" | "no" | "false"
+        )
+    })
+}
+
+/// The folder of this process's cgroup v2 cgroup, if there is a cgroup v2 mount.
+pub fn own_cgroup() -> Option<PathBuf> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let own = cgroups.lines().find_map(|line| line.strip_prefix("0::"))?;
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    mountinfo.lines().find_map(|line| {
+        // `id parent major:minor root mountpoint options… - type source superoptions`
+        let (mount, after) = line.split_once(" - ")?;
+        if after.split_whitespace().next()? != "cgroup2" {
+            return None;
+        }
+        let mut fields = mount.split_whitespace().skip(3);
+        let root = unescape(fields.next()?);
+        let point = unescape(fields.next()?);
+        let inside = Path::new(own).strip_prefix(&root).ok()?;
+        Some(Path::new(&point).join(inside))
+    })
+}
+
+/// A field of `mountinfo`, where space, tab, newline and backslash are written `\ooo`.
+fn unescape(field: &str) -> OsString {
+    use std::os::unix::ffi::OsStringExt;
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .filter(|_| bytes[i] == b'\\')
+            .and_then(|digits| std::str::from_utf8(digits).ok())
+            .and_then(|digits| u8::from_str_radix(digits, 8).ok());
+        match octal {
+            Some(byte) => {
+                out.push(byte);
+                i += 4;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    OsString::from_vec(out)
+}
+
+/// Kill every process in the cgroup `dir`, then wait until it is empty (at most [`DRAIN`]).
+fn kill(dir: &Path) {
+    if write(&dir.join("cgroup.kill"), b"1").is_err() {
+        // Before Linux 5.14: one by one, until no more appear.
+        for _ in 0..200 {
+            let pids = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+            let mut any = false;
+            for pid in pids
+                .lines()
+                .filter_map(|line| line.trim().parse::<i32>().ok())
+            {
+                if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                    any = true;
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                }
+            }
+            if !any {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let deadline = Instant::now() + DRAIN;
+    while populated(dir) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Kill the cgroup `dir` and remove it (gone already is fine).
+fn remove(dir: &Path) {
+    kill(dir);
+    for _ in 0..100 {
+        match std::fs::remove_dir(dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            _ => return,
+        }
+    }
+}
+
+/// `cgroup.events` says a process is still in `dir` (or below).
+fn populated(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("cgroup.events"))
+        .is_ok_and(|events| events.lines().any(|line| line.trim() == "populated 1"))
+}
+
+/// Write `bytes` to the existing file `path` (a cgroup file: never created).
+fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)?
+        .write_all(bytes)
+}
+
+/// Remove the cgroups of toolctls that were killed during a call, in `base`: those empty
+/// and older than a minute (a live call's cgroup holds its program a moment after it is
+/// made), and those older than `longest` plus a minute, killing what runs in them.
+fn remove_leftovers(base: &Path, longest: Duration) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(entries) = std::fs::read_dir(base) else {
+            return;
+        };
+        let now = std::time::SystemTime::now();
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let Some(made) = name
+                .to_str()
+                .and_then(|name| name.strip_prefix(PREFIX))
+                .and_then(|id| uuid::Uuid::parse_str(id).ok())
+                .and_then(|id| id.get_timestamp())
+                .map(|stamp| {
+                    let (seconds, nanos) = stamp.to_unix();
+                    std::time::UNIX_EPOCH + Duration::new(seconds, nanos)
+                })
+            else {
+                continue;
+            };
+            let age = now.duration_since(made).unwrap_or_default();
+            let dir = entry.path();
+            let minute = Duration::from_secs(60);
+            if age > longest + minute || (age > minute && !populated(&dir)) {
+                remove(&dir);
+            }
+        }
+    });
+}
+
+/// Tell the cgroup watcher that SIGINT and SIGTERM are handled elsewhere (`mcp serve` stops
+/// on them): it removes the cgroups of the calls under way and lets the process go on.
+pub fn signals_handled_elsewhere() {
+    HANDLED_ELSEWHERE.store(true, Ordering::Relaxed);
+}
+
+/// Start, once, the thread that removes the cgroups under way when toolctl gets SIGINT,
+/// SIGTERM or SIGHUP, then lets the signal end the process as it would have.
+fn watch_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        let _ = std::thread::Builder::new()
+            .name("exec-cgroups".into())
+            .spawn(move || {
+                for signal in signals.forever() {
+                    let dirs = LIVE.lock().map(|live| live.clone()).unwrap_or_default();
+                    for dir in &dirs {
+                        remove(dir);
+                    }
+                    let elsewhere = HANDLED_ELSEWHERE.load(Ordering::Relaxed) && signal != SIGHUP;
+                    if !elsewhere {
+                        let _ = signal_hook::low_level::emulate_default_handler(signal);
+                    }
+                }
+            });
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unescape;
+
+    #[test]
+    fn mountinfo_fields_are_unescaped() {
+        assert_eq!(unescape("/sys/fs/cgroup"), "/sys/fs/cgroup");
+        assert_eq!(unescape("/mnt/my\\040cgroups"), "/mnt/my cgroups");
+        assert_eq!(unescape("/a\\134b\\011c"), "/a\\b\tc");
+        // Not an escape: left as it is.
+        assert_eq!(unescape("/x\\9y\\"), "/x\\9y\\");
+    }
+}

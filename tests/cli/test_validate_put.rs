@@ -1,0 +1,128 @@
+//! `validate FILE` before `tool put FILE`: a tool file outside the catalog's bundles tree is
+//! checked as put reads it — what put fills in (`toolID`, `bundleID`, `schemaVersion`,
+//! `createdAt`, `modifiedAt`) may be left out, and whatever put refuses is reported at the
+//! pointer put names.
+
+use crate::common::{TestEnv, tool_doc_with, write_file};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+/// A catalog with a bundle `mine` and `doc` written by hand to `name` in the working folder
+/// (outside the catalog): the file's path, as given on the command line.
+fn with_input(env: &TestEnv, name: &str, doc: &Value) -> String {
+    write_file(
+        &env.work().join(name),
+        &serde_json::to_string_pretty(doc).unwrap(),
+    );
+    name.to_owned()
+}
+
+/// A tool file as a person writes it before `tool put`: none of put's fill-ins.
+fn hand_written() -> Value {
+    tool_doc_with(
+        "hello",
+        "v1",
+        json!({
+            "description": "Say what time it is, for a person who asks politely.",
+            "argSchema": { "type": "object", "properties": {
+                "tz": { "type": "string", "description": "An IANA time zone." } } }
+        }),
+    )
+}
+
+#[test]
+fn a_hand_written_tool_file_validates_clean_and_then_puts() {
+    let env = TestEnv::new();
+    env.run(&["bundle", "put", "--slug", "mine"]).success();
+    let file = with_input(&env, "hello.json", &hand_written());
+    let report = env.json(&["validate", "--strict", &file]);
+    assert_eq!(report["files"], 1, "{report}");
+    assert_eq!(report["findings"], json!([]), "{report}");
+    // Also on standard input, as `tool put -` reads it.
+    env.run_stdin(&["validate", "--strict", "-"], &hand_written().to_string())
+        .success();
+    let put = env.json(&["tool", "put", &file, "--bundle", "mine"]);
+    assert_eq!(put["slug"], "hello", "{put}");
+    // Once in the catalog the file is checked in full, and put's fill-ins are there.
+    env.run(&["validate", "--strict"]).success();
+    // In the bundles tree, even where no tool belongs, a file is a catalog file: checked in
+    // full.
+    let misplaced = env.catalog().join("bundles/stray/tool.json");
+    write_file(
+        &misplaced,
+        &serde_json::to_string_pretty(&hand_written()).unwrap(),
+    );
+    let run = env.run(&["--json", "validate", misplaced.to_str().unwrap()]);
+    run.failure(3);
+    let report = run.json();
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["pointer"] == "/toolID"),
+        "{report}"
+    );
+}
+
+/// The error pointers of `validate --json FILE` (which must fail, exit 3).
+fn validate_pointers(env: &TestEnv, file: &str) -> BTreeSet<String> {
+    let run = env.run(&["--json", "validate", file]);
+    run.failure(3);
+    run.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .filter_map(|f| f["pointer"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The pointers of the problems `tool put FILE` refuses the file for (exit 3).
+fn put_pointers(env: &TestEnv, file: &str) -> BTreeSet<String> {
+    let run = env.run(&["--json", "tool", "put", file, "--bundle", "mine"]);
+    run.failure(3);
+    let doc = run.json();
+    assert_eq!(doc["error"]["code"], "VALIDATION_ERROR", "{doc}");
+    doc["error"]["details"]["problems"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no problems listed: {doc}"))
+        .iter()
+        .filter_map(|p| p["pointer"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn validate_reports_what_put_refuses_at_the_pointer_put_names() {
+    let env = TestEnv::new();
+    env.run(&["bundle", "put", "--slug", "mine"]).success();
+    let http =
+        |url: &str| json!({ "type": "http", "impl": { "method": "GET", "urlTemplate": url } });
+    let cases = [
+        ("built-in", json!({ "isBuiltIn": true })),
+        ("bad-id", json!({ "toolID": "not-a-uuid" })),
+        (
+            "bad-schema",
+            json!({ "argSchema": { "type": "object", "properties": { "tz": { "type": "strnig" } } } }),
+        ),
+        ("placeholder", http("https://127.0.0.1/t?q=${nothing}")),
+        ("host", http("https://not-allowed.example/t?tz=${tz}")),
+    ];
+    for (name, change) in cases {
+        let mut doc = hand_written();
+        for (key, value) in change.as_object().unwrap() {
+            doc[key] = value.clone();
+        }
+        let file = with_input(&env, &format!("{name}.json"), &doc);
+        let refused = put_pointers(&env, &file);
+        let reported = validate_pointers(&env, &file);
+        assert!(!refused.is_empty(), "{name}");
+        assert!(
+            refused.is_subset(&reported),
+            "{name}: put refuses at {refused:?}, validate reports {reported:?}"
+        );
+    }
+    // Nothing was put.
+    let list = env.json(&["tool", "list", "--bundle", "mine"]);
+    assert_eq!(list["items"], json!([]), "{list}");
+}
