@@ -23,14 +23,20 @@ fn kept(env: &TestEnv) -> Vec<PathBuf> {
 }
 
 /// The description of tool `name` in the first `tools/list` page of `mcp serve --mode all`,
-/// with time for the server's first change check (a list made while the index was being
-/// written is kept only after it).
+/// with time for the server's first change checks (a list made while the index was being
+/// written is kept only after it; a start without a kept list, within the index's racy window
+/// after a write, may announce a change at once: the second wait gives the checks after it
+/// their time).
 fn served_description(env: &TestEnv, name: &str) -> Value {
     let session = drive(
         env,
         "legacy",
         &["--mode", "all"],
-        json!([{ "op": "list" }, { "op": "wait_changed", "seconds": 2.5 }]),
+        json!([
+            { "op": "list" },
+            { "op": "wait_changed", "seconds": 2.5 },
+            { "op": "wait_changed", "seconds": 2.5 },
+        ]),
     );
     let tools = session.step(0)["tools"].as_array().unwrap().clone();
     tools
