@@ -6,8 +6,9 @@
 //! and stdout: for the one call, then killed with every process it started (exec's
 //! [`kill_tree`]); or, when the options carry [`Sessions`] (`mcp serve`, `invoke --batch`),
 //! once for every call of the process, and killed when the sessions close. A Streamable HTTP
-//! server is reached at its `url`
-//! (host in `allowedHosts`, no redirects followed, `headers` with secrets expanded). The whole
+//! server is reached at its `url` (host in `allowedHosts`, no redirects followed, `headers`
+//! with secrets expanded): a session initialized for the one call and closed after it, or,
+//! with [`Sessions`], one session for every call, initialized again when the server lost it. The whole
 //! call — start, `initialize`, `tools/call` — is bounded by the tool's timeout (`impl.timeoutMs`,
 //! else the server's `timeoutMs`, else 30 s, and a batch's deadline), so a server that never
 //! answers is a `TIMEOUT`, never a hang. A server that does not start, exits or closes the
@@ -215,19 +216,23 @@ fn session(
             .build()
             .map_err(|e| Failure::new(ErrorCode::Internal, format!("cannot start a runtime: {e}")))
     };
-    let answer = match transport {
-        Transport::Stdio { argv, cwd, .. } => {
-            let launch = Launch {
-                argv: &argv,
-                env: expanded,
-                cwd: cwd.as_deref(),
-            };
-            match sessions {
-                Some(sessions) => sessions.request(&call, &launch, request),
-                None => single()?.block_on(stdio(&call, &launch, request)),
-            }
+    let reach = match &transport {
+        Transport::Stdio { argv, cwd, .. } => Reach::Stdio(Launch {
+            argv,
+            env: expanded,
+            cwd: cwd.as_deref(),
+        }),
+        Transport::Http { url, .. } => Reach::Http {
+            url: url.clone(),
+            headers: expanded,
+        },
+    };
+    let answer = match (sessions, reach) {
+        (Some(sessions), reach) => sessions.request(&call, &reach, request),
+        (None, Reach::Stdio(launch)) => single()?.block_on(stdio(&call, &launch, request)),
+        (None, Reach::Http { url, headers }) => {
+            single()?.block_on(http(&call, url, headers, request))
         }
-        Transport::Http { url, .. } => single()?.block_on(http(&call, url, expanded, request)),
     }?;
     // A server may echo what it was given: secrets stay out of what leaves the call.
     Ok(match answer {
@@ -426,12 +431,46 @@ struct Launch<'a> {
     cwd: Option<&'a Path>,
 }
 
-impl Launch<'_> {
-    /// What tells two launches apart: a pooled server whose entry changed is started again.
+/// How a server is reached: started (stdio), or at its URL with its headers (secrets in).
+enum Reach<'a> {
+    Stdio(Launch<'a>),
+    Http {
+        url: url::Url,
+        headers: Vec<(String, String)>,
+    },
+}
+
+impl Reach<'_> {
+    /// What tells two entries apart: a pooled session whose entry changed is made again.
     fn key(&self) -> u64 {
         let mut hasher = DefaultHasher::new();
-        (self.argv, &self.env, self.cwd).hash(&mut hasher);
+        match self {
+            Self::Stdio(launch) => (launch.argv, &launch.env, launch.cwd).hash(&mut hasher),
+            Self::Http { url, headers } => (url.as_str(), headers).hash(&mut hasher),
+        }
         hasher.finish()
+    }
+
+    /// Start the server (stdio) or open a session with it (HTTP), by `deadline`.
+    async fn connect(
+        &self,
+        call: &Call<'_>,
+        deadline: tokio::time::Instant,
+    ) -> Result<(Option<Process>, RunningService<RoleClient, ClientConfig>), Failure> {
+        match self {
+            Self::Stdio(launch) => {
+                let (process, client) = connect(call, launch, deadline).await?;
+                Ok((Some(process), client))
+            }
+            Self::Http { url, headers } => {
+                let transport = http_transport(call, url, headers.clone())?;
+                match tokio::time::timeout_at(deadline, client_config().serve(transport)).await {
+                    Ok(Ok(client)) => Ok((None, client)),
+                    Ok(Err(e)) => Err(call.failure(Some(Trouble::Start(e.to_string())), false, "")),
+                    Err(_) => Err(call.failure(None, false, "")),
+                }
+            }
+        }
     }
 }
 
@@ -613,12 +652,15 @@ async fn stdio(call: &Call<'_>, launch: &Launch<'_>, request: Request) -> Result
     }
 }
 
-/// Stdio MCP servers kept running for a process that makes many calls (`mcp serve`,
-/// `invoke --batch`): one connection per server, started at its first call and used by every
-/// call after it (concurrent calls share it). A server found dead at a call is started again;
-/// one that fails a call by dying, or lets it time out, is ended (the next call starts it
-/// again); one whose `mcpServers` entry changed is replaced. [`Sessions::close`] (also on
-/// drop) ends every server it started, with whatever they started.
+/// MCP sessions kept for a process that makes many calls (`mcp serve`, `invoke --batch`): one
+/// per server, made at its first call (a stdio server started, an HTTP server's session
+/// initialized) and used by every call after it (concurrent calls share it). A stdio server
+/// found dead at a call is started again; an HTTP session whose connection ended is opened
+/// again, and one the server says is gone (HTTP 404 on its session ID, as after a restart) is
+/// initialized again by the SDK's transport, the call retried once. A session that fails a call
+/// by dying, or lets it time out, is ended (the next call makes it again); one whose
+/// `mcpServers` entry changed is replaced. [`Sessions::close`] (also on drop) ends every server
+/// it started, with whatever they started.
 #[derive(Default)]
 pub struct Sessions {
     runtime: std::sync::Mutex<Option<Arc<tokio::runtime::Runtime>>>,
@@ -635,12 +677,13 @@ struct Connection {
     id: u64,
     key: u64,
     client: RunningService<RoleClient, ClientConfig>,
-    process: Process,
+    /// The started server (none over HTTP).
+    process: Option<Process>,
 }
 
 impl Connection {
     fn alive(&mut self) -> bool {
-        !self.client.is_transport_closed() && self.process.alive()
+        !self.client.is_transport_closed() && self.process.as_mut().is_none_or(Process::alive)
     }
 }
 
@@ -691,6 +734,22 @@ impl Sessions {
             .take();
         let slots = std::mem::take(&mut *self.slots.lock().unwrap_or_else(|e| e.into_inner()));
         if let Some(runtime) = runtime {
+            // HTTP sessions are ended as the protocol says (DELETE), each briefly.
+            let open: Vec<Connection> = slots
+                .values()
+                .filter_map(|slot| slot.try_lock().ok()?.take_if(|c| c.process.is_none()))
+                .collect();
+            if !open.is_empty() {
+                let closing = async {
+                    for mut connection in open {
+                        let _ = tokio::time::timeout(CLOSE_GRACE, connection.client.close()).await;
+                    }
+                };
+                // On a thread of its own: `close` may be called from within another runtime.
+                std::thread::scope(|scope| {
+                    scope.spawn(|| runtime.block_on(closing));
+                });
+            }
             // Their sessions and processes are dropped on the runtime they belong to.
             let entered = runtime.enter();
             drop(slots);
@@ -701,21 +760,21 @@ impl Sessions {
         }
     }
 
-    /// `request` of the stdio server `call.name`, on its pooled session.
+    /// `request` of the server `call.name`, on its pooled session.
     fn request(
         &self,
         call: &Call<'_>,
-        launch: &Launch<'_>,
+        reach: &Reach<'_>,
         request: Request,
     ) -> Result<Answer, Failure> {
         let runtime = self.runtime()?;
-        runtime.block_on(self.pooled(call, launch, request))
+        runtime.block_on(self.pooled(call, reach, request))
     }
 
     async fn pooled(
         &self,
         call: &Call<'_>,
-        launch: &Launch<'_>,
+        reach: &Reach<'_>,
         request: Request,
     ) -> Result<Answer, Failure> {
         let deadline = tokio::time::Instant::now() + call.timeout;
@@ -724,7 +783,7 @@ impl Sessions {
             let Ok(mut held) = tokio::time::timeout_at(deadline, slot.lock()).await else {
                 return Err(call.failure(None, false, ""));
             };
-            let key = launch.key();
+            let key = reach.key();
             if let Some(connection) = held.as_mut()
                 && (connection.key != key || !connection.alive())
                 && let Some(old) = held.take()
@@ -734,9 +793,11 @@ impl Sessions {
             let connection = match held.take() {
                 Some(connection) => connection,
                 None => {
-                    let (process, client) = connect(call, launch, deadline).await?;
+                    let (process, client) = reach.connect(call, deadline).await?;
                     let id = self.next_id.fetch_add(1, Ordering::SeqCst);
-                    if let Some(group) = process.group {
+                    if let Some(process) = &process
+                        && let Some(group) = process.group
+                    {
                         self.running
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
@@ -751,7 +812,8 @@ impl Sessions {
                 }
             };
             let peer = connection.client.peer().clone();
-            let (id, group) = (connection.id, connection.process.group);
+            let group = connection.process.as_ref().and_then(|p| p.group);
+            let id = connection.id;
             *held = Some(connection);
             (id, peer, group)
         };
@@ -769,7 +831,10 @@ impl Sessions {
         match held.take_if(|_| gone) {
             Some(mut connection) => {
                 self.forget(connection.id);
-                let failure = ended(call, &mut connection.process, trouble, true).await;
+                let failure = match &mut connection.process {
+                    Some(process) => ended(call, process, trouble, true).await,
+                    None => call.failure(trouble, true, ""),
+                };
                 let _ = tokio::time::timeout(CLOSE_GRACE, connection.client.cancel()).await;
                 Err(failure)
             }
@@ -788,7 +853,9 @@ impl Sessions {
     async fn end(&self, mut connection: Connection) {
         self.forget(connection.id);
         let _ = tokio::time::timeout(CLOSE_GRACE, connection.client.close()).await;
-        connection.process.end().await;
+        if let Some(process) = &mut connection.process {
+            process.end().await;
+        }
     }
 }
 
@@ -806,12 +873,28 @@ impl std::fmt::Debug for Sessions {
     }
 }
 
+/// One call of an HTTP server in a session opened for it alone, and closed after it.
 async fn http(
     call: &Call<'_>,
     url: url::Url,
     headers: Vec<(String, String)>,
     request: Request,
 ) -> Result<Answer, Failure> {
+    let transport = http_transport(call, &url, headers)?;
+    let started = AtomicBool::new(false);
+    match tokio::time::timeout(call.timeout, exchange(transport, request, &started)).await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(trouble)) => Err(call.failure(Some(trouble), started.load(Ordering::SeqCst), "")),
+        Err(_) => Err(call.failure(None, started.load(Ordering::SeqCst), "")),
+    }
+}
+
+/// The Streamable HTTP transport to `url`, with `headers`; no redirects followed.
+fn http_transport(
+    call: &Call<'_>,
+    url: &url::Url,
+    headers: Vec<(String, String)>,
+) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, Failure> {
     let name = call.name;
     use reqwest::header::{HeaderName, HeaderValue};
     use rmcp::transport::StreamableHttpClientTransport;
@@ -838,12 +921,10 @@ async fn http(
                 format!("cannot make an HTTP client: {e}"),
             )
         })?;
-    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
-    let transport = StreamableHttpClientTransport::with_client(client, config);
-    let started = AtomicBool::new(false);
-    match tokio::time::timeout(call.timeout, exchange(transport, request, &started)).await {
-        Ok(Ok(answer)) => Ok(answer),
-        Ok(Err(trouble)) => Err(call.failure(Some(trouble), started.load(Ordering::SeqCst), "")),
-        Err(_) => Err(call.failure(None, started.load(Ordering::SeqCst), "")),
-    }
+    // A session the server no longer knows (404) is initialized again and the call retried
+    // (the SDK's default, said here because pooled sessions rely on it).
+    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+        .custom_headers(custom)
+        .reinit_on_expired_session(true);
+    Ok(StreamableHttpClientTransport::with_client(client, config))
 }

@@ -1,11 +1,13 @@
 //! The `tools/list` of `mcp serve --mode all`, kept in `.toolctl/` between runs: building it
 //! reads and translates every tool file (about 1.5 s at 10,000 tools), reading it back is one
-//! file. Derived state, safe to delete.
+//! file. Derived state, safe to delete. (A start without it does not wait for the whole list:
+//! see `State::pending` in serve.rs.)
 //!
 //! A file per set of filters (`mcp-tools-<hash>.jsonl`): a header line (the format, toolctl's
-//! version, the filters, the stamp, the fingerprint and the tools' names), then one tool a line
-//! as `tools/list` gives it. It is used only when its stamp is the catalog's stamp now: the
-//! stamps (mtime, size) of the index, its journal and `toolctl.json`. Any change the index has
+//! version, the filters, the stamp, the fingerprint, the tools' names and their places among
+//! the candidates the pages are cut from), then one tool a line as `tools/list` gives it. It
+//! is used only when its stamp is the catalog's stamp now: the stamps (mtime, size) of the
+//! index, its journal and `toolctl.json`. Any change the index has
 //! taken in, and any edit of `toolctl.json`, moves it; a hand edit the index has not seen yet
 //! is found by the server's first change check, a moment later (the list is then made again
 //! and announced with `list_changed`).
@@ -19,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 /// The layout of the file; another one is not read.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// The stamps (seconds, nanoseconds, size) of the index, its journal and `toolctl.json`
 /// (`None`: no such file).
@@ -47,6 +49,12 @@ pub struct Listed {
     pub names: Vec<String>,
     /// Each tool as compact JSON, in list order.
     pub tools: Vec<String>,
+    /// Each tool's place among the candidates (the tools the index says the list is made of,
+    /// in the same order; one MCP cannot take has no tool): a page is a range of candidates,
+    /// so that a page is the same whether it was cut from the whole list or made alone.
+    pub slots: Vec<usize>,
+    /// How many candidates.
+    pub candidates: usize,
     /// Hash of what a client is shown.
     pub fingerprint: u64,
 }
@@ -59,6 +67,8 @@ struct Header {
     stamp: Stamp,
     fingerprint: u64,
     names: Vec<String>,
+    slots: Vec<usize>,
+    candidates: usize,
 }
 
 fn filters_of(filters: &Filters) -> (Vec<String>, Vec<String>, Vec<String>) {
@@ -92,9 +102,18 @@ pub fn load(root: &Path, filters: &Filters, stamp: &Stamp) -> Option<Listed> {
         return None;
     }
     let tools: Vec<String> = lines.map(str::to_owned).collect();
-    (tools.len() == header.names.len()).then_some(Listed {
+    let whole = tools.len() == header.names.len()
+        && header.slots.len() == header.names.len()
+        && header.slots.is_sorted_by(|a, b| a < b)
+        && header
+            .slots
+            .last()
+            .is_none_or(|last| *last < header.candidates);
+    whole.then_some(Listed {
         names: header.names,
         tools,
+        slots: header.slots,
+        candidates: header.candidates,
         fingerprint: header.fingerprint,
     })
 }
@@ -112,6 +131,8 @@ pub fn store(root: &Path, filters: &Filters, stamp: &Stamp, listed: &Listed) {
         stamp: stamp.clone(),
         fingerprint: listed.fingerprint,
         names: listed.names.clone(),
+        slots: listed.slots.clone(),
+        candidates: listed.candidates,
     };
     let Ok(mut text) = serde_json::to_string(&header) else {
         return;
@@ -132,6 +153,8 @@ mod tests {
         Listed {
             names: vec!["a".into(), "b".into()],
             tools: vec![r#"{"name":"a"}"#.into(), r#"{"name":"b"}"#.into()],
+            slots: vec![0, 2],
+            candidates: 3,
             fingerprint: 7,
         }
     }
@@ -147,6 +170,7 @@ mod tests {
         store(root, &filters, &now, &listed());
         let back = load(root, &filters, &now).unwrap();
         assert_eq!((back.names, back.tools), (listed().names, listed().tools));
+        assert_eq!((back.slots, back.candidates), (vec![0, 2], 3));
         assert_eq!(back.fingerprint, 7);
         // Other filters: another file.
         let tagged = Filters {

@@ -1,7 +1,9 @@
 //! `toolctl mcp serve`: the catalog as an MCP server, on the official SDK (`rmcp`).
 //!
-//! - `tools/list` pages through [`view::list`] (what `export --provider mcp` prints), with an
-//!   opaque cursor: the offset of the next page, checked against the list it pages.
+//! - `tools/list` pages through what `export --provider mcp` prints, with an opaque cursor:
+//!   the offset of the next page among the candidates (the tools the index says the list is
+//!   made of), checked against them. The list is kept in `.toolctl/` ([`cache`]); a start
+//!   without it answers each page from its own candidates while the whole list is made.
 //! - `tools/call` runs [`view::call`] (what `invoke` does). A call that fails, arguments
 //!   refused by the schema included, is a result with `isError: true` so that a model can
 //!   correct itself; only a tool the client was not shown is a protocol error (-32602).
@@ -18,7 +20,7 @@
 //! for SQLite, files or an HTTP tool.
 
 use super::cache::{self, Listed, Stamp};
-use super::view::{self, Filters, Listing, Survey};
+use super::view::{self, Candidate, Filters, Survey, Translated};
 use crate::base::error_code::ErrorCode;
 use crate::catalog::Catalog;
 use crate::index::Index;
@@ -302,6 +304,13 @@ async fn poll(shared: Arc<Shared>) {
     }
 }
 
+/// What a session sees of the list now.
+struct Snapshot {
+    search: bool,
+    listed: Arc<Listed>,
+    pending: Option<Arc<Vec<Candidate>>>,
+}
+
 /// What every session shares: the settings, the current list and the change signal.
 struct Shared {
     settings: Settings,
@@ -321,6 +330,11 @@ struct State {
     /// The usable tools (none in search mode), as `tools/list` gives them (as JSON: a page is
     /// made into the SDK's tools when it is asked for).
     listed: Arc<Listed>,
+    /// `--mode all` started without a kept list: the candidates the list is made of (from the
+    /// index alone), of which each page translates its own when asked for, until the first
+    /// change check (at once) has made the whole list and `listed` replaces them. A page is a
+    /// range of candidates either way, so a client walking the pages meanwhile sees one list.
+    pending: Option<Arc<Vec<Candidate>>>,
     /// How many tools the catalog offers (search mode: as counted).
     count: usize,
     /// The catalog's stamp when the list was made.
@@ -347,9 +361,13 @@ impl Shared {
         Ok(Catalog::open(&self.settings.root)?.with_lock_timeout(self.settings.lock_timeout))
     }
 
-    fn snapshot(&self) -> (bool, Arc<Listed>) {
+    fn snapshot(&self) -> Snapshot {
         let state = self.state.read().unwrap_or_else(|e| e.into_inner());
-        (state.search, state.listed.clone())
+        Snapshot {
+            search: state.search,
+            listed: state.listed.clone(),
+            pending: state.pending.clone(),
+        }
     }
 
     /// One line on what is served.
@@ -361,6 +379,10 @@ impl Shared {
             " (filtered)"
         };
         match (state.search, self.settings.mode) {
+            (false, _) if state.pending.is_some() => format!(
+                "mode all: listing up to {} tools{filtered} (each page made when asked for, until the whole list is made)",
+                state.count
+            ),
             (false, _) => format!(
                 "mode all: listing {} tools{filtered}",
                 state.listed.names.len()
@@ -382,7 +404,7 @@ impl Shared {
         let moved = self
             .state
             .read()
-            .map(|state| state.stamp != stamp)
+            .map(|state| state.stamp != stamp || state.pending.is_some())
             .unwrap_or(true);
         if !moved {
             return Ok(false);
@@ -392,7 +414,8 @@ impl Shared {
 
     /// The first list: in `--mode all`, the one kept in `.toolctl/` when it was made at the
     /// catalog's stamp now (the first change check, a moment later, finds what the index has
-    /// not taken in yet); else made.
+    /// not taken in yet); else, without `--tag`/`--tool`, the candidates alone (the first
+    /// change check, at once, makes the whole list); else made.
     fn start(&self) -> Result<(), Error> {
         if self.settings.mode == Mode::All {
             let root = &self.settings.root;
@@ -403,6 +426,19 @@ impl Shared {
                     search: false,
                     count: listed.names.len(),
                     listed: Arc::new(listed),
+                    pending: None,
+                    stamp,
+                };
+                return Ok(());
+            }
+            let catalog = self.catalog()?;
+            if let Some((candidates, _)) = view::candidates(&catalog, &self.settings.filters)? {
+                let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+                *state = State {
+                    search: false,
+                    count: candidates.len(),
+                    listed: Arc::default(),
+                    pending: Some(Arc::new(candidates)),
                     stamp,
                 };
                 return Ok(());
@@ -411,24 +447,55 @@ impl Shared {
         self.refresh().map(|_| ())
     }
 
+    /// The whole list of `--mode all`: every candidate translated (or, with `--tag`/`--tool`,
+    /// the filtered export).
+    fn whole(&self, catalog: &Catalog) -> Result<Listed, Error> {
+        let translated = match view::candidates(catalog, &self.settings.filters)? {
+            Some((candidates, problems)) => {
+                let mut translated = view::translate(catalog, &candidates);
+                translated.problems.extend(problems);
+                translated
+            }
+            None => view::list(catalog, &self.settings.filters)?.into(),
+        };
+        Ok(self.listed_of(translated, true))
+    }
+
+    /// The tools of `page` (a range of the candidates), as the whole list shows them.
+    fn page(&self, page: &[Candidate]) -> Result<Vec<Tool>, Error> {
+        let catalog = self.catalog()?;
+        let listed = self.listed_of(view::translate(&catalog, page), false);
+        Ok(listed
+            .tools
+            .iter()
+            .filter_map(|tool| serde_json::from_str(tool).ok())
+            .collect())
+    }
+
     /// Make the list again. True when what a client sees changed.
     fn refresh(&self) -> Result<bool, Error> {
         let catalog = self.catalog()?;
         let root = catalog.root();
         let before = cache::stamp(root);
         let filters = &self.settings.filters;
-        let survey = match self.settings.mode {
-            Mode::Search => Survey::TooMany(0),
-            Mode::All => Survey::Listed(view::list(&catalog, filters)?),
-            Mode::Auto => view::survey(&catalog, filters, AUTO_LIMIT)?,
+        let (search, listed) = match self.settings.mode {
+            Mode::Search => (true, Listed::default()),
+            Mode::All => (false, self.whole(&catalog)?),
+            Mode::Auto => match view::survey(&catalog, filters, AUTO_LIMIT)? {
+                Survey::TooMany(count) => (
+                    true,
+                    Listed {
+                        candidates: count,
+                        ..Listed::default()
+                    },
+                ),
+                Survey::Listed(listing) => (false, self.listed_of(listing.into(), true)),
+            },
         };
-        let (search, listed, count) = match survey {
-            Survey::TooMany(count) => (true, Listed::default(), count),
-            Survey::Listed(listing) => {
-                let listed = self.tools_of(listing);
-                let count = listed.names.len();
-                (false, listed, count)
-            }
+        let count = if search {
+            listed.candidates
+        } else {
+            listed.names.len()
         };
         // Kept for the next start when nothing moved while it was made (the list's own
         // change check may have written the index: the first check then makes it again).
@@ -436,26 +503,36 @@ impl Shared {
             cache::store(root, filters, &before, &listed);
         }
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
-        let changed = state.search != search || state.listed.fingerprint != listed.fingerprint;
+        let changed = state.search != search
+            || match state.pending {
+                // The pages shown were made from the catalog at that stamp: the same list.
+                Some(_) => state.stamp != before,
+                None => state.listed.fingerprint != listed.fingerprint,
+            };
         *state = State {
             search,
             listed: Arc::new(listed),
+            pending: None,
             count,
             stamp: before,
         };
         Ok(changed)
     }
 
-    /// The listing's entries as the SDK's tools (as JSON); warnings for what was left out.
-    fn tools_of(&self, listing: Listing) -> Listed {
-        for problem in &listing.problems {
+    /// The translated tools as the SDK's tools (as JSON); warnings for what was left out
+    /// when `warn`.
+    fn listed_of(&self, listing: Translated, warn: bool) -> Listed {
+        for problem in listing.problems.iter().filter(|_| warn) {
             self.log.warn(&format!(
                 "skipped {}: {}",
                 problem.path.display(),
                 problem.message
             ));
         }
-        for refused in &listing.left_out {
+        for error in listing.errors.iter().filter(|_| warn) {
+            self.log.warn(&format!("left out a tool: {error}"));
+        }
+        for refused in listing.left_out.iter().filter(|_| warn) {
             for problem in &refused.problems {
                 self.log.warn(&format!(
                     "left out {} (MCP cannot take it): {problem}",
@@ -463,19 +540,25 @@ impl Shared {
                 ));
             }
         }
-        let mut listed = Listed::default();
+        let mut listed = Listed {
+            candidates: listing.candidates,
+            ..Listed::default()
+        };
         let mut hasher = DefaultHasher::new();
-        for entry in listing.tools {
+        listing.candidates.hash(&mut hasher);
+        for (slot, entry) in listing.tools {
             let name = entry["name"].as_str().unwrap_or_default().to_owned();
             match serde_json::from_value::<Tool>(entry)
                 .and_then(|tool| serde_json::to_string(&tool))
             {
                 Ok(json) => {
-                    json.hash(&mut hasher);
+                    (slot, &json).hash(&mut hasher);
                     listed.names.push(name);
                     listed.tools.push(json);
+                    listed.slots.push(slot);
                 }
-                Err(e) => self.log.warn(&format!("left out {name}: {e}")),
+                Err(e) if warn => self.log.warn(&format!("left out {name}: {e}")),
+                Err(_) => {}
             }
         }
         listed.fingerprint = hasher.finish();
@@ -485,17 +568,24 @@ impl Shared {
     /// The listed tool of this name; the catalog is looked at again when there is none (the
     /// tool may be newer than the last check).
     fn listed(&self, name: &str) -> Option<Tool> {
-        let find = |listed: &Listed| {
-            let at = listed.names.iter().position(|n| n == name)?;
-            serde_json::from_str(listed.tools.get(at)?).ok()
+        let find = |snapshot: Snapshot| match snapshot.pending {
+            Some(pending) => {
+                let at = pending.iter().position(|c| c.name == name)?;
+                self.page(&pending[at..=at]).ok()?.pop()
+            }
+            None => {
+                let listed = snapshot.listed;
+                let at = listed.names.iter().position(|n| n == name)?;
+                serde_json::from_str(listed.tools.get(at)?).ok()
+            }
         };
-        if let Some(tool) = find(&self.snapshot().1) {
+        if let Some(tool) = find(self.snapshot()) {
             return Some(tool);
         }
         if self.refresh().ok()? {
             self.changes.send_modify(|n| *n += 1);
         }
-        find(&self.snapshot().1)
+        find(self.snapshot())
     }
 
     fn options(&self, catalog: &Catalog) -> Options<'static> {
@@ -717,22 +807,37 @@ impl ServerHandler for Server {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let (search, listed) = self.0.snapshot();
-        if search {
+        let snapshot = self.0.snapshot();
+        if snapshot.search {
             return Ok(ListToolsResult::with_all_items(search_mode_tools()));
         }
-        let tools = &listed.tools;
+        // A page is the candidates from `start` to `end`, less those MCP cannot take.
+        let total = match &snapshot.pending {
+            Some(pending) => pending.len(),
+            None => snapshot.listed.candidates,
+        };
         let start = match request.and_then(|r| r.cursor) {
-            Some(cursor) => parse_cursor(&cursor, tools.len())?,
+            Some(cursor) => parse_cursor(&cursor, total)?,
             None => 0,
         };
-        let end = (start + self.0.settings.page_size.max(1)).min(tools.len());
-        let items = tools[start..end]
-            .iter()
-            .filter_map(|tool| serde_json::from_str(tool).ok())
-            .collect();
+        let end = (start + self.0.settings.page_size.max(1)).min(total);
+        let items = match snapshot.pending {
+            Some(pending) => self
+                .blocking(move |s| s.page(&pending[start..end]))
+                .await?
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+            None => {
+                let listed = snapshot.listed;
+                let first = listed.slots.partition_point(|slot| *slot < start);
+                let last = listed.slots.partition_point(|slot| *slot < end);
+                listed.tools[first..last]
+                    .iter()
+                    .filter_map(|tool| serde_json::from_str(tool).ok())
+                    .collect()
+            }
+        };
         let mut page = ListToolsResult::with_all_items(items);
-        if end < tools.len() {
+        if end < total {
             page.next_cursor = Some(cursor(end));
         }
         Ok(page)
@@ -745,7 +850,7 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let arguments = request.arguments.unwrap_or_default();
-        let (search, _) = self.0.snapshot();
+        let search = self.0.snapshot().search;
         let result = if search {
             match name.as_str() {
                 SEARCH_TOOLS => self.blocking(move |s| s.search_tools(&arguments)).await?,

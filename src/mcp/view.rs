@@ -146,6 +146,101 @@ fn list_in(catalog: &Catalog, index: &Index, filters: &Filters) -> Result<Listin
     Ok(export::export(catalog, index, &request)?.into())
 }
 
+/// The candidates, and the files the index could not read.
+pub type Candidates = (Vec<Candidate>, Vec<Problem>);
+
+/// A tool `tools/list` may show, known from the index alone: its exported name and its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub name: String,
+    pub path: String,
+}
+
+/// The tools the unfiltered (or bundle-filtered) list is made of, in list order, from the
+/// index rows alone (no tool file is read): the list is these, each translated, less those MCP
+/// cannot take or whose file cannot be read. With them, the files the index could not read
+/// (as `export` reports them). `None` when the filters need the tools' files (`--tag`,
+/// `--tool`): the list is then made whole ([`list`]).
+pub fn candidates(catalog: &Catalog, filters: &Filters) -> Result<Option<Candidates>, Error> {
+    if !filters.tags.is_empty() || !filters.tools.is_empty() {
+        return Ok(None);
+    }
+    let request = filters.request(Vec::new());
+    with_index(catalog, |index| {
+        let candidates = export::candidates(index, &request)?
+            .into_iter()
+            .map(|member| Candidate {
+                name: member.name,
+                path: member.row.path,
+            })
+            .collect();
+        Ok((candidates, index.problems(catalog)?))
+    })
+    .map(Some)
+}
+
+/// `candidates` translated for MCP, each with its place in the slice (in order); those MCP
+/// cannot take are in `left_out`, files that cannot be read in `problems`.
+pub fn translate(catalog: &Catalog, candidates: &[Candidate]) -> Translated {
+    let mut translated = Translated {
+        candidates: candidates.len(),
+        ..Translated::default()
+    };
+    let mut reader = catalog.tool_reader();
+    for (at, candidate) in candidates.iter().enumerate() {
+        let entry = match reader.tool_at(&candidate.path) {
+            Ok(Some(entry)) => entry,
+            Ok(None) => continue,
+            Err(problem) => {
+                translated.problems.push(problem);
+                continue;
+            }
+        };
+        match export::translate(
+            Provider::Mcp,
+            &[(candidate.name.clone(), entry)],
+            false,
+            true,
+        ) {
+            Ok((Value::Array(list), _, refused)) => {
+                translated.left_out.extend(refused);
+                translated
+                    .tools
+                    .extend(list.into_iter().map(|tool| (at, tool)));
+            }
+            Ok(_) => {}
+            Err(error) => translated.errors.push(error.to_string()),
+        }
+    }
+    translated
+}
+
+/// What [`translate`] made.
+#[derive(Debug, Default)]
+pub struct Translated {
+    /// How many candidates were given.
+    pub candidates: usize,
+    /// Each tool's place among the candidates given, and its `tools/list` entry.
+    pub tools: Vec<(usize, Value)>,
+    pub left_out: Vec<Refused>,
+    pub problems: Vec<Problem>,
+    /// Translations that failed otherwise (not expected with `lenient`).
+    pub errors: Vec<String>,
+}
+
+impl From<Listing> for Translated {
+    /// A list made whole: each tool is its own candidate.
+    fn from(listing: Listing) -> Self {
+        Self {
+            candidates: listing.tools.len(),
+            tools: listing.tools.into_iter().enumerate().collect(),
+            left_out: listing.left_out,
+            problems: listing.problems,
+            errors: Vec::new(),
+        }
+    }
+}
+
 /// The tools when there are at most `limit` of them; else only how many there are. Without
 /// filters the count comes from the index alone, so a big catalog is never exported.
 pub fn survey(catalog: &Catalog, filters: &Filters, limit: usize) -> Result<Survey, Error> {

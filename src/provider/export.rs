@@ -129,16 +129,29 @@ pub fn translate(
     Ok((tool_list(provider, definitions), exported, refused))
 }
 
+/// The tools an export of every tool (no `tools` named) reads, in list order: the lineup's
+/// usable members (all of them with `include_disabled`) in the request's bundles, before the
+/// tag filter and the translation. The index alone knows them: no tool file is read.
+pub fn candidates(index: &Index, request: &ExportRequest) -> Result<Vec<DefaultTool>, ExportError> {
+    let lineup = DefaultTools::read(index, false)?;
+    let bundle_dirs = index.bundle_dirs(&request.bundles)?;
+    Ok(lineup
+        .members
+        .into_iter()
+        .filter(|member| {
+            (request.include_disabled || member.is_usable())
+                && (bundle_dirs.is_empty() || bundle_dirs.contains(&member.row.bundle_dir))
+        })
+        .collect())
+}
+
 /// Export the catalog's tools as `request` says.
 pub fn export(
     catalog: &Catalog,
     index: &Index,
     request: &ExportRequest,
 ) -> Result<Export, ExportError> {
-    let lineup = DefaultTools::read(index, false)?;
     let mut problems = index.problems(catalog)?;
-    let bundle_dirs = index.bundle_dirs(&request.bundles)?;
-    let in_bundles = |dir: &str| bundle_dirs.is_empty() || bundle_dirs.iter().any(|d| d == dir);
 
     let mut chosen: Vec<(String, ToolEntry)> = Vec::new();
     let mut reader = catalog.tool_reader();
@@ -152,15 +165,14 @@ pub fn export(
         }
     };
     if request.tools.is_empty() {
-        for member in &lineup.members {
-            if (request.include_disabled || member.is_usable())
-                && in_bundles(&member.row.bundle_dir)
-                && let Some(entry) = read(member, &mut problems)
-            {
-                chosen.push((member.name.clone(), entry));
+        for member in candidates(index, request)? {
+            if let Some(entry) = read(&member, &mut problems) {
+                chosen.push((member.name, entry));
             }
         }
     } else {
+        let lineup = DefaultTools::read(index, false)?;
+        let bundle_dirs = index.bundle_dirs(&request.bundles)?;
         for name in &request.tools {
             // A tool named explicitly is exported as named (a version, if given), still
             // within the other filters.
@@ -178,7 +190,7 @@ pub fn export(
                     status: entry.status(),
                 });
             }
-            if !in_bundles(&dir) {
+            if !bundle_dirs.is_empty() && !bundle_dirs.contains(&dir) {
                 continue;
             }
             let exported = lineup

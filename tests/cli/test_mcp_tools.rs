@@ -23,12 +23,12 @@ fn stdio_server(mode: &str) -> Value {
 }
 
 /// Declare `servers` in the catalog's `toolctl.json`.
-fn declare(env: &TestEnv, servers: Value) {
+pub(crate) fn declare(env: &TestEnv, servers: Value) {
     env.edit_config(|config| config["mcpServers"] = servers);
 }
 
 /// A tool of server `server` named `tool` on it, put in bundle `mcp` as `slug@1`.
-fn mcp_tool(env: &TestEnv, slug: &str, server: &str, tool: &str, arg_schema: Value) {
+pub(crate) fn mcp_tool(env: &TestEnv, slug: &str, server: &str, tool: &str, arg_schema: Value) {
     env.put_tool(
         "mcp",
         &json!({
@@ -39,7 +39,7 @@ fn mcp_tool(env: &TestEnv, slug: &str, server: &str, tool: &str, arg_schema: Val
     );
 }
 
-fn any_object() -> Value {
+pub(crate) fn any_object() -> Value {
     json!({ "type": "object" })
 }
 
@@ -316,9 +316,9 @@ fn secrets_reach_the_server_through_env_and_never_come_back() {
 }
 
 /// The fixture server over Streamable HTTP on 127.0.0.1, killed when dropped.
-struct HttpServer {
+pub(crate) struct HttpServer {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 impl HttpServer {
@@ -328,13 +328,29 @@ impl HttpServer {
             .local_addr()
             .unwrap()
             .port();
+        Self::start_on(variant, port, None)
+    }
+
+    /// The server on `port`, its stderr (the SDK's log) appended to `log` when given.
+    pub(crate) fn start_on(variant: &str, port: u16, log: Option<&Path>) -> Self {
+        let stderr = match log {
+            Some(path) => Stdio::from(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .unwrap(),
+            ),
+            None => Stdio::null(),
+        };
         let child = Command::new(mcp_clients::python())
             .arg(fixture_server())
             .args(["http", &port.to_string()])
             .env("VARIANT", variant)
+            .env("PYTHONUNBUFFERED", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let server = Self { child, port };
@@ -349,7 +365,7 @@ impl HttpServer {
         server
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}/mcp", self.port)
     }
 }
@@ -701,7 +717,7 @@ fn call_through(env: &TestEnv, command: Value, calls: &[(&str, Value)]) -> Vec<V
 }
 
 /// The exported name `mcp serve` gives `bundle/slug`.
-fn served_name(env: &TestEnv, bundle: &str, slug: &str) -> String {
+pub(crate) fn served_name(env: &TestEnv, bundle: &str, slug: &str) -> String {
     let exported = crate::test_mcp::exported(env, &["--bundle", bundle]);
     exported
         .iter()
