@@ -305,8 +305,19 @@ pub fn check_timestamps(created: Timestamp, modified: Timestamp, out: &mut Vec<V
 }
 
 /// Rules on the raw document that its typed view does not see: the format version is one
-/// this toolctl reads, and each ID field is a UUIDv7 written in the usual hyphenated form.
+/// this toolctl reads, each ID field is a UUIDv7 written in the usual hyphenated form, and each
+/// timestamp is RFC 3339 as the schema says (the typed view reads more, e.g. no seconds).
 fn check_document(doc: &Value, id_fields: &[&str], out: &mut Vec<Violation>) {
+    for field in ["createdAt", "modifiedAt", "softDeletedAt"] {
+        if let Some(text) = doc.get(field).and_then(Value::as_str)
+            && !super::schemas::is_date_time(text)
+        {
+            out.push(Violation::new(
+                format!("/{field}"),
+                format!("'{text}' is not an RFC 3339 date-time (e.g. 2026-01-31T12:00:00Z)"),
+            ));
+        }
+    }
     if let Some(version) = doc.get("schemaVersion")
         && version.as_str() != Some(SCHEMA_VERSION)
     {
