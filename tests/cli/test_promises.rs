@@ -7,21 +7,6 @@ use serde_json::{Value, json};
 use std::fs::OpenOptions;
 use std::time::{Duration, Instant};
 
-/// Hold the catalog lock as another writer would (`.toolctl/lock`, std's advisory lock).
-fn hold_lock(env: &TestEnv) -> std::fs::File {
-    let path = env.catalog().join(".toolctl/lock");
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
-    file.lock().unwrap();
-    file
-}
-
 /// README, Concurrency: "Readers take no lock." While another process holds the catalog lock,
 /// every read answers at once (with `--lock-timeout 0s` a command that wanted it would fail
 /// with exit 8), and sees the files as they are.
@@ -31,7 +16,7 @@ fn readers_take_no_lock() {
     env.bundle("w");
     env.put_tool("w", &tool_doc("t", "v1"));
     let edited = env.put_tool_by_hand("w", &tool_doc("edited", "v1"));
-    let _lock = hold_lock(&env);
+    let _lock = env.hold_lock();
     // A hand edit while the lock is held: the reads still see it (they sync the index).
     let mut doc = read_json(&edited);
     doc["description"] = json!("Counts zebras.");
@@ -102,7 +87,7 @@ fn completing_takes_no_lock_touches_no_index_and_starts_no_watcher() {
     );
 
     // With the lock held by another process, it answers at once.
-    let _lock = hold_lock(&env);
+    let _lock = env.hold_lock();
     let started = Instant::now();
     let run = complete(&env, &["tool", "get", "weather/for"], &[]);
     run.success();
@@ -873,7 +858,7 @@ fn the_lock_timeout_is_10_seconds_by_default() {
     let env = TestEnv::new();
     env.bundle("w");
     let input = env.input(&tool_doc("t", "v1"));
-    let _lock = hold_lock(&env);
+    let _lock = env.hold_lock();
     let started = Instant::now();
     let err = env.json_error(&["tool", "put", "--bundle", "w", &input], 8);
     let waited = started.elapsed();

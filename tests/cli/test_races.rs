@@ -3,24 +3,9 @@
 
 use crate::common::{Run, TestEnv, find_prefixed, read_json, tool_doc, tool_doc_with};
 use serde_json::json;
-use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
-
-/// Hold the catalog's write lock, as another toolctl would.
-fn hold_lock(env: &TestEnv) -> File {
-    let path = env.catalog().join(".toolctl/lock");
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
-    file.lock().unwrap();
-    file
-}
 
 /// How racing writers are lined up at the start.
 #[derive(Debug, Clone, Copy)]
@@ -38,7 +23,7 @@ enum Start {
 fn race(env: &TestEnv, args: &[&str], docs: &[serde_json::Value], start: Start) -> Vec<Run> {
     let mut args_json = vec!["--json"];
     args_json.extend_from_slice(args);
-    let lock = matches!(start, Start::Queued).then(|| hold_lock(env));
+    let lock = matches!(start, Start::Queued).then(|| env.hold_lock());
     let mut children: Vec<Child> = docs
         .iter()
         .map(|_| {
@@ -191,7 +176,7 @@ fn a_held_lock_times_out_with_exit_8() {
     let env = TestEnv::new();
     env.bundle("w");
     let input = env.input(&tool_doc("x", "v1"));
-    let lock = hold_lock(&env);
+    let lock = env.hold_lock();
 
     let started = Instant::now();
     let run = env.run(&[
@@ -272,7 +257,7 @@ fn a_writer_waits_for_the_lock_within_its_timeout() {
     let env = TestEnv::new();
     env.bundle("w");
     let input = env.input(&tool_doc("x", "v1"));
-    let lock = hold_lock(&env);
+    let lock = env.hold_lock();
     let child = env
         .command(&[
             "--lock-timeout",
@@ -311,7 +296,7 @@ fn racing_builtin_toggles_lose_no_flag() {
     // Every built-in flag lives in the one toolctl.json: writers that each change a
     // different flag at once must all be in the file afterwards.
     let env = TestEnv::new();
-    let lock = hold_lock(&env);
+    let lock = env.hold_lock();
     let children: Vec<Child> = [
         ("disable", "builtin/readfile"),
         ("disable", "builtin/file-search"),
@@ -345,7 +330,7 @@ fn a_toggle_waiting_for_the_lock_acts_on_the_latest_flags() {
     // off. When B gets the lock it must see A's write: its "enable" really enables, rather
     // than deciding from what toolctl.json said before it waited ("already enabled").
     let env = TestEnv::new();
-    let lock = hold_lock(&env);
+    let lock = env.hold_lock();
     let child = env
         .command(&["tool", "enable", "builtin/now"])
         .stdout(Stdio::null())

@@ -56,6 +56,22 @@ pub struct TestEnv {
 }
 
 impl TestEnv {
+    /// Hold the catalog's write lock (`.toolctl/lock`, std's advisory lock) as another
+    /// toolctl would, until the file is dropped.
+    pub fn hold_lock(&self) -> std::fs::File {
+        let path = self.catalog().join(".toolctl/lock");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(path)
+            .unwrap();
+        file.lock().unwrap();
+        file
+    }
+
     /// An environment with an initialised catalog (`toolctl init`).
     pub fn new() -> Self {
         let env = Self::uninit();
