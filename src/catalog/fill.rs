@@ -37,6 +37,38 @@ pub fn fill_for_put(
     stamp_created(fields, now);
 }
 
+/// What `bundle put` fills in a bundle document it creates before it checks it:
+/// `schemaVersion`, `bundleID` (`bundle_id`, a new one when absent), and `displayName` (the
+/// slug), `description` (empty) and `isEnabled` (true) when absent; `createdAt` and
+/// `modifiedAt` (`now`) always. `validate` fills a bundle file that is not in a catalog's
+/// bundles tree the same way, so it checks the file as put will.
+pub fn fill_bundle_for_put(
+    fields: &mut serde_json::Map<String, Value>,
+    bundle_id: Uuid,
+    now: jiff::Timestamp,
+) {
+    fill_bundle_fields(fields, bundle_id);
+    stamp_created(fields, now);
+}
+
+/// The fields of [`fill_bundle_for_put`] but the timestamps: a replaced bundle keeps its own.
+pub fn fill_bundle_fields(fields: &mut serde_json::Map<String, Value>, bundle_id: Uuid) {
+    // A slug that is no string is put's error to report; the display name waits for it.
+    let slug = fields.get("slug").cloned().unwrap_or(Value::Null);
+    fill_fields(
+        fields,
+        [
+            ("schemaVersion", SCHEMA_VERSION.into()),
+            ("bundleID", bundle_id.to_string().into()),
+            ("slug", slug.clone()),
+            ("displayName", slug),
+            ("description", "".into()),
+            ("isEnabled", true.into()),
+        ],
+        [],
+    );
+}
+
 /// Add the fields a document lacks: `head` ones near the top, each after the head fields before
 /// it (identity first, as people read files), `tail` ones at the end. Fields already present
 /// keep their value and place.

@@ -9,7 +9,7 @@
 use crate::catalog::config::{CONFIG_FILE, Config};
 use crate::catalog::error::{Error, GivenBundle, Hint, Result, Violation};
 use crate::catalog::lock;
-use crate::catalog::model::{self, Bundle, SCHEMA_VERSION, Tool};
+use crate::catalog::model::{self, Bundle, Tool};
 use crate::catalog::rules::{self, NameKind};
 use crate::catalog::{
     BUNDLE_FILE, BUNDLES_DIR, BundleEntry, Catalog, STATE_DIR, TOOL_FILE, TOOLS_DIR, ToolEntry,
@@ -51,7 +51,7 @@ pub enum BundleInput {
 }
 
 pub(crate) use crate::catalog::fill::{
-    fill_fields, fill_for_put, new_id, stamp_created, timestamp,
+    fill_bundle_fields, fill_for_put, new_id, stamp_created, timestamp,
 };
 
 fn uuid_v7(value: &Value, pointer: &str, source_name: &str) -> Result<Uuid> {
@@ -514,18 +514,7 @@ impl Catalog {
         let fields = doc
             .as_object_mut()
             .ok_or_else(|| Error::invalid(&source_name, vec![]))?;
-        fill_fields(
-            fields,
-            [
-                ("schemaVersion", SCHEMA_VERSION.into()),
-                ("bundleID", id.to_string().into()),
-                ("slug", slug.as_str().into()),
-                ("displayName", slug.as_str().into()),
-                ("description", "".into()),
-                ("isEnabled", true.into()),
-            ],
-            [],
-        );
+        fill_bundle_fields(fields, id);
         fields.insert("isBuiltIn".into(), false.into());
         match existing {
             Some(existing) => {

@@ -156,9 +156,10 @@ struct Target {
     file: PathBuf,
     kind: Kind,
     place: Place,
-    /// A tool file outside a catalog's bundles tree (or standard input): checked as `tool put`
-    /// reads it, with what put fills in filled in first
-    /// ([`fill_for_put`](crate::catalog::fill::fill_for_put)).
+    /// A tool or bundle file outside a catalog's bundles tree (or standard input): checked as
+    /// `tool put` or `bundle put --file` reads it, with what put fills in filled in first
+    /// ([`fill_for_put`](crate::catalog::fill::fill_for_put),
+    /// [`fill_bundle_for_put`](crate::catalog::fill::fill_bundle_for_put)).
     as_put: bool,
 }
 
@@ -334,12 +335,35 @@ fn visible_dirs(dir: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// A file with its kind (by name) and place (by where it is in its catalog).
+/// The catalog file a document outside a catalog is, by its fields (`toolctl.json`,
+/// `bundle.json` or `tool.json`): a bundle has a slug but no version or type, the
+/// configuration neither slug nor version but its own fields. For standard input and for a
+/// file outside a catalog whose name is none of the three.
+pub fn file_name_for(doc: &serde_json::Value) -> &'static str {
+    let has = |key: &str| doc.get(key).is_some();
+    if !has("slug") && (has("schemaVersion") || has("allowedHosts")) && !has("version") {
+        CONFIG_FILE
+    } else if has("slug") && !has("version") && !has("type") {
+        BUNDLE_FILE
+    } else {
+        TOOL_FILE
+    }
+}
+
+/// A file with its kind (by name; by its fields for a file outside a catalog's bundles tree
+/// named otherwise, see [`file_name_for`]) and place (by where it is in its catalog).
 fn target(root: Option<&Path>, file: PathBuf) -> Target {
-    let kind = match file.file_name().and_then(|n| n.to_str()) {
+    let name = file.file_name().and_then(|n| n.to_str());
+    let kind = match name {
         Some(CONFIG_FILE) => Kind::Config,
         Some(BUNDLE_FILE) => Kind::Bundle,
-        _ => Kind::Tool,
+        Some(TOOL_FILE) => Kind::Tool,
+        _ if in_bundles(root, &file) => Kind::Tool,
+        _ => match sniffed(&file, root) {
+            CONFIG_FILE => Kind::Config,
+            BUNDLE_FILE => Kind::Bundle,
+            _ => Kind::Tool,
+        },
     };
     let place = root
         .and_then(|root| {
@@ -366,16 +390,32 @@ fn target(root: Option<&Path>, file: PathBuf) -> Target {
         .unwrap_or(Place::Loose);
     // A file in the bundles tree, even where no tool belongs, is a catalog file: checked in
     // full.
-    let in_bundles = root.is_some_and(|root| {
-        std::path::absolute(&file).is_ok_and(|file| file.starts_with(root.join(BUNDLES_DIR)))
-    });
+    let as_put = matches!(kind, Kind::Tool | Kind::Bundle)
+        && place == Place::Loose
+        && !in_bundles(root, &file);
     Target {
         root: root.map(Path::to_owned),
-        as_put: kind == Kind::Tool && place == Place::Loose && !in_bundles,
+        as_put,
         file,
         kind,
         place,
     }
+}
+
+/// Whether `file` lies in the bundles tree of the catalog at `root`.
+fn in_bundles(root: Option<&Path>, file: &Path) -> bool {
+    root.is_some_and(|root| {
+        std::path::absolute(file).is_ok_and(|file| file.starts_with(root.join(BUNDLES_DIR)))
+    })
+}
+
+/// [`file_name_for`] the document in `file`; `tool.json` when it cannot be read as JSON (the
+/// checks then report why).
+fn sniffed(file: &Path, root: Option<&Path>) -> &'static str {
+    crate::base::capped::read_text(file, root)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .map_or(TOOL_FILE, |doc| file_name_for(&doc))
 }
 
 /// Read, parse and check one file; its findings are placed in it.
@@ -487,9 +527,16 @@ fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Const
     if target.as_put
         && let Some(fields) = doc.as_object_mut()
     {
-        // Where put would take the bundle from (`--bundle`) is not known here: a new ID
-        // stands for it, so loose files are never duplicates of each other by it.
-        crate::catalog::fill::fill_for_put(fields, Uuid::now_v7(), crate::base::time::now());
+        use crate::catalog::fill;
+        let now = crate::base::time::now();
+        match target.kind {
+            // Where put would take the bundle from (`--bundle`) is not known here: a new ID
+            // stands for it, so loose files are never duplicates of each other by it.
+            Kind::Tool => fill::fill_for_put(fields, Uuid::now_v7(), now),
+            // A new bundle's ID, when the file has none, is made by put too.
+            Kind::Bundle => fill::fill_bundle_for_put(fields, Uuid::now_v7(), now),
+            Kind::Config => {}
+        }
     }
     let (notes, facts) = checks::check(target.kind, &doc, &target.file, &target.place, cx);
     if notes.is_empty() {

@@ -267,7 +267,9 @@ fn a_file_outside_any_catalog_is_checked_on_its_own() {
     std::fs::copy(source, &file).unwrap();
     let run = in_catalog(&env, &["validate", file.to_str().unwrap()]);
     run.success();
-    std::fs::write(&file, "{\"slug\": 1}").unwrap();
+    // A file named otherwise is what its fields say: `type` makes this one a tool (a slug
+    // alone would be a bundle's, as `bundle put --file` reads it).
+    std::fs::write(&file, "{\"slug\": 1, \"type\": \"native\"}").unwrap();
     let bad = in_catalog(&env, &["validate", file.to_str().unwrap()]);
     bad.failure(3);
     assert!(

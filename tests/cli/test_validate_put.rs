@@ -126,3 +126,61 @@ fn validate_reports_what_put_refuses_at_the_pointer_put_names() {
     let list = env.json(&["tool", "list", "--bundle", "mine"]);
     assert_eq!(list["items"], json!([]), "{list}");
 }
+
+/// `validate FILE` before `bundle put --file FILE`: a bundle file outside the catalog's bundles
+/// tree, whatever its name (known by its fields: a slug, no version or type), is checked as
+/// `bundle put` reads it: what put fills in may be left out, what put refuses is reported at
+/// put's pointer.
+#[test]
+fn a_hand_written_bundle_file_validates_as_bundle_put_reads_it() {
+    let env = TestEnv::new();
+    let minimal = json!({ "slug": "team-tools", "description": "Tools of the team." });
+    let file = with_input(&env, "team.json", &minimal);
+    let report = env.json(&["validate", "--strict", &file]);
+    assert_eq!(report["findings"], json!([]), "{report}");
+    env.run_stdin(&["validate", "--strict", "-"], &minimal.to_string())
+        .success();
+    let put = env.json(&["bundle", "put", "--file", &file]);
+    assert_eq!(put["slug"], "team-tools", "{put}");
+    // In the catalog it is checked in full, with put's fill-ins there.
+    env.run(&["validate", "--strict"]).success();
+
+    let cases = [
+        ("built-in", json!({ "slug": "mine", "isBuiltIn": true })),
+        (
+            "bad-id",
+            json!({ "slug": "mine", "bundleID": "not-a-uuid" }),
+        ),
+        ("bad-slug", json!({ "slug": "not a slug" })),
+        (
+            "bad-description",
+            json!({ "slug": "mine", "description": 5 }),
+        ),
+    ];
+    for (name, doc) in cases {
+        let file = with_input(&env, &format!("{name}.json"), &doc);
+        let run = env.run(&["--json", "bundle", "put", "--file", &file]);
+        run.failure(3);
+        let error = run.json();
+        let refused: BTreeSet<String> = error["error"]["details"]["problems"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: no problems listed: {error}"))
+            .iter()
+            .filter_map(|p| p["pointer"].as_str().map(str::to_owned))
+            .collect();
+        let reported = validate_pointers(&env, &file);
+        assert!(!refused.is_empty(), "{name}: {error}");
+        assert!(
+            refused.is_subset(&reported),
+            "{name}: put refuses at {refused:?}, validate reports {reported:?}"
+        );
+    }
+    let bundles = env.json(&["bundle", "list"]);
+    let slugs: Vec<&str> = bundles["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["slug"].as_str())
+        .collect();
+    assert!(!slugs.contains(&"mine"), "{bundles}");
+}

@@ -82,15 +82,10 @@ fn stdin_file(args: &ValidateArgs) -> Result<Option<Stdin>, CliError> {
         );
     }
     let text = crate::catalog::read_stdin()?;
-    let doc: Option<serde_json::Value> = serde_json::from_str(&text).ok();
-    let has = |key: &str| doc.as_ref().is_some_and(|d| d.get(key).is_some());
-    let name = if !has("slug") && (has("schemaVersion") || has("allowedHosts")) {
-        crate::catalog::CONFIG_FILE
-    } else if has("slug") && !has("version") && !has("type") {
-        crate::catalog::BUNDLE_FILE
-    } else {
-        crate::catalog::TOOL_FILE
-    };
+    let name = serde_json::from_str::<serde_json::Value>(&text)
+        .map_or(crate::catalog::TOOL_FILE, |doc| {
+            validate::file_name_for(&doc)
+        });
     let dir = tempfile::tempdir().map_err(|e| {
         CliError::new(
             ErrorCode::Internal,
