@@ -14,9 +14,14 @@ use std::time::{Duration, Instant};
 
 /// How many sessions the server (all its runs) made, as its log says.
 fn initializations(log: &Path) -> usize {
+    logged(log, "Created new transport")
+}
+
+/// How many times the server's log holds `line`.
+fn logged(log: &Path, line: &str) -> usize {
     std::fs::read_to_string(log)
         .unwrap_or_default()
-        .matches("Created new transport")
+        .matches(line)
         .count()
 }
 
@@ -210,10 +215,7 @@ fn mcp_serve_keeps_one_http_session_and_initializes_again_after_a_server_restart
 
 /// The times the server's log says a session was ended (DELETE).
 fn terminations(log: &Path) -> usize {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .matches("Terminating session")
-        .count()
+    logged(log, "Terminating session")
 }
 
 #[test]
