@@ -140,6 +140,22 @@ impl Tiers {
     pub fn is_empty(&self) -> bool {
         self.plan.tiers.is_empty()
     }
+
+    /// For a sentence's tier `i` (relevance): every tool that holds one of its words with its
+    /// relevance, best first, equal relevance by row; `None` for any other tier.
+    pub fn relevance_order(&self, i: usize) -> Option<Vec<(f64, i64)>> {
+        let (tier, _, _) = self.plan.tiers.get(i)?;
+        (*tier == Tier::Relevance).then(|| self.plan.relevance_order())
+    }
+}
+
+impl Plan {
+    /// See [`Tiers::relevance_order`].
+    fn relevance_order(&self) -> Vec<(f64, i64)> {
+        let mut ranked: Vec<(f64, i64)> = self.relevance.iter().map(|(id, s)| (*s, *id)).collect();
+        ranked.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        ranked
+    }
 }
 
 /// The conditions on a tool row `t` and its bundle `bu` (after `WHERE …`, each starting with
@@ -305,10 +321,15 @@ impl Index {
             return Ok(Vec::new());
         };
         if *tier == Tier::Relevance {
-            let mut ids: Vec<i64> = tiers.plan.relevance.keys().copied().collect();
-            if let Some(only) = only {
-                ids.retain(|id| only.contains(id));
-            }
+            let relevance = &tiers.plan.relevance;
+            let ids: Vec<i64> = match only {
+                Some(only) => only
+                    .iter()
+                    .copied()
+                    .filter(|id| relevance.contains_key(id))
+                    .collect(),
+                None => relevance.keys().copied().collect(),
+            };
             return self.relevance_hits(&tiers.request, &tiers.plan, &ids, why);
         }
         let (sql, params) = tier_query(&tiers.request, expression, only, None);
@@ -539,8 +560,7 @@ impl Index {
         wanted: usize,
         why: &str,
     ) -> Result<Vec<Hit>> {
-        let mut ranked: Vec<(f64, i64)> = plan.relevance.iter().map(|(id, s)| (*s, *id)).collect();
-        ranked.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let ranked = plan.relevance_order();
         let mut passed: Vec<(f64, i64, String, i64)> = Vec::new();
         let mut start = 0;
         let mut batch = wanted.max(16);

@@ -330,7 +330,7 @@ enum Verdicts {
         found: HashMap<i64, KeywordScore>,
     },
     /// `bm25`: the search hits; the others score 0.
-    Bm25(Bm25),
+    Bm25(Box<Bm25>),
     /// A network scorer: a verdict on every candidate.
     Each(HashMap<i64, Scored>),
 }
@@ -348,6 +348,17 @@ struct Bm25 {
     hits: HashMap<i64, (f64, Hit)>,
     /// Hits of later tiers read for a few rows only ([`Matches::settle`]).
     settled: HashMap<i64, (f64, Hit)>,
+    /// A sentence's relevance tier while it is read.
+    relevance: Option<Batches>,
+}
+
+/// A sentence's relevance tier while it is read: its tools best first, how many of them were
+/// read, and how many the next batch takes.
+#[derive(Debug)]
+struct Batches {
+    order: Vec<(f64, i64)>,
+    start: usize,
+    batch: usize,
 }
 
 impl Bm25 {
@@ -364,20 +375,50 @@ impl Bm25 {
         band + 0.25 * relevance / (relevance + 10.0)
     }
 
-    /// Read the next tier whole: its new hits, with their scores; `None` after the last.
+    /// Read the next tier: its new hits, with their scores; `None` after the last. A tier is
+    /// read whole, but a sentence's relevance tier, which holds every tool with one of its
+    /// words (most of a catalog for a long request), is read best first in growing batches,
+    /// each asked of the index's filters, and counts as read after its last batch.
     fn read_tier(&mut self, index: &Index) -> index::Result<Option<Vec<(f64, i64)>>> {
         let Some(tiers) = self.tiers.as_ref().filter(|t| self.read < t.len()) else {
             return Ok(None);
         };
+        let tier = self.read;
+        if self.relevance.is_none() {
+            self.relevance = tiers.relevance_order(tier).map(|order| Batches {
+                order,
+                start: 0,
+                batch: RELEVANCE_BATCH,
+            });
+        }
+        let (only, last) = match &mut self.relevance {
+            Some(b) => {
+                // A batch ends after a change of relevance, so equal scores are read together.
+                let order = &b.order;
+                let mut end = (b.start + b.batch).min(order.len());
+                while end < order.len() && order[end].0.total_cmp(&order[end - 1].0).is_eq() {
+                    end += 1;
+                }
+                let ids: Vec<i64> = order[b.start..end].iter().map(|(_, id)| *id).collect();
+                let last = end == order.len();
+                (b.start, b.batch) = (end, b.batch * 4);
+                (Some(ids), last)
+            }
+            None => (None, true),
+        };
+        if last {
+            self.relevance = None;
+            self.read += 1;
+        }
+        let hits = index.tier_hits(tiers, tier, only.as_deref())?;
         let mut found = Vec::new();
-        for hit in index.tier_hits(tiers, self.read, None)? {
+        for hit in hits {
             if let std::collections::hash_map::Entry::Vacant(slot) = self.hits.entry(hit.id) {
                 let score = Self::score(&hit, tiers.relevance_scale());
                 found.push((score, hit.id));
                 slot.insert((score, hit));
             }
         }
-        self.read += 1;
         Ok(Some(found))
     }
 
@@ -386,6 +427,10 @@ impl Bm25 {
         self.hits.get(&id).or_else(|| self.settled.get(&id))
     }
 }
+
+/// How many of a sentence's most relevant tools the first batch of its relevance tier asks of
+/// the filters (then four times more each batch).
+const RELEVANCE_BATCH: usize = 64;
 
 /// A sentence's BM25 `relevance` as a score in 0..1: `1 − e^(−2 × relevance / scale)`, where
 /// `scale` is the BM25 of a tool that holds each content word of the query once in a tool of
@@ -482,12 +527,13 @@ impl Matches {
             query: query.to_owned(),
             ..SearchRequest::default()
         };
-        Ok(Self::new(Verdicts::Bm25(Bm25 {
+        Ok(Self::new(Verdicts::Bm25(Box::new(Bm25 {
             tiers: index.search_tiers(&request)?,
             read: 0,
             hits: HashMap::new(),
             settled: HashMap::new(),
-        })))
+            relevance: None,
+        }))))
     }
 
     /// The verdicts of a network scorer on `candidates`, in their order.

@@ -569,3 +569,58 @@ fn equal_scores_keep_the_registration_order() {
     run.success();
     assert_eq!(refs(&Picks::of(&run)), expected);
 }
+
+/// A sentence's relevance tier is read best first in batches, each asked of the filters
+/// (the first batch: 64 tools): 80 tools of a disabled bundle that match the request better
+/// fill the first batch and more, and the one tool that may be picked comes after them.
+#[test]
+fn a_sentence_finds_the_one_usable_tool_behind_many_better_filtered_ones() {
+    let env = TestEnv::new();
+    without_builtins(&env);
+    env.bundle("off");
+    env.bundle("on");
+    for n in 0..80 {
+        let doc = native(
+            &format!("city-weather-forecast-{n}"),
+            n,
+            json!({ "description": "Weather forecast for a city, today and tomorrow." }),
+        );
+        env.put_tool_dated("off", &doc);
+    }
+    env.put_tool_dated(
+        "on",
+        &native(
+            "umbrella-advice",
+            90,
+            json!({ "description": "Whether to take an umbrella, from today's weather." }),
+        ),
+    );
+    env.run(&["bundle", "disable", "off"]).success();
+    let request = "what is the weather forecast for my city today";
+    // The disabled tools do rank first (so the first batch holds no usable tool).
+    let all = env.json(&[
+        "search",
+        request,
+        "--include-disabled",
+        "--page-size",
+        "100",
+    ]);
+    let found: Vec<&str> = all["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["ref"].as_str().unwrap())
+        .collect();
+    assert_eq!(found.len(), 81, "{all}");
+    assert_eq!(found.last(), Some(&"on/umbrella-advice@v1"), "{all}");
+
+    for flags in [&[][..], &["--scorer", "bm25", "--allow-unsafe"]] {
+        let mut args = vec![request, "--max", "3"];
+        args.extend_from_slice(flags);
+        assert_eq!(
+            refs(&picks(&env, &args)),
+            ["on/umbrella-advice@v1"],
+            "{flags:?}"
+        );
+    }
+}
