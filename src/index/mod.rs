@@ -312,6 +312,26 @@ impl Index {
         })
     }
 
+    /// Open the catalog's index as it is, without the change check: for a reader that must
+    /// answer at once and runs the check right after (`mcp serve`'s first `tools/list`), so
+    /// what it reads may be older than the tool files. Only an index toolctl can trust as it
+    /// is: one that exists, in this format, in a catalog this process may write, with the
+    /// stamp toolctl recorded when it last left it (a file changed behind its back is checked
+    /// whole by [`open`](Self::open) first), and in step with `toolctl.json` as it is now (the
+    /// built-in tools' flags, the hosts availability depends on: a few rows, compared).
+    /// `None` otherwise: [`open`](Self::open) then does it all.
+    pub fn open_unchecked(catalog: &Catalog) -> Option<Self> {
+        let path = Self::file(catalog);
+        if !path.is_file() || !can_write_state(catalog) || !verify::is_as_left(&path) {
+            return None;
+        }
+        let index = Self::open_file(&path).ok()?;
+        index
+            .config_in_step(catalog)
+            .is_ok_and(|in_step| in_step)
+            .then_some(index)
+    }
+
     /// The file is one toolctl trusts (it built it, checked it, or found it as it left it):
     /// record its stamp now and when the connection closes.
     fn trusted(mut self) -> Self {

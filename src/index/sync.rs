@@ -448,7 +448,7 @@ fn delete_tools_where(
     tx.execute(&format!("DELETE FROM tool WHERE {condition}"), args)
 }
 
-fn meta(tx: &Transaction, key: &str) -> rusqlite::Result<String> {
+fn meta(tx: &rusqlite::Connection, key: &str) -> rusqlite::Result<String> {
     Ok(tx
         .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
         .optional()?
@@ -605,12 +605,7 @@ fn sync_all(
 ) -> Result<(), SyncError> {
     // Availability depends on allowedHosts and mcpServers: when they change, every tool is read
     // again.
-    let config = catalog.config();
-    let hosts = if config.mcp_servers.is_empty() {
-        page::fingerprint(&config.allowed_hosts)
-    } else {
-        page::fingerprint(&(&config.allowed_hosts, &*config.mcp_servers))
-    };
+    let hosts = hosts_fingerprint(catalog);
     let hosts_changed = meta(tx, "hosts")? != hosts;
     if hosts_changed {
         execute_cached(tx, "UPDATE tool SET stamp = ''", [])?;
@@ -728,10 +723,75 @@ fn drop_bundle(tx: &Transaction, dir: &str) -> rusqlite::Result<usize> {
 }
 
 /// The built-in bundle and tools: rows from the binary, flags from `toolctl.json`.
+/// What tools' availability depends on in `toolctl.json` (`allowedHosts`, `mcpServers`).
+fn hosts_fingerprint(catalog: &Catalog) -> String {
+    let config = catalog.config();
+    if config.mcp_servers.is_empty() {
+        page::fingerprint(&config.allowed_hosts)
+    } else {
+        page::fingerprint(&(&config.allowed_hosts, &*config.mcp_servers))
+    }
+}
+
+/// The built-in tools' documents (which `toolctl.json` may change), as a fingerprint.
+fn builtins_fingerprint(tools: &[ToolEntry]) -> String {
+    page::fingerprint(&tools.iter().map(|t| &t.doc).collect::<Vec<_>>())
+}
+
+/// The enabled flag the index holds for the built-in bundle (`None`: no row).
+fn indexed_builtin_bundle(tx: &rusqlite::Connection) -> rusqlite::Result<Option<bool>> {
+    tx.query_row(
+        "SELECT is_enabled FROM bundle WHERE dir = ?1",
+        [BUILTIN_DIR],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// The enabled flag the index holds for a built-in tool (`None`: no row).
+fn indexed_builtin_tool(
+    tx: &rusqlite::Connection,
+    tool: &ToolEntry,
+) -> rusqlite::Result<Option<bool>> {
+    let path = format!("builtin:{}", tool.tool.slug);
+    tx.query_row(
+        "SELECT is_enabled FROM tool WHERE path = ?1",
+        [&path],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+impl Index {
+    /// Whether what the index took from `toolctl.json` (the hosts and MCP servers tools'
+    /// availability depends on, the built-in tools and their flags) is what the file says
+    /// now: a sync would leave that part as it is.
+    pub(super) fn config_in_step(&self, catalog: &Catalog) -> Result<bool> {
+        let conn = &self.conn;
+        let bundle = catalog.builtin_bundle();
+        let tools = catalog.builtin_tools(&bundle);
+        let in_step = (|| -> rusqlite::Result<bool> {
+            if meta(conn, "hosts")? != hosts_fingerprint(catalog)
+                || meta(conn, "builtin")? != builtins_fingerprint(&tools)
+                || indexed_builtin_bundle(conn)? != Some(bundle.is_enabled)
+            {
+                return Ok(false);
+            }
+            for tool in &tools {
+                if indexed_builtin_tool(conn, tool)? != Some(tool.is_enabled) {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        })();
+        in_step.map_err(|e| db(&self.path, e))
+    }
+}
+
 fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
     let bundle = catalog.builtin_bundle();
     let tools = catalog.builtin_tools(&bundle);
-    let fingerprint = page::fingerprint(&tools.iter().map(|t| &t.doc).collect::<Vec<_>>());
+    let fingerprint = builtins_fingerprint(&tools);
     if meta(tx, "builtin")? != fingerprint {
         delete_tools_where(tx, "bundle_dir = ?1", &[&BUILTIN_DIR])?;
         for tool in &tools {
@@ -750,14 +810,7 @@ fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
     }
     // The flags live in toolctl.json. Write only what differs: a sync that finds nothing to do
     // must not write (it would take the database's write lock on every read).
-    let indexed: Option<bool> = tx
-        .query_row(
-            "SELECT is_enabled FROM bundle WHERE dir = ?1",
-            [BUILTIN_DIR],
-            |r| r.get(0),
-        )
-        .optional()?;
-    if indexed != Some(bundle.is_enabled) {
+    if indexed_builtin_bundle(tx)? != Some(bundle.is_enabled) {
         execute_cached(
             tx,
             "INSERT INTO bundle (dir, bundle_id, slug, is_enabled) VALUES (?1, ?2, ?3, ?4)
@@ -771,19 +824,11 @@ fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
         )?;
     }
     for tool in &tools {
-        let path = format!("builtin:{}", tool.tool.slug);
-        let indexed: Option<bool> = tx
-            .query_row(
-                "SELECT is_enabled FROM tool WHERE path = ?1",
-                [&path],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if indexed != Some(tool.is_enabled) {
+        if indexed_builtin_tool(tx, tool)? != Some(tool.is_enabled) {
             execute_cached(
                 tx,
                 "UPDATE tool SET is_enabled = ?2 WHERE path = ?1",
-                params![path, tool.is_enabled],
+                params![format!("builtin:{}", tool.tool.slug), tool.is_enabled],
             )?;
         }
     }

@@ -3,7 +3,10 @@
 //! - `tools/list` pages through what `export --provider mcp` prints, with an opaque cursor:
 //!   the offset of the next page among the candidates (the tools the index says the list is
 //!   made of), checked against them. The list is kept in `.toolctl/` ([`cache`]); a start
-//!   without it answers each page from its own candidates while the whole list is made.
+//!   without it answers each page from its own candidates while the whole list is made, the
+//!   candidates read from the index as toolctl left it when it can be trusted so
+//!   ([`Index::open_unchecked`]): its change check is the server's first, right after the
+//!   first answer, which announces what the files moved since.
 //! - `tools/call` runs [`view::call`] (what `invoke` does). A call that fails, arguments
 //!   refused by the schema included, is a result with `isError: true` so that a model can
 //!   correct itself; only a tool the client was not shown is a protocol error (-32602).
@@ -11,7 +14,8 @@
 //!   `call_tool` (any tool the list would have shown, by exported name): a model sees a few
 //!   tools of a catalog of thousands. `auto` lists every tool up to [`AUTO_LIMIT`] and searches
 //!   above it.
-//! - Once a second the index's change check runs (it finds hand edits and `git pull`s); when
+//! - Once a second (the first time after the first `tools/list` answer, or a second after
+//!   the start) the index's change check runs (it finds hand edits and `git pull`s); when
 //!   the index file moved (that check, or another `toolctl`, wrote it) the list is made again,
 //!   and a list that differs is announced with `notifications/tools/list_changed`: to every
 //!   handshake-era session, and to every `subscriptions/listen` stream (2026-07-28).
@@ -179,6 +183,7 @@ async fn serve_stdio(shared: Arc<Shared>) -> Result<(), Error> {
             if let Err(e) = quit {
                 shared.log.warn(&format!("the MCP session ended badly: {e}"));
             }
+            keep_before_leaving(&shared).await;
         }
         signal = stop_signal() => {
             shared.log.status(&format!("{signal}: stopping"));
@@ -186,6 +191,20 @@ async fn serve_stdio(shared: Arc<Shared>) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// At the end of a stdio session that ended before the first change check made the whole
+/// list (a client that starts the server, lists and leaves, as a health check does): make it
+/// and keep it now, so that the next start reads it back.
+async fn keep_before_leaving(shared: &Arc<Shared>) {
+    if shared.settings.mode != Mode::All || shared.snapshot().pending.is_none() {
+        return;
+    }
+    let checked = shared.clone();
+    let check = tokio::task::spawn_blocking(move || checked.check());
+    if let Ok(Ok(Err(e))) = tokio::time::timeout(SHUTDOWN_GRACE, check).await {
+        shared.log.warn(&format!("catalog check: {e}"));
+    }
 }
 
 /// Standard input that says when it reaches its end: the SDK waits for running handlers
@@ -285,6 +304,12 @@ async fn stop_signal() -> &'static str {
 
 /// Check the catalog once a [`POLL_INTERVAL`], and tell the sessions when the list changed.
 async fn poll(shared: Arc<Shared>) {
+    // The first check waits for the first `tools/list` answer (at most a POLL_INTERVAL): a
+    // client that just started the server waits for that answer, and the check (a stat of
+    // every tool's folder, then the whole list made when none was kept) would take the
+    // cores from it.
+    let answered = shared.answered.subscribe();
+    let _ = tokio::time::timeout(POLL_INTERVAL, until_set(answered)).await;
     let mut ticks = tokio::time::interval(POLL_INTERVAL);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -320,6 +345,10 @@ struct Shared {
     changes: watch::Sender<u64>,
     /// Set when standard input closed (stdio): listen streams end.
     closed: watch::Sender<bool>,
+    /// Set once a `tools/list` was answered: the first change check waits for it.
+    answered: watch::Sender<bool>,
+    /// Held by a change check: one at a time.
+    checking: std::sync::Mutex<()>,
     /// The stdio MCP servers `mcp` tools' calls started, kept for the next calls.
     sessions: Arc<crate::invoke::mcp::Sessions>,
 }
@@ -335,10 +364,18 @@ struct State {
     /// change check (at once) has made the whole list and `listed` replaces them. A page is a
     /// range of candidates either way, so a client walking the pages meanwhile sees one list.
     pending: Option<Arc<Vec<Candidate>>>,
+    /// `pending` came from the index as toolctl last left it, without its change check (the
+    /// first check, after the first answer, finds what the files moved since).
+    unchecked: bool,
     /// How many tools the catalog offers (search mode: as counted).
     count: usize,
     /// The catalog's stamp when the list was made.
     stamp: Stamp,
+    /// `--mode all`: `listed` is the list kept in `.toolctl/` for `stamp` (read back, or kept
+    /// when made). A list made while the catalog moved is not kept: the next check makes it
+    /// again, even when the stamp is then back where it was (another process's write-ahead
+    /// log, there while it had the index open, is gone).
+    kept: bool,
 }
 
 impl Shared {
@@ -354,6 +391,8 @@ impl Shared {
             state: RwLock::new(State::default()),
             changes: watch::Sender::new(0),
             closed: watch::Sender::new(false),
+            answered: watch::Sender::new(false),
+            checking: std::sync::Mutex::new(()),
         }
     }
 
@@ -380,8 +419,13 @@ impl Shared {
         };
         match (state.search, self.settings.mode) {
             (false, _) if state.pending.is_some() => format!(
-                "mode all: listing up to {} tools{filtered} (each page made when asked for, until the whole list is made)",
-                state.count
+                "mode all: listing up to {} tools{filtered} (each page made when asked for, until the whole list is made{})",
+                state.count,
+                if state.unchecked {
+                    "; from the index as toolctl left it, checked against the files after the first answer"
+                } else {
+                    ""
+                }
             ),
             (false, _) => format!(
                 "mode all: listing {} tools{filtered}",
@@ -398,13 +442,18 @@ impl Shared {
     /// The change check: bring the index up to date with the files, and make the list again
     /// when the index moved since it was last made. True when what a client sees changed.
     fn check(&self) -> Result<bool, Error> {
+        let _one = self.checking.lock().unwrap_or_else(|e| e.into_inner());
         let catalog = self.catalog()?;
         Index::open(&catalog, &mut |_, _| {}).map_err(view::Error::from)?;
         let stamp = cache::stamp(catalog.root());
         let moved = self
             .state
             .read()
-            .map(|state| state.stamp != stamp || state.pending.is_some())
+            .map(|state| {
+                state.stamp != stamp
+                    || state.pending.is_some()
+                    || (self.settings.mode == Mode::All && !state.kept)
+            })
             .unwrap_or(true);
         if !moved {
             return Ok(false);
@@ -427,19 +476,31 @@ impl Shared {
                     count: listed.names.len(),
                     listed: Arc::new(listed),
                     pending: None,
+                    unchecked: false,
                     stamp,
+                    kept: true,
                 };
                 return Ok(());
             }
             let catalog = self.catalog()?;
-            if let Some((candidates, _)) = view::candidates(&catalog, &self.settings.filters)? {
+            let filters = &self.settings.filters;
+            // The index as toolctl left it, unchecked: its change check (a stat of every
+            // tool's folder) is the first check's, after the first answer. `stamp` was taken
+            // before: that check sees what moved since.
+            let (found, unchecked) = match view::candidates_unchecked(&catalog, filters) {
+                Some(found) => (Some(found), true),
+                None => (view::candidates(&catalog, filters)?, false),
+            };
+            if let Some((candidates, _)) = found {
                 let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
                 *state = State {
                     search: false,
                     count: candidates.len(),
                     listed: Arc::default(),
                     pending: Some(Arc::new(candidates)),
+                    unchecked,
                     stamp,
+                    kept: false,
                 };
                 return Ok(());
             }
@@ -499,7 +560,8 @@ impl Shared {
         };
         // Kept for the next start when nothing moved while it was made (the list's own
         // change check may have written the index: the first check then makes it again).
-        if self.settings.mode == Mode::All && cache::stamp(root) == before {
+        let kept = self.settings.mode == Mode::All && cache::stamp(root) == before;
+        if kept {
             cache::store(root, filters, &before, &listed);
         }
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
@@ -513,8 +575,10 @@ impl Shared {
             search,
             listed: Arc::new(listed),
             pending: None,
+            unchecked: false,
             count,
             stamp: before,
+            kept,
         };
         Ok(changed)
     }
@@ -809,6 +873,7 @@ impl ServerHandler for Server {
     ) -> Result<ListToolsResult, ErrorData> {
         let snapshot = self.0.snapshot();
         if snapshot.search {
+            self.0.answered.send_replace(true);
             return Ok(ListToolsResult::with_all_items(search_mode_tools()));
         }
         // A page is the candidates from `start` to `end`, less those MCP cannot take.
@@ -840,6 +905,7 @@ impl ServerHandler for Server {
         if end < total {
             page.next_cursor = Some(cursor(end));
         }
+        self.0.answered.send_replace(true);
         Ok(page)
     }
 
@@ -890,7 +956,7 @@ impl ServerHandler for Server {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let mut changes = self.0.changes.subscribe();
-        let closed = until_closed(self.0.closed.subscribe());
+        let closed = until_set(self.0.closed.subscribe());
         tokio::pin!(closed);
         loop {
             tokio::select! {
@@ -918,9 +984,9 @@ impl ServerHandler for Server {
     }
 }
 
-/// Wait until standard input has closed.
-async fn until_closed(mut closed: watch::Receiver<bool>) {
-    let _ = closed.wait_for(|closed| *closed).await;
+/// Wait until the flag is set (standard input has closed, a list was answered).
+async fn until_set(mut flag: watch::Receiver<bool>) {
+    let _ = flag.wait_for(|set| *set).await;
 }
 
 fn unknown_tool(name: &str) -> ErrorData {

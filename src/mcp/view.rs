@@ -28,6 +28,11 @@ impl Filters {
         self.bundles.is_empty() && self.tags.is_empty() && self.tools.is_empty()
     }
 
+    /// `--tag` and `--tool` are known from the tools' files, not from the index alone.
+    fn need_files(&self) -> bool {
+        !self.tags.is_empty() || !self.tools.is_empty()
+    }
+
     /// The export of `tools` (empty: every tool the filters let through) for MCP. A tool
     /// MCP cannot take is left out rather than failing the whole list (`lenient`).
     fn request(&self, tools: Vec<String>) -> ExportRequest {
@@ -162,21 +167,34 @@ pub struct Candidate {
 /// (as `export` reports them). `None` when the filters need the tools' files (`--tag`,
 /// `--tool`): the list is then made whole ([`list`]).
 pub fn candidates(catalog: &Catalog, filters: &Filters) -> Result<Option<Candidates>, Error> {
-    if !filters.tags.is_empty() || !filters.tools.is_empty() {
+    if filters.need_files() {
         return Ok(None);
     }
+    with_index(catalog, |index| candidates_in(catalog, index, filters)).map(Some)
+}
+
+/// [`candidates`] from the index as it is, without its change check ([`Index::open_unchecked`]):
+/// what the index held when toolctl last left it, which the files may have moved past. `None`
+/// when the index cannot be read so (missing, of another format, changed behind toolctl's back,
+/// damaged) or the filters need the tools' files: [`candidates`] then.
+pub fn candidates_unchecked(catalog: &Catalog, filters: &Filters) -> Option<Candidates> {
+    if filters.need_files() {
+        return None;
+    }
+    let index = Index::open_unchecked(catalog)?;
+    candidates_in(catalog, &index, filters).ok()
+}
+
+fn candidates_in(catalog: &Catalog, index: &Index, filters: &Filters) -> Result<Candidates, Error> {
     let request = filters.request(Vec::new());
-    with_index(catalog, |index| {
-        let candidates = export::candidates(index, &request)?
-            .into_iter()
-            .map(|member| Candidate {
-                name: member.name,
-                path: member.row.path,
-            })
-            .collect();
-        Ok((candidates, index.problems(catalog)?))
-    })
-    .map(Some)
+    let candidates = export::candidates(index, &request)?
+        .into_iter()
+        .map(|member| Candidate {
+            name: member.name,
+            path: member.row.path,
+        })
+        .collect();
+    Ok((candidates, index.problems(catalog)?))
 }
 
 /// `candidates` translated for MCP, each with its place in the slice (in order); those MCP

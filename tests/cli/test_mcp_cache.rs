@@ -158,7 +158,7 @@ fn a_start_without_a_kept_list_pages_as_the_whole_list_does_while_it_is_made() {
         ]),
     );
     assert!(
-        cold.stderr.contains("each page made when asked for"),
+        cold.stderr.contains("each page made when asked for") && cold.stderr.contains(UNCHECKED),
         "{}",
         cold.stderr
     );
@@ -213,6 +213,23 @@ fn a_start_without_a_kept_list_pages_as_the_whole_list_does_while_it_is_made() {
     assert_eq!(warm.step(2), cold.step(6));
 }
 
+/// `mcp serve --mode all`: the first page, a wait for `list_changed` (the first change
+/// check's), the first page again, then time for the checks after it (should the index still
+/// move, the list is kept only once it stands still).
+fn list_check_list(env: &TestEnv) -> crate::test_mcp::Session {
+    drive(
+        env,
+        "legacy",
+        &["--mode", "all"],
+        json!([
+            { "op": "list" },
+            { "op": "wait_changed", "seconds": 4 },
+            { "op": "list" },
+            { "op": "wait_changed", "seconds": 2.5 },
+        ]),
+    )
+}
+
 #[test]
 fn a_tool_added_by_hand_before_a_start_without_a_kept_list_is_listed_or_announced() {
     let env = TestEnv::new();
@@ -220,20 +237,11 @@ fn a_tool_added_by_hand_before_a_start_without_a_kept_list_is_listed_or_announce
     env.bundle("b");
     env.put_tool("b", &tool_doc_with("old", "1", json!({})));
     env.run(&["index", "rebuild"]).success();
-    // Written by hand: the index has not taken it in when the server starts (it reads the
-    // index as it is, and its first change check, at once, takes the tool in).
+    // Put, then its file rewritten by hand: the index may not have taken the new text in
+    // when the server starts (the first change check does).
     env.put_tool_by_hand("b", &tool_doc_with("fresh", "1", json!({})));
     assert!(kept(&env).is_empty());
-    let session = drive(
-        &env,
-        "legacy",
-        &["--mode", "all"],
-        json!([
-            { "op": "list" },
-            { "op": "wait_changed", "seconds": 4 },
-            { "op": "list" },
-        ]),
-    );
+    let session = list_check_list(&env);
     let first = names(session.step(0));
     let last = names(session.step(2));
     assert_eq!(last, ["old", "fresh"], "{:?}", session.steps);
@@ -245,4 +253,61 @@ fn a_tool_added_by_hand_before_a_start_without_a_kept_list_is_listed_or_announce
             session.steps
         );
     }
+}
+
+/// The marker `mcp serve` writes on stderr when its first answers come from the index as
+/// toolctl left it, before the index's change check.
+const UNCHECKED: &str = "from the index as toolctl left it";
+
+#[test]
+fn a_tool_written_by_hand_while_serve_was_down_is_found_after_an_unchecked_start_and_kept() {
+    let env = TestEnv::new();
+    env.edit_config(|config| config["builtin"]["isEnabled"] = json!(false));
+    let bundle = env.bundle("b");
+    env.put_tool("b", &tool_doc_with("old", "1", json!({})));
+    // A tool file whose folder the index has never seen: put through toolctl, its folder
+    // taken away, the index made without it, then the folder written back by hand.
+    env.put_tool("b", &tool_doc_with("fresh", "1", json!({})));
+    let file = env.tool_file(&bundle, "fresh", "1");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let slug_dir = file.parent().unwrap().parent().unwrap().to_owned();
+    std::fs::remove_dir_all(&slug_dir).unwrap();
+    env.run(&["index", "rebuild"]).success();
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, text).unwrap();
+    // Past the index's racy window, so that the first check writes the index once.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    assert!(kept(&env).is_empty());
+
+    let session = list_check_list(&env);
+    assert!(session.stderr.contains(UNCHECKED), "{}", session.stderr);
+    assert_eq!(
+        names(session.step(0)),
+        ["old"],
+        "the first answer is the index's as it was left: {:?}",
+        session.steps
+    );
+    assert_eq!(
+        session.step(1)["changed"],
+        true,
+        "the first check finds the tool and says the list changed: {:?}",
+        session.steps
+    );
+    assert_eq!(names(session.step(2)), ["old", "fresh"]);
+
+    // The whole list, made after the check, is kept at the catalog's new stamp: the next
+    // start reads it back, the hand-written tool in it.
+    assert_eq!(kept(&env).len(), 1, "a list is kept: {}", session.stderr);
+    let next = drive(
+        &env,
+        "legacy",
+        &["--mode", "all"],
+        json!([{ "op": "list" }]),
+    );
+    assert!(
+        !next.stderr.contains("each page made when asked for"),
+        "the kept list is read back: {}",
+        next.stderr
+    );
+    assert_eq!(names(next.step(0)), ["old", "fresh"]);
 }

@@ -14,9 +14,14 @@ use std::time::{Duration, Instant};
 
 /// How many sessions the server (all its runs) made, as its log says.
 fn initializations(log: &Path) -> usize {
+    logged(log, "Created new transport")
+}
+
+/// How many times the server's log holds `line`.
+fn logged(log: &Path, line: &str) -> usize {
     std::fs::read_to_string(log)
         .unwrap_or_default()
-        .matches("Created new transport")
+        .matches(line)
         .count()
 }
 
@@ -206,4 +211,47 @@ fn mcp_serve_keeps_one_http_session_and_initializes_again_after_a_server_restart
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The times the server's log says a session was ended (DELETE).
+fn terminations(log: &Path) -> usize {
+    logged(log, "Terminating session")
+}
+
+#[test]
+fn mcp_serve_replaces_an_http_session_whose_server_entry_changed_while_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let log: PathBuf = dir.path().join("server.log");
+    let server = HttpServer::start_on("1", free_port(), Some(&log));
+    let env = http_env(&server);
+    let echo = served_name(&env, "mcp", "echo");
+    let mut serve = Serve::start(&env);
+    for word in ["one", "two"] {
+        assert_eq!(serve.call_text(&echo, json!({ "text": word })), word);
+    }
+    assert_eq!(initializations(&log), 1, "one session for two calls");
+    assert_eq!(terminations(&log), 0);
+
+    // The entry changes in toolctl.json (a header added) while serve runs: the next call is
+    // made on a new session, and the old one is ended.
+    declare(
+        &env,
+        json!({ "web": { "url": server.url(), "headers": { "X-Entry": "2" } } }),
+    );
+    assert_eq!(serve.call_text(&echo, json!({ "text": "three" })), "three");
+    assert_eq!(initializations(&log), 2, "a new session for the new entry");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while terminations(&log) < 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the old session was not ended: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The new session serves the calls after it.
+    assert_eq!(serve.call_text(&echo, json!({ "text": "four" })), "four");
+    assert_eq!(initializations(&log), 2);
+    assert_eq!(terminations(&log), 1, "only the old session was ended");
+    serve.finish();
 }
