@@ -448,6 +448,8 @@ pub fn attach(
             embed: request.embed.clone(),
             embed_batch: request.embed_batch,
             llm: request.llm.clone(),
+            // Attach ranks with `pick::rank` itself, and adds no helpers (README, Attach).
+            helpers: false,
         };
         pick_request.check()?;
         // No time limit of attach's own: a network scorer is bounded by its endpoint's.
