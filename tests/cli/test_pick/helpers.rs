@@ -229,3 +229,27 @@ fn a_tool_of_another_bundle_or_one_an_optional_argument_names_is_never_brought()
     assert!(!refs.contains(&"flights/get-cabin-classes@v1"), "{refs:?}");
     assert!(refs.contains(&"flights/find-airport-code@v1"), "{refs:?}");
 }
+
+#[test]
+fn mcp_search_tools_ranks_through_pick_and_brings_the_helpers_too() {
+    let env = flights();
+    let session = crate::test_mcp::drive(
+        &env,
+        "legacy",
+        &["--mode", "search"],
+        json!([{"op": "call", "name": "search_tools", "arguments": {"query": FLIGHTS, "max": 2}}]),
+    );
+    let found = &session.step(0)["structuredContent"]["tools"];
+    let found: Vec<&str> = found
+        .as_array()
+        .unwrap_or_else(|| panic!("{found}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    let picked = picks(&env, &[FLIGHTS, "--max", "2", "--allow-unsafe"]);
+    assert_eq!(
+        refs(&picked),
+        ["flights/search-flights@v1", "flights/find-airport-code@v1"]
+    );
+    assert_eq!(found, names(&picked));
+}
