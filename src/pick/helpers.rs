@@ -26,8 +26,9 @@
 //! `pick` may return anyway: usable, the version that stands for its slug, safe unless unsafe
 //! ones are allowed.
 //!
-//! **Cost.** The consumers' own `tool.json` (three files at most) and the slugs of their
-//! bundles, an indexed read of those bundles alone: never a pass over the catalog.
+//! **Cost.** The consumers' own `tool.json` (three files at most, read as JSON, not checked
+//! again) and the slugs of their bundles, an indexed read of those bundles alone: never a pass
+//! over the catalog.
 
 use super::{Matches, first_candidates};
 use crate::catalog::Catalog;
@@ -89,6 +90,19 @@ pub fn required_arguments(arg_schema: &Value) -> Vec<(String, Vec<String>)> {
             Some((name.to_owned(), words(description)))
         })
         .collect()
+}
+
+/// The `argSchema` of the tool stored at `path` (as the index names it), if it can be read.
+/// Read as JSON only: loading a tool ([`Catalog::tool_at`]) checks it whole, compiling its
+/// JSON Schemas, which costs more than the pick (the index checked it when it listed it).
+fn arg_schema(catalog: &Catalog, path: &str) -> Option<Value> {
+    if path.starts_with("builtin:") {
+        return catalog.tool_at(path).ok()??.tool.arg_schema;
+    }
+    let root = catalog.root();
+    let text = crate::catalog::read_tool_text(&root.join(path), root).ok()??;
+    let mut doc: Value = serde_json::from_str(&text).ok()?;
+    doc.get_mut("argSchema").map(Value::take)
 }
 
 /// A tool named by a consumer's argument.
@@ -161,17 +175,11 @@ pub fn add(
         .collect();
     let ids: Vec<i64> = consumers.iter().map(|(id, _)| *id).collect();
     let rows = index.rows_by_id(&ids, false)?;
-    let mut reader = catalog.tool_reader();
     let mut bundles: HashMap<String, Vec<(i64, String)>> = HashMap::new();
     let mut needs: HashMap<i64, Need> = HashMap::new();
     for (row, (consumer, key)) in rows.iter().zip(&consumers) {
         // A file that cannot be read now brings no helper; the pick itself stands.
-        let Ok(Some(entry)) = reader.tool_at(&row.path) else {
-            continue;
-        };
-        let arguments = entry
-            .tool
-            .arg_schema
+        let arguments = arg_schema(catalog, &row.path)
             .as_ref()
             .map(required_arguments)
             .unwrap_or_default();
