@@ -80,8 +80,16 @@ fn saturated(tf: &Counts, len: &Counts, avg: &[f64; FIELDS]) -> f64 {
     (K1 + 1.0) * weighted / (K1 + weighted)
 }
 
-/// Where a term occurs: per tool, its positions per field.
-type Postings = HashMap<i64, Vec<(usize, u32)>>;
+/// One occurrence of a term: the tool (index row), the field, the position in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Occurrence {
+    doc: i64,
+    field: usize,
+    offset: u32,
+}
+
+/// Where a term occurs, ordered by tool, field, position.
+type Postings = Vec<Occurrence>;
 
 /// A sentence's terms, with what they found.
 #[derive(Debug, Default)]
@@ -136,7 +144,8 @@ impl Index {
         run().map_err(|e| self.db_error(e))
     }
 
-    /// Every occurrence of the index term `term`: per tool, (field, position).
+    /// Every occurrence of the index term `term` in a field that weighs something, ordered
+    /// by tool, then field, then position.
     fn postings(&self, term: &str) -> Result<Postings> {
         let mut statement = self
             .conn
@@ -160,14 +169,21 @@ impl Index {
             if let Some(f) = field
                 && WEIGHTS[f] > 0.0
             {
-                postings.entry(doc).or_default().push((f, offset));
+                postings.push(Occurrence {
+                    doc,
+                    field: f,
+                    offset,
+                });
             }
         }
+        // `fts5vocab` gives them in this order already; the scoring relies on it.
+        postings.sort_unstable();
         Ok(postings)
     }
 
-    /// The field lengths of the tools `ids` (in tokens, as FTS5 counted them).
-    fn lengths(&self, ids: &[i64]) -> Result<HashMap<i64, Counts>> {
+    /// The field lengths of the tools `ids` (ordered, without repeats), in tokens as FTS5
+    /// counted them, in the order of `ids`.
+    fn lengths(&self, ids: &[i64]) -> Result<Vec<Counts>> {
         let list = serde_json::to_string(ids).unwrap_or_else(|_| "[]".to_owned());
         let mut statement = self
             .conn
@@ -176,15 +192,16 @@ impl Index {
             )
             .map_err(|e| self.db_error(e))?;
         let mut rows = statement.query([list]).map_err(|e| self.db_error(e))?;
-        let mut lengths = HashMap::with_capacity(ids.len());
+        let mut lengths = vec![Counts::default(); ids.len()];
         while let Some(row) = rows.next().map_err(|e| self.db_error(e))? {
             let read = || -> rusqlite::Result<(i64, Vec<u8>)> { Ok((row.get(0)?, row.get(1)?)) };
             let (id, sizes) = read().map_err(|e| self.db_error(e))?;
-            let mut counts = Counts::default();
+            let Ok(at) = ids.binary_search(&id) else {
+                continue;
+            };
             for (f, n) in varints(&sizes).take(FIELDS).enumerate() {
-                counts[f] = u32::try_from(n).unwrap_or(u32::MAX);
+                lengths[at][f] = u32::try_from(n).unwrap_or(u32::MAX);
             }
-            lengths.insert(id, counts);
         }
         Ok(lengths)
     }
@@ -223,51 +240,73 @@ impl Index {
                     .map_or_else(|| Ok(Postings::new()), |t| self.postings(t))
             })
             .collect::<Result<_>>()?;
-        let documents: Vec<i64> = postings.iter().map(|p| p.len() as i64).collect();
+        let counted: Vec<Vec<(i64, Counts)>> = postings.iter().map(|p| per_tool(p)).collect();
+        let documents: Vec<i64> = counted.iter().map(|c| c.len() as i64).collect();
         // Pairs of adjacent words found next to each other in one field, and where.
-        let mut pairs: Vec<HashMap<i64, Counts>> = Vec::new();
-        for (a, b) in postings.iter().zip(postings.iter().skip(1)) {
-            let mut found: HashMap<i64, Counts> = HashMap::new();
-            for (doc, first) in a {
-                let Some(second) = b.get(doc) else { continue };
-                for (f, offset) in first {
-                    if second.contains(&(*f, offset + 1)) {
-                        found.entry(*doc).or_default()[*f] += 1;
-                    }
-                }
-            }
-            pairs.push(found);
-        }
-        let mut ids: Vec<i64> = postings.iter().flat_map(|p| p.keys().copied()).collect();
+        let pairs: Vec<Vec<(i64, Counts)>> = postings
+            .iter()
+            .zip(postings.iter().skip(1))
+            .map(|(a, b)| adjacent(a, b))
+            .collect();
+        let mut ids: Vec<i64> = counted.iter().flatten().map(|(doc, _)| *doc).collect();
         ids.sort_unstable();
         ids.dedup();
         let lengths = self.lengths(&ids)?;
         let averages = self.average_lengths()?;
-        let mut scores: HashMap<i64, f64> = HashMap::with_capacity(ids.len());
-        let counted = |occurrences: &[(usize, u32)]| {
-            let mut tf = Counts::default();
-            for (f, _) in occurrences {
-                tf[*f] += 1;
+        // Each list is ordered by tool, as `ids` is: one cursor a list walks them together.
+        let mut sums = vec![0.0; ids.len()];
+        let mut add = |list: &[(i64, Counts)], weight: f64| {
+            let mut at = 0;
+            for (doc, tf) in list {
+                at += ids[at..].partition_point(|id| id < doc);
+                sums[at] += weight * saturated(tf, &lengths[at], &averages);
             }
-            tf
         };
-        for id in ids {
-            let len = lengths.get(&id).copied().unwrap_or_default();
-            let mut score = 0.0;
-            for (p, n) in postings.iter().zip(&documents) {
-                if let Some(occurrences) = p.get(&id) {
-                    score += idf(tools, *n) * saturated(&counted(occurrences), &len, &averages);
-                }
-            }
-            for pair in &pairs {
-                if let Some(tf) = pair.get(&id) {
-                    let n = pair.len() as i64;
-                    score += BIGRAM_WEIGHT * idf(tools, n) * saturated(tf, &len, &averages);
-                }
-            }
-            scores.insert(id, score);
+        for (list, n) in counted.iter().zip(&documents) {
+            add(list, idf(tools, *n));
         }
+        for list in &pairs {
+            add(list, BIGRAM_WEIGHT * idf(tools, list.len() as i64));
+        }
+        let scores = ids.into_iter().zip(sums).collect();
         Ok(Relevance { documents, scores })
+    }
+}
+
+/// A term's counts per field in each tool that holds it, ordered by tool.
+fn per_tool(postings: &[Occurrence]) -> Vec<(i64, Counts)> {
+    let mut counted = Vec::new();
+    for o in postings {
+        tally(&mut counted, o);
+    }
+    counted
+}
+
+/// Where the word of `second` follows the word of `first` in one field: the count per field
+/// in each tool, ordered by tool. Both lists are ordered by (tool, field, position).
+fn adjacent(first: &[Occurrence], second: &[Occurrence]) -> Vec<(i64, Counts)> {
+    let mut found = Vec::new();
+    for o in first {
+        let next = Occurrence {
+            offset: o.offset + 1,
+            ..*o
+        };
+        if second.binary_search(&next).is_ok() {
+            tally(&mut found, o);
+        }
+    }
+    found
+}
+
+/// Count `o` in `counted` (ordered by tool, `o`'s tool last or new).
+fn tally(counted: &mut Vec<(i64, Counts)>, o: &Occurrence) {
+    match counted.last_mut() {
+        Some((doc, tf)) if *doc == o.doc => tf[o.field] += 1,
+        _ => {
+            let mut tf = Counts::default();
+            tf[o.field] = 1;
+            counted.push((o.doc, tf));
+        }
     }
 }
 
@@ -348,5 +387,45 @@ mod tests {
             saturated(&argument, &short, &avg),
             saturated(&argument, &long, &avg)
         );
+    }
+
+    fn at(doc: i64, field: usize, offset: u32) -> Occurrence {
+        Occurrence { doc, field, offset }
+    }
+
+    #[test]
+    fn occurrences_are_counted_per_tool_and_field() {
+        let postings = [at(3, 0, 0), at(3, 0, 4), at(3, 5, 1), at(7, 2, 0)];
+        let counted = per_tool(&postings);
+        let mut three = Counts::default();
+        (three[0], three[5]) = (2, 1);
+        let mut seven = Counts::default();
+        seven[2] = 1;
+        assert_eq!(counted, [(3, three), (7, seven)]);
+    }
+
+    #[test]
+    fn a_pair_is_the_second_word_right_after_the_first_in_the_same_field() {
+        // "book" then "flight": tool 1 has "book flight" in field 0 twice and "book … flight"
+        // apart in field 5; tool 2 has "flight" right after "book" but in another field;
+        // tool 4 has "flight book" (the wrong order).
+        let book = [
+            at(1, 0, 0),
+            at(1, 0, 6),
+            at(1, 5, 2),
+            at(2, 0, 3),
+            at(4, 0, 1),
+        ];
+        let flight = [
+            at(1, 0, 1),
+            at(1, 0, 7),
+            at(1, 5, 9),
+            at(2, 5, 4),
+            at(4, 0, 0),
+        ];
+        let mut one = Counts::default();
+        one[0] = 2;
+        assert_eq!(adjacent(&book, &flight), [(1, one)]);
+        assert!(adjacent(&flight, &[]).is_empty());
     }
 }
