@@ -11,9 +11,11 @@
 //! already ranked above its consumer stays where it is. Helpers of helpers are not added.
 //!
 //! **What names a tool.** An argument's description names a tool when it holds, as
-//! consecutive whole words, the words of the tool's slug: all of them, or its last ones, at
-//! least [`MIN_WORDS`] either way (`TripadvisorSearchLocation` is named by "search location";
-//! `weather` by nothing: one word is no name). Both sides are split as the index splits text
+//! consecutive whole words, the words of the tool's slug: all of them, or those after the
+//! first words it shares with the consumer's slug (a vendor's prefix:
+//! `TripadvisorSearchHotels` names `TripadvisorSearchLocation` by "search location"), at least
+//! [`MIN_WORDS`] either way (`weather` is named by nothing: one word is no name; and
+//! `add-issue-comment`'s "issue or pull request number" does not name `get-pull-request`). Both sides are split as the index splits text
 //! ([`words`]: at `_`, `-`, `.`, spaces and camelCase, folded). Words compare whole and as
 //! written, without stemming: "search flight locations" does not name `search-flight-location`
 //! (a plural names a kind of thing more often than a tool). Of the tools one consumer's
@@ -57,12 +59,15 @@ pub struct Need {
     pub phrase: String,
 }
 
-/// The phrases that name a tool called `name`: its words, then its last words, longest first,
-/// none shorter than [`MIN_WORDS`].
-pub fn name_phrases(name: &str) -> Vec<Vec<String>> {
-    let words = words(name);
+/// The phrases by which the tool with slug `by` names the tool with slug `name`: `name`'s
+/// words, then its words after the first ones `by` begins with too, longest first, none
+/// shorter than [`MIN_WORDS`].
+pub fn name_phrases(name: &str, by: &str) -> Vec<Vec<String>> {
+    let (words, by) = (words(name), words(by));
+    let shared = words.iter().zip(&by).take_while(|(a, b)| a == b).count();
     (MIN_WORDS..=words.len())
         .rev()
+        .filter(|n| *n == words.len() || words.len() - n <= shared)
         .map(|n| words[words.len() - n..].to_vec())
         .collect()
 }
@@ -126,7 +131,7 @@ pub fn named_slugs<'a>(
         if slug == own {
             continue;
         }
-        let phrases = name_phrases(slug);
+        let phrases = name_phrases(slug, own);
         // The longest phrase over all arguments; of equal ones, the first argument's.
         let mut best: Option<(&String, &[String])> = None;
         for (argument, text) in arguments {
@@ -253,30 +258,45 @@ mod tests {
         words(s)
     }
 
-    fn phrases(name: &str) -> Vec<String> {
-        name_phrases(name).iter().map(|p| p.join(" ")).collect()
+    fn phrases(name: &str, by: &str) -> Vec<String> {
+        name_phrases(name, by).iter().map(|p| p.join(" ")).collect()
     }
 
     #[test]
-    fn a_name_is_its_words_then_its_last_words_of_two_or_more() {
-        assert_eq!(
-            phrases("Search_Flight_Location"),
-            ["search flight location", "flight location"]
-        );
+    fn a_name_is_its_words_then_those_after_a_prefix_shared_with_the_namer() {
         // camelCase, `-`, `.` and spaces split as the index splits them.
         assert_eq!(
-            phrases("TripadvisorSearchLocation"),
+            phrases("TripadvisorSearchLocation", "TripadvisorSearchHotels"),
             ["tripadvisor search location", "search location"]
         );
-        assert_eq!(phrases("Buses.FindBus"), ["buses find bus", "find bus"]);
         assert_eq!(
-            phrases("get-HTTPResponse"),
+            phrases("Search_Flight_Location", "Search_Flights"),
+            ["search flight location", "flight location"]
+        );
+        assert_eq!(
+            phrases("Buses.FindBus", "Buses.BuyBusTicket"),
+            ["buses find bus", "find bus"]
+        );
+        assert_eq!(
+            phrases("get-HTTPResponse", "get_http_headers"),
             ["get http response", "http response"]
         );
-        assert_eq!(phrases("search hotels"), ["search hotels"]);
+        // Nothing shared: the whole name only.
+        assert_eq!(
+            phrases("TripadvisorSearchLocation", "SkyScrapperFlightSearch"),
+            ["tripadvisor search location"]
+        );
+        assert_eq!(
+            phrases("get-pull-request", "add-issue-comment"),
+            ["get pull request"]
+        );
+        assert_eq!(
+            phrases("search hotels", "search-flights"),
+            ["search hotels"]
+        );
         // One word is no name.
-        assert!(phrases("weather").is_empty());
-        assert!(phrases("").is_empty());
+        assert!(phrases("weather", "weather-alerts").is_empty());
+        assert!(phrases("", "x").is_empty());
     }
 
     fn named(description: &str, slugs: &[&str]) -> Vec<(String, String)> {
@@ -314,6 +334,9 @@ mod tests {
             named("see searchFlightLocation", &["search_flight_location"]).len(),
             1
         );
+        // The last words name a tool only after a prefix the namer shares (not `search`).
+        let arguments = vec![("number".to_owned(), text("issue or pull request number"))];
+        assert!(named_slugs(&arguments, "add-issue-comment", ["get-pull-request"]).is_empty());
         // One word of a name names nothing.
         assert!(named("the weather", &["weather"]).is_empty());
         assert!(named("a location", &["Search-Flight-Location"]).is_empty());
@@ -335,16 +358,22 @@ mod tests {
             )]
         );
         // Equal phrases: both, in the order given.
+        let arguments = vec![("id".to_owned(), text("search restaurants first"))];
+        let found = named_slugs(
+            &arguments,
+            "Tripadvisor_Get_Restaurant_Details",
+            [
+                "TripadvisorSearchRestaurants",
+                "Tripadvisor_Search_Restaurants",
+            ],
+        );
+        let slugs: Vec<&str> = found.iter().map(|n| n.slug.as_str()).collect();
         assert_eq!(
-            named(
-                "search restaurants first",
-                &[
-                    "TripadvisorSearchRestaurants",
-                    "Tripadvisor_Search_Restaurants"
-                ]
-            )
-            .len(),
-            2
+            slugs,
+            [
+                "TripadvisorSearchRestaurants",
+                "Tripadvisor_Search_Restaurants"
+            ]
         );
     }
 
@@ -374,7 +403,7 @@ mod tests {
             ("b".to_owned(), text("flight location")),
             ("c".to_owned(), text("search flight location")),
         ];
-        let found = named_slugs(&arguments, "x", ["Search-Flight-Location"]);
+        let found = named_slugs(&arguments, "search-x", ["Search-Flight-Location"]);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].argument, "c", "the longest phrase's argument");
     }

@@ -253,3 +253,45 @@ fn mcp_search_tools_ranks_through_pick_and_brings_the_helpers_too() {
     );
     assert_eq!(found, names(&picked));
 }
+
+#[test]
+fn on_the_fixture_catalog_update_event_brings_list_events_and_no_loose_phrase_brings_anything() {
+    let env = TestEnv::fixture();
+    // update-event's event_id: "ID of the event, as returned by list-events."
+    let got = picks(
+        &env,
+        &[
+            "move the standup to another time",
+            "--scorer",
+            "bm25",
+            "--max",
+            "2",
+        ],
+    );
+    assert_eq!(
+        refs(&got),
+        ["calendar/update-event@v1", "calendar/list-events@v1"]
+    );
+    assert_eq!(
+        got[1].reason,
+        "needed by update-event: its argument event_id names it"
+    );
+    // add-issue-comment's number (an unsafe tool): "Issue or pull request number." names no tool:
+    // `get-pull-request`'s last words follow no prefix the two share.
+    let got = picks(
+        &env,
+        &[
+            "leave review feedback on a pull request",
+            "--scorer",
+            "bm25",
+            "--max",
+            "10",
+            "--allow-unsafe",
+        ],
+    );
+    assert_eq!(refs(&got)[0], "github/add-issue-comment@v1");
+    assert!(
+        got.iter().all(|p| !p.reason.starts_with("needed by")),
+        "{got:?}"
+    );
+}
