@@ -12,7 +12,10 @@
 //!    [`pick::absolute_hybrid`]), so `min_score` means the same for every request and a
 //!    request that matches nothing well passes nothing; the candidates
 //!    whose match score reaches `min_score` pass (`passed_filter_count`). When none passes,
-//!    the query prunes nothing (phases 3, 4 and 6 are skipped; the limits still hold).
+//!    the query prunes nothing (phases 3, 4 and 6 are skipped; the limits still hold). The
+//!    first candidates bring the tools their required arguments name ([`pick::helpers`]) as
+//!    candidates, at the score of the tool that needs them (or their own, if higher): a
+//!    helper passes with that tool or on its own, never below `min_score` otherwise.
 //! 2. **Processing**: the agent's tools are checked against the catalog. A tool follows its
 //!    slug to the version that stands for it now (a new version, or another after one was
 //!    disabled); a tool whose slug has no usable version left leaves the agent (reported as
@@ -312,6 +315,9 @@ pub struct AttachRequest {
     pub embed: Option<Endpoint>,
     pub embed_batch: usize,
     pub llm: Option<Endpoint>,
+    /// Attach with the first candidates the tools their required arguments name
+    /// ([`pick::helpers`]), at their score.
+    pub helpers: bool,
 }
 
 impl AttachRequest {
@@ -437,6 +443,7 @@ pub fn attach(
     let mut matches = None;
     let mut used_scorer = None;
     let mut fallback = None;
+    let mut needs = HashMap::new();
     if has_query {
         let pick_request = PickRequest {
             query: query.to_owned(),
@@ -448,6 +455,8 @@ pub fn attach(
             embed: request.embed.clone(),
             embed_batch: request.embed_batch,
             llm: request.llm.clone(),
+            // Attach ranks with `pick::rank` itself and adds the helpers below.
+            helpers: false,
         };
         pick_request.check()?;
         // No time limit of attach's own: a network scorer is bounded by its endpoint's.
@@ -475,6 +484,16 @@ pub fn attach(
             true,
             |score, _| (score > 0.0).then_some(score),
         )?;
+        if request.helpers {
+            needs = pick::helpers::add(
+                catalog,
+                index,
+                &mut scored,
+                &mut ranked.top,
+                request.limit as usize,
+                true,
+            )?;
+        }
         matches = Some(scored);
     }
     let processed = ranked.top.len();
@@ -484,7 +503,13 @@ pub fn attach(
         .top
         .iter()
         .map(|(r, score)| {
-            let absolute = matches.as_ref().map_or(*score, |m| m.absolute(r.id));
+            let absolute = matches.as_ref().map_or(*score, |m| {
+                // A helper passes with the tool that needs it, or on its own.
+                let consumer = needs
+                    .get(&r.id)
+                    .map_or(0.0, |n: &pick::helpers::Need| m.absolute(n.consumer));
+                m.absolute(r.id).max(consumer)
+            });
             (r.id, absolute)
         })
         .filter(|(_, score)| score * 100.0 >= request.min_score)

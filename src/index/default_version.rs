@@ -216,6 +216,18 @@ impl Index {
         self.collect(&sql, [json_list(names)], |r| Ok((r.get(0)?, r.get(1)?)))
     }
 
+    /// The live tools of the bundle in folder `dir`, every version, usable or not, as (row, tool
+    /// slug): the names a tool of that bundle can give another of it (`pick`'s helpers). An
+    /// indexed read of that bundle alone.
+    pub fn slugs_in_bundle(&self, dir: &str) -> Result<Vec<(i64, String)>> {
+        let sql = format!(
+            "SELECT t.id, t.slug_dir FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
+             WHERE t.bundle_dir = ?1 AND {live}",
+            live = live("t", "bu")
+        );
+        self.collect(&sql, [dir], |r| Ok((r.get(0)?, r.get(1)?)))
+    }
+
     /// Every tool slug of a live bundle, as (bundle slug, tool slug).
     pub fn all_slugs(&self) -> Result<Vec<(String, String)>> {
         let sql = format!(

@@ -302,6 +302,8 @@ pub fn search(
         embed: None,
         embed_batch: pick::DEFAULT_EMBED_BATCH,
         llm: None,
+        // A client that finds a tool through search needs what fills its arguments too.
+        helpers: true,
     };
     with_index(catalog, |index| {
         let outcome = pick::pick(catalog, index, &request, &mut |_, _| {})?;

@@ -18,6 +18,9 @@
 //!      scorer answers instead and the provenance says why.
 //! 3. Tools under the minimum score are dropped; the rest are ranked by score (ties: the
 //!    registration order, `createdAt`) and the first `max` returned.
+//! 4. Unless the request says not to, the first picks bring the tools their required
+//!    arguments name, right after them, with their score ([`helpers`]); then the ranking is
+//!    cut to `max` again.
 //!
 //! With a time limit, a scorer that runs past it is abandoned and the first `max` candidates
 //! in registration order are returned instead, marked as such (the seed's fallback).
@@ -32,6 +35,7 @@
 
 pub mod embed;
 pub mod endpoints;
+pub mod helpers;
 pub mod keyword;
 pub mod llm;
 
@@ -173,6 +177,8 @@ pub struct PickRequest {
     pub embed_batch: usize,
     /// The chat endpoint (`llm`).
     pub llm: Option<Endpoint>,
+    /// Add the tools the first picks' required arguments name ([`helpers`]).
+    pub helpers: bool,
 }
 
 /// One picked tool.
@@ -718,8 +724,21 @@ pub fn pick(
         ranked[zeros..].sort_by(|a, b| a.0.cmp(&b.0));
         ranked.truncate(request.max);
     }
+    let needs = if request.helpers {
+        helpers::add(
+            catalog,
+            index,
+            &mut matches,
+            &mut ranked,
+            request.max,
+            request.allow_unsafe,
+        )?
+    } else {
+        HashMap::new()
+    };
     let ids: Vec<i64> = ranked.iter().map(|(r, _)| r.id).collect();
     let members = DefaultTool::named(index, index.rows_by_id(&ids, false)?)?;
+    let names: HashMap<i64, String> = members.iter().map(|m| (m.row.id, m.name.clone())).collect();
     let picks: Vec<Picked> = members
         .into_iter()
         .map(|member| {
@@ -731,10 +750,29 @@ pub fn pick(
             } else {
                 s.details
             };
+            let mut provenance = json!({ "scorer": scorer.as_str(), "details": details });
+            let (score, reason) = match needs.get(&member.row.id) {
+                Some(need) => {
+                    // The consumer comes before its helper, so it is among the picks.
+                    let consumer = names.get(&need.consumer).map_or("a pick", String::as_str);
+                    provenance["helper"] = json!({
+                        "neededBy": consumer,
+                        "argument": need.argument,
+                        "phrase": need.phrase,
+                        "ownScore": round(s.score),
+                    });
+                    let reason = format!(
+                        "needed by {consumer}: its argument {} names it",
+                        need.argument
+                    );
+                    (need.key, reason)
+                }
+                None => (s.score, s.reason.replace("{name}", &member.name)),
+            };
             Picked {
-                score: round(s.score),
-                reason: s.reason.replace("{name}", &member.name),
-                provenance: json!({ "scorer": scorer.as_str(), "details": details }),
+                score: round(score),
+                reason,
+                provenance,
                 member,
             }
         })

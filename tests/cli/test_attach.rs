@@ -1168,6 +1168,7 @@ async fn attach_uses_hybrid_when_an_embeddings_endpoint_is_set() {
 
 mod agent_commands;
 mod detach_and_limits;
+mod helpers;
 mod prune_and_stale;
 mod seed_and_files;
 mod validation;

@@ -954,6 +954,7 @@ async fn test_pick_quality() {
 
 mod defaults_and_safety;
 mod embed;
+mod helpers;
 mod llm;
 mod validation_and_emit;
 

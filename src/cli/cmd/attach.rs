@@ -53,6 +53,10 @@ pub struct AttachArgs {
     /// Skip the post-attach pruning (the limits still hold)
     #[arg(long)]
     pub no_auto_prune: bool,
+    /// Do not attach with the first matches the tools their required arguments name as their
+    /// source
+    #[arg(long)]
+    pub no_helpers: bool,
     /// How to score relevance [default: hybrid when an embeddings endpoint is set, else bm25]
     #[arg(long, value_name = "NAME", value_parser = values::scorer())]
     pub scorer: Option<Scorer>,
@@ -88,6 +92,7 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
         embed: endpoints.embed,
         embed_batch: endpoints.embed_batch,
         llm: endpoints.llm,
+        helpers: !args.no_helpers,
     };
     let mut progress = ctx.ui.progress(0, "embedding tools");
     let outcome = ctx.read_index(&catalog, |index| {

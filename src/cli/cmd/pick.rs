@@ -50,6 +50,9 @@ pub struct PickArgs {
     /// Give up scoring after MS milliseconds and return the first tools in registration order
     #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,
+    /// Do not add the tools the first picks' required arguments name as their source
+    #[arg(long)]
+    pub no_helpers: bool,
     /// Show why each tool was picked: scorer, matched terms, sub-scores
     #[arg(long)]
     pub debug: bool,
@@ -80,6 +83,7 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
         embed: endpoints.embed,
         embed_batch: endpoints.embed_batch,
         llm: endpoints.llm,
+        helpers: !args.no_helpers,
     };
     let mut progress = ctx.ui.progress(0, "embedding tools");
     let outcome = ctx.read_index(&catalog, |index| {

@@ -1,0 +1,410 @@
+//! Helper tools: the tools a picked tool's own documentation says it needs.
+//!
+//! A required argument often says which tool its value comes from: NESTFUL's `Search_Flights`
+//! documents `fromId` as "can be retrieved from api/v1/flights/searchDestination (Search
+//! Flight Location) endpoint". A model handed `Search_Flights` alone cannot fill `fromId`;
+//! handed `Search_Flight_Location` too, it can. The request never mentions that tool, so no
+//! ranking of the request finds it. After the ranking, each of the first [`CONSUMERS`] picks
+//! (the consumers) brings up to [`PER_CONSUMER`] of the tools its required arguments name:
+//! those the scorer ranks higher first, then in registration order. A helper takes its
+//! consumer's score and comes right after it, ahead of everything the consumer outranks; one
+//! already ranked above its consumer stays where it is. Helpers of helpers are not added.
+//!
+//! **What names a tool.** An argument's description names a tool when it holds, as
+//! consecutive whole words, the words of the tool's slug: all of them, or those after the
+//! first words it shares with the consumer's slug (a vendor's prefix:
+//! `TripadvisorSearchHotels` names `TripadvisorSearchLocation` by "search location"), at least
+//! [`MIN_WORDS`] either way (`weather` is named by nothing: one word is no name; and
+//! `add-issue-comment`'s "issue or pull request number" does not name `get-pull-request`). Both sides are split as the index splits text
+//! ([`words`]: at `_`, `-`, `.`, spaces and camelCase, folded). Words compare whole and as
+//! written, without stemming: "search flight locations" does not name `search-flight-location`
+//! (a plural names a kind of thing more often than a tool). Of the tools one consumer's
+//! arguments name, only those named by the longest phrase count: "search hotels by
+//! coordinates" names `Search_Hotels_By_Coordinates`, not `Search_Hotels` too.
+//!
+//! **Which tools.** Only required arguments (an optional one can be left out, so its tool is
+//! not needed), only tools of the consumer's own bundle folder (a name means a tool of the API
+//! that uses it; another bundle's `search-flight-location` is another API's), and only tools
+//! `pick` may return anyway: usable, the version that stands for its slug, safe unless unsafe
+//! ones are allowed.
+//!
+//! **Cost.** The consumers' own `tool.json` (three files at most, read as JSON, not checked
+//! again) and the slugs of their bundles, an indexed read of those bundles alone: never a pass
+//! over the catalog.
+
+use super::{Matches, first_candidates};
+use crate::catalog::Catalog;
+use crate::index::text::words;
+use crate::index::{self, Index, Registration};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// How many of the first picks bring their helpers.
+pub const CONSUMERS: usize = 3;
+/// The most helpers one consumer brings.
+pub const PER_CONSUMER: usize = 2;
+/// The fewest words of a tool's name that name it.
+pub const MIN_WORDS: usize = 2;
+
+/// Why a helper was added.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Need {
+    /// The index row of the pick that needs it.
+    pub consumer: i64,
+    /// The consumer's ranking key (its score), which the helper takes.
+    pub key: f64,
+    /// The required argument whose description names the helper.
+    pub argument: String,
+    /// The words that name it, space separated.
+    pub phrase: String,
+}
+
+/// The phrases by which the tool with slug `by` names the tool with slug `name`: `name`'s
+/// words, then its words after the first ones `by` begins with too, longest first, none
+/// shorter than [`MIN_WORDS`].
+pub fn name_phrases(name: &str, by: &str) -> Vec<Vec<String>> {
+    let (words, by) = (words(name), words(by));
+    let shared = words.iter().zip(&by).take_while(|(a, b)| a == b).count();
+    (MIN_WORDS..=words.len())
+        .rev()
+        .filter(|n| *n == words.len() || words.len() - n <= shared)
+        .map(|n| words[words.len() - n..].to_vec())
+        .collect()
+}
+
+/// The longest of `phrases` (longest first) found in `text` as consecutive words.
+fn longest_in<'a>(text: &[String], phrases: &'a [Vec<String>]) -> Option<&'a [String]> {
+    phrases
+        .iter()
+        .find(|phrase| text.windows(phrase.len()).any(|w| w == phrase.as_slice()))
+        .map(Vec::as_slice)
+}
+
+/// The required arguments of a tool's `argSchema`, each with its description's words, in the
+/// schema's order. Those without a description name nothing and are left out.
+pub fn required_arguments(arg_schema: &Value) -> Vec<(String, Vec<String>)> {
+    let Some(required) = arg_schema.get("required").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let properties = arg_schema.get("properties");
+    required
+        .iter()
+        .filter_map(Value::as_str)
+        .filter_map(|name| {
+            let description = properties?.get(name)?.get("description")?.as_str()?;
+            Some((name.to_owned(), words(description)))
+        })
+        .collect()
+}
+
+/// The `argSchema` of the tool stored at `path` (as the index names it), if it can be read.
+/// Read as JSON only: loading a tool ([`Catalog::tool_at`]) checks it whole, compiling its
+/// JSON Schemas, which costs more than the pick (the index checked it when it listed it).
+fn arg_schema(catalog: &Catalog, path: &str) -> Option<Value> {
+    if path.starts_with("builtin:") {
+        return catalog.tool_at(path).ok()??.tool.arg_schema;
+    }
+    let root = catalog.root();
+    let text = crate::catalog::read_tool_text(&root.join(path), root).ok()??;
+    let mut doc: Value = serde_json::from_str(&text).ok()?;
+    doc.get_mut("argSchema").map(Value::take)
+}
+
+/// A tool named by a consumer's argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    pub slug: String,
+    pub argument: String,
+    pub phrase: String,
+}
+
+/// The slugs of `slugs` (other than `own`) that `arguments` name (see the module comment),
+/// those named by the longest phrase only, in the order of `slugs`; each with the first
+/// argument that names it.
+pub fn named_slugs<'a>(
+    arguments: &[(String, Vec<String>)],
+    own: &str,
+    slugs: impl IntoIterator<Item = &'a str>,
+) -> Vec<Named> {
+    let mut found: Vec<(usize, Named)> = Vec::new();
+    for slug in slugs {
+        if slug == own {
+            continue;
+        }
+        let phrases = name_phrases(slug, own);
+        // The longest phrase over all arguments; of equal ones, the first argument's.
+        let mut best: Option<(&String, &[String])> = None;
+        for (argument, text) in arguments {
+            if let Some(phrase) = longest_in(text, &phrases)
+                && best.is_none_or(|(_, b)| phrase.len() > b.len())
+            {
+                best = Some((argument, phrase));
+            }
+        }
+        let Some((argument, phrase)) = best else {
+            continue;
+        };
+        let len = phrase.len();
+        found.push((
+            len,
+            Named {
+                slug: slug.to_owned(),
+                argument: argument.clone(),
+                phrase: phrase.join(" "),
+            },
+        ));
+    }
+    let longest = found.iter().map(|(len, _)| *len).max().unwrap_or(0);
+    found
+        .into_iter()
+        .filter(|(len, _)| *len == longest)
+        .map(|(_, named)| named)
+        .collect()
+}
+
+/// Put the helpers of the first [`CONSUMERS`] of `ranked` (best first, each with its ranking
+/// key) after them, as the module comment says, and cut the ranking to `n`. Returns why each
+/// helper now in the ranking is there, by index row.
+pub fn add(
+    catalog: &Catalog,
+    index: &Index,
+    matches: &mut Matches,
+    ranked: &mut Vec<(Registration, f64)>,
+    n: usize,
+    allow_unsafe: bool,
+) -> index::Result<HashMap<i64, Need>> {
+    let consumers: Vec<(i64, f64)> = ranked
+        .iter()
+        .take(CONSUMERS)
+        .map(|(r, key)| (r.id, *key))
+        .collect();
+    let ids: Vec<i64> = consumers.iter().map(|(id, _)| *id).collect();
+    let rows = index.rows_by_id(&ids, false)?;
+    let mut bundles: HashMap<String, Vec<(i64, String)>> = HashMap::new();
+    let mut needs: HashMap<i64, Need> = HashMap::new();
+    for (row, (consumer, key)) in rows.iter().zip(&consumers) {
+        // A file that cannot be read now brings no helper; the pick itself stands.
+        let arguments = arg_schema(catalog, &row.path)
+            .as_ref()
+            .map(required_arguments)
+            .unwrap_or_default();
+        if arguments.is_empty() {
+            continue;
+        }
+        let tools = match bundles.entry(row.bundle_dir.clone()) {
+            std::collections::hash_map::Entry::Occupied(slot) => slot.into_mut(),
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(index.slugs_in_bundle(&row.bundle_dir)?)
+            }
+        };
+        let mut slugs: Vec<&str> = tools.iter().map(|(_, slug)| slug.as_str()).collect();
+        slugs.sort_unstable();
+        slugs.dedup();
+        let named = named_slugs(&arguments, &row.slug, slugs);
+        if named.is_empty() {
+            continue;
+        }
+        let why: HashMap<&str, &Named> = named.iter().map(|n| (n.slug.as_str(), n)).collect();
+        let ids: Vec<i64> = tools
+            .iter()
+            .filter(|(_, slug)| why.contains_key(slug.as_str()))
+            .map(|(id, _)| *id)
+            .collect();
+        let mut helpers = first_candidates(index, &ids, ids.len(), allow_unsafe)?;
+        let helper_ids: Vec<i64> = helpers.iter().map(|r| r.id).collect();
+        matches.settle(index, &helper_ids)?;
+        // Ranked higher by the scorer first, then registration order (`helpers` is in it).
+        helpers.sort_by(|a, b| matches.score(b.id).total_cmp(&matches.score(a.id)));
+        helpers.truncate(PER_CONSUMER);
+        let slug_of: HashMap<i64, &str> = tools.iter().map(|(id, s)| (*id, s.as_str())).collect();
+        let Some(mut at) = ranked.iter().position(|(r, _)| r.id == *consumer) else {
+            continue;
+        };
+        for helper in helpers {
+            match ranked.iter().position(|(r, _)| r.id == helper.id) {
+                Some(p) if p < at => continue,
+                Some(p) => {
+                    ranked.remove(p);
+                }
+                None => {}
+            }
+            let Some(named) = slug_of.get(&helper.id).and_then(|s| why.get(s)) else {
+                continue;
+            };
+            needs.insert(
+                helper.id,
+                Need {
+                    consumer: *consumer,
+                    key: *key,
+                    argument: named.argument.clone(),
+                    phrase: named.phrase.clone(),
+                },
+            );
+            at += 1;
+            ranked.insert(at, (helper, *key));
+        }
+    }
+    ranked.truncate(n);
+    needs.retain(|id, _| ranked.iter().any(|(r, _)| r.id == *id));
+    Ok(needs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn text(s: &str) -> Vec<String> {
+        words(s)
+    }
+
+    fn phrases(name: &str, by: &str) -> Vec<String> {
+        name_phrases(name, by).iter().map(|p| p.join(" ")).collect()
+    }
+
+    #[test]
+    fn a_name_is_its_words_then_those_after_a_prefix_shared_with_the_namer() {
+        // camelCase, `-`, `.` and spaces split as the index splits them.
+        assert_eq!(
+            phrases("TripadvisorSearchLocation", "TripadvisorSearchHotels"),
+            ["tripadvisor search location", "search location"]
+        );
+        assert_eq!(
+            phrases("Search_Flight_Location", "Search_Flights"),
+            ["search flight location", "flight location"]
+        );
+        assert_eq!(
+            phrases("Buses.FindBus", "Buses.BuyBusTicket"),
+            ["buses find bus", "find bus"]
+        );
+        assert_eq!(
+            phrases("get-HTTPResponse", "get_http_headers"),
+            ["get http response", "http response"]
+        );
+        // Nothing shared: the whole name only.
+        assert_eq!(
+            phrases("TripadvisorSearchLocation", "SkyScrapperFlightSearch"),
+            ["tripadvisor search location"]
+        );
+        assert_eq!(
+            phrases("get-pull-request", "add-issue-comment"),
+            ["get pull request"]
+        );
+        assert_eq!(
+            phrases("search hotels", "search-flights"),
+            ["search hotels"]
+        );
+        // One word is no name.
+        assert!(phrases("weather", "weather-alerts").is_empty());
+        assert!(phrases("", "x").is_empty());
+    }
+
+    fn named(description: &str, slugs: &[&str]) -> Vec<(String, String)> {
+        let arguments = vec![("fromId".to_owned(), text(description))];
+        named_slugs(&arguments, "Search-Flights", slugs.iter().copied())
+            .into_iter()
+            .map(|n| (n.slug, n.phrase))
+            .collect()
+    }
+
+    #[test]
+    fn a_description_names_a_tool_by_consecutive_whole_words() {
+        let cfb = "`fromId` can be retrieved from `api/v1/flights/searchDestination`\
+                   (Search Flight Location) endpoint in `id` field";
+        assert_eq!(
+            named(cfb, &["Search-Flight-Location", "Search-Hotels"]),
+            [(
+                "Search-Flight-Location".to_owned(),
+                "search flight location".to_owned()
+            )]
+        );
+        // Words compare whole: a plural, a word's start or a longer word is another word.
+        assert!(named("from search flight locations", &["Search-Flight-Location"]).is_empty());
+        assert!(named("from search flight loc", &["Search-Flight-Location"]).is_empty());
+        assert!(named("from research flight location", &["Search-Flight-Location"]).len() == 1);
+        assert_eq!(
+            named("from research flight location", &["Search-Flight-Location"])[0].1,
+            "flight location"
+        );
+        // Consecutive: the words apart name nothing.
+        assert!(named("search the flight location", &["Search-Flight-Location"]).len() == 1);
+        assert!(named("search the flight, a location", &["Search-Flight-Location"]).is_empty());
+        // Case and separators do not matter; camelCase splits.
+        assert_eq!(
+            named("see searchFlightLocation", &["search_flight_location"]).len(),
+            1
+        );
+        // The last words name a tool only after a prefix the namer shares (not `search`).
+        let arguments = vec![("number".to_owned(), text("issue or pull request number"))];
+        assert!(named_slugs(&arguments, "add-issue-comment", ["get-pull-request"]).is_empty());
+        // One word of a name names nothing.
+        assert!(named("the weather", &["weather"]).is_empty());
+        assert!(named("a location", &["Search-Flight-Location"]).is_empty());
+        // A tool does not name itself.
+        assert!(named("like search flights", &["Search-Flights"]).is_empty());
+    }
+
+    #[test]
+    fn only_the_tools_named_by_the_longest_phrase_count() {
+        let description = "an id from search hotels by coordinates";
+        assert_eq!(
+            named(
+                description,
+                &["Search-Hotels", "Search-Hotels-By-Coordinates"]
+            ),
+            [(
+                "Search-Hotels-By-Coordinates".to_owned(),
+                "search hotels by coordinates".to_owned()
+            )]
+        );
+        // Equal phrases: both, in the order given.
+        let arguments = vec![("id".to_owned(), text("search restaurants first"))];
+        let found = named_slugs(
+            &arguments,
+            "Tripadvisor_Get_Restaurant_Details",
+            [
+                "TripadvisorSearchRestaurants",
+                "Tripadvisor_Search_Restaurants",
+            ],
+        );
+        let slugs: Vec<&str> = found.iter().map(|n| n.slug.as_str()).collect();
+        assert_eq!(
+            slugs,
+            [
+                "TripadvisorSearchRestaurants",
+                "Tripadvisor_Search_Restaurants"
+            ]
+        );
+    }
+
+    #[test]
+    fn only_required_arguments_with_a_description_count() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "fromId": { "type": "string", "description": "from Search Flight Location" },
+                "toId": { "type": "string" },
+                "hotel": { "type": "string", "description": "from Search Hotels" }
+            },
+            "required": ["fromId", "toId", "missing"]
+        });
+        let arguments = required_arguments(&schema);
+        assert_eq!(arguments.len(), 1);
+        assert_eq!(arguments[0].0, "fromId");
+        assert_eq!(arguments[0].1, text("from search flight location"));
+        assert!(required_arguments(&json!({ "type": "object" })).is_empty());
+        assert!(required_arguments(&json!({ "required": "fromId" })).is_empty());
+    }
+
+    #[test]
+    fn the_first_argument_naming_a_tool_is_the_one_given() {
+        let arguments = vec![
+            ("a".to_owned(), text("nothing here")),
+            ("b".to_owned(), text("flight location")),
+            ("c".to_owned(), text("search flight location")),
+        ];
+        let found = named_slugs(&arguments, "search-x", ["Search-Flight-Location"]);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].argument, "c", "the longest phrase's argument");
+    }
+}
