@@ -182,7 +182,12 @@ pub fn add(
     let rows = index.rows_by_id(&ids, false)?;
     let mut bundles: HashMap<String, Vec<(i64, String)>> = HashMap::new();
     let mut needs: HashMap<i64, Need> = HashMap::new();
-    for (row, (consumer, key)) in rows.iter().zip(&consumers) {
+    // By row, not by place: a consumer the index no longer lists live is left out of `rows`.
+    let keys: HashMap<i64, f64> = consumers.iter().copied().collect();
+    for row in &rows {
+        let (consumer, Some(key)) = (&row.id, keys.get(&row.id)) else {
+            continue;
+        };
         // A file that cannot be read now brings no helper; the pick itself stands.
         let arguments = arg_schema(catalog, &row.path)
             .as_ref()
