@@ -530,6 +530,7 @@ impl Catalog {
                     slug,
                     &version,
                     &slug_dir.join(&version).join(TOOL_FILE),
+                    false,
                 ) {
                     Ok(tool) => tool,
                     Err(problem) => {
@@ -558,24 +559,26 @@ impl Catalog {
             .collect()
     }
 
-    /// Read one `tool.json`. A version folder without one (left by a crash before the first
-    /// write) is skipped silently.
+    /// Read one `tool.json` (`usable`: see [`Self::tool_from_text`]). A version folder
+    /// without one (left by a crash before the first write) is skipped silently.
     pub(crate) fn load_tool(
         &self,
         bundle: &BundleEntry,
         slug: &str,
         version: &str,
         path: &Path,
+        usable: bool,
     ) -> Result<Option<ToolEntry>, Problem> {
         match read_tool_text(path, &self.root)? {
             Some(text) => self
-                .tool_from_text(bundle, slug, version, path, &text)
+                .tool_from_text(bundle, slug, version, path, &text, usable)
                 .map(Some),
             None => Ok(None),
         }
     }
 
-    /// A tool from the text of its `tool.json` at `path`, checked against its folders.
+    /// A tool from the text of its `tool.json` at `path`, checked against its folders
+    /// (`usable`: a tool the index lists as usable, [`ToolReader::of_usable`]).
     pub(crate) fn tool_from_text(
         &self,
         bundle: &BundleEntry,
@@ -583,6 +586,7 @@ impl Catalog {
         version: &str,
         path: &Path,
         text: &str,
+        usable: bool,
     ) -> Result<ToolEntry, Problem> {
         let problem = |message: String| Problem {
             path: path.to_owned(),
@@ -622,7 +626,12 @@ impl Catalog {
                 return Err(problem(message));
             }
         }
-        let unavailable = match tool.check(&doc).first() {
+        let violations = if usable {
+            tool.check_listed(&doc)
+        } else {
+            tool.check(&doc)
+        };
+        let unavailable = match violations.first() {
             Some(violation) => Some(violation.to_string()),
             None => tool.unavailable_reason(&self.config),
         };
@@ -649,6 +658,7 @@ impl Catalog {
         ToolReader {
             catalog: self,
             bundles: HashMap::new(),
+            usable: false,
         }
     }
 
@@ -724,9 +734,20 @@ pub struct ToolReader<'a> {
     catalog: &'a Catalog,
     /// By bundle folder.
     bundles: HashMap<String, Result<Option<BundleEntry>, Problem>>,
+    /// The tools read are ones the index lists as usable now ([`Self::of_usable`]).
+    usable: bool,
 }
 
 impl ToolReader<'_> {
+    /// For tools the index lists as usable now (its change check ran for this command, or its
+    /// watcher vouches for it), read again only to be shown (`search`'s page): their JSON
+    /// Schemas were checked when the index read these files and are not compiled again
+    /// ([`Tool::check_listed`]); every other rule still applies.
+    pub fn of_usable(mut self) -> Self {
+        self.usable = true;
+        self
+    }
+
     /// See [`Catalog::tool_at`].
     pub fn tool_at(&mut self, path: &str) -> Result<Option<ToolEntry>, Problem> {
         let catalog = self.catalog;
@@ -745,7 +766,10 @@ impl ToolReader<'_> {
             .entry((*dir).to_owned())
             .or_insert_with(|| catalog.load_bundle(&catalog.bundles_dir().join(dir), dir));
         match bundle {
-            Ok(Some(bundle)) => catalog.load_tool(bundle, slug, version, &catalog.root.join(path)),
+            Ok(Some(bundle)) => {
+                let path = catalog.root.join(path);
+                catalog.load_tool(bundle, slug, version, &path, self.usable)
+            }
             Ok(None) => Ok(None),
             Err(problem) => Err(problem.clone()),
         }

@@ -397,6 +397,17 @@ impl Tool {
     /// The rules a tool must meet whatever the catalog's configuration: names, timestamps,
     /// schema presence and the shape of `impl`.
     pub fn check(&self, doc: &Value) -> Vec<Violation> {
+        self.check_with(doc, true)
+    }
+
+    /// [`check`](Self::check) without the rules on its JSON Schemas (meta-validated and
+    /// compiled, which costs more than reading the file): for a file the index checked whole
+    /// and lists as usable now, read again only to be shown.
+    pub fn check_listed(&self, doc: &Value) -> Vec<Violation> {
+        self.check_with(doc, false)
+    }
+
+    fn check_with(&self, doc: &Value, schemas: bool) -> Vec<Violation> {
         let mut out = Vec::new();
         check_document(doc, &["toolID", "bundleID"], &mut out);
         rules::check_name_at(NameKind::Slug, &self.slug, "/slug", &mut out);
@@ -444,7 +455,9 @@ impl Tool {
             ToolType::Http => check_http_impl(self, doc, &mut out),
             ToolType::Mcp => check_mcp_impl(doc, &mut out),
         }
-        super::tool_rules::check(self, doc, &mut out);
+        if schemas {
+            super::tool_rules::check(self, doc, &mut out);
+        }
         out
     }
 

@@ -1647,7 +1647,7 @@ fn load(catalog: &Catalog, bundles: &HashMap<String, Arc<BundleEntry>>, p: &Pend
         return Loaded::Same;
     }
     let record = catalog
-        .tool_from_text(bundle, &p.slug, &p.version, &path, &text)
+        .tool_from_text(bundle, &p.slug, &p.version, &path, &text, false)
         .map(|entry| Some(Record::new(&entry)));
     Loaded::Read(Box::new(record), hash.filter(|_| is_racy(&p.now)))
 }

@@ -1283,3 +1283,51 @@ fn the_table_has_rank_tool_score_why_and_description() {
     assert_eq!(run.stdout, "no tool matches 'zzzz'\n");
     assert_eq!(run.stderr, "");
 }
+
+/// A page of search shows tools the index lists as usable without compiling their JSON
+/// Schemas again; `--include-disabled` also shows unusable ones, each checked whole, so a
+/// schema broken by hand is the reason shown, and the tool is not in a plain search.
+#[test]
+fn a_schema_broken_by_hand_is_shown_as_the_reason_with_include_disabled_and_hidden_without() {
+    let env = TestEnv::new();
+    let bundle = env.bundle("shop");
+    put_described(
+        &env,
+        "shop",
+        "price-lookup",
+        "Look up the price of a product.",
+    );
+    put_described(
+        &env,
+        "shop",
+        "price-history",
+        "The price of a product over time.",
+    );
+    let path = env.tool_file(&bundle, "price-history", "v1");
+    let mut doc = read_json(&path);
+    doc["argSchema"] = json!({ "type": "object", "properties": {
+        "sku": { "type": "string", "pattern": "([unclosed" } } });
+    write_file(&path, &serde_json::to_string_pretty(&doc).unwrap());
+
+    let sentence = "what was the price of this product last year";
+    let plain = env.json(&["search", sentence]);
+    let shown: Vec<&str> = plain["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["slug"].as_str().unwrap())
+        .collect();
+    assert_eq!(shown, ["price-lookup"], "{plain}");
+    assert_eq!(plain["items"][0]["available"], true, "{plain}");
+
+    let all = env.json(&["search", sentence, "--include-disabled"]);
+    let broken = all["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["slug"] == "price-history")
+        .unwrap_or_else(|| panic!("{all}"));
+    assert_eq!(broken["available"], false, "{all}");
+    let reason = broken["unavailableReason"].as_str().unwrap_or_default();
+    assert!(reason.contains("argSchema"), "{reason}");
+}

@@ -74,7 +74,12 @@ pub fn run(ctx: &Ctx, args: &SearchArgs) -> Result<Output, CliError> {
 
     let mut table = output::table(["#", "TOOL", "SCORE", "WHY", "DESCRIPTION"]);
     let mut items = Vec::new();
-    let mut reader = catalog.tool_reader();
+    // Without --include-disabled every hit is a tool the index lists as usable now.
+    let mut reader = if args.include_disabled {
+        catalog.tool_reader()
+    } else {
+        catalog.tool_reader().of_usable()
+    };
     for (i, hit) in results.hits.iter().enumerate() {
         // The file is the truth: show what it says now.
         let entry = match reader.tool_at(&hit.path) {
