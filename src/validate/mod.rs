@@ -354,11 +354,14 @@ pub fn file_name_for(doc: &serde_json::Value) -> &'static str {
 /// named otherwise, see [`file_name_for`]) and place (by where it is in its catalog).
 fn target(root: Option<&Path>, file: PathBuf) -> Target {
     let name = file.file_name().and_then(|n| n.to_str());
+    // A file in the bundles tree, even where no tool belongs, is a catalog file: a tool unless
+    // named otherwise, checked in full.
+    let inside = in_bundles(root, &file);
     let kind = match name {
         Some(CONFIG_FILE) => Kind::Config,
         Some(BUNDLE_FILE) => Kind::Bundle,
         Some(TOOL_FILE) => Kind::Tool,
-        _ if in_bundles(root, &file) => Kind::Tool,
+        _ if inside => Kind::Tool,
         _ => match sniffed(&file, root) {
             CONFIG_FILE => Kind::Config,
             BUNDLE_FILE => Kind::Bundle,
@@ -388,11 +391,7 @@ fn target(root: Option<&Path>, file: PathBuf) -> Target {
             }
         })
         .unwrap_or(Place::Loose);
-    // A file in the bundles tree, even where no tool belongs, is a catalog file: checked in
-    // full.
-    let as_put = matches!(kind, Kind::Tool | Kind::Bundle)
-        && place == Place::Loose
-        && !in_bundles(root, &file);
+    let as_put = matches!(kind, Kind::Tool | Kind::Bundle) && place == Place::Loose && !inside;
     Target {
         root: root.map(Path::to_owned),
         as_put,
