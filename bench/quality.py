@@ -24,6 +24,9 @@ Methods, each asked for its 10 best:
   (for embed, that embeds the whole catalog into toolctl's cache).
 - `bm25-no-helpers` (only when `--methods` names it): `pick --scorer bm25 --no-helpers`, the
   default pick without the helper tools its first picks' required arguments name.
+- `bm25-no-siblings` (only when `--methods` names it): `pick --scorer bm25 --no-siblings`, the
+  default pick without lifting its first picks' siblings (tools of their bundle whose names
+  begin with the same word).
 - `rrf` (with `--embed`): the `bm25` and `embed` rankings (each read 100 deep) fused in this
   process by weighted reciprocal rank fusion (k 60, 0.4 lexical / 0.6 semantic), to compare
   with `hybrid`, which fuses min-max normalised scores with the same weights.
@@ -75,6 +78,8 @@ TOOLCTL_METHODS = ["keyword", "bm25", "search"]
 # `pick --scorer bm25 --no-helpers`: the default pick without the helper tools (not run unless
 # named in --methods).
 NO_HELPERS = "bm25-no-helpers"
+# `pick --scorer bm25 --no-siblings`: the default pick without the siblings (the same).
+NO_SIBLINGS = "bm25-no-siblings"
 EMBED_METHODS = ["embed", "hybrid"]
 # Derived from the `bm25` and `embed` rankings (each read 100 deep), fused in this process.
 FUSED_METHODS = ["rrf"]
@@ -279,11 +284,13 @@ def method_argv(base: list[str], method: str, query: str, embed_url: str | None,
                 depth: int = DEPTH) -> list[str]:
     if method == "search":
         return [*base, "search", query, "--page-size", str(depth)]
-    scorer = method.removesuffix("-no-helpers")
+    scorer = method.removesuffix("-no-helpers").removesuffix("-no-siblings")
     argv = [*base, "pick", query, "--scorer", scorer, "--allow-unsafe", "--max", str(depth),
             "--min-score", "0.000001"]
     if method == NO_HELPERS:
         argv.append("--no-helpers")
+    if method == NO_SIBLINGS:
+        argv.append("--no-siblings")
     if method in EMBED_METHODS:
         argv += ["--embed-url", embed_url or "", "--embed-model", EMBED_MODEL]
     return argv
@@ -391,7 +398,7 @@ def build_catalogs(data: nestful.Data, datasets: list[str], distractors: int, wo
 def run(args, data: nestful.Data, catalogs: list[Catalog], embed_url: str | None,
         scratch: Path) -> list[dict]:
     methods = [m for m in args.methods
-               if m in TOOLCTL_METHODS + [NO_HELPERS] + EMBED_METHODS + BASELINES + FUSED_METHODS]
+               if m in TOOLCTL_METHODS + [NO_HELPERS, NO_SIBLINGS] + EMBED_METHODS + BASELINES + FUSED_METHODS]
     # The fused methods read `bm25` and `embed` deeper, so those run first.
     fusing = embed_url is not None and any(m in FUSED_METHODS for m in methods)
     methods.sort(key=lambda m: m in FUSED_METHODS)
@@ -476,6 +483,7 @@ def table(rows: list[dict], catalogs: list[Catalog], methods: list[str]) -> str:
                 name = {"overlap": "overlap (Python)", "rank_bm25": "rank_bm25 (Python)",
                         "search": "`search`",
                         NO_HELPERS: "`pick --scorer bm25 --no-helpers`",
+                        NO_SIBLINGS: "`pick --scorer bm25 --no-siblings`",
                         "rrf": "bm25 ⊕ embed by RRF (k 60, 0.4 / 0.6; Python)"}.get(
                             method, f"`pick --scorer {method}`")
                 lines.append(f"| {c.label} ({c.tools} tools) | {label} | {name} | {s['r1']:.3f} | "

@@ -15,7 +15,11 @@
 //!    the query prunes nothing (phases 3, 4 and 6 are skipped; the limits still hold). The
 //!    first candidates bring the tools their required arguments name ([`pick::helpers`]) as
 //!    candidates, at the score of the tool that needs them (or their own, if higher): a
-//!    helper passes with that tool or on its own, never below `min_score` otherwise.
+//!    helper passes with that tool or on its own, never below `min_score` otherwise. Before
+//!    them, the first candidates lift their siblings ([`pick::siblings`]: tools of their
+//!    bundle whose names begin with the same word, that match the request a little), each
+//!    at the key `pick` gives it, worked out from the absolute scores: a sibling passes only
+//!    with its anchor (its key stays below the anchor's) or on its own.
 //! 2. **Processing**: the agent's tools are checked against the catalog. A tool follows its
 //!    slug to the version that stands for it now (a new version, or another after one was
 //!    disabled); a tool whose slug has no usable version left leaves the agent (reported as
@@ -318,6 +322,8 @@ pub struct AttachRequest {
     /// Attach with the first candidates the tools their required arguments name
     /// ([`pick::helpers`]), at their score.
     pub helpers: bool,
+    /// Lift the first candidates' siblings ([`pick::siblings`]).
+    pub siblings: bool,
 }
 
 impl AttachRequest {
@@ -444,6 +450,7 @@ pub fn attach(
     let mut used_scorer = None;
     let mut fallback = None;
     let mut needs = HashMap::new();
+    let mut kin = HashMap::new();
     if has_query {
         let pick_request = PickRequest {
             query: query.to_owned(),
@@ -455,8 +462,9 @@ pub fn attach(
             embed: request.embed.clone(),
             embed_batch: request.embed_batch,
             llm: request.llm.clone(),
-            // Attach ranks with `pick::rank` itself and adds the helpers below.
+            // Attach ranks with `pick::rank` itself and adds siblings and helpers below.
             helpers: false,
+            siblings: false,
         };
         pick_request.check()?;
         // No time limit of attach's own: a network scorer is bounded by its endpoint's.
@@ -484,11 +492,24 @@ pub fn attach(
             true,
             |score, _| (score > 0.0).then_some(score),
         )?;
+        let mut bundles = pick::Bundles::default();
+        if request.siblings {
+            kin = pick::siblings::add(
+                index,
+                &mut scored,
+                &mut bundles,
+                &mut ranked.top,
+                request.limit as usize,
+                true,
+                0.0,
+            )?;
+        }
         if request.helpers {
             needs = pick::helpers::add(
                 catalog,
                 index,
                 &mut scored,
+                &mut bundles,
                 &mut ranked.top,
                 request.limit as usize,
                 true,
@@ -508,7 +529,12 @@ pub fn attach(
                 let consumer = needs
                     .get(&r.id)
                     .map_or(0.0, |n: &pick::helpers::Need| m.absolute(n.consumer));
-                m.absolute(r.id).max(consumer)
+                // A sibling at its key, on absolute scores.
+                let own = m.absolute(r.id);
+                let sibling = kin.get(&r.id).map_or(0.0, |k: &pick::siblings::Kin| {
+                    pick::siblings::key(own, m.absolute(k.anchor))
+                });
+                own.max(consumer).max(sibling)
             });
             (r.id, absolute)
         })

@@ -304,6 +304,8 @@ pub fn search(
         llm: None,
         // A client that finds a tool through search needs what fills its arguments too.
         helpers: true,
+        // And the tools of the same API its task needs with the first ones (pick's siblings).
+        siblings: true,
     };
     with_index(catalog, |index| {
         let outcome = pick::pick(catalog, index, &request, &mut |_, _| {})?;

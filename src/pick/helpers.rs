@@ -29,10 +29,10 @@
 //! ones are allowed.
 //!
 //! **Cost.** The consumers' own `tool.json` (three files at most, read as JSON, not checked
-//! again) and the slugs of their bundles, an indexed read of those bundles alone: never a pass
-//! over the catalog.
+//! again) and the slugs of their bundles, an indexed read of those bundles alone (shared with
+//! the siblings, [`Bundles`]): never a pass over the catalog.
 
-use super::{Matches, first_candidates};
+use super::{Bundles, Matches, first_candidates};
 use crate::catalog::Catalog;
 use crate::index::text::words;
 use crate::index::{self, Index, Registration};
@@ -169,6 +169,7 @@ pub fn add(
     catalog: &Catalog,
     index: &Index,
     matches: &mut Matches,
+    bundles: &mut Bundles,
     ranked: &mut Vec<(Registration, f64)>,
     n: usize,
     allow_unsafe: bool,
@@ -180,7 +181,6 @@ pub fn add(
         .collect();
     let ids: Vec<i64> = consumers.iter().map(|(id, _)| *id).collect();
     let rows = index.rows_by_id(&ids, false)?;
-    let mut bundles: HashMap<String, Vec<(i64, String)>> = HashMap::new();
     let mut needs: HashMap<i64, Need> = HashMap::new();
     // By row, not by place: a consumer the index no longer lists live is left out of `rows`.
     let keys: HashMap<i64, f64> = consumers.iter().copied().collect();
@@ -196,12 +196,7 @@ pub fn add(
         if arguments.is_empty() {
             continue;
         }
-        let tools = match bundles.entry(row.bundle_dir.clone()) {
-            std::collections::hash_map::Entry::Occupied(slot) => slot.into_mut(),
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(index.slugs_in_bundle(&row.bundle_dir)?)
-            }
-        };
+        let tools = bundles.slugs(index, &row.bundle_dir)?;
         let mut slugs: Vec<&str> = tools.iter().map(|(_, slug)| slug.as_str()).collect();
         slugs.sort_unstable();
         slugs.dedup();

@@ -18,7 +18,9 @@
 //!      scorer answers instead and the provenance says why.
 //! 3. Tools under the minimum score are dropped; the rest are ranked by score (ties: the
 //!    registration order, `createdAt`) and the first `max` returned.
-//! 4. Unless the request says not to, the first picks bring the tools their required
+//! 4. Unless the request says not to, the first picks lift the tools of their bundle whose
+//!    names begin with the same word and that match the request a little, to just below them
+//!    ([`siblings`]); then the first picks (of that ranking) bring the tools their required
 //!    arguments name, right after them, with their score ([`helpers`]); then the ranking is
 //!    cut to `max` again.
 //!
@@ -38,6 +40,7 @@ pub mod endpoints;
 pub mod helpers;
 pub mod keyword;
 pub mod llm;
+pub mod siblings;
 
 use crate::catalog::Catalog;
 use crate::index::default_tools::{DefaultTool, DefaultTools};
@@ -179,6 +182,8 @@ pub struct PickRequest {
     pub llm: Option<Endpoint>,
     /// Add the tools the first picks' required arguments name ([`helpers`]).
     pub helpers: bool,
+    /// Lift the first picks' siblings: tools of their bundle named alike ([`siblings`]).
+    pub siblings: bool,
 }
 
 /// One picked tool.
@@ -724,11 +729,26 @@ pub fn pick(
         ranked[zeros..].sort_by(|a, b| a.0.cmp(&b.0));
         ranked.truncate(request.max);
     }
+    let mut bundles = Bundles::default();
+    let kin = if request.siblings {
+        siblings::add(
+            index,
+            &mut matches,
+            &mut bundles,
+            &mut ranked,
+            request.max,
+            request.allow_unsafe,
+            min_score,
+        )?
+    } else {
+        HashMap::new()
+    };
     let needs = if request.helpers {
         helpers::add(
             catalog,
             index,
             &mut matches,
+            &mut bundles,
             &mut ranked,
             request.max,
             request.allow_unsafe,
@@ -767,8 +787,28 @@ pub fn pick(
                     );
                     (need.key, reason)
                 }
-                None => (s.score, s.reason.replace("{name}", &member.name)),
+                None => match kin.get(&member.row.id) {
+                    Some(why) => {
+                        // The anchor comes before its sibling, so it is among the picks.
+                        let anchor = names.get(&why.anchor).map_or("a pick", String::as_str);
+                        let reason = format!(
+                            "sibling of {anchor} (same bundle, name begins with '{}'); own score {}",
+                            why.word,
+                            round(why.own)
+                        );
+                        (why.key, reason)
+                    }
+                    None => (s.score, s.reason.replace("{name}", &member.name)),
+                },
             };
+            if let Some(why) = kin.get(&member.row.id) {
+                let anchor = names.get(&why.anchor).map_or("a pick", String::as_str);
+                provenance["sibling"] = json!({
+                    "of": anchor,
+                    "word": why.word,
+                    "ownScore": round(why.own),
+                });
+            }
             Picked {
                 score: round(score),
                 reason,
@@ -788,6 +828,23 @@ pub fn pick(
 /// unless `allow_unsafe`. A pass over the catalog, which a pick itself does not make.
 pub fn considered(index: &Index, allow_unsafe: bool) -> index::Result<usize> {
     index.count_usable(allow_unsafe)
+}
+
+/// The live tools of the bundles a pick's additions look at ([`siblings`], [`helpers`]), by
+/// bundle folder, each read once ([`Index::slugs_in_bundle`]).
+#[derive(Debug, Default)]
+pub struct Bundles(HashMap<String, Vec<(i64, String)>>);
+
+impl Bundles {
+    /// The live tools of the bundle in folder `dir`, every version, as (row, tool slug).
+    pub fn slugs(&mut self, index: &Index, dir: &str) -> index::Result<&[(i64, String)]> {
+        Ok(match self.0.entry(dir.to_owned()) {
+            std::collections::hash_map::Entry::Occupied(slot) => slot.into_mut(),
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(index.slugs_in_bundle(dir)?)
+            }
+        })
+    }
 }
 
 /// The best candidates of a ranking, and the best score among all candidates.

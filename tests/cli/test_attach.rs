@@ -1171,6 +1171,7 @@ mod detach_and_limits;
 mod helpers;
 mod prune_and_stale;
 mod seed_and_files;
+mod siblings;
 mod validation;
 
 /// Scores are absolute: a request that matches nothing well attaches nothing and detaches

@@ -956,6 +956,7 @@ mod defaults_and_safety;
 mod embed;
 mod helpers;
 mod llm;
+mod siblings;
 mod validation_and_emit;
 
 /// The default scorer is `bm25`, the search relevance: a task told as a sentence is ranked by
