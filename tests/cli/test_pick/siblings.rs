@@ -259,3 +259,59 @@ fn mcp_search_tools_ranks_through_pick_and_lifts_the_siblings_too() {
     );
     assert_ne!(refs(&without)[1], "weatherapi/weatherapi-realtime@v1");
 }
+
+#[test]
+fn the_helpers_run_after_the_siblings_are_lifted_so_a_sibling_brings_its_helper() {
+    let env = weather("weatherapi");
+    // `weatherapi-location-lookup` matches nothing; the real-time tool's required `q` names
+    // it (by "location lookup", after the `weatherapi` both begin with).
+    put(
+        &env,
+        "weatherapi",
+        "weatherapi-location-lookup",
+        9,
+        "Places by name.",
+        true,
+    );
+    let mut realtime = native(
+        "weatherapi-realtime",
+        10,
+        json!({
+            "description": "The current conditions, as observed.",
+            "argSchema": {
+                "type": "object",
+                "properties": {
+                    "q": { "type": "string", "description": "The place, as location lookup gives it." }
+                },
+                "required": ["q"]
+            }
+        }),
+    );
+    realtime["version"] = json!("v2");
+    env.put_tool("weatherapi", &realtime);
+
+    let got = weather_picks(&env, &[]);
+    assert_eq!(
+        refs(&got),
+        [
+            "weatherapi/weatherapi-forecast@v1",
+            "weatherapi/weatherapi-realtime@v2",
+            "weatherapi/weatherapi-location-lookup@v1",
+        ]
+    );
+    assert!(got[1].reason.starts_with("sibling of weatherapi-forecast"));
+    assert_eq!(
+        got[2].reason,
+        "needed by weatherapi-realtime: its argument q names it"
+    );
+    assert_eq!(
+        got[2].score, got[1].score,
+        "the helper takes its pick's score"
+    );
+    // Without siblings, the real-time tool is no first pick: neither comes.
+    let without = weather_picks(&env, &["--no-siblings"]);
+    assert!(
+        !refs(&without).contains(&"weatherapi/weatherapi-location-lookup@v1"),
+        "{without:#?}"
+    );
+}
