@@ -29,10 +29,11 @@
 //! request (a sibling that matches nothing is not brought), and only tools `pick` may return
 //! anyway: usable, the version that stands for its slug, safe unless unsafe ones are allowed.
 //!
-//! **Measured** (`bm25`, NESTFUL's four data sets among 10,000 distractors, prototype in
-//! Python on `pick`'s scores): recall@5 0.722 → 0.756 (executable 0.495 → 0.602, sgd 0.924 →
-//! 0.986, glaive 0.863 → 0.854, cfb 0.604 → 0.582); choosing [`BETA`] and [`ANCHORS`] on
-//! three data sets and measuring on the fourth gives 0.752.
+//! **Measured** (`bm25`, NESTFUL's four data sets among 10,000 distractors, `python3
+//! bench/quality.py --no-alone --methods bm25,bm25-no-siblings`): mean capped recall@5 0.727
+//! → 0.757 (sgd 0.935 → 0.986, executable 0.501 → 0.596, glaive 0.870 → 0.860, cfb 0.602 →
+//! 0.584), as a Python prototype on `pick`'s scores gave (0.722 → 0.756); there, choosing
+//! [`BETA`] and [`ANCHORS`] on three data sets and measuring on the fourth gave 0.752.
 //!
 //! **Cost.** The slugs of the anchors' bundles (an indexed read of those bundles alone, shared
 //! with the helpers, [`Bundles`]) and the scores of the siblings ([`Matches::settle`]): never a
