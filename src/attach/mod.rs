@@ -457,6 +457,8 @@ pub fn attach(
             llm: request.llm.clone(),
             // Attach ranks with `pick::rank` itself and adds the helpers below.
             helpers: false,
+            // Attach's candidates are the best by their own score (see the module comment).
+            coverage: false,
         };
         pick_request.check()?;
         // No time limit of attach's own: a network scorer is bounded by its endpoint's.

@@ -304,6 +304,7 @@ pub fn search(
         llm: None,
         // A client that finds a tool through search needs what fills its arguments too.
         helpers: true,
+        coverage: true,
     };
     with_index(catalog, |index| {
         let outcome = pick::pick(catalog, index, &request, &mut |_, _| {})?;

@@ -53,6 +53,10 @@ pub struct PickArgs {
     /// Do not add the tools the first picks' required arguments name as their source
     #[arg(long)]
     pub no_helpers: bool,
+    /// Rank a sentence by relevance alone, without choosing the first picks to cover its
+    /// words between them
+    #[arg(long)]
+    pub no_coverage: bool,
     /// Show why each tool was picked: scorer, matched terms, sub-scores
     #[arg(long)]
     pub debug: bool,
@@ -84,6 +88,7 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
         embed_batch: endpoints.embed_batch,
         llm: endpoints.llm,
         helpers: !args.no_helpers,
+        coverage: !args.no_coverage,
     };
     let mut progress = ctx.ui.progress(0, "embedding tools");
     let outcome = ctx.read_index(&catalog, |index| {
