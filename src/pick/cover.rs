@@ -17,9 +17,9 @@
 //! and `left(t)`, 1 at first, is how much of term `t` is still to be covered: a term the
 //! chosen tools hold as well as the best candidate holds it counts `1 − α` as much for the
 //! next choice. λ keeps relevance itself in the gain, so a tool that adds only a rare word
-//! does not jump ahead of one that matches the request well. α 0.8 and λ 0.3 were chosen
-//! by leaving out each NESTFUL data set in turn, tuning on the other three and scoring the
-//! one left out (in Python, over `bench/ranking_prototype.py`'s BM25F). Measured with
+//! does not jump ahead of one that matches the request well. α 0.8 was chosen in every fold
+//! of leaving out each NESTFUL data set in turn, tuning on the other three and scoring the
+//! one left out, λ 0.3 or 0.5 (`bench/rerank_prototype.py`, in Python). Measured with
 //! `python3 bench/quality.py --no-alone --methods bm25,bm25-no-coverage` (NESTFUL with
 //! 10,000 distractors), `pick`'s mean capped Recall@5 rose from 0.727 to 0.732: glaive
 //! 0.870 → 0.904 and cfb 0.602 → 0.619, whose requests ask for several things, while
