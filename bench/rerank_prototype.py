@@ -44,7 +44,7 @@ start stop validate translate analyze play reserve buy order track compare estim
 cancel""".split())
 
 
-def helper_links(corpus: rp.Corpus) -> dict[int, list[int]]:
+def helper_links(corpus: rp.Corpus, longest_only: bool = False) -> dict[int, list[int]]:
     """Doc index → the doc indexes its required arguments name (toolctl's rule)."""
     data = nestful.load()
     where = {d.key: i for i, d in enumerate(corpus.docs)}
@@ -59,7 +59,8 @@ def helper_links(corpus: rp.Corpus) -> dict[int, list[int]]:
             text = [quality.words(props.get(a, {}).get("description", ""))
                     for a in schema.get("required") or []]
             own = quality.words(t.slug)
-            found = []
+            # Each place a tool is named: (argument, start, end, tool).
+            spans = []
             for o in tools:
                 if o is t:
                     continue
@@ -67,13 +68,22 @@ def helper_links(corpus: rp.Corpus) -> dict[int, list[int]]:
                 shared = sum(1 for _ in itertools.takewhile(lambda p: p[0] == p[1], zip(w, own)))
                 phrases = [w[len(w) - n:] for n in range(len(w), 1, -1)
                            if n == len(w) or len(w) - n <= shared]
-                best = max((len(p) for p in phrases for words in text
-                            if any(words[i:i + len(p)] == p for i in range(len(words)))), default=0)
-                if best:
-                    found.append((best, where[o.key]))
-            if found:
-                top = max(n for n, _ in found)
-                links[where[t.key]] = [d for n, d in found if n == top]
+                for a, words in enumerate(text):
+                    for i in range(len(words)):
+                        p = next((p for p in phrases if words[i:i + len(p)] == p), None)
+                        if p:
+                            spans.append((a, i, i + len(p), where[o.key]))
+            if not spans:
+                continue
+            if longest_only:
+                top = max(e - s for _, s, e, _ in spans)
+                named = [d for _, s, e, d in spans if e - s == top]
+            else:
+                # A name inside a longer name at the same place does not count.
+                named = [d for a, s, e, d in spans
+                         if not any(a2 == a and s2 <= s and e <= e2 and e2 - s2 > e - s
+                                    for a2, s2, e2, _ in spans)]
+            links[where[t.key]] = list(dict.fromkeys(named))
     return links
 
 
