@@ -22,11 +22,11 @@ Methods, each asked for its 10 best:
   each catalog and stopped after (`--walk`: none; TOOLCTL_WATCH=never either way, so no
   command starts one by itself). The first request of each method is run once unmeasured
   (for embed, that embeds the whole catalog into toolctl's cache).
-- `bm25-no-helpers` (only when `--methods` names it): `pick --scorer bm25 --no-helpers`, the
-  default pick without the helper tools its first picks' required arguments name.
-- `bm25-no-siblings` (only when `--methods` names it): `pick --scorer bm25 --no-siblings`, the
-  default pick without lifting its first picks' siblings (tools of their bundle whose names
-  begin with the same word).
+- Ablations of the default pick, each run only when `--methods` names it: `bm25-no-helpers`
+  (`pick --no-helpers`: without the helper tools its first picks' required arguments name),
+  `bm25-no-coverage` (`pick --no-coverage`: a sentence's picks by relevance alone),
+  `bm25-no-siblings` (`pick --no-siblings`: without lifting its first picks' siblings, tools
+  of their bundle whose names begin with the same word).
 - `rrf` (with `--embed`): the `bm25` and `embed` rankings (each read 100 deep) fused in this
   process by weighted reciprocal rank fusion (k 60, 0.4 lexical / 0.6 semantic), to compare
   with `hybrid`, which fuses min-max normalised scores with the same weights.
@@ -75,11 +75,10 @@ VENV = nestful.CACHE / "venv"
 VENV_PACKAGES = ["rank_bm25==0.2.2", "snowballstemmer==3.1.1", "numpy"]
 EMBED_MODEL = "all-MiniLM-L6-v2"
 TOOLCTL_METHODS = ["keyword", "bm25", "search"]
-# `pick --scorer bm25 --no-helpers`: the default pick without the helper tools (not run unless
+# The default pick without one of its steps, by the flag that turns it off (not run unless
 # named in --methods).
-NO_HELPERS = "bm25-no-helpers"
-# `pick --scorer bm25 --no-siblings`: the default pick without the siblings (the same).
-NO_SIBLINGS = "bm25-no-siblings"
+ABLATIONS = {"bm25-no-helpers": "--no-helpers", "bm25-no-coverage": "--no-coverage",
+             "bm25-no-siblings": "--no-siblings"}
 EMBED_METHODS = ["embed", "hybrid"]
 # Derived from the `bm25` and `embed` rankings (each read 100 deep), fused in this process.
 FUSED_METHODS = ["rrf"]
@@ -284,13 +283,11 @@ def method_argv(base: list[str], method: str, query: str, embed_url: str | None,
                 depth: int = DEPTH) -> list[str]:
     if method == "search":
         return [*base, "search", query, "--page-size", str(depth)]
-    scorer = method.removesuffix("-no-helpers").removesuffix("-no-siblings")
+    scorer = "bm25" if method in ABLATIONS else method
     argv = [*base, "pick", query, "--scorer", scorer, "--allow-unsafe", "--max", str(depth),
             "--min-score", "0.000001"]
-    if method == NO_HELPERS:
-        argv.append("--no-helpers")
-    if method == NO_SIBLINGS:
-        argv.append("--no-siblings")
+    if method in ABLATIONS:
+        argv.append(ABLATIONS[method])
     if method in EMBED_METHODS:
         argv += ["--embed-url", embed_url or "", "--embed-model", EMBED_MODEL]
     return argv
@@ -398,7 +395,7 @@ def build_catalogs(data: nestful.Data, datasets: list[str], distractors: int, wo
 def run(args, data: nestful.Data, catalogs: list[Catalog], embed_url: str | None,
         scratch: Path) -> list[dict]:
     methods = [m for m in args.methods
-               if m in TOOLCTL_METHODS + [NO_HELPERS, NO_SIBLINGS] + EMBED_METHODS + BASELINES + FUSED_METHODS]
+               if m in TOOLCTL_METHODS + list(ABLATIONS) + EMBED_METHODS + BASELINES + FUSED_METHODS]
     # The fused methods read `bm25` and `embed` deeper, so those run first.
     fusing = embed_url is not None and any(m in FUSED_METHODS for m in methods)
     methods.sort(key=lambda m: m in FUSED_METHODS)
@@ -482,8 +479,7 @@ def table(rows: list[dict], catalogs: list[Catalog], methods: list[str]) -> str:
                 ms = f"{statistics.median(times):.1f}" if times else "—"
                 name = {"overlap": "overlap (Python)", "rank_bm25": "rank_bm25 (Python)",
                         "search": "`search`",
-                        NO_HELPERS: "`pick --scorer bm25 --no-helpers`",
-                        NO_SIBLINGS: "`pick --scorer bm25 --no-siblings`",
+                        **{m: f"`pick --scorer bm25 {flag}`" for m, flag in ABLATIONS.items()},
                         "rrf": "bm25 ⊕ embed by RRF (k 60, 0.4 / 0.6; Python)"}.get(
                             method, f"`pick --scorer {method}`")
                 lines.append(f"| {c.label} ({c.tools} tools) | {label} | {name} | {s['r1']:.3f} | "

@@ -465,6 +465,8 @@ pub fn attach(
             // Attach ranks with `pick::rank` itself and adds siblings and helpers below.
             helpers: false,
             siblings: false,
+            // Attach's candidates are the best by their own score (see the module comment).
+            coverage: false,
         };
         pick_request.check()?;
         // No time limit of attach's own: a network scorer is bounded by its endpoint's.

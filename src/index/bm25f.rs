@@ -98,6 +98,53 @@ pub struct Relevance {
     pub documents: Vec<i64>,
     /// The BM25F score of every tool that holds one of the terms, by index row.
     pub scores: HashMap<i64, f64>,
+    /// What each term adds to a tool's score.
+    pub shares: Shares,
+}
+
+/// What each term of a sentence (its words, then its pairs of adjacent words) adds to the
+/// relevance of a tool: kept from the scoring, so a tool's shares are asked for a few tools
+/// after the ranking (`pick`'s coverage of the request) without reading the index again.
+#[derive(Debug, Default)]
+pub struct Shares {
+    /// Each term's weight in the score: its IDF (times the pair weight for a pair).
+    weights: Vec<f64>,
+    /// Each term's counts per field, in each tool that holds it, ordered by tool.
+    counted: Vec<Vec<(i64, Counts)>>,
+    /// The tools that hold a term, ordered, and their field lengths.
+    ids: Vec<i64>,
+    lengths: Vec<Counts>,
+    averages: [f64; FIELDS],
+}
+
+impl Shares {
+    /// How many terms there are.
+    pub fn len(&self) -> usize {
+        self.weights.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.weights.is_empty()
+    }
+
+    /// What each term adds to the relevance of the tool in index row `doc` (0 for a term it
+    /// does not hold): the term's weight times its saturated BM25F weight in the tool. They
+    /// add up to the tool's relevance.
+    pub fn of(&self, doc: i64) -> Vec<f64> {
+        let Ok(at) = self.ids.binary_search(&doc) else {
+            return vec![0.0; self.len()];
+        };
+        self.weights
+            .iter()
+            .zip(&self.counted)
+            .map(
+                |(weight, list)| match list.binary_search_by_key(&doc, |(d, _)| *d) {
+                    Ok(i) => weight * saturated(&list[i].1, &self.lengths[at], &self.averages),
+                    Err(_) => 0.0,
+                },
+            )
+            .collect()
+    }
 }
 
 impl Index {
@@ -253,23 +300,37 @@ impl Index {
         ids.dedup();
         let lengths = self.lengths(&ids)?;
         let averages = self.average_lengths()?;
+        let weights: Vec<f64> = documents
+            .iter()
+            .map(|n| idf(tools, *n))
+            .chain(
+                pairs
+                    .iter()
+                    .map(|list| BIGRAM_WEIGHT * idf(tools, list.len() as i64)),
+            )
+            .collect();
+        let counted: Vec<Vec<(i64, Counts)>> = counted.into_iter().chain(pairs).collect();
         // Each list is ordered by tool, as `ids` is: one cursor a list walks them together.
         let mut sums = vec![0.0; ids.len()];
-        let mut add = |list: &[(i64, Counts)], weight: f64| {
+        for (list, weight) in counted.iter().zip(&weights) {
             let mut at = 0;
             for (doc, tf) in list {
                 at += ids[at..].partition_point(|id| id < doc);
                 sums[at] += weight * saturated(tf, &lengths[at], &averages);
             }
-        };
-        for (list, n) in counted.iter().zip(&documents) {
-            add(list, idf(tools, *n));
         }
-        for list in &pairs {
-            add(list, BIGRAM_WEIGHT * idf(tools, list.len() as i64));
-        }
-        let scores = ids.into_iter().zip(sums).collect();
-        Ok(Relevance { documents, scores })
+        let scores = ids.iter().copied().zip(sums).collect();
+        Ok(Relevance {
+            documents,
+            scores,
+            shares: Shares {
+                weights,
+                counted,
+                ids,
+                lengths,
+                averages,
+            },
+        })
     }
 }
 

@@ -25,7 +25,7 @@ pub mod text;
 mod verify;
 pub mod watch;
 
-pub use bm25f::idf;
+pub use bm25f::{Shares, idf};
 pub use default_version::Registration;
 pub use rows::{Field, ToolRow, ToolText};
 pub use search::{Hit, SearchRequest, SearchResults, Tier, Tiers};

@@ -37,7 +37,7 @@
 //! doubles the index, needs 3+ characters, and ranks substrings, not typos; the vocabulary is
 //! small (tens of thousands of words at 100,000 tools) and a distance over it is exact.
 
-use super::bm25f::idf;
+use super::bm25f::{Shares, idf};
 use super::text::{self, quoted};
 use super::{Error, Index, Result};
 use crate::catalog::page;
@@ -141,6 +141,12 @@ impl Tiers {
         self.plan.tiers.is_empty()
     }
 
+    /// For a sentence: what each of its terms adds to a tool's relevance ([`Shares::of`]);
+    /// `None` for tiers.
+    pub fn shares(&self) -> Option<&Shares> {
+        self.plan.scale.map(|_| &self.plan.shares)
+    }
+
     /// For a sentence's tier `i` (relevance): every tool that holds one of its words with its
     /// relevance, best first, equal relevance by row; `None` for any other tier.
     pub fn relevance_order(&self, i: usize) -> Option<Vec<(f64, i64)>> {
@@ -241,6 +247,8 @@ struct Plan {
     scale: Option<f64>,
     /// A sentence's BM25F relevance of every tool that holds one of its words, by index row.
     relevance: HashMap<i64, f64>,
+    /// What each of a sentence's terms adds to those (empty for tiers).
+    shares: Shares,
 }
 
 impl Index {
@@ -476,6 +484,7 @@ impl Index {
             corrections,
             scale: None,
             relevance: HashMap::new(),
+            shares: Shares::default(),
         })
     }
 
@@ -524,6 +533,7 @@ impl Index {
             corrections,
             scale: Some(scale),
             relevance: relevance.scores,
+            shares: relevance.shares,
         })
     }
 

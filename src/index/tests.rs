@@ -397,3 +397,28 @@ fn copies_of_a_tool_are_found_by_id_at_the_first_path_with_or_without_the_index(
         .unwrap();
     assert_eq!(relative(&with_index), expected);
 }
+
+#[test]
+fn a_sentences_term_shares_add_up_to_each_tools_relevance() {
+    let (_dir, catalog) = fixture();
+    let index = open(&catalog);
+    let words: Vec<String> = ["weather", "forecast", "for", "oslo", "tomorrow"]
+        .iter()
+        .map(|w| (*w).to_owned())
+        .collect();
+    let terms = index.index_terms(&words).unwrap();
+    let relevance = index.relevance(&terms).unwrap();
+    let shares = &relevance.shares;
+    // Each word, then each pair of adjacent words.
+    assert_eq!(shares.len(), 2 * terms.len() - 1);
+    assert!(relevance.scores.len() > 1);
+    for (id, score) in &relevance.scores {
+        let each = shares.of(*id);
+        assert_eq!(each.len(), shares.len());
+        let sum: f64 = each.iter().sum();
+        assert!((sum - score).abs() < 1e-9, "row {id}: {sum} vs {score}");
+        assert!(each.iter().all(|s| *s >= 0.0));
+    }
+    // A tool that holds none of the words has no share.
+    assert!(shares.of(i64::MAX).iter().all(|s| *s == 0.0));
+}

@@ -306,6 +306,7 @@ pub fn search(
         helpers: true,
         // And the tools of the same API its task needs with the first ones (pick's siblings).
         siblings: true,
+        coverage: true,
     };
     with_index(catalog, |index| {
         let outcome = pick::pick(catalog, index, &request, &mut |_, _| {})?;

@@ -18,9 +18,10 @@
 //! `add-issue-comment`'s "issue or pull request number" does not name `get-pull-request`). Both sides are split as the index splits text
 //! ([`words`]: at `_`, `-`, `.`, spaces and camelCase, folded). Words compare whole and as
 //! written, without stemming: "search flight locations" does not name `search-flight-location`
-//! (a plural names a kind of thing more often than a tool). Of the tools one consumer's
-//! arguments name, only those named by the longest phrase count: "search hotels by
-//! coordinates" names `Search_Hotels_By_Coordinates`, not `Search_Hotels` too.
+//! (a plural names a kind of thing more often than a tool). A name inside a longer name at the
+//! same place does not count: "search hotels by coordinates" names
+//! `Search_Hotels_By_Coordinates`, not `Search_Hotels` too; but NESTFUL's `hotel_id` "can be
+//! retrieved from (Search Hotels) or (Search Hotels By Coordinates)" names both.
 //!
 //! **Which tools.** Only required arguments (an optional one can be left out, so its tool is
 //! not needed), only tools of the consumer's own bundle folder (a name means a tool of the API
@@ -72,14 +73,6 @@ pub fn name_phrases(name: &str, by: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The longest of `phrases` (longest first) found in `text` as consecutive words.
-fn longest_in<'a>(text: &[String], phrases: &'a [Vec<String>]) -> Option<&'a [String]> {
-    phrases
-        .iter()
-        .find(|phrase| text.windows(phrase.len()).any(|w| w == phrase.as_slice()))
-        .map(Vec::as_slice)
-}
-
 /// The required arguments of a tool's `argSchema`, each with its description's words, in the
 /// schema's order. Those without a description name nothing and are left out.
 pub fn required_arguments(arg_schema: &Value) -> Vec<(String, Vec<String>)> {
@@ -118,47 +111,74 @@ pub struct Named {
     pub phrase: String,
 }
 
-/// The slugs of `slugs` (other than `own`) that `arguments` name (see the module comment),
-/// those named by the longest phrase only, in the order of `slugs`; each with the first
-/// argument that names it.
+/// A place where an argument's description names a tool.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    /// Which of the slugs.
+    slug: usize,
+    /// Which argument, and the words of its description the name spans.
+    argument: usize,
+    start: usize,
+    len: usize,
+}
+
+impl Place {
+    /// Whether `self` lies inside `other`, a longer name at the same place.
+    fn inside(&self, other: &Place) -> bool {
+        self.argument == other.argument
+            && other.start <= self.start
+            && self.start + self.len <= other.start + other.len
+            && other.len > self.len
+    }
+}
+
+/// The slugs of `slugs` (other than `own`) that `arguments` name (see the module comment), in
+/// the order of `slugs`; each with the argument and phrase of the longest place that names
+/// it (of equal ones, the first argument's). A name inside a longer name at the same place
+/// does not count.
 pub fn named_slugs<'a>(
     arguments: &[(String, Vec<String>)],
     own: &str,
     slugs: impl IntoIterator<Item = &'a str>,
 ) -> Vec<Named> {
-    let mut found: Vec<(usize, Named)> = Vec::new();
-    for slug in slugs {
-        if slug == own {
-            continue;
-        }
-        let phrases = name_phrases(slug, own);
-        // The longest phrase over all arguments; of equal ones, the first argument's.
-        let mut best: Option<(&String, &[String])> = None;
-        for (argument, text) in arguments {
-            if let Some(phrase) = longest_in(text, &phrases)
-                && best.is_none_or(|(_, b)| phrase.len() > b.len())
-            {
-                best = Some((argument, phrase));
+    let slugs: Vec<&str> = slugs.into_iter().filter(|s| *s != own).collect();
+    let mut places = Vec::new();
+    for (slug, name) in slugs.iter().enumerate() {
+        let phrases = name_phrases(name, own);
+        for (argument, (_, text)) in arguments.iter().enumerate() {
+            for start in 0..text.len() {
+                // The longest of its phrases that starts here (they come longest first).
+                if let Some(phrase) = phrases.iter().find(|p| text[start..].starts_with(p)) {
+                    places.push(Place {
+                        slug,
+                        argument,
+                        start,
+                        len: phrase.len(),
+                    });
+                }
             }
         }
-        let Some((argument, phrase)) = best else {
-            continue;
-        };
-        let len = phrase.len();
-        found.push((
-            len,
-            Named {
-                slug: slug.to_owned(),
-                argument: argument.clone(),
-                phrase: phrase.join(" "),
-            },
-        ));
     }
-    let longest = found.iter().map(|(len, _)| *len).max().unwrap_or(0);
-    found
-        .into_iter()
-        .filter(|(len, _)| *len == longest)
-        .map(|(_, named)| named)
+    let mut best: Vec<Option<Place>> = vec![None; slugs.len()];
+    for place in &places {
+        if places.iter().any(|other| place.inside(other)) {
+            continue;
+        }
+        let slot = &mut best[place.slug];
+        if slot.is_none_or(|b| place.len > b.len) {
+            *slot = Some(*place);
+        }
+    }
+    best.into_iter()
+        .flatten()
+        .map(|place| {
+            let (argument, text) = &arguments[place.argument];
+            Named {
+                slug: slugs[place.slug].to_owned(),
+                argument: argument.clone(),
+                phrase: text[place.start..place.start + place.len].join(" "),
+            }
+        })
         .collect()
 }
 
@@ -345,17 +365,38 @@ mod tests {
     }
 
     #[test]
-    fn only_the_tools_named_by_the_longest_phrase_count() {
+    fn a_name_inside_a_longer_name_does_not_count_but_one_of_its_own_does() {
+        let both = ["Search-Hotels", "Search-Hotels-By-Coordinates"];
         let description = "an id from search hotels by coordinates";
         assert_eq!(
-            named(
-                description,
-                &["Search-Hotels", "Search-Hotels-By-Coordinates"]
-            ),
+            named(description, &both),
             [(
                 "Search-Hotels-By-Coordinates".to_owned(),
                 "search hotels by coordinates".to_owned()
             )]
+        );
+        // NESTFUL cfb's `hotel_id`: each tool is named at a place of its own.
+        let cfb = "`hotel_id` can be retrieved from `api/v1/hotels/searchHotels`**(Search Hotels)** \
+                   or `api/v1/hotels/searchHotelsByCoordinates`**(Search Hotels By Coordinates)** \
+                   endpoint in **Hotels** collection.";
+        assert_eq!(
+            named(cfb, &both),
+            [
+                ("Search-Hotels".to_owned(), "search hotels".to_owned()),
+                (
+                    "Search-Hotels-By-Coordinates".to_owned(),
+                    "search hotels by coordinates".to_owned()
+                )
+            ]
+        );
+        // Named by phrases of different lengths at different places: both count.
+        assert_eq!(
+            named(
+                "from search flight location or search hotels",
+                &["Search-Hotels", "Search-Flight-Location"]
+            )
+            .len(),
+            2
         );
         // Equal phrases: both, in the order given.
         let arguments = vec![("id".to_owned(), text("search restaurants first"))];

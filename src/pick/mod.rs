@@ -17,7 +17,9 @@
 //!      the others less by their place (`1 − i / 2n`). On any failure of the model the keyword
 //!      scorer answers instead and the provenance says why.
 //! 3. Tools under the minimum score are dropped; the rest are ranked by score (ties: the
-//!    registration order, `createdAt`) and the first `max` returned.
+//!    registration order, `createdAt`) and the first `max` returned. For `bm25` and a task
+//!    that reads like a sentence, unless the request says not to, the first `max` are chosen
+//!    from the 40 best to cover the task's words between them ([`cover`]).
 //! 4. Unless the request says not to, the first picks lift the tools of their bundle whose
 //!    names begin with the same word and that match the request a little, to just below them
 //!    ([`siblings`]); then the first picks (of that ranking) bring the tools their required
@@ -35,6 +37,7 @@
 //! About 1,000 lines on purpose: the pick pipeline (candidates, scorer dispatch, fusion, ranking)
 //! in one place; each scorer's own code is in its module.
 
+pub mod cover;
 pub mod embed;
 pub mod endpoints;
 pub mod helpers;
@@ -184,6 +187,8 @@ pub struct PickRequest {
     pub helpers: bool,
     /// Lift the first picks' siblings: tools of their bundle named alike ([`siblings`]).
     pub siblings: bool,
+    /// Choose a sentence's first picks to cover its words between them ([`cover`]).
+    pub coverage: bool,
 }
 
 /// One picked tool.
@@ -597,6 +602,14 @@ impl Matches {
         Ok(())
     }
 
+    /// For `bm25` and a sentence: what each of its terms adds to a tool's relevance.
+    pub fn shares(&self) -> Option<&index::Shares> {
+        match &self.verdicts {
+            Verdicts::Bm25(bm25) => bm25.tiers.as_ref()?.shares(),
+            _ => None,
+        }
+    }
+
     /// The score of the tool in index row `id`.
     pub fn score(&self, id: i64) -> f64 {
         match &self.verdicts {
@@ -707,14 +720,36 @@ pub fn pick(
     };
 
     let min_score = request.min_score;
+    let covering = request.coverage && matches.shares().is_some();
     let mut ranked = rank(
         index,
         &mut matches,
-        request.max,
+        if covering {
+            request.max.max(cover::POOL)
+        } else {
+            request.max
+        },
         request.allow_unsafe,
         |score, _| (score >= min_score).then_some(score),
     )?
     .top;
+    // The picks coverage moved: their place by relevance (from 1), the key they took, and
+    // whether they moved up.
+    let mut moved: HashMap<i64, (usize, f64, bool)> = HashMap::new();
+    if let Some(shares) = matches.shares().filter(|_| covering) {
+        let each: Vec<Vec<f64>> = ranked.iter().map(|(r, _)| shares.of(r.id)).collect();
+        let placed = cover::place(&ranked, &each, request.max);
+        ranked = placed
+            .into_iter()
+            .enumerate()
+            .map(|(place, p)| {
+                if let Some(rank) = p.moved_from {
+                    moved.insert(p.row.id, (rank, p.key, rank > place + 1));
+                }
+                (p.row, p.key)
+            })
+            .collect();
+    }
     if matches.is_sparse() && min_score <= 0.0 && ranked.len() < request.max {
         // The tools the scorer did not match score 0, and pass a minimum of 0 too: in
         // registration order, among those that matched with a score of 0. (The ranking
@@ -771,6 +806,10 @@ pub fn pick(
                 s.details
             };
             let mut provenance = json!({ "scorer": scorer.as_str(), "details": details });
+            if let Some((rank, _, _)) = moved.get(&member.row.id) {
+                provenance["coverage"] =
+                    json!({ "relevanceRank": rank, "ownScore": round(s.score) });
+            }
             let (score, reason) = match needs.get(&member.row.id) {
                 Some(need) => {
                     // The consumer comes before its helper, so it is among the picks.
@@ -787,19 +826,23 @@ pub fn pick(
                     );
                     (need.key, reason)
                 }
-                None => match kin.get(&member.row.id) {
-                    Some(why) => {
-                        // The anchor comes before its sibling, so it is among the picks.
-                        let anchor = names.get(&why.anchor).map_or("a pick", String::as_str);
-                        let reason = format!(
-                            "sibling of {anchor} (same bundle, name begins with '{}'); own score {}",
-                            why.word,
-                            round(why.own)
-                        );
-                        (why.key, reason)
+                None => {
+                    let reason = s.reason.replace("{name}", &member.name);
+                    match (kin.get(&member.row.id), moved.get(&member.row.id)) {
+                        (Some(why), _) => {
+                            // The anchor comes before its sibling, so it is among the picks.
+                            let anchor = names.get(&why.anchor).map_or("a pick", String::as_str);
+                            let reason = format!(
+                                "sibling of {anchor} (same bundle, name begins with '{}'); own score {}",
+                                why.word,
+                                round(why.own)
+                            );
+                            (why.key, reason)
+                        }
+                        (None, Some((rank, key, up))) => (*key, cover::reason(&reason, *rank, *up)),
+                        (None, None) => (s.score, reason),
                     }
-                    None => (s.score, s.reason.replace("{name}", &member.name)),
-                },
+                }
             };
             if let Some(why) = kin.get(&member.row.id) {
                 let anchor = names.get(&why.anchor).map_or("a pick", String::as_str);

@@ -952,6 +952,7 @@ async fn test_pick_quality() {
     );
 }
 
+mod coverage;
 mod defaults_and_safety;
 mod embed;
 mod helpers;

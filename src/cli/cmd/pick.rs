@@ -57,6 +57,10 @@ pub struct PickArgs {
     /// same word
     #[arg(long)]
     pub no_siblings: bool,
+    /// Rank a sentence by relevance alone, without choosing the first picks to cover its
+    /// words between them
+    #[arg(long)]
+    pub no_coverage: bool,
     /// Show why each tool was picked: scorer, matched terms, sub-scores
     #[arg(long)]
     pub debug: bool,
@@ -89,6 +93,7 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
         llm: endpoints.llm,
         helpers: !args.no_helpers,
         siblings: !args.no_siblings,
+        coverage: !args.no_coverage,
     };
     let mut progress = ctx.ui.progress(0, "embedding tools");
     let outcome = ctx.read_index(&catalog, |index| {

@@ -49,12 +49,14 @@ fn score_of(out: &Outcome, tool: &Made) -> Option<f64> {
         .map(|a| a.match_score)
 }
 
-/// The real-time tool's own score × 100, as `pick` gives it without siblings.
+/// The real-time tool's own score × 100, as `pick` gives it without siblings and coverage
+/// (which attach does not use).
 fn own_score(env: &TestEnv, realtime: &Made) -> f64 {
     let picked = env.json(&[
         "pick",
         QUERY,
         "--no-siblings",
+        "--no-coverage",
         "--max",
         "10",
         "--min-score",

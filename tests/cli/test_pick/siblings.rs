@@ -82,37 +82,33 @@ fn weather_picks(env: &TestEnv, args: &[&str]) -> Vec<Pick> {
 #[test]
 fn a_first_pick_lifts_its_sibling_right_after_it() {
     let env = weather("weatherapi");
-    let without = weather_picks(&env, &["--no-siblings", "--max", "10"]);
-    let place = |picks: &[Pick], reference: &str| {
-        refs(picks)
-            .iter()
-            .position(|r| *r == reference)
-            .unwrap_or_else(|| panic!("{reference} not in {picks:#?}"))
-    };
-    assert_eq!(refs(&without)[0], "weatherapi/weatherapi-forecast@v1");
-    let realtime = place(&without, "weatherapi/weatherapi-realtime@v1");
-    assert!(realtime >= 3, "the distractors outrank it: {without:#?}");
-    let without_3: Vec<&str> = refs(&without)[..3].to_vec();
-    assert_eq!(
-        refs(&weather_picks(&env, &["--no-siblings"])),
-        without_3,
-        "--no-siblings keeps the scorer's order"
-    );
+    // By relevance alone: the scorer's own scores.
+    let relevance = weather_picks(&env, &["--no-siblings", "--no-coverage", "--max", "10"]);
+    assert_eq!(refs(&relevance)[0], "weatherapi/weatherapi-forecast@v1");
+    let realtime = refs(&relevance)
+        .iter()
+        .position(|r| *r == "weatherapi/weatherapi-realtime@v1")
+        .unwrap_or_else(|| panic!("{relevance:#?}"));
+    assert!(realtime >= 3, "the distractors outrank it: {relevance:#?}");
+    let own = relevance[realtime].score;
+    assert!(own > 0.0);
 
+    let without = weather_picks(&env, &["--no-siblings"]);
+    assert!(
+        !refs(&without).contains(&"weatherapi/weatherapi-realtime@v1"),
+        "{without:#?}"
+    );
     let got = weather_picks(&env, &["--debug"]);
     assert_eq!(
         refs(&got),
         [
             "weatherapi/weatherapi-forecast@v1",
             "weatherapi/weatherapi-realtime@v1",
-            without_3[1],
+            without[1].reference.as_str(),
         ]
     );
     let (anchor, sibling) = (&got[0], &got[1]);
-    let own = without[realtime].score;
-    assert!(own > 0.0);
-    // Its key: own + 0.4 × the anchor's, below the anchor.
-    // (From the rounded scores shown.)
+    // Its key: own + 0.4 × the anchor's, below the anchor (from the rounded scores shown).
     let key = (own + 0.4 * anchor.score).min(anchor.score);
     assert!((sibling.score - key).abs() < 2e-4, "{key} {got:#?}");
     assert!(sibling.score < anchor.score, "{got:#?}");
@@ -129,19 +125,23 @@ fn a_first_pick_lifts_its_sibling_right_after_it() {
         json!({ "of": "weatherapi-forecast", "word": "weatherapi", "ownScore": own })
     );
     assert_eq!(provenance["scorer"], "bm25");
-    // The others are as the scorer left them.
+    // The others are as the pick without siblings left them.
     assert_eq!(
         (&got[0].reference, got[0].score, &got[0].reason),
         (&without[0].reference, without[0].score, &without[0].reason)
     );
     assert!(anchor.provenance.as_ref().unwrap().get("sibling").is_none());
-    assert_eq!(got[2].score, without[1].score);
+    assert_eq!(
+        (got[2].score, &got[2].reason),
+        (without[1].score, &without[1].reason)
+    );
 }
 
 #[test]
 fn a_sibling_matching_nothing_of_another_bundle_or_unsafe_is_not_lifted() {
     let env = weather("weatherapi");
-    let got = weather_picks(&env, &["--max", "10", "--min-score", "0"]);
+    // By relevance (no coverage), so the places below are the scorer's.
+    let got = weather_picks(&env, &["--max", "10", "--min-score", "0", "--no-coverage"]);
     let lifted: Vec<&str> = got
         .iter()
         .filter(|p| p.reason.starts_with("sibling of"))
@@ -196,7 +196,7 @@ fn min_score_is_compared_with_the_siblings_key() {
     let env = weather("weatherapi");
     let got = weather_picks(&env, &[]);
     let key = got[1].score;
-    let own = weather_picks(&env, &["--no-siblings", "--max", "10"])
+    let own = weather_picks(&env, &["--no-siblings", "--no-coverage", "--max", "10"])
         .into_iter()
         .find(|p| p.reference == "weatherapi/weatherapi-realtime@v1")
         .unwrap()
