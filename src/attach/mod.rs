@@ -449,8 +449,7 @@ pub fn attach(
     let mut matches = None;
     let mut used_scorer = None;
     let mut fallback = None;
-    let mut needs = HashMap::new();
-    let mut kin = HashMap::new();
+    let mut added = pick::Added::default();
     if has_query {
         let pick_request = PickRequest {
             query: query.to_owned(),
@@ -494,29 +493,19 @@ pub fn attach(
             true,
             |score, _| (score > 0.0).then_some(score),
         )?;
-        let mut bundles = pick::Bundles::default();
-        if request.siblings {
-            kin = pick::siblings::add(
-                index,
-                &mut scored,
-                &mut bundles,
-                &mut ranked.top,
-                request.limit as usize,
-                true,
-                0.0,
-            )?;
+        added = pick::Related {
+            siblings: request.siblings,
+            helpers: request.helpers,
+            allow_unsafe: true,
+            min_key: 0.0,
         }
-        if request.helpers {
-            needs = pick::helpers::add(
-                catalog,
-                index,
-                &mut scored,
-                &mut bundles,
-                &mut ranked.top,
-                request.limit as usize,
-                true,
-            )?;
-        }
+        .add(
+            catalog,
+            index,
+            &mut scored,
+            &mut ranked.top,
+            request.limit as usize,
+        )?;
         matches = Some(scored);
     }
     let processed = ranked.top.len();
@@ -528,14 +517,16 @@ pub fn attach(
         .map(|(r, score)| {
             let absolute = matches.as_ref().map_or(*score, |m| {
                 // A helper passes with the tool that needs it, or on its own.
-                let consumer = needs
+                let consumer = added
+                    .needs
                     .get(&r.id)
-                    .map_or(0.0, |n: &pick::helpers::Need| m.absolute(n.consumer));
+                    .map_or(0.0, |n| m.absolute(n.consumer));
                 // A sibling at its key, on absolute scores.
                 let own = m.absolute(r.id);
-                let sibling = kin.get(&r.id).map_or(0.0, |k: &pick::siblings::Kin| {
-                    pick::siblings::key(own, m.absolute(k.anchor))
-                });
+                let sibling = added
+                    .kin
+                    .get(&r.id)
+                    .map_or(0.0, |k| pick::siblings::key(own, m.absolute(k.anchor)));
                 own.max(consumer).max(sibling)
             });
             (r.id, absolute)

@@ -182,6 +182,18 @@ mod tests {
     }
 
     #[test]
+    fn a_moved_picks_reason_says_which_way_it_moved() {
+        assert_eq!(
+            reason("relevant", 4, true),
+            "relevant; placed before more relevant tools (relevance rank 4) for words of the task the picks above do not hold"
+        );
+        assert_eq!(
+            reason("relevant", 2, false),
+            "relevant; placed after a less relevant tool that holds other words of the task (relevance rank 2)"
+        );
+    }
+
+    #[test]
     fn it_picks_at_most_n_and_at_most_what_there_is() {
         let shares = [vec![1.0], vec![0.5]];
         assert_eq!(order(&shares, 1), [0]);

@@ -764,33 +764,13 @@ pub fn pick(
         ranked[zeros..].sort_by(|a, b| a.0.cmp(&b.0));
         ranked.truncate(request.max);
     }
-    let mut bundles = Bundles::default();
-    let kin = if request.siblings {
-        siblings::add(
-            index,
-            &mut matches,
-            &mut bundles,
-            &mut ranked,
-            request.max,
-            request.allow_unsafe,
-            min_score,
-        )?
-    } else {
-        HashMap::new()
-    };
-    let needs = if request.helpers {
-        helpers::add(
-            catalog,
-            index,
-            &mut matches,
-            &mut bundles,
-            &mut ranked,
-            request.max,
-            request.allow_unsafe,
-        )?
-    } else {
-        HashMap::new()
-    };
+    let Added { kin, needs } = Related {
+        siblings: request.siblings,
+        helpers: request.helpers,
+        allow_unsafe: request.allow_unsafe,
+        min_key: min_score,
+    }
+    .add(catalog, index, &mut matches, &mut ranked, request.max)?;
     let ids: Vec<i64> = ranked.iter().map(|(r, _)| r.id).collect();
     let members = DefaultTool::named(index, index.rows_by_id(&ids, false)?)?;
     let names: HashMap<i64, String> = members.iter().map(|m| (m.row.id, m.name.clone())).collect();
@@ -871,6 +851,65 @@ pub fn pick(
 /// unless `allow_unsafe`. A pass over the catalog, which a pick itself does not make.
 pub fn considered(index: &Index, allow_unsafe: bool) -> index::Result<usize> {
     index.count_usable(allow_unsafe)
+}
+
+/// The steps after the ranking that add tools to it, as `pick` and `attach` take them.
+#[derive(Debug, Clone, Copy)]
+pub struct Related {
+    /// Lift the first picks' siblings ([`siblings`]).
+    pub siblings: bool,
+    /// Then add the tools the first picks' required arguments name ([`helpers`]).
+    pub helpers: bool,
+    pub allow_unsafe: bool,
+    /// No sibling is lifted to a key under this.
+    pub min_key: f64,
+}
+
+/// Why each tool the steps after the ranking added is there, by index row.
+#[derive(Debug, Default)]
+pub struct Added {
+    pub kin: HashMap<i64, siblings::Kin>,
+    pub needs: HashMap<i64, helpers::Need>,
+}
+
+impl Related {
+    /// Lift the siblings, then add the helpers (which see the new order), each step when
+    /// asked for, into `ranked` (best first, each with its key), reading each bundle's slugs
+    /// once; the ranking is cut to `n`.
+    pub fn add(
+        &self,
+        catalog: &Catalog,
+        index: &Index,
+        matches: &mut Matches,
+        ranked: &mut Vec<(Registration, f64)>,
+        n: usize,
+    ) -> index::Result<Added> {
+        let mut bundles = Bundles::default();
+        let mut added = Added::default();
+        if self.siblings {
+            added.kin = siblings::add(
+                index,
+                matches,
+                &mut bundles,
+                ranked,
+                n,
+                self.allow_unsafe,
+                self.min_key,
+            )?;
+        }
+        if self.helpers {
+            added.needs = helpers::add(
+                catalog,
+                index,
+                matches,
+                &mut bundles,
+                ranked,
+                n,
+                self.allow_unsafe,
+            )?;
+        }
+        Ok(added)
+    }
 }
 
 /// The live tools of the bundles a pick's additions look at ([`siblings`], [`helpers`]), by

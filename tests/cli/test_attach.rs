@@ -706,6 +706,16 @@ impl Orchard {
     }
 }
 
+/// The match score `tool` attached with, if it was attached.
+fn score_of(out: &Outcome, tool: &Made) -> Option<f64> {
+    out.resp
+        .details
+        .successful_attachments
+        .iter()
+        .find(|a| a.tool_id == tool.tool_id)
+        .map(|a| a.match_score)
+}
+
 fn refs(tools: &[&Made]) -> BTreeSet<String> {
     tools.iter().map(|t| t.reference.clone()).collect()
 }

@@ -117,6 +117,23 @@ fn picks(env: &TestEnv, args: &[&str]) -> Vec<Pick> {
     Picks::of(&run)
 }
 
+/// The names `mcp serve --mode search`'s `search_tools` finds for `query`, at most `max`.
+fn search_tools(env: &TestEnv, query: &str, max: usize) -> Vec<String> {
+    let session = crate::test_mcp::drive(
+        env,
+        "legacy",
+        &["--mode", "search"],
+        json!([{"op": "call", "name": "search_tools", "arguments": {"query": query, "max": max}}]),
+    );
+    let found = &session.step(0)["structuredContent"]["tools"];
+    found
+        .as_array()
+        .unwrap_or_else(|| panic!("{found}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 fn refs(picks: &[Pick]) -> Vec<&str> {
     picks.iter().map(|p| p.reference.as_str()).collect()
 }

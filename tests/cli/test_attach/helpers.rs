@@ -54,15 +54,6 @@ fn flights() -> (TestEnv, Made, Made) {
 
 const QUERY: &str = "search flights from Oslo to Rome";
 
-fn score_of(out: &Outcome, tool: &Made) -> Option<f64> {
-    out.resp
-        .details
-        .successful_attachments
-        .iter()
-        .find(|a| a.tool_id == tool.tool_id)
-        .map(|a| a.match_score)
-}
-
 #[test]
 fn a_match_attaches_with_the_tool_its_required_argument_names() {
     let (env, consumer, helper) = flights();

@@ -40,15 +40,6 @@ fn weather() -> (TestEnv, Made, Made) {
     (env, forecast, realtime)
 }
 
-fn score_of(out: &Outcome, tool: &Made) -> Option<f64> {
-    out.resp
-        .details
-        .successful_attachments
-        .iter()
-        .find(|a| a.tool_id == tool.tool_id)
-        .map(|a| a.match_score)
-}
-
 /// The real-time tool's own score × 100, as `pick` gives it without siblings and coverage
 /// (which attach does not use).
 fn own_score(env: &TestEnv, realtime: &Made) -> f64 {

@@ -233,19 +233,7 @@ fn a_tool_of_another_bundle_or_one_an_optional_argument_names_is_never_brought()
 #[test]
 fn mcp_search_tools_ranks_through_pick_and_brings_the_helpers_too() {
     let env = flights();
-    let session = crate::test_mcp::drive(
-        &env,
-        "legacy",
-        &["--mode", "search"],
-        json!([{"op": "call", "name": "search_tools", "arguments": {"query": FLIGHTS, "max": 2}}]),
-    );
-    let found = &session.step(0)["structuredContent"]["tools"];
-    let found: Vec<&str> = found
-        .as_array()
-        .unwrap_or_else(|| panic!("{found}"))
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let found = search_tools(&env, FLIGHTS, 2);
     let picked = picks(&env, &[FLIGHTS, "--max", "2", "--allow-unsafe"]);
     assert_eq!(
         refs(&picked),

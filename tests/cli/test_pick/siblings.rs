@@ -230,19 +230,7 @@ fn a_pick_of_one_stays_one() {
 #[test]
 fn mcp_search_tools_ranks_through_pick_and_lifts_the_siblings_too() {
     let env = weather("weatherapi");
-    let session = crate::test_mcp::drive(
-        &env,
-        "legacy",
-        &["--mode", "search"],
-        json!([{"op": "call", "name": "search_tools", "arguments": {"query": WEATHER, "max": 2}}]),
-    );
-    let found = &session.step(0)["structuredContent"]["tools"];
-    let found: Vec<&str> = found
-        .as_array()
-        .unwrap_or_else(|| panic!("{found}"))
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let found = search_tools(&env, WEATHER, 2);
     // `search_tools` ranks with the keyword scorer.
     let picked = picks(&env, &[WEATHER, "--max", "2", "--allow-unsafe"]);
     assert_eq!(
