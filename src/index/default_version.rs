@@ -65,6 +65,19 @@ impl Index {
         Ok(ids.iter().filter_map(|id| rows.remove(id)).collect())
     }
 
+    /// Where rows `ids` come in registration order, whatever they are (live or not, usable or
+    /// not), in registration order.
+    pub fn registrations(&self, ids: &[i64]) -> Result<Vec<Registration>> {
+        let mut found = self.collect(
+            "SELECT t.created_ns, t.tool_id, t.id FROM tool t
+             WHERE t.id IN (SELECT value FROM json_each(?1)) AND t.tool_id IS NOT NULL",
+            [json_list(ids)],
+            registration,
+        )?;
+        found.sort_unstable();
+        Ok(found)
+    }
+
     /// The usable tools among rows `ids` (enabled, available, safe unless allowed), whether or not their version stands
     /// for their slug, in registration order.
     pub fn usable_among(&self, ids: &[i64], allow_unsafe: bool) -> Result<Vec<Registration>> {

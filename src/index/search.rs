@@ -259,6 +259,23 @@ impl Index {
         page_size: usize,
         page_token: Option<&str>,
     ) -> Result<SearchResults> {
+        self.search_by(request, page_size, page_token, |index, tiers, wanted| {
+            index.best_hits(&tiers, wanted)
+        })
+    }
+
+    /// [`search`](Self::search), with the hits in the order `order` gives:
+    /// `order(index, tiers, n)` returns the first `n` hits of the planned query `tiers`, best
+    /// first (the pick layer orders a sentence's first hits as `pick` does). A page is the
+    /// `offset`th to the `offset + size`th of those, so `order` must give the same list every
+    /// time for the same query and catalog, for a page to follow from the one before it.
+    pub fn search_by(
+        &self,
+        request: &SearchRequest,
+        page_size: usize,
+        page_token: Option<&str>,
+        order: impl FnOnce(&Self, Tiers, usize) -> Result<Vec<Hit>>,
+    ) -> Result<SearchResults> {
         if request.query.trim().is_empty() {
             return Err(Error::EmptyQuery);
         }
@@ -288,7 +305,15 @@ impl Index {
             });
         }
         let plan = self.plan(&request.query, &tokens)?;
-        let mut hits = self.hits(request, &plan, size + 1, offset)?;
+        let corrections = plan.corrections.clone();
+        let tiers = Tiers {
+            request: request.clone(),
+            plan,
+        };
+        let mut hits: Vec<Hit> = order(self, tiers, offset + size + 1)?
+            .into_iter()
+            .skip(offset)
+            .collect();
         let next_page_token = if hits.len() > size {
             hits.truncate(size);
             Some(page::encode(&[(offset + size).to_string()], &fingerprint))
@@ -298,9 +323,27 @@ impl Index {
         Ok(SearchResults {
             hits,
             next_page_token,
-            corrections: plan.corrections,
+            corrections,
             offset,
         })
+    }
+
+    /// The first `wanted` hits of `tiers`, best first, in the order of
+    /// [`search`](Self::search).
+    pub fn best_hits(&self, tiers: &Tiers, wanted: usize) -> Result<Vec<Hit>> {
+        self.hits(&tiers.request, &tiers.plan, wanted, 0)
+    }
+
+    /// For a sentence: the tools among rows `ids` that its search asks for (its filters), as
+    /// hits, in no order, each with its relevance (0 for a tool without a word of it). None
+    /// for a name-like query.
+    pub fn sentence_hits(&self, tiers: &Tiers, ids: &[i64]) -> Result<Vec<Hit>> {
+        match tiers.plan.tiers.first() {
+            Some((Tier::Relevance, _, why)) => {
+                self.relevance_hits(&tiers.request, &tiers.plan, ids, why)
+            }
+            _ => Ok(Vec::new()),
+        }
     }
 
     /// The tiers of `request`'s query, to read its hits a tier at a time ([`tier_hits`]);

@@ -43,6 +43,7 @@ pub mod endpoints;
 pub mod helpers;
 pub mod keyword;
 pub mod llm;
+pub mod search;
 pub mod siblings;
 
 use crate::catalog::Catalog;
@@ -543,13 +544,27 @@ impl Matches {
             query: query.to_owned(),
             ..SearchRequest::default()
         };
-        Ok(Self::new(Verdicts::Bm25(Box::new(Bm25 {
-            tiers: index.search_tiers(&request)?,
+        Ok(Self::of_tiers(index.search_tiers(&request)?))
+    }
+
+    /// The hits of a query the index has planned ([`Index::search_tiers`]; `None`: a query
+    /// without tokens, which matches nothing), scored as [`bm25`](Self::bm25) scores them.
+    pub fn of_tiers(tiers: Option<Tiers>) -> Self {
+        Self::new(Verdicts::Bm25(Box::new(Bm25 {
+            tiers,
             read: 0,
             hits: HashMap::new(),
             settled: HashMap::new(),
             relevance: None,
-        }))))
+        })))
+    }
+
+    /// For `bm25`: the planned query.
+    pub fn tiers(&self) -> Option<&Tiers> {
+        match &self.verdicts {
+            Verdicts::Bm25(bm25) => bm25.tiers.as_ref(),
+            _ => None,
+        }
     }
 
     /// The verdicts of a network scorer on `candidates`, in their order.
@@ -733,23 +748,10 @@ pub fn pick(
         |score, _| (score >= min_score).then_some(score),
     )?
     .top;
-    // The picks coverage moved: their place by relevance (from 1), the key they took, and
-    // whether they moved up.
-    let mut moved: HashMap<i64, (usize, f64, bool)> = HashMap::new();
-    if let Some(shares) = matches.shares().filter(|_| covering) {
-        let each: Vec<Vec<f64>> = ranked.iter().map(|(r, _)| shares.of(r.id)).collect();
-        let placed = cover::place(&ranked, &each, request.max);
-        ranked = placed
-            .into_iter()
-            .enumerate()
-            .map(|(place, p)| {
-                if let Some(rank) = p.moved_from {
-                    moved.insert(p.row.id, (rank, p.key, rank > place + 1));
-                }
-                (p.row, p.key)
-            })
-            .collect();
-    }
+    let moved = match matches.shares().filter(|_| covering) {
+        Some(shares) => cover_ranked(shares, &mut ranked, request.max),
+        None => HashMap::new(),
+    };
     if matches.is_sparse() && min_score <= 0.0 && ranked.len() < request.max {
         // The tools the scorer did not match score 0, and pass a minimum of 0 too: in
         // registration order, among those that matched with a score of 0. (The ranking
@@ -786,9 +788,9 @@ pub fn pick(
                 s.details
             };
             let mut provenance = json!({ "scorer": scorer.as_str(), "details": details });
-            if let Some((rank, _, _)) = moved.get(&member.row.id) {
+            if let Some(m) = moved.get(&member.row.id) {
                 provenance["coverage"] =
-                    json!({ "relevanceRank": rank, "ownScore": round(s.score) });
+                    json!({ "relevanceRank": m.rank, "ownScore": round(s.score) });
             }
             let (score, reason) = match needs.get(&member.row.id) {
                 Some(need) => {
@@ -800,11 +802,7 @@ pub fn pick(
                         "phrase": need.phrase,
                         "ownScore": round(s.score),
                     });
-                    let reason = format!(
-                        "needed by {consumer}: its argument {} names it",
-                        need.argument
-                    );
-                    (need.key, reason)
+                    (need.key, helper_reason(consumer, need))
                 }
                 None => {
                     let reason = s.reason.replace("{name}", &member.name);
@@ -812,14 +810,9 @@ pub fn pick(
                         (Some(why), _) => {
                             // The anchor comes before its sibling, so it is among the picks.
                             let anchor = names.get(&why.anchor).map_or("a pick", String::as_str);
-                            let reason = format!(
-                                "sibling of {anchor} (same bundle, name begins with '{}'); own score {}",
-                                why.word,
-                                round(why.own)
-                            );
-                            (why.key, reason)
+                            (why.key, sibling_reason(anchor, why, why.own))
                         }
-                        (None, Some((rank, key, up))) => (*key, cover::reason(&reason, *rank, *up)),
+                        (None, Some(m)) => (m.key, cover::reason(&reason, m.rank, m.is_up())),
                         (None, None) => (s.score, reason),
                     }
                 }
@@ -845,6 +838,74 @@ pub fn pick(
         scorer,
         fallback: fallback.map(Fallback::Scorer),
     })
+}
+
+/// A tool coverage moved ([`cover_ranked`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Moved {
+    /// Its place by relevance, from 1.
+    pub rank: usize,
+    /// The place it took, from 1.
+    pub place: usize,
+    /// The key of that place, which it took.
+    pub key: f64,
+}
+
+impl Moved {
+    /// Whether it moved up, before more relevant tools.
+    pub fn is_up(&self) -> bool {
+        self.rank > self.place
+    }
+}
+
+/// Coverage ([`cover`]): the first `n` of `ranked` (best first by relevance, each with its
+/// key; `shares` gives each tool's term shares) in the order that covers the task's words
+/// between them, each with the key of its place; the rest of `ranked` is dropped. Returns the
+/// tools it moved, by index row.
+pub fn cover_ranked(
+    shares: &index::Shares,
+    ranked: &mut Vec<(Registration, f64)>,
+    n: usize,
+) -> HashMap<i64, Moved> {
+    let each: Vec<Vec<f64>> = ranked.iter().map(|(r, _)| shares.of(r.id)).collect();
+    let mut moved = HashMap::new();
+    *ranked = cover::place(ranked, &each, n)
+        .into_iter()
+        .enumerate()
+        .map(|(place, p)| {
+            if let Some(rank) = p.moved_from {
+                let place = place + 1;
+                moved.insert(
+                    p.row.id,
+                    Moved {
+                        rank,
+                        place,
+                        key: p.key,
+                    },
+                );
+            }
+            (p.row, p.key)
+        })
+        .collect();
+    moved
+}
+
+/// The reason of a helper tool ([`helpers`]): `consumer` names the tool that needs it.
+pub fn helper_reason(consumer: &str, need: &helpers::Need) -> String {
+    format!(
+        "needed by {consumer}: its argument {} names it",
+        need.argument
+    )
+}
+
+/// The reason of a sibling tool [`siblings`] lifted: `anchor` names the tool that lifted it,
+/// `own` is its own score as shown.
+pub fn sibling_reason(anchor: &str, kin: &siblings::Kin, own: f64) -> String {
+    format!(
+        "sibling of {anchor} (same bundle, name begins with '{}'); own score {}",
+        kin.word,
+        round(own)
+    )
 }
 
 /// How many tools a pick considers: usable tools that stand for their slug, safe ones only

@@ -980,6 +980,7 @@ mod defaults_and_safety;
 mod embed;
 mod helpers;
 mod llm;
+mod search_order;
 mod siblings;
 mod validation_and_emit;
 

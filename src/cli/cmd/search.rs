@@ -6,6 +6,7 @@ use crate::cli::output::{self, Human, Output};
 use crate::cli::shared::{PageArgs, next_page_note};
 use crate::cli::view::{ToolView, clip};
 use crate::index::SearchRequest;
+use crate::pick;
 use clap::Args;
 use serde_json::json;
 
@@ -59,13 +60,16 @@ pub fn run(ctx: &Ctx, args: &SearchArgs) -> Result<Output, CliError> {
     };
     let (mut problems, results) = ctx.read_index(&catalog, |index| {
         let problems = index.problems(&catalog)?;
-        let mut results =
-            index.search(&request, args.page.size(), args.page.page_token.as_deref())?;
+        // A sentence's hits ordered as `pick` orders them (pick::search).
+        let search = |token: Option<&str>| {
+            pick::search::search(&catalog, index, &request, args.page.size(), token)
+        };
+        let mut results = search(args.page.page_token.as_deref())?;
         // --all: every page from there on.
         while args.page.all
             && let Some(token) = results.next_page_token.take()
         {
-            let next = index.search(&request, args.page.size(), Some(&token))?;
+            let next = search(Some(&token))?;
             results.hits.extend(next.hits);
             results.next_page_token = next.next_page_token;
         }
