@@ -8,7 +8,9 @@
 //! ([`text::content_tokens`]: without stop words, chat phrasing, pure numbers, each word once),
 //! a tool matching any of them, typos corrected as below when no word matches as typed; see
 //! [`super::bm25f`] for the formula (each field's counts normalised by its own length,
-//! saturated once over the fields). Then by recency (`modifiedAt`).
+//! saturated once over the fields). Then by recency (`modifiedAt`). The `search` command then
+//! orders a sentence's first hits as `pick` orders its picks, through
+//! [`Index::search_by`] (the pick layer's coverage, sibling and helper tools).
 //!
 //! Any other query (a short, name-like one) matches in the best of four tiers, and inside a
 //! tier by BM25 (field weights: name 10, tags 5, description 3, argument names, descriptions

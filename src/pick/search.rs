@@ -186,3 +186,23 @@ pub fn relevance_of(score: f64, scale: f64) -> f64 {
     }
     -scale / 2.0 * (-score.min(1.0)).ln_1p()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relevance_of_undoes_relevance_score() {
+        for (relevance, scale) in [(0.5, 4.0), (3.0, 4.0), (7.25, 12.5), (20.0, 9.0)] {
+            let back = relevance_of(relevance_score(relevance, scale), scale);
+            assert!(
+                (back - relevance).abs() < 1e-9,
+                "{relevance} {scale}: {back}"
+            );
+        }
+        assert_eq!(relevance_of(0.0, 4.0), 0.0);
+        assert_eq!(relevance_of(0.5, 0.0), 0.0);
+        // A higher score stands for a higher relevance.
+        assert!(relevance_of(0.6, 4.0) > relevance_of(0.5, 4.0));
+    }
+}

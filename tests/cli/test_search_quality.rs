@@ -317,13 +317,14 @@ fn set_metrics<'a>(outcomes: impl Iterator<Item = (&'a [String], Vec<String>)>) 
 /// 0.956 (a request is a sentence: pick's default `bm25` scorer ranks as search does; pick
 /// lists one version per slug, search every version); with index format 6 both R@1 0.923,
 /// R@5 0.918, MRR@10 0.956 (R@5 raised to measured − 0.02); with pick's coverage and sibling
-/// tools pick R@5 0.957 (raised to measured − 0.02).
+/// tools pick R@5 0.957 (raised to measured − 0.02); with search ordering a sentence's hits as
+/// pick does, search R@5 0.959 (raised to measured − 0.02).
 const NESTFUL_FLOORS: &[(&str, SetMetrics)] = &[
     (
         "search",
         SetMetrics {
             at1: 0.90,
-            at5: 0.89,
+            at5: 0.93,
             mrr: 0.93,
         },
     ),
