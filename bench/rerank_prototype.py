@@ -12,7 +12,8 @@ figures) and read 40 deep:
 
 - **helpers**: each of the first 3 picks brings up to 2 tools of its own data set that its
   required arguments' descriptions name (the tool's slug words, or those after a prefix shared
-  with the namer, at least 2, longest phrase only), right after it;
+  with the namer, at least 2; a name inside a longer one at the same place does not count),
+  right after it, and each helper brings its own the same way;
 - **coverage** (α, λ): the first picks chosen one at a time from the 40 best for
   `(1 − λ) · Σ_t share(d, t) · left(t) + λ · relevance(d)`, `left(t)` falling by
   `α · share(c, t) / max_d share(d, t)` for each chosen `c`;
@@ -151,16 +152,31 @@ class Reranker:
                         key[s] = max(key.get(s, 0.0), min(key[a] - 1e-9, own + beta * key[a]))
         place = {d: i for i, d in enumerate(order)}
         order = sorted(key, key=lambda d: (-key[d], place.get(d, 10**6)))
+        out = order[:10]
         if not helpers:
-            return order[:10]
-        out: list[int] = []
-        for i, c in enumerate(order):
-            if c not in out:
-                out.append(c)
-            if i < 3:
-                named = sorted(self.links.get(c, []), key=lambda h: place.get(h, 10**6))[:2]
-                out.extend(h for h in named if h not in out[:out.index(c)])
-        return list(dict.fromkeys(out))[:10]
+            return out
+        # As src/pick/helpers.rs: the first 3 picks, then each helper as it comes, bring up to 2
+        # helpers right after them (after the ones they already brought), each tool once.
+        queue, seen, brought_by = list(out[:3]), set(out[:3]), {}
+        while queue:
+            c = queue.pop(0)
+            if c not in out or out.index(c) >= 10:
+                continue
+            for h in sorted(self.links.get(c, []), key=lambda h: place.get(h, 10**6))[:2]:
+                at = out.index(c)
+                if h in out and out.index(h) < at:
+                    continue
+                if h in out:
+                    out.remove(h)
+                at = out.index(c) + 1
+                while at < len(out) and brought_by.get(out[at]) == c:
+                    at += 1
+                out.insert(at, h)
+                brought_by[h] = c
+                if h not in seen:
+                    seen.add(h)
+                    queue.append(h)
+        return out[:10]
 
     def evaluate(self, *args) -> dict:
         return rp.evaluate(self.corpus, self.rows, [self.rank(q, *args) for q in self.rows])

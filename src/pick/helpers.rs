@@ -8,7 +8,10 @@
 //! (the consumers) brings up to [`PER_CONSUMER`] of the tools its required arguments name:
 //! those the scorer ranks higher first, then in registration order. A helper takes its
 //! consumer's score and comes right after it, ahead of everything the consumer outranks; one
-//! already ranked above its consumer stays where it is. Helpers of helpers are not added.
+//! already ranked above its consumer stays where it is. A helper is a consumer too: its own
+//! helpers come right after it (NESTFUL's `Get_Hotel_Details` needs a `hotel_id` from
+//! `Search_Hotels`, which needs a `dest_id` from `Search_Hotel_Destination`), each tool's helpers
+//! added once, and none past the cut.
 //!
 //! **What names a tool.** An argument's description names a tool when it holds, as
 //! consecutive whole words, the words of the tool's slug: all of them, or those after the
@@ -29,16 +32,17 @@
 //! `pick` may return anyway: usable, the version that stands for its slug, safe unless unsafe
 //! ones are allowed.
 //!
-//! **Cost.** The consumers' own `tool.json` (three files at most, read as JSON, not checked
-//! again) and the slugs of their bundles, an indexed read of those bundles alone (shared with
-//! the siblings, [`Bundles`]): never a pass over the catalog.
+//! **Cost.** The consumers' own `tool.json` (the first three picks' and those of the helpers
+//! before the cut, so never more files than picks; read as JSON, not checked again) and the
+//! slugs of their bundles, an indexed read of those bundles alone (shared with the siblings,
+//! [`Bundles`]): never a pass over the catalog.
 
 use super::{Bundles, Matches, first_candidates};
 use crate::catalog::Catalog;
 use crate::index::text::words;
 use crate::index::{self, Index, Registration};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// How many of the first picks bring their helpers.
 pub const CONSUMERS: usize = 3;
@@ -183,8 +187,9 @@ pub fn named_slugs<'a>(
 }
 
 /// Put the helpers of the first [`CONSUMERS`] of `ranked` (best first, each with its ranking
-/// key) after them, as the module comment says, and cut the ranking to `n`. Returns why each
-/// helper now in the ranking is there, by index row.
+/// key) after them, and the helpers of those helpers after them in turn, as the module comment
+/// says, and cut the ranking to `n`. Returns why each helper now in the ranking is there, by
+/// index row.
 pub fn add(
     catalog: &Catalog,
     index: &Index,
@@ -194,79 +199,121 @@ pub fn add(
     n: usize,
     allow_unsafe: bool,
 ) -> index::Result<HashMap<i64, Need>> {
-    let consumers: Vec<(i64, f64)> = ranked
+    // The tools whose helpers are to be added, in turn, each once: the first picks, then each
+    // helper as it comes (a helper needs what it needs, whoever needs it).
+    let mut consumers: VecDeque<(i64, f64)> = ranked
         .iter()
         .take(CONSUMERS)
         .map(|(r, key)| (r.id, *key))
         .collect();
-    let ids: Vec<i64> = consumers.iter().map(|(id, _)| *id).collect();
-    let rows = index.rows_by_id(&ids, false)?;
+    let mut seen: HashSet<i64> = consumers.iter().map(|(id, _)| *id).collect();
     let mut needs: HashMap<i64, Need> = HashMap::new();
-    // By row, not by place: a consumer the index no longer lists live is left out of `rows`.
-    let keys: HashMap<i64, f64> = consumers.iter().copied().collect();
-    for row in &rows {
-        let (consumer, Some(key)) = (&row.id, keys.get(&row.id)) else {
+    while let Some((consumer, key)) = consumers.pop_front() {
+        // A consumer past the cut brings nothing that would stay; one the index no longer
+        // lists live is not read.
+        let Some(at) = ranked.iter().position(|(r, _)| r.id == consumer) else {
             continue;
         };
-        // A file that cannot be read now brings no helper; the pick itself stands.
-        let arguments = arg_schema(catalog, &row.path)
-            .as_ref()
-            .map(required_arguments)
-            .unwrap_or_default();
-        if arguments.is_empty() {
+        if at >= n {
             continue;
         }
-        let tools = bundles.slugs(index, &row.bundle_dir)?;
-        let mut slugs: Vec<&str> = tools.iter().map(|(_, slug)| slug.as_str()).collect();
-        slugs.sort_unstable();
-        slugs.dedup();
-        let named = named_slugs(&arguments, &row.slug, slugs);
-        if named.is_empty() {
-            continue;
-        }
-        let why: HashMap<&str, &Named> = named.iter().map(|n| (n.slug.as_str(), n)).collect();
-        let ids: Vec<i64> = tools
-            .iter()
-            .filter(|(_, slug)| why.contains_key(slug.as_str()))
-            .map(|(id, _)| *id)
-            .collect();
-        let mut helpers = first_candidates(index, &ids, ids.len(), allow_unsafe)?;
-        let helper_ids: Vec<i64> = helpers.iter().map(|r| r.id).collect();
-        matches.settle(index, &helper_ids)?;
-        // Ranked higher by the scorer first, then registration order (`helpers` is in it).
-        helpers.sort_by(|a, b| matches.score(b.id).total_cmp(&matches.score(a.id)));
-        helpers.truncate(PER_CONSUMER);
-        let slug_of: HashMap<i64, &str> = tools.iter().map(|(id, s)| (*id, s.as_str())).collect();
-        let Some(mut at) = ranked.iter().position(|(r, _)| r.id == *consumer) else {
+        let Some(row) = index.rows_by_id(&[consumer], false)?.pop() else {
             continue;
         };
-        for helper in helpers {
+        for (helper, named) in helpers_of(catalog, index, matches, bundles, &row, allow_unsafe)? {
+            let at = ranked
+                .iter()
+                .position(|(r, _)| r.id == consumer)
+                .unwrap_or(ranked.len());
+            // After the consumer and the helpers it already brought.
+            let mut place = at + 1;
+            while ranked
+                .get(place)
+                .is_some_and(|(r, _)| needs.get(&r.id).is_some_and(|n| n.consumer == consumer))
+            {
+                place += 1;
+            }
             match ranked.iter().position(|(r, _)| r.id == helper.id) {
                 Some(p) if p < at => continue,
                 Some(p) => {
                     ranked.remove(p);
+                    if p < place {
+                        place -= 1;
+                    }
                 }
                 None => {}
             }
-            let Some(named) = slug_of.get(&helper.id).and_then(|s| why.get(s)) else {
-                continue;
-            };
             needs.insert(
                 helper.id,
                 Need {
-                    consumer: *consumer,
-                    key: *key,
-                    argument: named.argument.clone(),
-                    phrase: named.phrase.clone(),
+                    consumer,
+                    key,
+                    argument: named.argument,
+                    phrase: named.phrase,
                 },
             );
-            at += 1;
-            ranked.insert(at, (helper, *key));
+            if seen.insert(helper.id) {
+                consumers.push_back((helper.id, key));
+            }
+            ranked.insert(place, (helper, key));
         }
     }
     ranked.truncate(n);
     needs.retain(|id, _| ranked.iter().any(|(r, _)| r.id == *id));
     Ok(needs)
+}
+
+/// The helpers of the tool at index row `row`: at most [`PER_CONSUMER`] of the tools its
+/// required arguments name, those the scorer ranks higher first, then in registration order,
+/// each with what names it.
+fn helpers_of(
+    catalog: &Catalog,
+    index: &Index,
+    matches: &mut Matches,
+    bundles: &mut Bundles,
+    row: &index::ToolRow,
+    allow_unsafe: bool,
+) -> index::Result<Vec<(Registration, Named)>> {
+    // A file that cannot be read now brings no helper; the pick itself stands.
+    let arguments = arg_schema(catalog, &row.path)
+        .as_ref()
+        .map(required_arguments)
+        .unwrap_or_default();
+    if arguments.is_empty() {
+        return Ok(Vec::new());
+    }
+    let tools = bundles.slugs(index, &row.bundle_dir)?;
+    let mut slugs: Vec<&str> = tools.iter().map(|(_, slug)| slug.as_str()).collect();
+    slugs.sort_unstable();
+    slugs.dedup();
+    let named = named_slugs(&arguments, &row.slug, slugs);
+    if named.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut why: HashMap<String, Named> = named.into_iter().map(|n| (n.slug.clone(), n)).collect();
+    let slug_of: HashMap<i64, String> = tools
+        .iter()
+        .filter(|(_, slug)| why.contains_key(slug.as_str()))
+        .map(|(id, slug)| (*id, slug.clone()))
+        .collect();
+    let ids: Vec<i64> = tools
+        .iter()
+        .map(|(id, _)| *id)
+        .filter(|id| slug_of.contains_key(id))
+        .collect();
+    let mut helpers = first_candidates(index, &ids, ids.len(), allow_unsafe)?;
+    let helper_ids: Vec<i64> = helpers.iter().map(|r| r.id).collect();
+    matches.settle(index, &helper_ids)?;
+    // Ranked higher by the scorer first, then registration order (`helpers` is in it).
+    helpers.sort_by(|a, b| matches.score(b.id).total_cmp(&matches.score(a.id)));
+    helpers.truncate(PER_CONSUMER);
+    Ok(helpers
+        .into_iter()
+        .filter_map(|helper| {
+            let named = why.remove(slug_of.get(&helper.id)?)?;
+            Some((helper, named))
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -283,3 +283,112 @@ fn on_the_fixture_catalog_update_event_brings_list_events_and_no_loose_phrase_br
         "{got:?}"
     );
 }
+
+/// Bundle `hotels`: `get-hotel-details` needs a `hotel_id` from `search-hotels`, which needs a
+/// `dest_id` from `search-hotel-destination`; `get-hotel-photos` and `hotel-chains` match the
+/// request better than either helper. `hotel-chains` and `hotel-brands` name each other.
+fn hotels() -> TestEnv {
+    let env = TestEnv::new();
+    without_builtins(&env);
+    env.edit_config(|config| config["allowedHosts"] = json!(["api.example.com"]));
+    env.bundle("hotels");
+    let needs = |argument: &str, tool: &str| {
+        json!({
+            "type": "object",
+            "properties": { argument: {
+                "type": "string",
+                "description": format!("`{argument}` can be retrieved from the ({tool}) endpoint.")
+            } },
+            "required": [argument]
+        })
+    };
+    for doc in [
+        get(
+            "get-hotel-details",
+            1,
+            "Details of one hotel: rooms, facilities.",
+            needs("hotel_id", "Search Hotels"),
+        ),
+        get(
+            "search-hotels",
+            2,
+            "Places to stay for a destination and dates.",
+            needs("dest_id", "Search Hotel Destination"),
+        ),
+        get(
+            "search-hotel-destination",
+            3,
+            "Destination ids by place name.",
+            json!({ "type": "object" }),
+        ),
+        get(
+            "get-hotel-photos",
+            4,
+            "Photos of one hotel, with details of each.",
+            json!({ "type": "object" }),
+        ),
+        get(
+            "hotel-chains",
+            5,
+            "Hotel chains and the details of their hotels.",
+            needs("brand", "Hotel Brands"),
+        ),
+        get(
+            "hotel-brands",
+            6,
+            "Brands of hotels.",
+            needs("chain", "Hotel Chains"),
+        ),
+    ] {
+        env.put_tool("hotels", &doc);
+    }
+    env
+}
+
+#[test]
+fn a_helper_brings_its_own_helpers_right_after_it_each_once() {
+    let env = hotels();
+    let query = ["details of a hotel", "--max", "4"];
+    let without = picks(&env, &[&query[..], &["--no-helpers"]].concat());
+    assert_eq!(refs(&without)[0], "hotels/get-hotel-details@v1");
+    assert!(
+        !refs(&without).contains(&"hotels/search-hotel-destination@v1"),
+        "{without:?}"
+    );
+
+    let got = picks(&env, &query);
+    assert_eq!(
+        refs(&got)[..3],
+        [
+            "hotels/get-hotel-details@v1",
+            "hotels/search-hotels@v1",
+            "hotels/search-hotel-destination@v1",
+        ],
+        "{got:?}"
+    );
+    assert_eq!(
+        got[2].reason,
+        "needed by search-hotels: its argument dest_id names it"
+    );
+    assert_eq!(got[2].score, got[0].score, "the first consumer's score");
+    // Cut at --max: the helper's helper past it is not there, nor does it push anything out.
+    let two = picks(&env, &["details of a hotel", "--max", "2"]);
+    assert_eq!(
+        refs(&two),
+        ["hotels/get-hotel-details@v1", "hotels/search-hotels@v1"]
+    );
+
+    // Two tools that name each other: each comes once, and the pick ends.
+    let got = picks(&env, &["hotel chains", "--max", "6"]);
+    let refs = refs(&got);
+    assert_eq!(
+        refs[..2],
+        ["hotels/hotel-chains@v1", "hotels/hotel-brands@v1"],
+        "{got:?}"
+    );
+    assert_eq!(
+        refs.len(),
+        refs.iter().collect::<BTreeSet<_>>().len(),
+        "no tool twice: {got:?}"
+    );
+}
