@@ -26,7 +26,8 @@ Methods, each asked for its 10 best:
   (`pick --no-helpers`: without the helper tools its first picks' required arguments name),
   `bm25-no-coverage` (`pick --no-coverage`: a sentence's picks by relevance alone),
   `bm25-no-siblings` (`pick --no-siblings`: without lifting its first picks' siblings, tools
-  of their bundle whose names begin with the same word).
+  of their bundle whose names begin with the same word); with `--embed`, `hybrid-no-coverage`
+  (`pick --scorer hybrid --no-coverage`).
 - `rrf` (with `--embed`): the `bm25` and `embed` rankings (each read 100 deep) fused in this
   process by weighted reciprocal rank fusion (k 60, 0.4 lexical / 0.6 semantic), to compare
   with `hybrid`, which fuses min-max normalised scores with the same weights.
@@ -78,7 +79,7 @@ TOOLCTL_METHODS = ["keyword", "bm25", "search"]
 # The default pick without one of its steps, by the flag that turns it off (not run unless
 # named in --methods).
 ABLATIONS = {"bm25-no-helpers": "--no-helpers", "bm25-no-coverage": "--no-coverage",
-             "bm25-no-siblings": "--no-siblings"}
+             "bm25-no-siblings": "--no-siblings", "hybrid-no-coverage": "--no-coverage"}
 EMBED_METHODS = ["embed", "hybrid"]
 # Derived from the `bm25` and `embed` rankings (each read 100 deep), fused in this process.
 FUSED_METHODS = ["rrf"]
@@ -283,12 +284,12 @@ def method_argv(base: list[str], method: str, query: str, embed_url: str | None,
                 depth: int = DEPTH) -> list[str]:
     if method == "search":
         return [*base, "search", query, "--page-size", str(depth)]
-    scorer = "bm25" if method in ABLATIONS else method
+    scorer = method.split("-", 1)[0]
     argv = [*base, "pick", query, "--scorer", scorer, "--allow-unsafe", "--max", str(depth),
             "--min-score", "0.000001"]
     if method in ABLATIONS:
         argv.append(ABLATIONS[method])
-    if method in EMBED_METHODS:
+    if scorer in EMBED_METHODS:
         argv += ["--embed-url", embed_url or "", "--embed-model", EMBED_MODEL]
     return argv
 
@@ -421,7 +422,7 @@ def run(args, data: nestful.Data, catalogs: list[Catalog], embed_url: str | None
                             top = fused(lists["bm25"], lists["embed"])
                             rows.append(row(c, method, r, top, None))
                 else:
-                    if method in EMBED_METHODS and not embed_url:
+                    if method.split("-", 1)[0] in EMBED_METHODS and not embed_url:
                         continue
                     depth = FUSION_DEPTH if fusing and method in ("bm25", "embed") else DEPTH
                     run_capture(method_argv(base, method, requests[0].query, embed_url, depth), scratch)
@@ -479,7 +480,8 @@ def table(rows: list[dict], catalogs: list[Catalog], methods: list[str]) -> str:
                 ms = f"{statistics.median(times):.1f}" if times else "—"
                 name = {"overlap": "overlap (Python)", "rank_bm25": "rank_bm25 (Python)",
                         "search": "`search`",
-                        **{m: f"`pick --scorer bm25 {flag}`" for m, flag in ABLATIONS.items()},
+                        **{m: f"`pick --scorer {m.split('-', 1)[0]} {flag}`"
+                           for m, flag in ABLATIONS.items()},
                         "rrf": "bm25 ⊕ embed by RRF (k 60, 0.4 / 0.6; Python)"}.get(
                             method, f"`pick --scorer {method}`")
                 lines.append(f"| {c.label} ({c.tools} tools) | {label} | {name} | {s['r1']:.3f} | "

@@ -12,14 +12,16 @@
 //!      filled by `bm25 / (bm25 + 10)`;
 //!    - `embed`: cosine similarity of embeddings from an OpenAI-compatible endpoint ([`embed`]);
 //!    - `hybrid`: `bm25` and `embed` fused, each min-max normalised over the candidates,
-//!      `0.4 × lexical + 0.6 × semantic` ([`fuse`]);
+//!      `0.4 × lexical + 0.6 × semantic` ([`fuse`]); the lexical run's term shares are kept
+//!      for coverage;
 //!    - `llm`: a chat model chooses from the names ([`llm`]); the tool it lists first scores 1,
 //!      the others less by their place (`1 − i / 2n`). On any failure of the model the keyword
 //!      scorer answers instead and the provenance says why.
 //! 3. Tools under the minimum score are dropped; the rest are ranked by score (ties: the
-//!    registration order, `createdAt`) and the first `max` returned. For `bm25` and a task
-//!    that reads like a sentence, unless the request says not to, the first `max` are chosen
-//!    from the 40 best to cover the task's words between them ([`cover`]).
+//!    registration order, `createdAt`) and the first `max` returned. For `bm25` and `hybrid`
+//!    and a task that reads like a sentence, unless the request says not to, the first `max`
+//!    are chosen from the 40 best to cover the task's words between them ([`cover`]; for
+//!    `hybrid`, BM25F's term shares say what a tool adds, its fused score how relevant it is).
 //! 4. Unless the request says not to, the first picks lift the tools of their bundle whose
 //!    names begin with the same word and that match the request a little, to just below them
 //!    ([`siblings`]); then the first picks (of that ranking) bring the tools their required
@@ -335,6 +337,10 @@ pub struct Matches {
     /// `hybrid`'s absolute scores, by index row (see [`absolute_hybrid`]); empty for the
     /// other scorers, whose scores are absolute themselves.
     absolute: HashMap<i64, f64>,
+    /// `hybrid`'s lexical run (`bm25`'s tiers), for its terms' shares ([`Self::shares`]):
+    /// coverage weighs what a tool adds by BM25F ([`cover::Relevance::Fused`]). `None` for
+    /// the other scorers.
+    lexical: Option<Tiers>,
     /// Rows with a verdict not yet handed out, in groups of equal score, best first.
     groups: VecDeque<(f64, Vec<i64>)>,
 }
@@ -517,6 +523,7 @@ impl Matches {
         let mut matches = Self {
             verdicts,
             absolute: HashMap::new(),
+            lexical: None,
             groups: VecDeque::new(),
         };
         if !matches!(matches.verdicts, Verdicts::Bm25(_)) {
@@ -617,10 +624,28 @@ impl Matches {
         Ok(())
     }
 
-    /// For `bm25` and a sentence: what each of its terms adds to a tool's relevance.
+    /// For `bm25` and `hybrid` and a sentence: what each of its terms adds to a tool's BM25F
+    /// relevance.
     pub fn shares(&self) -> Option<&index::Shares> {
         match &self.verdicts {
             Verdicts::Bm25(bm25) => bm25.tiers.as_ref()?.shares(),
+            _ => self.lexical.as_ref()?.shares(),
+        }
+    }
+
+    /// What relevance coverage weighs: `hybrid`'s fused score, or `bm25`'s BM25F relevance.
+    pub fn cover_relevance(&self) -> cover::Relevance {
+        if self.lexical.is_some() {
+            cover::Relevance::Fused
+        } else {
+            cover::Relevance::Lexical
+        }
+    }
+
+    /// `bm25`'s tiers, whose shares `hybrid` keeps.
+    fn into_tiers(self) -> Option<Tiers> {
+        match self.verdicts {
+            Verdicts::Bm25(bm25) => bm25.tiers,
             _ => None,
         }
     }
@@ -749,7 +774,7 @@ pub fn pick(
     )?
     .top;
     let moved = match matches.shares().filter(|_| covering) {
-        Some(shares) => cover_ranked(shares, &mut ranked, request.max),
+        Some(shares) => cover_ranked(shares, matches.cover_relevance(), &mut ranked, request.max),
         None => HashMap::new(),
     };
     if matches.is_sparse() && min_score <= 0.0 && ranked.len() < request.max {
@@ -859,17 +884,19 @@ impl Moved {
 }
 
 /// Coverage ([`cover`]): the first `n` of `ranked` (best first by relevance, each with its
-/// key; `shares` gives each tool's term shares) in the order that covers the task's words
-/// between them, each with the key of its place; the rest of `ranked` is dropped. Returns the
+/// key; `shares` gives each tool's term shares; `relevance` says what relevance the gain
+/// weighs) in the order that covers the task's words between them, each with the key of its
+/// place; the rest of `ranked` is dropped. Returns the
 /// tools it moved, by index row.
 pub fn cover_ranked(
     shares: &index::Shares,
+    relevance: cover::Relevance,
     ranked: &mut Vec<(Registration, f64)>,
     n: usize,
 ) -> HashMap<i64, Moved> {
     let each: Vec<Vec<f64>> = ranked.iter().map(|(r, _)| shares.of(r.id)).collect();
     let mut moved = HashMap::new();
-    *ranked = cover::place(ranked, &each, n)
+    *ranked = cover::place_by(ranked, &each, relevance, n)
         .into_iter()
         .enumerate()
         .map(|(place, p)| {
@@ -1129,7 +1156,7 @@ pub fn score(
             let mut lexical = Matches::bm25(index, &request.query)?;
             // Every tier read: each candidate's lexical score is needed.
             while lexical.next_group(index)?.is_some() {}
-            let lexical = lexical.verdicts(&candidates);
+            let (lexical, tiers) = (lexical.verdicts(&candidates), lexical.into_tiers());
             embed_scores(state_dir, request, &candidates, deadline, progress).map(|semantic| {
                 let lexical_scores: Vec<f64> = lexical.iter().map(|l| l.score).collect();
                 let fused = fuse(&lexical_scores, &semantic);
@@ -1155,6 +1182,7 @@ pub fn score(
                     .collect();
                 let mut matches = Matches::each(&candidates, verdicts);
                 matches.absolute = absolute;
+                matches.lexical = tiers;
                 matches
             })
         }

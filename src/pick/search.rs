@@ -72,7 +72,7 @@ pub fn order(
         .collect();
     let mut matches = Matches::of_tiers(Some(tiers));
     let moved = match matches.shares() {
-        Some(shares) => cover_ranked(shares, &mut ranked, cover::POOL),
+        Some(shares) => cover_ranked(shares, matches.cover_relevance(), &mut ranked, cover::POOL),
         None => HashMap::new(),
     };
     let mut added = Related {

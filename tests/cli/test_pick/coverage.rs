@@ -10,6 +10,14 @@ const TRIP: &str = "find cheap flights from the Boston airport to the Oslo airpo
 /// Flight tools that match "cheap", "flights" and "airport"; a ride tool whose long
 /// description holds "taxi" once; and unrelated tools, so the words' IDF is a catalog's.
 fn trip() -> TestEnv {
+    trip_with((
+        "ride-booking",
+        "Book a ride in a city: a car, a bus, a taxi or a shuttle from a hotel, a station or a port to an address.",
+    ))
+}
+
+/// [`trip`] with another ride tool (its slug and description) in the fourth place.
+fn trip_with(ride: (&str, &str)) -> TestEnv {
     let env = TestEnv::new();
     without_builtins(&env);
     env.bundle("travel");
@@ -26,10 +34,7 @@ fn trip() -> TestEnv {
             "flight-status",
             "Whether flights from an airport to an airport leave on time.",
         ),
-        (
-            "ride-booking",
-            "Book a ride in a city: a car, a bus, a taxi or a shuttle from a hotel, a station or a port to an address.",
-        ),
+        ride,
         ("weather-now", "The weather in a city."),
         ("stock-quote", "The price of a share."),
         ("translate-text", "Translate text into another language."),
@@ -145,4 +150,73 @@ fn a_name_like_query_is_not_covered() {
             .iter()
             .all(|p| p.provenance.as_ref().unwrap().get("coverage").is_none())
     );
+}
+
+/// `hybrid` covers a sentence too: its ranking fuses BM25F with the embeddings, and the
+/// first picks are chosen from its 40 best for what they add of the task's words (BM25F's
+/// shares) and their fused score. The taxi tool is short, so BM25F alone puts it second; the
+/// (bag-of-words) embeddings find it far from a request about flights and put it fourth.
+#[tokio::test(flavor = "multi_thread")]
+async fn hybrid_covers_a_sentence_asking_for_two_things() {
+    let server = embeddings_server().await;
+    let env = trip_with(("taxi-booking", "Book a taxi."));
+    set_endpoint(
+        &env,
+        "embed",
+        json!({ "baseUrl": v1(&server), "model": "bag" }),
+    );
+    let hybrid = |query: &str, args: &[&str]| {
+        let mut all = vec![query, "--scorer", "hybrid", "--no-siblings", "--debug"];
+        all.extend_from_slice(args);
+        picks(&env, &all)
+    };
+    let by_relevance = hybrid(TRIP, &["--no-coverage", "--max", "4"]);
+    assert_eq!(
+        refs(&by_relevance),
+        [
+            "travel/flight-search@v1",
+            "travel/flight-prices@v1",
+            "travel/flight-status@v1",
+            "travel/taxi-booking@v1"
+        ],
+        "by the fused score each flight tool comes before the ride tool"
+    );
+    assert!(
+        by_relevance
+            .iter()
+            .all(|p| p.provenance.as_ref().unwrap().get("coverage").is_none())
+    );
+
+    let got = hybrid(TRIP, &[]);
+    assert_eq!(
+        refs(&got),
+        [
+            "travel/flight-search@v1",
+            "travel/flight-prices@v1",
+            "travel/taxi-booking@v1"
+        ]
+    );
+    // As with bm25: the moved tool takes the score of its place and says why; its own fused
+    // score and its place by the fused score are in the provenance, beside hybrid's details.
+    assert_eq!(scores(&got), scores(&by_relevance[..3]));
+    let taxi = &got[2];
+    assert_eq!(
+        taxi.reason,
+        "hybrid (search relevance + semantic); placed before more relevant tools (relevance rank 4) for words of the task the picks above do not hold"
+    );
+    let provenance = taxi.provenance.as_ref().unwrap();
+    assert_eq!(provenance["scorer"], "hybrid");
+    assert_eq!(
+        provenance["coverage"],
+        json!({ "relevanceRank": 4, "ownScore": by_relevance[3].score })
+    );
+    assert_eq!(
+        provenance["details"],
+        by_relevance[3].provenance.as_ref().unwrap()["details"]
+    );
+
+    // A name-like query asks for one thing: the fused order stands.
+    let covered = hybrid("flight taxi", &["--max", "4"]);
+    let plain = hybrid("flight taxi", &["--max", "4", "--no-coverage"]);
+    assert_eq!(covered, plain);
 }
