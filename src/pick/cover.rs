@@ -282,6 +282,14 @@ mod tests {
         assert_eq!(by(Relevance::Lexical), ["a", "c", "b"]);
     }
 
+    /// Each placed tool's name, key and place by relevance when it moved.
+    fn placed(placed: Vec<Placed<&str>>) -> Vec<(&str, f64, Option<usize>)> {
+        placed
+            .into_iter()
+            .map(|p| (p.row, p.key, p.moved_from))
+            .collect()
+    }
+
     #[test]
     fn with_the_fused_relevance_a_tool_for_another_part_of_the_request_still_moves_up() {
         // Three flight tools by the fused score, then the taxi tool, a little below.
@@ -292,13 +300,8 @@ mod tests {
             vec![2.5, 1.8, 0.0],
             vec![0.0, 0.0, 2.6],
         ];
-        let placed = place_by(&ranked, &shares, Relevance::Fused, 3);
-        let got: Vec<(&str, f64, Option<usize>)> = placed
-            .iter()
-            .map(|p| (p.row, p.key, p.moved_from))
-            .collect();
         assert_eq!(
-            got,
+            placed(place_by(&ranked, &shares, Relevance::Fused, 3)),
             [("a", 1.0, None), ("b", 0.95, None), ("taxi", 0.8, Some(4))]
         );
     }
@@ -312,13 +315,8 @@ mod tests {
             vec![2.5, 1.8, 0.0],
             vec![0.0, 0.5, 2.6],
         ];
-        let placed = place(&ranked, &shares, 3);
-        let got: Vec<(&str, f64, Option<usize>)> = placed
-            .iter()
-            .map(|p| (p.row, p.key, p.moved_from))
-            .collect();
         assert_eq!(
-            got,
+            placed(place(&ranked, &shares, 3)),
             [
                 ("a", 0.9, None),
                 ("taxi", 0.8, Some(4)),
