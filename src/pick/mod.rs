@@ -886,8 +886,7 @@ impl Moved {
 /// Coverage ([`cover`]): the first `n` of `ranked` (best first by relevance, each with its
 /// key; `shares` gives each tool's term shares; `relevance` says what relevance the gain
 /// weighs) in the order that covers the task's words between them, each with the key of its
-/// place; the rest of `ranked` is dropped. Returns the
-/// tools it moved, by index row.
+/// place; the rest of `ranked` is dropped. Returns the tools it moved, by index row.
 pub fn cover_ranked(
     shares: &index::Shares,
     relevance: cover::Relevance,
