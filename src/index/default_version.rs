@@ -65,8 +65,8 @@ impl Index {
         Ok(ids.iter().filter_map(|id| rows.remove(id)).collect())
     }
 
-    /// Where rows `ids` come in registration order, whatever they are (live or not, usable or
-    /// not), in registration order.
+    /// The registrations of rows `ids`, whatever they are (live or not, usable or not), in
+    /// registration order.
     pub fn registrations(&self, ids: &[i64]) -> Result<Vec<Registration>> {
         let mut found = self.collect(
             "SELECT t.created_ns, t.tool_id, t.id FROM tool t
