@@ -601,9 +601,7 @@ def main() -> None:
 
 PLAIN = Analysis(stem=None, stop="toolctl", drop_numbers=False, bigrams=False, qtf="raw")
 FULL = Analysis()
-ALL_# "out": what a tool returns (index format 7); it weighs only where a Params says so and never
-# counts in a word's document frequency, as in toolctl's index.
-FIELDS = ["name", "desc", "argn", "argd", "enum", "tags", "out"]
+ALL_FIELDS = ["name", "desc", "argn", "argd", "enum", "tags"]
 
 
 def bm25f_space(fields: list[str], bigrams: bool) -> list[str]:
