@@ -24,13 +24,15 @@ use std::time::{Duration, Instant};
 /// its process id to `$1/escapee.pid`, then execs the fixture server (the rest of its
 /// arguments).
 const WRAPPER: &str = r#"marks="$1"; shift
+rm -f "$marks/escapee.pid"
 cat /proc/self/cgroup > "$marks/cgroup.txt"
 (setsid env -i sh -c 'echo $$ > "$0/escapee.pid"; exec sleep 300' "$marks" </dev/null >/dev/null 2>&1 &)
 while [ ! -s "$marks/escapee.pid" ]; do sleep 0.01; done
 exec "$@""#;
 
-/// A catalog whose server `fx` (the fixture server behind [`WRAPPER`]) leaves an escapee, with
-/// its `echo` tool as `mcp/echo`; the marks go to the returned folder.
+/// A catalog whose server `fx` (the fixture server behind [`WRAPPER`], with its lifecycle
+/// tools) leaves an escapee, with its `echo` and `die` tools as `mcp/echo` and `mcp/die`; the
+/// marks go to the returned folder.
 fn escaping_env() -> (TestEnv, PathBuf) {
     let env = TestEnv::new();
     env.bundle("mcp");
@@ -41,9 +43,10 @@ fn escaping_env() -> (TestEnv, PathBuf) {
         json!({ "fx": { "command": [
             "sh", "-c", WRAPPER, "wrapper", marks,
             mcp_clients::python(), fixture_server(), "stdio",
-        ] } }),
+        ], "env": { "LIFECYCLE": "1" } } }),
     );
     mcp_tool(&env, "echo", "fx", "echo", any_object());
+    mcp_tool(&env, "die", "fx", "die", any_object());
     (env, marks)
 }
 
@@ -200,10 +203,8 @@ fn with_cgroups_off_a_stdio_server_falls_back_to_its_process_group_and_tag() {
 }
 
 /// `mcp serve --mode all` on `env`'s catalog, initialized, with one call of `mcp/echo` made
-/// (so its server runs): the process (killed if the test fails before it ended) and its
-/// standard input.
-fn serve_with_a_server(env: &TestEnv) -> (Serve, ChildStdin) {
-    let name = served_name(env, "mcp", "echo");
+/// (so its server runs).
+fn serve_with_a_server(env: &TestEnv) -> Client {
     let mut serve = Serve(
         env.command(&["mcp", "serve", "--mode", "all", "--quiet"])
             .stdin(Stdio::piped())
@@ -212,39 +213,70 @@ fn serve_with_a_server(env: &TestEnv) -> (Serve, ChildStdin) {
             .spawn()
             .unwrap(),
     );
-    let mut stdin = serve.0.stdin.take().unwrap();
-    let mut lines = BufReader::new(serve.0.stdout.take().unwrap()).lines();
-    let messages = [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": name, "arguments": {"text": "hi"}}}),
-    ];
-    for message in &messages {
-        writeln!(stdin, "{message}").unwrap();
-    }
-    stdin.flush().unwrap();
-    let answer: Value = loop {
-        let Some(Ok(line)) = lines.next() else {
-            panic!("mcp serve did not answer the call");
-        };
-        let message: Value = serde_json::from_str(&line).unwrap();
-        if message["id"] == 2 {
-            break message;
-        }
+    let stdin = serve.0.stdin.take().unwrap();
+    let lines = BufReader::new(serve.0.stdout.take().unwrap()).lines();
+    let mut client = Client {
+        serve,
+        stdin: Some(stdin),
+        lines,
+        next: 1,
     };
-    assert_eq!(answer["result"]["content"][0]["text"], "hi", "{answer}");
-    // The rest of its output is not read: it goes nowhere.
-    std::thread::spawn(move || lines.for_each(drop));
-    (serve, stdin)
+    client.send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}}),
+    );
+    client.answer(0);
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let echo = served_name(env, "mcp", "echo");
+    let answer = client.call(&echo, json!({ "text": "hi" }));
+    assert_eq!(answer["content"][0]["text"], "hi", "{answer}");
+    client
+}
+
+/// A client of `mcp serve` on its stdio.
+struct Client {
+    serve: Serve,
+    /// `None` once closed.
+    stdin: Option<ChildStdin>,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    next: u64,
+}
+
+impl Client {
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The answer to request `id` (notifications before it are skipped).
+    fn answer(&mut self, id: u64) -> Value {
+        loop {
+            let Some(Ok(line)) = self.lines.next() else {
+                panic!("mcp serve did not answer request {id}");
+            };
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    /// `tools/call` of `name`: its result.
+    fn call(&mut self, name: &str, arguments: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}));
+        self.answer(id)["result"].clone()
+    }
 }
 
 /// Wait (at most 15 s) for `serve` to end.
-fn ends(serve: &mut Serve, how: &str) {
+fn ends(client: &mut Client, how: &str) {
     let deadline = Instant::now() + Duration::from_secs(15);
-    while serve.0.try_wait().unwrap().is_none() {
+    while client.serve.0.try_wait().unwrap().is_none() {
         assert!(Instant::now() < deadline, "mcp serve did not end {how}");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -253,7 +285,7 @@ fn ends(serve: &mut Serve, how: &str) {
 #[test]
 fn mcp_serve_keeps_its_servers_cgroup_while_it_runs_and_ends_it_when_its_client_leaves() {
     let (env, marks) = escaping_env();
-    let (mut serve, stdin) = serve_with_a_server(&env);
+    let mut client = serve_with_a_server(&env);
     let (path, pid) = read_marks(&marks);
     let _escapee = Doomed::new(pid);
     if let Some(base) = cgroups() {
@@ -268,22 +300,51 @@ fn mcp_serve_keeps_its_servers_cgroup_while_it_runs_and_ends_it_when_its_client_
         );
         assert!(running(pid), "the server's escapee runs between calls");
     }
-    drop(stdin);
-    ends(&mut serve, "when its client left");
+    client.stdin = None;
+    ends(&mut client, "when its client left");
     assert_contained(&marks, "mcp serve");
 }
 
 #[test]
 fn mcp_serve_ends_its_servers_cgroup_on_sigterm() {
     let (env, marks) = escaping_env();
-    let (mut serve, stdin) = serve_with_a_server(&env);
+    let mut client = serve_with_a_server(&env);
     // SIGTERM, with standard input still open.
     let _ = Command::new("kill")
-        .args(["-TERM", &serve.0.id().to_string()])
+        .args(["-TERM", &client.serve.0.id().to_string()])
         .status();
-    ends(&mut serve, "on SIGTERM");
-    drop(stdin);
+    ends(&mut client, "on SIGTERM");
     assert_contained(&marks, "mcp serve stopped by SIGTERM");
+}
+
+#[test]
+fn mcp_serve_ends_a_dead_servers_cgroup_and_gives_the_next_server_a_new_one() {
+    let (env, marks) = escaping_env();
+    let mut client = serve_with_a_server(&env);
+    let (first, pid) = read_marks(&marks);
+    let _first = Doomed::new(pid);
+    // The server exits without answering: the call fails and the server is ended, its
+    // escapee with it, while serve goes on.
+    let died = client.call(&served_name(&env, "mcp", "die"), json!({}));
+    assert_eq!(died["isError"], true, "{died}");
+    assert_contained(&marks, "its server's death");
+    let echo = client.call(
+        &served_name(&env, "mcp", "echo"),
+        json!({ "text": "again" }),
+    );
+    assert_eq!(echo["content"][0]["text"], "again", "{echo}");
+    let (second, pid) = read_marks(&marks);
+    let _second = Doomed::new(pid);
+    if cgroups().is_some() {
+        assert_ne!(
+            first, second,
+            "a server started again gets a cgroup of its own"
+        );
+    }
+    assert!(running(pid), "the new server's escapee runs between calls");
+    client.stdin = None;
+    ends(&mut client, "when its client left");
+    assert_contained(&marks, "mcp serve");
 }
 
 /// The message of `invoke mcp/x` on a server `command` that cannot be run, with `vars`.

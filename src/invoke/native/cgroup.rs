@@ -585,7 +585,31 @@ fn watch_signals() {
 
 #[cfg(test)]
 mod tests {
-    use super::unescape;
+    use super::{Owner, SERVER_PREFIX, unescape};
+
+    #[test]
+    fn a_servers_cgroup_names_its_owner() {
+        let me = Owner::of_self().unwrap();
+        assert!(me.alive());
+        let name = format!("{SERVER_PREFIX}{me}-{}", uuid::Uuid::now_v7());
+        assert_eq!(Owner::parse(&name), Some(me));
+        // Another start time: the PID was used again, the owner is gone.
+        let me = Owner::of_self().unwrap();
+        let other = Owner::parse(&format!(
+            "{SERVER_PREFIX}{}-{}-{}-x",
+            me.namespace,
+            me.pid,
+            me.start + 1
+        ))
+        .unwrap();
+        assert!(!other.alive());
+        // Not a server's cgroup, or not named as toolctl names them.
+        assert_eq!(
+            Owner::parse("toolctl-exec-0190d0a6-5b7e-7000-8000-000000000000"),
+            None
+        );
+        assert_eq!(Owner::parse("toolctl-mcp-x-1-2-y"), None);
+    }
 
     #[test]
     fn mountinfo_fields_are_unescaped() {
