@@ -498,6 +498,7 @@ pub fn attach(
             helpers: request.helpers,
             allow_unsafe: true,
             min_key: 0.0,
+            within: None,
         }
         .add(
             catalog,

@@ -28,7 +28,7 @@ pub mod watch;
 pub use bm25f::{Shares, idf};
 pub use default_version::Registration;
 pub use rows::{Field, ToolRow, ToolText};
-pub use search::{Hit, SearchRequest, SearchResults, Tier, Tiers};
+pub use search::{Filters, Hit, SearchRequest, SearchResults, Tier, Tiers};
 pub use sync::SyncReport;
 
 use crate::catalog::{self, Catalog, STATE_DIR};

@@ -45,7 +45,7 @@ use super::{Error, Index, Result};
 use crate::catalog::page;
 use rusqlite::types::Value as SqlValue;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 thread_local! {
     /// English stemmer for typo correction (the index's own stemmer is FTS5's Porter; the two
@@ -118,6 +118,11 @@ pub struct SearchResults {
     pub offset: usize,
 }
 
+/// What a search lets through apart from its query (`--bundle`, `--tag`, `--include-disabled`,
+/// `--include-deleted`): see [`Tiers::filters`] and [`Index::admitted`].
+#[derive(Debug, Clone)]
+pub struct Filters(SearchRequest);
+
 /// A query planned into its tiers; see [`Index::search_tiers`].
 #[derive(Debug)]
 pub struct Tiers {
@@ -132,6 +137,11 @@ impl Tiers {
     /// as a word of one tool); `None` for tiers.
     pub fn relevance_scale(&self) -> Option<f64> {
         self.plan.scale
+    }
+
+    /// The search's filters, to ask of tools it did not find ([`Index::admitted`]).
+    pub fn filters(&self) -> Filters {
+        Filters(self.request.clone())
     }
 
     /// How many tiers there are.
@@ -644,6 +654,15 @@ impl Index {
                 score,
                 why: why.to_owned(),
             })
+            .collect())
+    }
+
+    /// The rows among `ids` that a search's `filters` let through, whatever their words.
+    pub fn admitted(&self, filters: &Filters, ids: &[i64]) -> Result<HashSet<i64>> {
+        Ok(self
+            .filtered(&filters.0, ids)?
+            .into_iter()
+            .map(|(id, _, _)| id)
             .collect())
     }
 

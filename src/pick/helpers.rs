@@ -37,7 +37,7 @@
 //! slugs of their bundles, an indexed read of those bundles alone (shared with the siblings,
 //! [`Bundles`]): never a pass over the catalog.
 
-use super::{Bundles, Matches, first_candidates};
+use super::{Bundles, Matches};
 use crate::catalog::Catalog;
 use crate::index::text::words;
 use crate::index::{self, Index, Registration};
@@ -194,7 +194,7 @@ pub fn add(
     catalog: &Catalog,
     index: &Index,
     matches: &mut Matches,
-    bundles: &mut Bundles,
+    bundles: &mut Bundles<'_>,
     ranked: &mut Vec<(Registration, f64)>,
     n: usize,
     allow_unsafe: bool,
@@ -270,7 +270,7 @@ fn helpers_of(
     catalog: &Catalog,
     index: &Index,
     matches: &mut Matches,
-    bundles: &mut Bundles,
+    bundles: &mut Bundles<'_>,
     row: &index::ToolRow,
     allow_unsafe: bool,
 ) -> index::Result<Vec<(Registration, Named)>> {
@@ -301,7 +301,7 @@ fn helpers_of(
         .map(|(id, _)| *id)
         .filter(|id| slug_of.contains_key(id))
         .collect();
-    let mut helpers = first_candidates(index, &ids, ids.len(), allow_unsafe)?;
+    let mut helpers = bundles.candidates(index, &ids, allow_unsafe)?;
     let helper_ids: Vec<i64> = helpers.iter().map(|r| r.id).collect();
     matches.settle(index, &helper_ids)?;
     // Ranked higher by the scorer first, then registration order (`helpers` is in it).

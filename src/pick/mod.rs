@@ -796,6 +796,7 @@ pub fn pick(
         helpers: request.helpers,
         allow_unsafe: request.allow_unsafe,
         min_key: min_score,
+        within: None,
     }
     .add(catalog, index, &mut matches, &mut ranked, request.max)?;
     let ids: Vec<i64> = ranked.iter().map(|(r, _)| r.id).collect();
@@ -942,7 +943,7 @@ pub fn considered(index: &Index, allow_unsafe: bool) -> index::Result<usize> {
 
 /// The steps after the ranking that add tools to it, as `pick` and `attach` take them.
 #[derive(Debug, Clone, Copy)]
-pub struct Related {
+pub struct Related<'a> {
     /// Lift the first picks' siblings ([`siblings`]).
     pub siblings: bool,
     /// Then add the tools the first picks' required arguments name ([`helpers`]).
@@ -950,6 +951,9 @@ pub struct Related {
     pub allow_unsafe: bool,
     /// No sibling is lifted to a key under this.
     pub min_key: f64,
+    /// Only tools these filters let through are added (`search`'s own); any when `None`. A
+    /// tool left out takes no place: a consumer's next helper takes it.
+    pub within: Option<&'a index::Filters>,
 }
 
 /// Why each tool the steps after the ranking added is there, by index row.
@@ -959,7 +963,7 @@ pub struct Added {
     pub needs: HashMap<i64, helpers::Need>,
 }
 
-impl Related {
+impl Related<'_> {
     /// Lift the siblings, then add the helpers (which see the new order), each step when
     /// asked for, into `ranked` (best first, each with its key), reading each bundle's slugs
     /// once; the ranking is cut to `n`.
@@ -971,7 +975,10 @@ impl Related {
         ranked: &mut Vec<(Registration, f64)>,
         n: usize,
     ) -> index::Result<Added> {
-        let mut bundles = Bundles::default();
+        let mut bundles = Bundles {
+            within: self.within,
+            ..Bundles::default()
+        };
         let mut added = Added::default();
         if self.siblings {
             added.kin = siblings::add(
@@ -1000,14 +1007,34 @@ impl Related {
 }
 
 /// The live tools of the bundles a pick's additions look at ([`siblings`], [`helpers`]), by
-/// bundle folder, each read once ([`Index::slugs_in_bundle`]).
+/// bundle folder, each read once ([`Index::slugs_in_bundle`]), and which of them may be added.
 #[derive(Debug, Default)]
-pub struct Bundles(HashMap<String, Vec<(i64, String)>>);
+pub struct Bundles<'a> {
+    slugs: HashMap<String, Vec<(i64, String)>>,
+    /// See [`Related::within`].
+    within: Option<&'a index::Filters>,
+}
 
-impl Bundles {
+impl Bundles<'_> {
+    /// The candidates among rows `ids` (see [`rank`]) that may be added, in registration order.
+    pub fn candidates(
+        &self,
+        index: &Index,
+        ids: &[i64],
+        allow_unsafe: bool,
+    ) -> index::Result<Vec<Registration>> {
+        let mut found = first_candidates(index, ids, ids.len(), allow_unsafe)?;
+        if let Some(filters) = self.within {
+            let found_ids: Vec<i64> = found.iter().map(|r| r.id).collect();
+            let admitted = index.admitted(filters, &found_ids)?;
+            found.retain(|r| admitted.contains(&r.id));
+        }
+        Ok(found)
+    }
+
     /// The live tools of the bundle in folder `dir`, every version, as (row, tool slug).
     pub fn slugs(&mut self, index: &Index, dir: &str) -> index::Result<&[(i64, String)]> {
-        Ok(match self.0.entry(dir.to_owned()) {
+        Ok(match self.slugs.entry(dir.to_owned()) {
             std::collections::hash_map::Entry::Occupied(slot) => slot.into_mut(),
             std::collections::hash_map::Entry::Vacant(slot) => {
                 slot.insert(index.slugs_in_bundle(dir)?)

@@ -11,7 +11,8 @@
 //!    words between them;
 //! 2. the first three lift their siblings that match the sentence, the first three of that
 //!    order bring their helpers right after them ([`Related`]) — only tools that pass the
-//!    search's filters, and only the versions that stand for their slug, as `pick` adds them;
+//!    search's filters (one left out takes no helper's place: the next one named does), and
+//!    only the versions that stand for their slug, as `pick` adds them;
 //! 3. then the rest of the relevance order, without the tools already shown.
 //!
 //! That order is the same for every page of one query (it depends on the query, its filters
@@ -70,6 +71,7 @@ pub fn order(
         .iter()
         .filter_map(|h| registered.get(&h.id).map(|r| (r.clone(), key(h.score))))
         .collect();
+    let filters = tiers.filters();
     let mut matches = Matches::of_tiers(Some(tiers));
     let moved = match matches.shares() {
         Some(shares) => cover_ranked(shares, matches.cover_relevance(), &mut ranked, cover::POOL),
@@ -81,10 +83,11 @@ pub fn order(
         // Search shows unsafe tools too.
         allow_unsafe: true,
         min_key: 0.0,
+        within: Some(&filters),
     }
     .add(catalog, index, &mut matches, &mut ranked, usize::MAX)?;
 
-    // The hits of the tools the steps added, when the search's filters let them through.
+    // The hits of the tools the steps added (all of which the search's filters let through).
     let mut hits: HashMap<i64, Hit> = pool.iter().map(|h| (h.id, h.clone())).collect();
     let new: Vec<i64> = ranked
         .iter()

@@ -41,7 +41,7 @@
 //! with the helpers, [`Bundles`]) and the scores of the siblings ([`Matches::settle`]): never a
 //! pass over the catalog, and the ranking is not read deeper.
 
-use super::{Bundles, Matches, first_candidates};
+use super::{Bundles, Matches};
 use crate::index::text::words;
 use crate::index::{self, Index, Registration};
 use std::collections::HashMap;
@@ -143,7 +143,7 @@ pub struct Kin {
 pub fn add(
     index: &Index,
     matches: &mut Matches,
-    bundles: &mut Bundles,
+    bundles: &mut Bundles<'_>,
     ranked: &mut Vec<(Registration, f64)>,
     n: usize,
     allow_unsafe: bool,
@@ -168,7 +168,7 @@ pub fn add(
             })
             .map(|(id, _)| *id)
             .collect();
-        let siblings = first_candidates(index, &ids, ids.len(), allow_unsafe)?;
+        let siblings = bundles.candidates(index, &ids, allow_unsafe)?;
         let sibling_ids: Vec<i64> = siblings.iter().map(|r| r.id).collect();
         matches.settle(index, &sibling_ids)?;
         for sibling in siblings {

@@ -245,6 +245,88 @@ fn a_tag_filter_leaves_out_the_helper_and_the_sibling_it_does_not_let_through() 
 }
 
 #[test]
+fn a_helper_the_tag_filter_leaves_out_gives_its_place_to_the_next_one_named() {
+    // `weatherapi-forecast`'s three required arguments name three tools of its bundle; a
+    // consumer brings two. Without a filter the first two named come; with `--tag daily`,
+    // which only the third has, the third comes in their place.
+    let env = TestEnv::new();
+    without_builtins(&env);
+    env.bundle("weatherapi");
+    let described = |description: &str| json!({ "type": "string", "description": description });
+    put(
+        &env,
+        "weatherapi",
+        "weatherapi-forecast",
+        1,
+        "Weather forecast for a city: the forecast of the next days.",
+        json!({
+            "tags": ["daily"],
+            "argSchema": {
+                "type": "object",
+                "properties": {
+                    "q": described("The place, as location lookup gives it."),
+                    "units": described("A unit from units table."),
+                    "lang": described("A language from language list.")
+                },
+                "required": ["q", "units", "lang"]
+            }
+        }),
+    );
+    for (n, slug, description, tags) in [
+        (
+            2,
+            "weatherapi-location-lookup",
+            "Places by name.",
+            json!([]),
+        ),
+        (3, "weatherapi-units-table", "Units of measure.", json!([])),
+        (
+            4,
+            "weatherapi-language-list",
+            "Languages by code.",
+            json!(["daily"]),
+        ),
+    ] {
+        put(
+            &env,
+            "weatherapi",
+            slug,
+            n,
+            description,
+            json!({ "tags": tags }),
+        );
+    }
+    let (all, _) = search(&env, &["--page-size", "1000", "--", WEATHER]);
+    assert_one_ordered_list(&all);
+    assert_eq!(
+        found_refs(&all),
+        [
+            "weatherapi/weatherapi-forecast@v1",
+            "weatherapi/weatherapi-location-lookup@v1",
+            "weatherapi/weatherapi-units-table@v1"
+        ],
+        "{all:#?}"
+    );
+    let (tagged, _) = search(
+        &env,
+        &["--tag", "daily", "--page-size", "1000", "--", WEATHER],
+    );
+    assert_one_ordered_list(&tagged);
+    assert_eq!(
+        found_refs(&tagged),
+        [
+            "weatherapi/weatherapi-forecast@v1",
+            "weatherapi/weatherapi-language-list@v1"
+        ],
+        "{tagged:#?}"
+    );
+    assert!(
+        tagged[1].why.contains("weatherapi-forecast") && tagged[1].why.contains("lang"),
+        "{tagged:#?}"
+    );
+}
+
+#[test]
 fn a_name_like_query_keeps_its_tiers_without_helpers_or_siblings() {
     let env = trip();
     let (hits, _) = search(&env, &["--page-size", "1000", "--", "weatherapi forecast"]);
