@@ -174,6 +174,52 @@ fn invoke_ends_a_stdio_servers_cgroup_with_a_grandchild_that_left_its_session_an
 }
 
 #[test]
+fn a_servers_cgroup_is_removed_with_the_cgroups_made_below_it() {
+    let Some(base) = cgroups() else {
+        // Without cgroups there is nothing below to remove; the fallback is tested below.
+        return;
+    };
+    // As a toolctl running as the server makes cgroups for its own calls below its own: the
+    // wrapper puts its escapee in a cgroup `nested` below the server's.
+    let script = format!(
+        "{}\n{}",
+        r#"base="$1"; above="$2"; shift 2
+own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+nested="$base${own#"$above"}/nested"
+mkdir "$nested""#,
+        WRAPPER.replace(
+            "exec \"$@\"",
+            "cat \"$marks/escapee.pid\" > \"$nested/cgroup.procs\"
+cat /proc/$(cat \"$marks/escapee.pid\")/cgroup > \"$marks/moved.txt\"
+exec \"$@\"",
+        )
+    );
+    let env = TestEnv::new();
+    env.bundle("mcp");
+    let marks = env.root().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let own = own_cgroup();
+    declare(
+        &env,
+        json!({ "fx": { "command": [
+            "sh", "-c", script, "nest", base, own.trim_end_matches('/'), marks,
+            mcp_clients::python(), fixture_server(), "stdio",
+        ] } }),
+    );
+    mcp_tool(&env, "echo", "fx", "echo", any_object());
+    echo(&env, &[]);
+    let (path, pid) = read_marks(&marks);
+    let _escapee = Doomed::new(pid);
+    let moved = std::fs::read_to_string(marks.join("moved.txt")).unwrap();
+    assert!(
+        moved.contains(&format!("{path}/nested")),
+        "the escapee ran below the server's cgroup ({path}): {moved}"
+    );
+    assert_contained(&marks, "the call");
+    assert!(!base.join(path.rsplit('/').next().unwrap()).exists());
+}
+
+#[test]
 fn a_batch_ends_its_stdio_servers_cgroup_when_it_is_over() {
     let (env, marks) = escaping_env();
     let calls: Vec<Value> = (0..3)

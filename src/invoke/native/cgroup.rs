@@ -26,7 +26,8 @@
 //!   is handed down (any other needs unsafe code between fork and exec).
 //! - **The end.** `cgroup.kill` (Linux 5.14), else SIGKILL to every process of `cgroup.procs`
 //!   until it is empty; then a wait (bounded) for `cgroup.events` to say `populated 0`, and
-//!   `rmdir`. A cgroup is removed when its call or server ends (`toolctl invoke`'s call over,
+//!   `rmdir` (of the cgroups below it first: a toolctl running in it, as an `exec` program or
+//!   a server, makes its own there). A cgroup is removed when its call or server ends (`toolctl invoke`'s call over,
 //!   a batch over, `mcp serve` ending, a server started again after it died or let a call time
 //!   out), on error paths too ([`Cgroup`]'s `Drop`), and when toolctl is stopped by SIGINT,
 //!   SIGTERM or SIGHUP (a thread started with the first cgroup removes them all, then the
@@ -411,6 +412,20 @@ fn kill(dir: &Path) {
 /// Kill the cgroup `dir` and remove it (gone already is fine).
 fn remove(dir: &Path) {
     kill(dir);
+    remove_dirs(dir);
+}
+
+/// Remove the killed cgroup `dir`: the cgroups below it first (those a toolctl running in it
+/// made for its own calls and servers, killed with it), as `rmdir` refuses a cgroup that has
+/// any.
+fn remove_dirs(dir: &Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.filter_map(Result::ok) {
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                remove_dirs(&entry.path());
+            }
+        }
+    }
     for _ in 0..100 {
         match std::fs::remove_dir(dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
