@@ -31,8 +31,8 @@ while [ ! -s "$marks/escapee.pid" ]; do sleep 0.01; done
 exec "$@""#;
 
 /// A catalog whose server `fx` (the fixture server behind [`WRAPPER`], with its lifecycle
-/// tools) leaves an escapee, with its `echo` and `die` tools as `mcp/echo` and `mcp/die`; the
-/// marks go to the returned folder.
+/// tools) leaves an escapee, with its `echo`, `die` and `slow` tools as `mcp/echo`, `mcp/die`
+/// and `mcp/slow`; the marks go to the returned folder.
 fn escaping_env() -> (TestEnv, PathBuf) {
     let env = TestEnv::new();
     env.bundle("mcp");
@@ -47,6 +47,7 @@ fn escaping_env() -> (TestEnv, PathBuf) {
     );
     mcp_tool(&env, "echo", "fx", "echo", any_object());
     mcp_tool(&env, "die", "fx", "die", any_object());
+    mcp_tool(&env, "slow", "fx", "slow", any_object());
     (env, marks)
 }
 
@@ -217,6 +218,44 @@ exec \"$@\"",
     );
     assert_contained(&marks, "the call");
     assert!(!base.join(path.rsplit('/').next().unwrap()).exists());
+}
+
+#[test]
+fn invoke_stopped_by_sigterm_during_a_call_removes_its_servers_cgroup() {
+    let (env, marks) = escaping_env();
+    let mut toolctl = Serve(
+        env.command(&[
+            "--json",
+            "invoke",
+            "mcp/slow",
+            "--args",
+            r#"{"seconds":60}"#,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while std::fs::read_to_string(marks.join("escapee.pid")).map_or(true, |p| p.trim().is_empty()) {
+        assert!(Instant::now() < deadline, "the server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The call is under way once the server answers; a moment for it to be asked.
+    std::thread::sleep(Duration::from_millis(1500));
+    let _ = Command::new("kill")
+        .args(["-TERM", &toolctl.0.id().to_string()])
+        .status();
+    let status = toolctl.0.wait().unwrap();
+    assert!(!status.success(), "{status:?}");
+    if let Some(base) = cgroups() {
+        // Removed before toolctl ended, not by the next toolctl's sweep.
+        let (path, pid) = read_marks(&marks);
+        let _escapee = Doomed::new(pid);
+        let name = path.rsplit('/').next().unwrap();
+        assert!(!base.join(name).exists(), "{name} outlived toolctl");
+    }
+    assert_contained(&marks, "toolctl stopped by SIGTERM");
 }
 
 #[test]
