@@ -77,7 +77,7 @@ const DRAIN: Duration = Duration::from_secs(2);
 /// This process is the toolctl binary, which can be its own launcher.
 static CAN_LAUNCH: AtomicBool = AtomicBool::new(false);
 
-/// The cgroups of the calls under way, removed if toolctl is stopped by a signal.
+/// The cgroups of the calls and servers under way, removed if toolctl is stopped by a signal.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Signals another part of toolctl handles (`mcp serve` stops on SIGINT and SIGTERM): after
@@ -114,8 +114,9 @@ fn launch(mut args: std::env::ArgsOs) -> ExitCode {
             // Best effort: a launcher that cannot join runs the program uncontained.
             let _ = join(Path::new(&procs));
             let stdin = match given {
-                Some(stdin) => Ok(stdin),
-                None => std::fs::File::open("/dev/null").map(OwnedFd::from),
+                Ok(Some(stdin)) => Ok(stdin),
+                Ok(None) => std::fs::File::open("/dev/null").map(OwnedFd::from),
+                Err(e) => Err(e),
             };
             // Replacing standard input also closes the socket's copy there.
             match stdin.and_then(|stdin| rustix::stdio::dup2_stdin(&stdin).map_err(Into::into)) {
@@ -131,19 +132,29 @@ fn launch(mut args: std::env::ArgsOs) -> ExitCode {
     ExitCode::from(127)
 }
 
-/// The descriptor toolctl passed on `socket` for the program's standard input, if any.
-fn received(socket: &OwnedFd) -> Option<OwnedFd> {
+/// The descriptor toolctl passed on `socket` for the program's standard input (`None`: it
+/// passed none, `/dev/null`); an error when it said it passed one that did not come.
+fn received(socket: &OwnedFd) -> std::io::Result<Option<OwnedFd>> {
     use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, recvmsg};
     let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
     let mut byte = [0u8; 1];
     let mut data = [std::io::IoSliceMut::new(&mut byte)];
-    recvmsg(socket, &mut data, &mut control, RecvFlags::CMSG_CLOEXEC).ok()?;
-    control.drain().find_map(|message| match message {
+    recvmsg(socket, &mut data, &mut control, RecvFlags::CMSG_CLOEXEC)?;
+    let fd = control.drain().find_map(|message| match message {
         RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
         _ => None,
-    })
+    });
+    match (byte, fd) {
+        ([PASSED], None) => Err(std::io::Error::from_raw_os_error(9)),
+        (_, fd) => Ok(fd),
+    }
 }
+
+/// The byte toolctl sends the launcher with the program's standard input; [`NOT_PASSED`]
+/// when there is none.
+const PASSED: u8 = b'F';
+const NOT_PASSED: u8 = b'-';
 
 /// toolctl's end of the launcher's standard input, a Unix socket: the program's standard
 /// input goes to the launcher on it (`SCM_RIGHTS`), and the launcher answers on it — nothing,
@@ -170,9 +181,10 @@ impl Handoff {
         if let Some(passed) = &passed {
             control.push(SendAncillaryMessage::ScmRights(passed));
         }
+        let byte = [if passed.is_some() { PASSED } else { NOT_PASSED }];
         sendmsg(
             &ours,
-            &[std::io::IoSlice::new(b"0")],
+            &[std::io::IoSlice::new(&byte)],
             &mut control,
             SendFlags::empty(),
         )?;
