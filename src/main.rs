@@ -4,7 +4,8 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
-    // `exec` starts toolctl itself as the launcher of a program in its own cgroup.
+    // `exec` and stdio MCP servers start toolctl itself as the launcher of a program in its
+    // own cgroup.
     if let Some(code) = toolctl::invoke::native::cgroup::launcher() {
         return code;
     }

@@ -1,11 +1,13 @@
 //! MCP tools (`type: "mcp"`): a call of one tool of an MCP server declared in `mcpServers` of
 //! `toolctl.json`, with the official SDK's client (`rmcp`).
 //!
-//! A stdio server is started (no shell, its own process group, an environment reduced to
-//! exec's [`PASSED_ENV`] plus the entry's `env`, secrets expanded) and spoken to on its stdin
-//! and stdout: for the one call, then killed with every process it started (exec's
-//! [`kill_tree`]); or, when the options carry [`Sessions`] (`mcp serve`, `invoke --batch`),
-//! once for every call of the process, and killed when the sessions close. A Streamable HTTP
+//! A stdio server is started (no shell, a cgroup of its own where `exec` would have one —
+//! [`super::native::cgroup`] —, its own process group, an environment reduced to exec's
+//! [`PASSED_ENV`] plus the entry's `env`, secrets expanded) and spoken to on its stdin and
+//! stdout: for the one call, then killed with every process it started (its cgroup, then
+//! exec's [`kill_tree`]); or, when the options carry [`Sessions`] (`mcp serve`,
+//! `invoke --batch`), once for every call of the process, and killed so when the sessions
+//! close or it is started again. A Streamable HTTP
 //! server is reached at its `url` (host in `allowedHosts`, no redirects followed, `headers`
 //! with secrets expanded): a session initialized for the one call and closed after it, or,
 //! with [`Sessions`], one session for every call, initialized again when the server lost it. The whole
@@ -19,6 +21,7 @@
 //! A result is the tool's `structuredContent` when it has one; else its text (the text blocks
 //! joined by newlines); else (images, resources…) its `content` array as JSON.
 
+use super::native::cgroup::{Cgroup, Handoff};
 use super::native::exec::{PASSED_ENV, TAG_VARIABLE, kill_tree};
 use super::{Failure, Options};
 use crate::base::error_code::ErrorCode;
@@ -38,7 +41,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::process::{ChildStdin, ChildStdout};
+use tokio::net::unix::pipe;
+use tokio::process::ChildStdout;
 
 /// How much of a server's stderr an error shows (its end).
 const STDERR_TAIL: usize = 2048;
@@ -474,20 +478,23 @@ impl Reach<'_> {
     }
 }
 
-/// A started stdio server: its process group, and the end of what it wrote on stderr.
+/// A started stdio server: its cgroup (where it has one), its process group, and the end of
+/// what it wrote on stderr.
 struct Process {
     child: tokio::process::Child,
     group: Option<Pid>,
     tag: String,
+    cgroup: Option<Arc<Cgroup>>,
     tail: Arc<std::sync::Mutex<Vec<u8>>>,
 }
 
 impl Process {
-    /// Start the program (no shell, its own process group, a reduced environment).
-    fn spawn(
+    /// Start the program (no shell, its own cgroup where there can be one, its own process
+    /// group, a reduced environment).
+    async fn spawn(
         call: &Call<'_>,
         launch: &Launch<'_>,
-    ) -> Result<(Self, ChildStdout, ChildStdin), Failure> {
+    ) -> Result<(Self, ChildStdout, pipe::Sender), Failure> {
         use std::process::Stdio;
         use tokio::io::AsyncReadExt;
         let name = call.name;
@@ -495,27 +502,7 @@ impl Process {
             Some((program, rest)) => (program.as_str(), rest),
             None => ("", &[][..]),
         };
-        let tag = format!("{:016x}", fastrand::u64(..));
-        let mut command = tokio::process::Command::new(program);
-        command
-            .args(rest)
-            .env_clear()
-            .envs(
-                PASSED_ENV
-                    .iter()
-                    .filter_map(|name| Some((*name, std::env::var_os(name)?))),
-            )
-            .envs(launch.env.iter().map(|(k, v)| (k, v)))
-            .env(TAG_VARIABLE, &tag)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        if let Some(cwd) = launch.cwd {
-            command.current_dir(cwd);
-        }
-        let mut child = command.spawn().map_err(|e| {
+        let cannot_run = |e: std::io::Error| {
             let place = launch
                 .cwd
                 .map(|cwd| format!(" in {}", cwd.display()))
@@ -526,12 +513,59 @@ impl Process {
             )
             .with_details(json!({ "server": name }))
             .ran()
-        })?;
+        };
+        let tag = format!("{:016x}", fastrand::u64(..));
+        // The server's standard input: a pipe of ours, handed to the launcher when there is
+        // a cgroup (its own standard input tells toolctl whether the exec worked).
+        let (reader, writer) = std::io::pipe().map_err(cannot_run)?;
+        let stdin = pipe::Sender::from_owned_fd(writer.into()).map_err(cannot_run)?;
+        let cgroup = Cgroup::for_server();
+        let (mut command, handoff) = match &cgroup {
+            Some(cgroup) => {
+                let (handoff, launcher_stdin) =
+                    Handoff::new(Some(reader.into())).map_err(cannot_run)?;
+                let mut command = tokio::process::Command::from(cgroup.command(program, rest));
+                command.stdin(launcher_stdin);
+                (command, Some(handoff))
+            }
+            None => {
+                let mut command = tokio::process::Command::new(program);
+                command.args(rest).stdin(reader);
+                (command, None)
+            }
+        };
+        command
+            .env_clear()
+            .envs(
+                PASSED_ENV
+                    .iter()
+                    .filter_map(|name| Some((*name, std::env::var_os(name)?))),
+            )
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .env(TAG_VARIABLE, &tag)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        if let Some(cwd) = launch.cwd {
+            command.current_dir(cwd);
+        }
+        let spawned = command.spawn();
+        // The command holds the launcher's end of the handoff: its exec is seen once that
+        // copy is gone too.
+        drop(command);
+        let mut child = spawned.map_err(cannot_run)?;
+        if let Some(handoff) = handoff
+            && let Err(e) = handoff.wait_async().await
+        {
+            let _ = child.wait().await;
+            return Err(cannot_run(e));
+        }
         let group = child
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .and_then(Pid::from_raw);
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let Some(stdout) = child.stdout.take() else {
             return Err(Failure::new(
                 ErrorCode::Internal,
                 format!("MCP server '{name}': no pipes to the started program"),
@@ -559,6 +593,7 @@ impl Process {
             child,
             group,
             tag,
+            cgroup: cgroup.map(Arc::new),
             tail,
         };
         Ok((process, stdout, stdin))
@@ -581,16 +616,43 @@ impl Process {
             .await
             .ok()
             .and_then(Result::ok);
-        if let Some(group) = self.group {
-            kill_tree(group, &self.tag);
-        }
+        self.reaper().kill();
         let _ = self.child.wait().await;
         exited
+    }
+
+    /// What kills it and whatever it started, also from elsewhere ([`Sessions::close`]).
+    fn reaper(&self) -> Reaper {
+        Reaper {
+            cgroup: self.cgroup.clone(),
+            group: self.group,
+            tag: self.tag.clone(),
+        }
     }
 
     /// Whether it still runs.
     fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+/// What kills a started server and everything it started: its cgroup's processes, then its
+/// process group and whatever carries its tag (which also catches a process that moved
+/// itself out of the cgroup but kept the tag).
+struct Reaper {
+    cgroup: Option<Arc<Cgroup>>,
+    group: Option<Pid>,
+    tag: String,
+}
+
+impl Reaper {
+    fn kill(&self) {
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.kill();
+        }
+        if let Some(group) = self.group {
+            kill_tree(group, &self.tag);
+        }
     }
 }
 
@@ -621,7 +683,7 @@ async fn connect(
     launch: &Launch<'_>,
     deadline: tokio::time::Instant,
 ) -> Result<(Process, RunningService<RoleClient, ClientConfig>), Failure> {
-    let (mut process, stdout, stdin) = Process::spawn(call, launch)?;
+    let (mut process, stdout, stdin) = Process::spawn(call, launch).await?;
     match tokio::time::timeout_at(deadline, client_config().serve((stdout, stdin))).await {
         Ok(Ok(client)) => Ok((process, client)),
         Ok(Err(e)) => Err(ended(
@@ -665,8 +727,8 @@ async fn stdio(call: &Call<'_>, launch: &Launch<'_>, request: Request) -> Result
 pub struct Sessions {
     runtime: std::sync::Mutex<Option<Arc<tokio::runtime::Runtime>>>,
     slots: std::sync::Mutex<HashMap<String, Slot>>,
-    /// Every server running now, by connection: its process group and tag.
-    running: Arc<std::sync::Mutex<HashMap<u64, (Pid, String)>>>,
+    /// Every server running now, by connection: what kills it.
+    running: Arc<std::sync::Mutex<HashMap<u64, Reaper>>>,
     next_id: AtomicU64,
 }
 
@@ -724,8 +786,12 @@ impl Sessions {
     /// End every server started here, and whatever they started.
     pub fn close(&self) {
         let running = std::mem::take(&mut *self.running.lock().unwrap_or_else(|e| e.into_inner()));
-        for (group, tag) in running.values() {
-            kill_tree(*group, tag);
+        for reaper in running.values() {
+            reaper.kill();
+            // Removed now: a session still in use is dropped only with the runtime.
+            if let Some(cgroup) = &reaper.cgroup {
+                cgroup.remove();
+            }
         }
         let runtime = self
             .runtime
@@ -795,13 +861,11 @@ impl Sessions {
                 None => {
                     let (process, client) = reach.connect(call, deadline).await?;
                     let id = self.next_id.fetch_add(1, Ordering::SeqCst);
-                    if let Some(process) = &process
-                        && let Some(group) = process.group
-                    {
+                    if let Some(process) = &process {
                         self.running
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
-                            .insert(id, (group, process.tag.clone()));
+                            .insert(id, process.reaper());
                     }
                     Connection {
                         id,

@@ -127,7 +127,8 @@ impl From<view::Error> for Error {
 
 /// Serve until the client goes (stdin closes) or SIGTERM/SIGINT.
 pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
-    // SIGTERM and SIGINT stop the server (below); an `exec` call's cgroup goes on either.
+    // SIGTERM and SIGINT stop the server (below); the cgroups of `exec` calls and of the MCP
+    // servers its tools started go on either (and with `sessions.close()` at the end).
     #[cfg(unix)]
     crate::invoke::native::cgroup::signals_handled_elsewhere();
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -40,6 +40,7 @@ mod test_layers;
 mod test_list;
 mod test_mcp;
 mod test_mcp_cache;
+mod test_mcp_cgroup;
 mod test_mcp_http;
 mod test_mcp_tools;
 mod test_names;

@@ -23,7 +23,7 @@ const ESCAPEE: &str = "(setsid env -i sh -c 'echo $$ > escapee.pid; exec sleep 6
 /// The folder of this test process's cgroup v2 cgroup (toolctl, started by the test, is in
 /// the same), when cgroup v2 is mounted and a child cgroup can be made there — as toolctl
 /// would; `None` where it cannot (then toolctl falls back).
-fn cgroups() -> Option<PathBuf> {
+pub(crate) fn cgroups() -> Option<PathBuf> {
     let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let own = own
         .lines()
@@ -70,7 +70,7 @@ fn program_cgroup(env: &TestEnv, vars: &[(&str, &str)]) -> String {
 }
 
 /// This test process's own cgroup v2 path.
-fn own_cgroup() -> String {
+pub(crate) fn own_cgroup() -> String {
     let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
     own.lines()
         .find_map(|line| line.strip_prefix("0::"))
@@ -88,13 +88,13 @@ fn pid_in(env: &TestEnv, file: &str) -> u32 {
 }
 
 /// The process `pid` runs (is neither gone nor a zombie).
-fn running(pid: u32) -> bool {
+pub(crate) fn running(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .is_ok_and(|stat| !stat.contains(") Z ") && !stat.contains(") X "))
 }
 
 /// SIGKILL to `pid` (a process a test let escape, on purpose, so it leaves nothing behind).
-fn kill(pid: u32) {
+pub(crate) fn kill(pid: u32) {
     let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
 }
 

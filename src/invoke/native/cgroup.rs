@@ -1,42 +1,60 @@
-//! `exec`'s own cgroup: where a cgroup v2 hierarchy is writable, each call's program runs in a
-//! cgroup made for that call, from its first instruction, so the call's end kills everything
-//! it started — whatever it did to leave its process group, session or environment behind.
+//! `exec`'s and stdio MCP servers' own cgroups: where a cgroup v2 hierarchy is writable, each
+//! `exec` call's program, and each stdio MCP server toolctl starts ([`crate::invoke::mcp`]),
+//! runs in a cgroup made for it, from its first instruction, so its end kills everything it
+//! started — whatever it did to leave its process group, session or environment behind.
 //!
 //! - **Where.** The cgroup v2 mount (from `/proc/self/mountinfo`) and toolctl's own cgroup
 //!   (the `0::` line of `/proc/self/cgroup`); the call's cgroup is a child of it,
-//!   `toolctl-exec-<UUIDv7>`. When it cannot be made (no cgroup v2, no permission, read-only),
-//!   or [`OFF_VARIABLE`] says `off`, the call runs as before: its own process group, swept
-//!   with its tag ([`super::exec::kill_tree`]).
+//!   `toolctl-exec-<UUIDv7>` for an `exec` call, `toolctl-mcp-<owner>-<UUIDv7>` for a server
+//!   (the owner: this toolctl's PID namespace, PID and start time). When it cannot be made (no
+//!   cgroup v2, no permission, read-only), or [`OFF_VARIABLE`] says `off`, the program runs as
+//!   before: its own process group, swept with its tag ([`super::exec::kill_tree`]).
 //! - **From the start.** A program cannot be moved into a cgroup between fork and exec
 //!   without unsafe code (which this crate forbids), and moving it after the spawn leaves a
 //!   moment in which it may fork outside. So toolctl starts itself as a launcher
 //!   ([`launcher`], `/proc/self/exe` with [`LAUNCHER_ARG`]): the launcher writes `0` to the
 //!   cgroup's `cgroup.procs`, moving itself there, then execs the program (same process id,
-//!   process group, working folder and environment). It reports a failed exec to toolctl on a
-//!   pipe (its standard input, given `/dev/null` before the exec), so a missing program is the
-//!   same error as without a cgroup. A launcher that cannot join the cgroup runs the program
-//!   anyway: the fallback.
+//!   process group, working folder, environment, stdout and stderr). A launcher that cannot
+//!   join the cgroup runs the program anyway: the fallback.
+//! - **Its standard input, and a failed exec.** The launcher's standard input is a Unix
+//!   socket to toolctl ([`Handoff`]), not the program's: toolctl puts the program's standard
+//!   input on it beforehand (`SCM_RIGHTS`: a server's end of the MCP channel; nothing for
+//!   `exec`, which gets `/dev/null`), and the launcher answers on it — nothing, then the end
+//!   of the stream once its exec closed its (close-on-exec) copy, or `E` and the exec's error
+//!   number. So a missing program is the same error as without a cgroup, for a server too,
+//!   whose standard input is the MCP channel; and nothing but the three standard descriptors
+//!   is handed down (any other needs unsafe code between fork and exec).
 //! - **The end.** `cgroup.kill` (Linux 5.14), else SIGKILL to every process of `cgroup.procs`
 //!   until it is empty; then a wait (bounded) for `cgroup.events` to say `populated 0`, and
-//!   `rmdir`. Every call's cgroup is removed when the call ends, on its error paths too
-//!   ([`Cgroup`]'s `Drop`), and when toolctl is stopped by SIGINT, SIGTERM or SIGHUP during
-//!   a call (a thread started with the first cgroup removes them, then the signal takes its
-//!   course). A toolctl killed with SIGKILL leaves its call's cgroup, with whatever runs in
-//!   it; the next toolctl that makes a cgroup in the same place removes such leftovers once
-//!   they are older than any call can last ([`Cgroup::create`]).
+//!   `rmdir` (of the cgroups below it first: a toolctl running in it, as an `exec` program or
+//!   a server, makes its own there). A cgroup is removed when its call or server ends (`toolctl invoke`'s call over,
+//!   a batch over, `mcp serve` ending, a server started again after it died or let a call time
+//!   out), on error paths too ([`Cgroup`]'s `Drop`), and when toolctl is stopped by SIGINT,
+//!   SIGTERM or SIGHUP (a thread started with the first cgroup removes them all, then the
+//!   signal takes its course — or, for `mcp serve`, which stops on SIGINT and SIGTERM itself,
+//!   lets it stop, [`signals_handled_elsewhere`]).
+//! - **Leftovers.** A toolctl killed with SIGKILL leaves its cgroups, with whatever runs in
+//!   them; the next toolctl that makes a cgroup of the same kind in the same place removes
+//!   them. An `exec` call's once it is older than any call can last ([`Cgroup::create`]). A
+//!   server may run as long as its toolctl (`mcp serve` runs for hours), so its cgroup is
+//!   removed only once the toolctl named in it is gone — no process with its PID, or one that
+//!   started at another time ([`Cgroup::for_server`]); one named by a toolctl of another PID
+//!   namespace, where the PID means nothing, is left to a toolctl there.
 //!
 //! Only the toolctl binary can be its own launcher ([`launcher`] marks it so); a program that
 //! uses this crate as a library gets the fallback.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// `TOOLCTL_EXEC_CGROUP=off` (or `0`, `no`, `false`): `exec` never uses a cgroup.
+/// `TOOLCTL_EXEC_CGROUP=off` (or `0`, `no`, `false`): neither `exec` nor a stdio MCP server
+/// ever uses a cgroup.
 pub const OFF_VARIABLE: &str = "TOOLCTL_EXEC_CGROUP";
 
 /// The first argument that makes toolctl a launcher (see the module's documentation).
@@ -44,6 +62,10 @@ pub const LAUNCHER_ARG: &str = "__toolctl-exec-launcher";
 
 /// The name of every cgroup an `exec` call makes, before its UUID.
 pub const PREFIX: &str = "toolctl-exec-";
+
+/// The name of every cgroup a stdio MCP server runs in, before its owner and UUID
+/// (`toolctl-mcp-<PID namespace>-<PID>-<start time>-<UUIDv7>`).
+pub const SERVER_PREFIX: &str = "toolctl-mcp-";
 
 /// `statfs`'s type of a cgroup v2 file system.
 const CGROUP2_MAGIC: i128 = 0x6367_7270;
@@ -55,7 +77,7 @@ const DRAIN: Duration = Duration::from_secs(2);
 /// This process is the toolctl binary, which can be its own launcher.
 static CAN_LAUNCH: AtomicBool = AtomicBool::new(false);
 
-/// The cgroups of the calls under way, removed if toolctl is stopped by a signal.
+/// The cgroups of the calls and servers under way, removed if toolctl is stopped by a signal.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Signals another part of toolctl handles (`mcp serve` stops on SIGINT and SIGTERM): after
@@ -75,23 +97,29 @@ pub fn launcher() -> Option<ExitCode> {
     Some(launch(args))
 }
 
-/// The launcher: `LAUNCHER_ARG CGROUP_PROCS PROGRAM ARGS…`, its standard input a pipe to
-/// toolctl. Joins the cgroup, gives the program `/dev/null` as its standard input and execs
-/// it; if the exec fails, writes `E` and the error number on the pipe and exits 127.
+/// The launcher: `LAUNCHER_ARG CGROUP_PROCS PROGRAM ARGS…`, its standard input a Unix socket
+/// to toolctl ([`Handoff`]). Takes the program's standard input from the socket (or
+/// `/dev/null`), joins the cgroup and execs the program; if the exec fails, writes `E` and
+/// the error number on the socket and exits 127.
 fn launch(mut args: std::env::ArgsOs) -> ExitCode {
     use std::os::unix::process::CommandExt;
-    // The pipe, kept on a descriptor closed by a successful exec: toolctl reads its end.
-    let Ok(report) = rustix::io::fcntl_dupfd_cloexec(std::io::stdin(), 3) else {
+    // The socket, kept on a descriptor closed by a successful exec: toolctl reads its end.
+    let Ok(socket) = rustix::io::fcntl_dupfd_cloexec(std::io::stdin(), 3) else {
         return ExitCode::from(127);
     };
-    let mut report = std::fs::File::from(report);
+    let given = received(&socket);
+    let mut report = std::fs::File::from(socket);
     let error = match (args.next(), args.next()) {
         (Some(procs), Some(program)) => {
             // Best effort: a launcher that cannot join runs the program uncontained.
             let _ = join(Path::new(&procs));
-            match std::fs::File::open("/dev/null")
-                .and_then(|null| rustix::stdio::dup2_stdin(&null).map_err(Into::into))
-            {
+            let stdin = match given {
+                Ok(Some(stdin)) => Ok(stdin),
+                Ok(None) => std::fs::File::open("/dev/null").map(OwnedFd::from),
+                Err(e) => Err(e),
+            };
+            // Replacing standard input also closes the socket's copy there.
+            match stdin.and_then(|stdin| rustix::stdio::dup2_stdin(&stdin).map_err(Into::into)) {
                 Ok(()) => Command::new(program).args(args).exec(),
                 Err(e) => e,
             }
@@ -104,6 +132,96 @@ fn launch(mut args: std::env::ArgsOs) -> ExitCode {
     ExitCode::from(127)
 }
 
+/// The descriptor toolctl passed on `socket` for the program's standard input (`None`: it
+/// passed none, `/dev/null`); an error when it said it passed one that did not come.
+fn received(socket: &OwnedFd) -> std::io::Result<Option<OwnedFd>> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, recvmsg};
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let mut byte = [0u8; 1];
+    let mut data = [std::io::IoSliceMut::new(&mut byte)];
+    recvmsg(socket, &mut data, &mut control, RecvFlags::CMSG_CLOEXEC)?;
+    let fd = control.drain().find_map(|message| match message {
+        RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
+        _ => None,
+    });
+    match (byte, fd) {
+        ([PASSED], None) => Err(std::io::Error::from_raw_os_error(9)),
+        (_, fd) => Ok(fd),
+    }
+}
+
+/// The byte toolctl sends the launcher with the program's standard input; [`NOT_PASSED`]
+/// when there is none.
+const PASSED: u8 = b'F';
+const NOT_PASSED: u8 = b'-';
+
+/// toolctl's end of the launcher's standard input, a Unix socket: the program's standard
+/// input goes to the launcher on it (`SCM_RIGHTS`), and the launcher answers on it — nothing,
+/// then the end of the stream when its exec closes its copy (the program runs), or `E` and an
+/// error number (the program could not be run). So the program's standard input can be
+/// anything (`/dev/null` for `exec`, the MCP channel for a server) while a failed exec is still
+/// the error it gave, and no descriptor beyond the three standard ones has to be handed down
+/// (which needs unsafe code between fork and exec).
+#[derive(Debug)]
+pub(crate) struct Handoff {
+    socket: std::os::unix::net::UnixStream,
+}
+
+impl Handoff {
+    /// The channel, with `stdin` (`None`: `/dev/null`) for the program already on its way;
+    /// the descriptor returned is the launcher's standard input.
+    pub(crate) fn new(stdin: Option<OwnedFd>) -> std::io::Result<(Self, OwnedFd)> {
+        use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags, sendmsg};
+        use std::os::fd::AsFd;
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+        let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+        let mut control = SendAncillaryBuffer::new(&mut space);
+        let passed = stdin.as_ref().map(|fd| [fd.as_fd()]);
+        if let Some(passed) = &passed {
+            control.push(SendAncillaryMessage::ScmRights(passed));
+        }
+        let byte = [if passed.is_some() { PASSED } else { NOT_PASSED }];
+        sendmsg(
+            &ours,
+            &[std::io::IoSlice::new(&byte)],
+            &mut control,
+            SendFlags::empty(),
+        )?;
+        Ok((Self { socket: ours }, theirs.into()))
+    }
+
+    /// Wait until the launcher has run the program (`Ok`) or failed to (the exec's error).
+    /// The launcher's standard input must be closed here first (the command that held it
+    /// dropped), else the end is never seen.
+    pub(crate) fn wait(mut self) -> std::io::Result<()> {
+        let mut report = Vec::new();
+        let _ = self.socket.read_to_end(&mut report);
+        outcome(&report)
+    }
+
+    /// [`Handoff::wait`] on a tokio runtime.
+    pub(crate) async fn wait_async(self) -> std::io::Result<()> {
+        use tokio::io::AsyncReadExt;
+        self.socket.set_nonblocking(true)?;
+        let mut socket = tokio::net::UnixStream::from_std(self.socket)?;
+        let mut report = Vec::new();
+        let _ = socket.read_to_end(&mut report).await;
+        outcome(&report)
+    }
+}
+
+/// What the launcher said: nothing (the program runs) or `E` and the exec's error number.
+fn outcome(report: &[u8]) -> std::io::Result<()> {
+    match report.split_first() {
+        Some((b'E', errno)) => {
+            let errno = <[u8; 4]>::try_from(errno).map_or(22, i32::from_le_bytes);
+            Err(std::io::Error::from_raw_os_error(errno))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Move this process into the cgroup whose `cgroup.procs` is `procs` — only a cgroup v2 one
 /// named as toolctl names them, so the launcher writes nowhere else.
 fn join(procs: &Path) -> std::io::Result<()> {
@@ -112,7 +230,7 @@ fn join(procs: &Path) -> std::io::Result<()> {
             .parent()
             .and_then(Path::file_name)
             .and_then(|name| name.to_str())
-            .is_some_and(|name| name.starts_with(PREFIX));
+            .is_some_and(|name| name.starts_with(PREFIX) || name.starts_with(SERVER_PREFIX));
     if !named {
         return Err(std::io::ErrorKind::InvalidInput.into());
     }
@@ -123,24 +241,37 @@ fn join(procs: &Path) -> std::io::Result<()> {
     file.write_all(b"0")
 }
 
-/// The cgroup of one `exec` call: killed and removed when dropped.
+/// The cgroup of one `exec` call or one stdio MCP server: killed and removed when dropped.
 #[derive(Debug)]
 pub(crate) struct Cgroup {
     dir: PathBuf,
 }
 
 impl Cgroup {
-    /// A new cgroup for a call, or `None` where there can be none (then the call falls back
-    /// to its process group and tag). Leftovers of toolctls killed with SIGKILL, beside it,
-    /// are removed first: an empty one older than a minute, and any older than `longest`
-    /// (the longest a call may last) plus a minute, with whatever still runs in it.
+    /// A new cgroup for an `exec` call, or `None` where there can be none (then the call
+    /// falls back to its process group and tag). Leftovers of toolctls killed with SIGKILL,
+    /// beside it, are removed first: an empty one older than a minute, and any older than
+    /// `longest` (the longest a call may last) plus a minute, with whatever still runs in it.
     pub(crate) fn create(longest: Duration) -> Option<Self> {
-        if !CAN_LAUNCH.load(Ordering::Relaxed) || switched_off() {
-            return None;
-        }
-        let base = own_cgroup()?;
+        let base = base()?;
         remove_leftovers(&base, longest);
-        let dir = base.join(format!("{PREFIX}{}", uuid::Uuid::now_v7()));
+        Self::make(&base, PREFIX.to_owned())
+    }
+
+    /// A new cgroup for a stdio MCP server, or `None` where there can be none. A server may
+    /// run as long as its toolctl does (`mcp serve`), so its cgroup is named after this
+    /// process (PID namespace, PID, start time) and a leftover is removed only once the
+    /// toolctl that made it is gone ([`remove_orphans`], first).
+    pub(crate) fn for_server() -> Option<Self> {
+        let base = base()?;
+        let owner = Owner::of_self()?;
+        remove_orphans(&base, &owner);
+        Self::make(&base, format!("{SERVER_PREFIX}{owner}-"))
+    }
+
+    /// A cgroup `<prefix><UUIDv7>` in `base`, watched for signals.
+    fn make(base: &Path, prefix: String) -> Option<Self> {
+        let dir = base.join(format!("{prefix}{}", uuid::Uuid::now_v7()));
         std::fs::create_dir(&dir).ok()?;
         if let Ok(mut live) = LIVE.lock() {
             live.push(dir.clone());
@@ -150,7 +281,7 @@ impl Cgroup {
     }
 
     /// A command that runs `program` with `args` in this cgroup, through the launcher. Set
-    /// everything on it but its standard input, then [`Cgroup::spawn`] it.
+    /// everything on it but its standard input, which is the launcher's ([`Handoff`]).
     pub(crate) fn command(&self, program: &str, args: &[String]) -> Command {
         let mut command = Command::new("/proc/self/exe");
         command
@@ -164,33 +295,27 @@ impl Cgroup {
     /// Start a command made by [`Cgroup::command`]: the program's standard input is
     /// `/dev/null`, and a program that cannot be run is the error its exec gave.
     pub(crate) fn spawn(&self, mut command: Command) -> std::io::Result<Child> {
-        let (mut reader, writer) = std::io::pipe()?;
-        command.stdin(writer);
+        let (handoff, stdin) = Handoff::new(None)?;
+        command.stdin(stdin);
         let spawned = command.spawn();
-        // The command holds the pipe's writing end: the reader sees its end only once the
-        // launcher's copy is closed too (by its exec) if this one is gone.
+        // The command holds the launcher's end of the socket: this end sees the launcher's
+        // exec only once that copy is gone too.
         drop(command);
         let mut child = spawned?;
-        let mut report = Vec::new();
-        let _ = reader.read_to_end(&mut report);
-        match report.split_first() {
-            Some((b'E', errno)) => {
-                let _ = child.wait();
-                let errno = <[u8; 4]>::try_from(errno).map_or(22, i32::from_le_bytes);
-                Err(std::io::Error::from_raw_os_error(errno))
-            }
-            _ => Ok(child),
+        if let Err(e) = handoff.wait() {
+            let _ = child.wait();
+            return Err(e);
         }
+        Ok(child)
     }
 
     /// Kill every process in the cgroup and wait (a bounded time) until it is empty.
     pub(crate) fn kill(&self) {
         kill(&self.dir);
     }
-}
 
-impl Drop for Cgroup {
-    fn drop(&mut self) {
+    /// Kill every process in the cgroup and remove it now (dropping it does too).
+    pub(crate) fn remove(&self) {
         remove(&self.dir);
         if let Ok(mut live) = LIVE.lock() {
             live.retain(|dir| dir != &self.dir);
@@ -198,7 +323,22 @@ impl Drop for Cgroup {
     }
 }
 
-/// `exec` uses no cgroup: [`OFF_VARIABLE`] says so.
+/// Where this process's cgroups go (its own cgroup), when it can launch and cgroups are not
+/// switched off.
+fn base() -> Option<PathBuf> {
+    if !CAN_LAUNCH.load(Ordering::Relaxed) || switched_off() {
+        return None;
+    }
+    own_cgroup()
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// `exec` and MCP servers use no cgroup: [`OFF_VARIABLE`] says so.
 fn switched_off() -> bool {
     std::env::var(OFF_VARIABLE).is_ok_and(|value| {
         matches!(
@@ -284,6 +424,20 @@ fn kill(dir: &Path) {
 /// Kill the cgroup `dir` and remove it (gone already is fine).
 fn remove(dir: &Path) {
     kill(dir);
+    remove_dirs(dir);
+}
+
+/// Remove the killed cgroup `dir`: the cgroups below it first (those a toolctl running in it
+/// made for its own calls and servers, killed with it), as `rmdir` refuses a cgroup that has
+/// any.
+fn remove_dirs(dir: &Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.filter_map(Result::ok) {
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                remove_dirs(&entry.path());
+            }
+        }
+    }
     for _ in 0..100 {
         match std::fs::remove_dir(dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -342,6 +496,88 @@ fn remove_leftovers(base: &Path, longest: Duration) {
     });
 }
 
+/// The toolctl process that owns a server's cgroup: `<PID namespace>-<PID>-<start time>`
+/// (the start in clock ticks after boot, field 22 of `/proc/PID/stat`, so a PID used again
+/// by another process is not taken for the owner).
+#[derive(Debug, PartialEq, Eq)]
+struct Owner {
+    namespace: u64,
+    pid: u32,
+    start: u64,
+}
+
+impl Owner {
+    fn of_self() -> Option<Self> {
+        let pid = std::process::id();
+        Some(Self {
+            namespace: pid_namespace()?,
+            pid,
+            start: start_time(pid)?,
+        })
+    }
+
+    /// The owner named at the start of `name` (after [`SERVER_PREFIX`]).
+    fn parse(name: &str) -> Option<Self> {
+        let mut fields = name.strip_prefix(SERVER_PREFIX)?.splitn(4, '-');
+        Some(Self {
+            namespace: fields.next()?.parse().ok()?,
+            pid: fields.next()?.parse().ok()?,
+            start: fields.next()?.parse().ok()?,
+        })
+    }
+
+    /// The process still runs (a process with its PID started when it did).
+    fn alive(&self) -> bool {
+        start_time(self.pid) == Some(self.start)
+    }
+}
+
+impl std::fmt::Display for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}-{}", self.namespace, self.pid, self.start)
+    }
+}
+
+/// The inode of this process's PID namespace (`/proc/self/ns/pid` is `pid:[INODE]`).
+fn pid_namespace() -> Option<u64> {
+    let link = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    link.to_str()?
+        .strip_prefix("pid:[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()
+}
+
+/// When process `pid` started, in clock ticks after boot (field 22 of `/proc/PID/stat`).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (name) state …`: the name may hold spaces and parentheses; field 22 is the 20th
+    // after it.
+    stat.get(stat.rfind(')')? + 1..)?
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()
+}
+
+/// Remove, once, the servers' cgroups in `base` whose toolctl is gone (killed with SIGKILL),
+/// with whatever still runs in them. Those of a toolctl in another PID namespace (whose
+/// PIDs mean nothing here) are left to a toolctl of that namespace.
+fn remove_orphans(base: &Path, me: &Owner) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(entries) = std::fs::read_dir(base) else {
+            return;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let owner = entry.file_name().to_str().and_then(Owner::parse);
+            if owner.is_some_and(|owner| owner.namespace == me.namespace && !owner.alive()) {
+                remove(&entry.path());
+            }
+        }
+    });
+}
+
 /// Tell the cgroup watcher that SIGINT and SIGTERM are handled elsewhere (`mcp serve` stops
 /// on them): it removes the cgroups of the calls under way and lets the process go on.
 pub fn signals_handled_elsewhere() {
@@ -376,7 +612,31 @@ fn watch_signals() {
 
 #[cfg(test)]
 mod tests {
-    use super::unescape;
+    use super::{Owner, SERVER_PREFIX, unescape};
+
+    #[test]
+    fn a_servers_cgroup_names_its_owner() {
+        let me = Owner::of_self().unwrap();
+        assert!(me.alive());
+        let name = format!("{SERVER_PREFIX}{me}-{}", uuid::Uuid::now_v7());
+        assert_eq!(Owner::parse(&name), Some(me));
+        // Another start time: the PID was used again, the owner is gone.
+        let me = Owner::of_self().unwrap();
+        let other = Owner::parse(&format!(
+            "{SERVER_PREFIX}{}-{}-{}-x",
+            me.namespace,
+            me.pid,
+            me.start + 1
+        ))
+        .unwrap();
+        assert!(!other.alive());
+        // Not a server's cgroup, or not named as toolctl names them.
+        assert_eq!(
+            Owner::parse("toolctl-exec-0190d0a6-5b7e-7000-8000-000000000000"),
+            None
+        );
+        assert_eq!(Owner::parse("toolctl-mcp-x-1-2-y"), None);
+    }
 
     #[test]
     fn mountinfo_fields_are_unescaped() {
