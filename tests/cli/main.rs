@@ -43,6 +43,7 @@ mod test_mcp_cache;
 mod test_mcp_http;
 mod test_mcp_tools;
 mod test_names;
+mod test_numbers;
 mod test_output;
 mod test_pick;
 mod test_promises;
