@@ -506,3 +506,39 @@ proptest! {
         prop_assert_eq!(over, !plan.warnings.is_empty(), "warnings: {:?}", plan.warnings);
     }
 }
+
+/// An agent file's `matchScore` in any form of a number (`87.50`, `8.75e1`), or `null`, or
+/// left out, and its own fields kept as written: the file has flattened fields, and serde
+/// buffers those, where a number that keeps its text reads as a `Value` but not as an `f64`.
+#[test]
+fn match_scores_read_in_any_form_of_a_number() {
+    let id = uuid::Uuid::now_v7();
+    let agent = format!("agent-{}", uuid::Uuid::now_v7());
+    let file = |score: &str| {
+        format!(
+            r#"{{"schemaVersion": "1", "agentID": "{agent}", "createdAt": "2025-01-01T00:00:00Z",
+                "modifiedAt": "2025-01-01T00:00:00Z", "x-note": 1.10,
+                "tools": [{{"toolID": "{id}", "ref": "b/t@v1", "name": "t", "kind": "external",
+                            "attachedAt": "2025-01-01T00:00:00Z"{score}}}]}}"#
+        )
+    };
+    let path = std::path::Path::new("agent.json");
+    for (score, want) in [
+        (r#", "matchScore": 87.50"#, Some(87.5)),
+        (r#", "matchScore": 8.75e1"#, Some(87.5)),
+        (r#", "matchScore": 87.5"#, Some(87.5)),
+        (r#", "matchScore": 87"#, Some(87.0)),
+        (r#", "matchScore": null"#, None),
+        ("", None),
+    ] {
+        let parsed =
+            super::AgentFile::parse(&file(score), path).unwrap_or_else(|e| panic!("{score}: {e}"));
+        assert_eq!(parsed.tools[0].match_score, want, "{score}");
+        assert_eq!(parsed.other["x-note"].to_string(), "1.10");
+    }
+    let err = super::AgentFile::parse(&file(r#", "matchScore": "high""#), path).unwrap_err();
+    assert!(
+        format!("{err:?}").contains("/tools/0/matchScore"),
+        "{err:?}"
+    );
+}

@@ -7,6 +7,7 @@ pub mod error_code;
 pub mod http;
 pub mod pointer;
 pub mod redact;
+pub mod same_json;
 pub mod secrets;
 pub mod state_db;
 pub mod suggest;

@@ -10,7 +10,7 @@ use super::error::{Error, Result, Violation};
 use super::rules::{self, NameKind};
 use jiff::Timestamp;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, Unexpected};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
@@ -231,12 +231,52 @@ fn pointer_of(path: &serde_path_to_error::Path) -> String {
     pointer
 }
 
+/// `message` about the value at `pointer` of `doc`, naming the number there as serde_json did
+/// before numbers kept their text. With `arbitrary_precision` its `Value` words a number that a
+/// field cannot take without the number ("invalid type: number, expected a boolean") or without
+/// what was expected ("invalid number"); reading the document's text says both, as before
+/// ("invalid type: floating point `1.5`, expected u64").
+fn number_message<T: DeserializeOwned>(doc: &Value, pointer: &str, message: String) -> String {
+    let Some(Value::Number(n)) = doc.pointer(pointer) else {
+        return message;
+    };
+    if let Some(expected) = message.strip_prefix("invalid type: number, expected ") {
+        let unexpected = if let Some(u) = n.as_u64() {
+            Unexpected::Unsigned(u)
+        } else if let Some(i) = n.as_i64() {
+            Unexpected::Signed(i)
+        } else if let Some(f) = n.as_f64() {
+            Unexpected::Float(f)
+        } else {
+            return message;
+        };
+        // serde_json's own wording (its floats as it prints them: `1e+20`).
+        return <serde_json::Error as serde::de::Error>::invalid_type(unexpected, &expected)
+            .to_string();
+    }
+    if message != "invalid number" {
+        return message;
+    }
+    // A number field (the message says neither which): the text's reader says both. Only on
+    // this path, which is rare, so reading a document stays one pass.
+    let text = doc.to_string();
+    match serde_path_to_error::deserialize::<_, T>(&mut serde_json::Deserializer::from_str(&text)) {
+        Err(e) if pointer_of(e.path()) == pointer => {
+            let e = e.into_inner();
+            let at = format!(" at line {} column {}", e.line(), e.column());
+            let said = e.to_string();
+            said.strip_suffix(&at).map_or(said.clone(), str::to_owned)
+        }
+        _ => message,
+    }
+}
+
 /// Read the typed view `T` of a document; a field of the wrong type or a missing required field
 /// is reported with its JSON pointer.
 pub fn typed<T: DeserializeOwned>(doc: &Value, source_name: &str) -> Result<T> {
     serde_path_to_error::deserialize(doc).map_err(|e| {
         let pointer = pointer_of(e.path());
-        let message = e.into_inner().to_string();
+        let message = number_message::<T>(doc, &pointer, e.into_inner().to_string());
         // A missing field is reported by its parent; name the field itself.
         let (pointer, message) = match message.strip_prefix("missing field `") {
             Some(rest) => {
@@ -502,7 +542,7 @@ fn check_native_impl(doc: &Value, out: &mut Vec<Violation>) {
         ));
         return;
     };
-    match serde_json::from_value::<NativeImpl>(imp.clone()) {
+    match typed::<NativeImpl>(imp, "") {
         Ok(native)
             if native
                 .func
@@ -513,7 +553,11 @@ fn check_native_impl(doc: &Value, out: &mut Vec<Violation>) {
             "/impl/func",
             "a native tool needs impl.func naming its function",
         )),
-        Err(e) => out.push(Violation::new("/impl", e.to_string())),
+        Err(e) => out.extend(
+            e.violations()
+                .iter()
+                .map(|v| Violation::new("/impl", v.message.clone())),
+        ),
     }
 }
 

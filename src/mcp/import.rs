@@ -15,6 +15,7 @@
 //! written (the CLI writes the plan with `tool put`'s code), so a server with a tool toolctl
 //! cannot take changes nothing.
 
+use crate::base::same_json::same_json_opt;
 use crate::catalog::error::{Error as CatalogError, Violation};
 use crate::catalog::model::{self, Tool, ToolType};
 use crate::catalog::{BundleEntry, Catalog, Problem, ToolEntry};
@@ -151,7 +152,10 @@ pub fn plan(
             Some(entry) => {
                 let slug = entry.tool.slug.clone();
                 let mut doc = document(server, tool, &slug, &entry.tool.version);
-                if IMPORTED.iter().all(|f| doc.get(*f) == entry.doc.get(*f)) {
+                if IMPORTED
+                    .iter()
+                    .all(|f| same_json_opt(doc.get(*f), entry.doc.get(*f)))
+                {
                     plan.unchanged
                         .push(format!("{slug}@{}", entry.tool.version));
                     continue;

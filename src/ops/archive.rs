@@ -21,6 +21,7 @@
 //! the layout rules.
 
 use super::write::{new_id, timestamp};
+use crate::base::same_json::same_json;
 use crate::catalog::error::{Error, Hint, Result, Violation};
 use crate::catalog::model::{self, Bundle, Tool};
 use crate::catalog::rules::{self, NameKind};
@@ -765,7 +766,7 @@ impl Catalog {
             match crate::base::capped::read_bytes(&target, Some(&self.root)) {
                 Ok(bytes) => {
                     let ours = model::parse_doc(&String::from_utf8_lossy(&bytes), &target)?;
-                    if without_switch(ours) == without_switch(parse_entry(file)?) {
+                    if same_json(&without_switch(ours), &without_switch(parse_entry(file)?)) {
                         unchanged.push(version);
                     } else {
                         conflicts.push(json!({

@@ -8,6 +8,7 @@
 //! against the schema and toolctl's own rules before it is written; only the one key changes.
 
 use crate::base::pointer;
+use crate::base::same_json::{same_json, same_json_opt};
 use crate::catalog::config::{CONFIG_FILE, Config};
 use crate::catalog::error::{Error, Result, Violation};
 use crate::catalog::schemas::{self, Kind};
@@ -253,7 +254,7 @@ fn apply(doc: &Value, key: &ConfigKey, edit: &Edit) -> Result<Option<Value>> {
     let new = match edit {
         Edit::Set(text) => {
             let value = key.value(text, false)?;
-            if current.as_ref() == Some(&value) {
+            if same_json_opt(current.as_ref(), Some(&value)) {
                 return Ok(None);
             }
             Some(value)
@@ -269,7 +270,7 @@ fn apply(doc: &Value, key: &ConfigKey, edit: &Edit) -> Result<Option<Value>> {
                     )));
                 }
             };
-            if list.contains(&item) {
+            if list.iter().any(|v| same_json(v, &item)) {
                 return Ok(None);
             }
             list.push(item);
@@ -284,8 +285,8 @@ fn apply(doc: &Value, key: &ConfigKey, edit: &Edit) -> Result<Option<Value>> {
         Edit::Remove(Some(text)) => {
             let item = key.value(text, true)?;
             match current {
-                Some(Value::Array(mut list)) if list.contains(&item) => {
-                    list.retain(|v| *v != item);
+                Some(Value::Array(mut list)) if list.iter().any(|v| same_json(v, &item)) => {
+                    list.retain(|v| !same_json(v, &item));
                     Some(Value::Array(list))
                 }
                 _ => return Ok(None),

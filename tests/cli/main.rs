@@ -44,6 +44,7 @@ mod test_mcp_cgroup;
 mod test_mcp_http;
 mod test_mcp_tools;
 mod test_names;
+mod test_numbers;
 mod test_output;
 mod test_pick;
 mod test_promises;

@@ -275,9 +275,9 @@ fn file_search_stops_after_100000_entries_and_says_truncated() {
 }
 
 /// README, The catalog on disk: "Files toolctl writes are pretty-printed JSON. Every rewrite
-/// edits the document as read, so unknown fields, key order … and numbers survive": a number
-/// keeps its value through put and every rewrite — integers of 64 bits exactly, any other
-/// number as the double it denotes, written in its shortest form.
+/// edits the document as read, so unknown fields, key order … and every number, as written":
+/// here the extremes of 64-bit integers and of doubles (`test_numbers` has integers past 64
+/// bits and other forms of numbers).
 #[test]
 fn numbers_keep_their_value_through_put_and_rewrites() {
     let env = TestEnv::new();
