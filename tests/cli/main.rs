@@ -42,6 +42,7 @@ mod test_mcp;
 mod test_mcp_cache;
 mod test_mcp_http;
 mod test_mcp_tools;
+mod test_name_collisions;
 mod test_names;
 mod test_output;
 mod test_pick;
