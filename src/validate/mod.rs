@@ -495,6 +495,14 @@ fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Const
         message: note.message,
         about: note.about,
     };
+    if text.starts_with(crate::catalog::model::BOM) {
+        let mut found = finding(
+            Note::error("parse", "", crate::catalog::model::BOM_PROBLEM),
+            Some(Position { line: 1, column: 1 }),
+        );
+        found.pointer = None;
+        return (vec![found], Constraints::None);
+    }
     let mut doc: serde_json::Value = match serde_json::from_str(text) {
         Ok(doc) => doc,
         Err(e) => {
