@@ -107,6 +107,8 @@ impl Report {
 pub struct BadPath {
     pub path: PathBuf,
     pub reason: String,
+    /// Nothing is at the path (`NOT_FOUND`, as for every command's input file).
+    pub missing: bool,
 }
 
 /// Where a file sits in its catalog, which decides the folder checks.
@@ -267,8 +269,12 @@ fn collect_path(path: &Path, out: &mut Vec<Target>) -> Result<(), BadPath> {
     let bad = |reason: &str| BadPath {
         path: path.to_owned(),
         reason: reason.to_owned(),
+        missing: false,
     };
-    let meta = std::fs::metadata(path).map_err(|e| bad(&format!("cannot read it: {e}")))?;
+    let meta = std::fs::metadata(path).map_err(|e| BadPath {
+        missing: e.kind() == std::io::ErrorKind::NotFound,
+        ..bad(&format!("cannot read it: {e}"))
+    })?;
     if meta.is_dir() {
         if path.join(CONFIG_FILE).is_file() {
             collect_catalog(path, out);

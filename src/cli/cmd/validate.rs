@@ -113,6 +113,13 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Output, CliError> {
         }
     })
     .map_err(|e| {
+        if e.missing {
+            return CliError::from(crate::catalog::Error::NotFound {
+                what: "file",
+                name: e.path.display().to_string(),
+                hint: None,
+            });
+        }
         CliError::invalid(e.to_string())
             .with_details(json!({ "path": e.path }))
             .with_hint(
