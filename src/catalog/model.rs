@@ -336,10 +336,12 @@ fn check_document(doc: &Value, id_fields: &[&str], out: &mut Vec<Violation>) {
     if let Some(version) = doc.get("schemaVersion")
         && version.as_str() != Some(SCHEMA_VERSION)
     {
-        out.push(Violation::new(
-            "/schemaVersion",
-            format!("schemaVersion {version} is not one this toolctl reads (\"{SCHEMA_VERSION}\")"),
-        ));
+        let message = if version.is_string() {
+            format!("schemaVersion {version} is not one this toolctl reads (\"{SCHEMA_VERSION}\")")
+        } else {
+            format!("schemaVersion must be the string \"{SCHEMA_VERSION}\", not {version}")
+        };
+        out.push(Violation::new("/schemaVersion", message));
     }
     for field in id_fields {
         let Some(text) = doc.get(*field).and_then(Value::as_str) else {

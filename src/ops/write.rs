@@ -537,6 +537,12 @@ impl Catalog {
             None => stamp_created(fields, now),
         }
         let bundle: Bundle = model::typed(&doc, &source_name)?;
+        // The rules readers hold a bundle.json to (its format version, IDs): what put writes
+        // is read back and passes `validate`.
+        let violations = bundle.check(&doc);
+        if !violations.is_empty() {
+            return Err(Error::invalid(&source_name, violations));
+        }
         if bundle.created_at > bundle.modified_at {
             return Err(Error::invalid(
                 &source_name,

@@ -21,6 +21,7 @@ mod test_archive;
 mod test_attach;
 mod test_builtin;
 mod test_bundle;
+mod test_bundle_put_agrees;
 mod test_byte_order_mark;
 mod test_completions;
 mod test_config;
