@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Index size of format 6 against the layouts before it, emulated from the same rows:
+"""Index size of format 7 against the layouts before it, emulated from the same rows:
 
+- format 6: as format 7 without the `output` column (what a tool returns, its outputSchema's
+  names and descriptions);
 - format 5 (issue 18's first BM25F round): the name column held the slug and the display name
   as written, each followed by its camelCase words (`getWeather get Weather`), no `ident`
   column; argument values also held `default` and `examples` (not emulated: the generator
@@ -70,6 +72,9 @@ def main() -> None:
     rows = c.execute(
         "SELECT f.rowid, t.path, f.tags, f.args, f.arg_text, f.arg_values, f.description, f.bundle "
         "FROM tool_fts f JOIN tool t ON t.id = f.rowid").fetchall()
+    v6 = c.execute(
+        "SELECT rowid, name, tags, args, arg_text, arg_values, description, bundle, ident "
+        "FROM tool_fts").fetchall()
     c.close()
     v5 = []
     for rowid, path, tags, args, arg_text, values, description, bundle in rows:
@@ -82,19 +87,22 @@ def main() -> None:
         name = f"{old_index_text(tool.get('slug', ''))} {old_index_text(tool.get('displayName', ''))}"
         v5.append((rowid, name, tags, args, arg_text, values, description, bundle))
     sizes = {}
-    for fmt in ("6", "5", "4"):
+    for fmt in ("7", "6", "5", "4"):
         copy = f"{src}.v{fmt}"
         shutil.copy(src, copy)
-        if fmt == "5":
+        if fmt == "6":
+            relayout(copy, ["name", "tags", "args", "arg_text", "arg_values", "description", "bundle",
+                            "ident"], v6)
+        elif fmt == "5":
             relayout(copy, ["name", "tags", "args", "arg_text", "arg_values", "description", "bundle"], v5)
         elif fmt == "4":
             relayout(copy, ["name", "tags", "args", "description", "bundle"],
                      [(r[0], r[1], r[2], f"{r[3]} {r[4]}".strip(), r[6], r[7]) for r in v5])
         sizes[fmt] = vacuumed(copy)
         os.remove(copy)
-    print(f"{src}: format 6 {sizes['6'] / 1e6:.1f} MB, format 5 (emulated) {sizes['5'] / 1e6:.1f} MB, "
-          f"format 4 (emulated) {sizes['4'] / 1e6:.1f} MB; 6/5 {sizes['6'] / sizes['5']:.2f}, "
-          f"6/4 {sizes['6'] / sizes['4']:.2f}")
+    print(f"{src}: format 7 {sizes['7'] / 1e6:.1f} MB, format 6 (emulated) {sizes['6'] / 1e6:.1f} MB, "
+          f"format 5 (emulated) {sizes['5'] / 1e6:.1f} MB, format 4 (emulated) {sizes['4'] / 1e6:.1f} MB; "
+          f"7/6 {sizes['7'] / sizes['6']:.2f}, 7/4 {sizes['7'] / sizes['4']:.2f}")
 
 
 if __name__ == "__main__":

@@ -167,6 +167,7 @@ class Doc:
     arg_descriptions: list[str]
     enum_values: list[str]
     created: str
+    output: list[str] = field(default_factory=list)  # outputSchema's names, then descriptions
 
     def baseline_text(self) -> str:
         """Name, description, argument names and descriptions (the issue's baseline text)."""
@@ -198,9 +199,10 @@ def catalog_docs(catalog: Path, refs: dict[str, str]) -> list[Doc]:
 
 def make_doc(key: str, tool: dict) -> Doc:
     names, descriptions, values = argument_fields(tool.get("argSchema"))
+    out_names, out_descriptions, _ = argument_fields(tool.get("outputSchema"))
     return Doc(key, tool.get("slug", ""), tool.get("displayName", ""), tool.get("description", ""),
                list(tool.get("tags") or []), names, descriptions, values,
-               tool.get("createdAt", ""))
+               tool.get("createdAt", ""), out_names + out_descriptions)
 
 
 # --- the baselines ----------------------------------------------------------------------

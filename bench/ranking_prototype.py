@@ -139,7 +139,9 @@ class Analysis:
         return uni, bi
 
 
-FIELDS = ["name", "desc", "argn", "argd", "enum", "tags"]
+# "out": what a tool returns (index format 7); it weighs only where a Params says so and never
+# counts in a word's document frequency, as in toolctl's index.
+FIELDS = ["name", "desc", "argn", "argd", "enum", "tags", "out"]
 
 
 def field_texts(doc: quality.Doc) -> dict[str, str]:
@@ -152,6 +154,7 @@ def field_texts(doc: quality.Doc) -> dict[str, str]:
         "argd": " ".join(doc.arg_descriptions),
         "enum": " ".join(doc.enum_values),
         "tags": " ".join(doc.tags),
+        "out": " ".join(doc.output),
     }
 
 
@@ -176,7 +179,7 @@ def load_corpus(distractors: int) -> Corpus:
     """NESTFUL's tools, `distractors` tools of gen-catalog (seed 42) and the built-ins, in
     registration order; cached as JSON in the bench cache."""
     data = nestful.load()
-    cache = nestful.CACHE / f"corpus-{distractors}.json"
+    cache = nestful.CACHE / f"corpus-v7-{distractors}.json"
     if cache.is_file():
         docs = [quality.Doc(**d) for d in json.loads(cache.read_text())]
     else:
@@ -250,7 +253,7 @@ class Index:
                    for f in self.fields}
         self.lengths = lengths
         self.avg = {f: max(lengths[f].mean(), 1e-9) for f in self.fields}
-        present = sum((self.tf[f] > 0).astype(np.float64) for f in self.fields)
+        present = sum((self.tf[f] > 0).astype(np.float64) for f in self.fields if f != "out")
         df = np.asarray((present > 0).sum(axis=0)).ravel()
         self.df = df
         self.idf = np.log(1 + (n_docs - df + 0.5) / (df + 0.5))
@@ -764,9 +767,9 @@ def fixed_section(corpus: Corpus, report: list[str]) -> None:
 
 def recommended(changes: dict | None = None) -> Params:
     """The textbook parameters with `changes` ({"b": {field: v}, "weights": {field: v}});
-    without: the recommended recipe (argd b 0, enum weight 2)."""
+    without: the recommended recipe (argd b 0, enum weight 2, output weight 0.3)."""
     if changes is None:
-        changes = {"b": {"argd": 0.0}, "weights": {"enum": 2.0}}
+        changes = {"b": {"argd": 0.0}, "weights": {"enum": 2.0, "out": 0.3}}
     p = start_params(ALL_FIELDS, True)
     p.b.update(changes.get("b", {}))
     p.weights.update(changes.get("weights", {}))

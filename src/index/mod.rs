@@ -40,7 +40,7 @@ use std::time::Duration;
 pub const INDEX_FILE: &str = "index.sqlite";
 
 /// The layout version of the index; an index of another version is rebuilt.
-pub const FORMAT_VERSION: i32 = 6;
+pub const FORMAT_VERSION: i32 = 7;
 
 /// Errors of the index. Anything wrong with the database itself leads to a rebuild, so what
 /// reaches a user is a catalog error or a bad query.
@@ -117,7 +117,7 @@ CREATE INDEX tool_by_bundle ON tool (bundle_dir, slug_dir);
 CREATE INDEX tool_problems ON tool (problem) WHERE problem IS NOT NULL;
 CREATE INDEX bundle_by_slug ON bundle (slug);
 CREATE VIRTUAL TABLE tool_fts USING fts5(
-    name, tags, args, arg_text, arg_values, description, bundle, ident,
+    name, tags, args, arg_text, arg_values, description, bundle, ident, output,
     tokenize = '",
     tokenizer!(),
     "',

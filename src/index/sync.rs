@@ -319,14 +319,15 @@ struct Record {
     bare_name: String,
     qualified_name: String,
     /// The full-text columns ([`super::bm25f::COLUMNS`]): name, tags, args, arg_text,
-    /// arg_values, description, bundle, ident.
-    text: [String; 8],
+    /// arg_values, description, bundle, ident, output.
+    text: [String; 9],
 }
 
 impl Record {
     fn new(entry: &ToolEntry) -> Self {
         let tool = &entry.tool;
         let args = ArgumentText::of(entry.doc.get("argSchema"));
+        let output = ArgumentText::of(entry.doc.get("outputSchema"));
         Self {
             tool_id: tool.tool_id.to_string(),
             version: tool.version.clone(),
@@ -352,6 +353,8 @@ impl Record {
                     .chain(joined_identifiers(&tool.display_name))
                     .collect::<Vec<_>>()
                     .join(" "),
+                // What it returns: its properties' names and descriptions.
+                [output.names, output.descriptions].join(" "),
             ],
         }
     }
@@ -396,11 +399,12 @@ fn put_tool(
         description,
         bundle,
         ident,
+        output,
     ] = &record.text;
     execute_cached(
         tx,
-        "INSERT INTO tool_fts (rowid, name, tags, args, arg_text, arg_values, description, bundle, ident)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO tool_fts (rowid, name, tags, args, arg_text, arg_values, description, bundle, ident, output)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![
             id,
             name,
@@ -410,7 +414,8 @@ fn put_tool(
             arg_values,
             description,
             bundle,
-            ident
+            ident,
+            output
         ],
     )?;
     Ok(())

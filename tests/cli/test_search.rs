@@ -545,6 +545,60 @@ fn typo_catalog() -> TestEnv {
 }
 
 #[test]
+fn a_sentence_finds_what_a_tool_returns_but_a_name_like_query_does_not() {
+    // Two tools about countries alike; only `country-details` says (in its outputSchema) that
+    // it returns the dialling code. `country-facts` comes later, so it wins a tie.
+    let env = TestEnv::new();
+    env.bundle("geo");
+    put(
+        &env,
+        "geo",
+        "country-details",
+        json!({
+            "description": "Details about a country, by its name.",
+            "outputSchema": {
+                "type": "object",
+                "properties": {
+                    "dial_code": { "type": "string", "description": "Dialling code of the country." },
+                    "flag": { "type": "string", "description": "The flag, as an emoji." }
+                }
+            }
+        }),
+    );
+    put_described(
+        &env,
+        "geo",
+        "country-facts",
+        "Facts about a country, by its name.",
+    );
+    let sentence = "what is the dialling code of a country";
+    let found = refs(&env, sentence, &[]);
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("geo/country-details@v1"),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&"geo/country-facts@v1".to_owned()),
+        "{found:?}"
+    );
+    let pick = env.run(&["--json", "pick", sentence, "--max", "1"]);
+    pick.success();
+    assert_eq!(
+        pick.json()["items"][0]["ref"],
+        "geo/country-details@v1",
+        "{pick}"
+    );
+    // A name-like query looks for what tools are, not what they return.
+    assert!(
+        refs(&env, "dialling", &[]).is_empty(),
+        "{:?}",
+        refs(&env, "dialling", &[])
+    );
+    assert_eq!(refs(&env, "country", &[]).len(), 2);
+}
+
+#[test]
 fn typos_are_corrected_and_reported() {
     let env = typo_catalog();
 
