@@ -4,16 +4,17 @@
 //! (a rename), `bundle restore` and `bundle import` refuse it with `CONFLICT` (exit 5), the
 //! tools named, nothing written.
 
-use crate::common::{TestEnv, find_files, tool_doc, write_file};
-use serde_json::Value;
+use crate::common::{TestEnv, find_files, mcp_clients, tool_doc, write_file};
+use serde_json::{Value, json};
+use std::path::Path;
 
 /// Every file under the catalog's `bundles/` with its bytes, to see that nothing moved.
-fn snapshot(env: &TestEnv) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+fn snapshot(env: &TestEnv) -> Vec<(std::path::PathBuf, String)> {
     let mut files: Vec<_> = find_files(&env.catalog().join("bundles"), "tool.json")
         .into_iter()
         .chain(find_files(&env.catalog().join("bundles"), "bundle.json"))
         .map(|p| {
-            let bytes = std::fs::read(&p).unwrap();
+            let bytes = std::fs::read_to_string(&p).unwrap();
             (p, bytes)
         })
         .collect();
@@ -145,4 +146,27 @@ fn restore_rename_and_import_refuse_what_would_collide() {
         "meteo__x",
         &["meteo/x", "météo/x"],
     );
+}
+
+/// `mcp import` writes a bundle and several tools: a server tool whose slug would collide
+/// (`echo` beside another bundle's `écho`) stops the import before the first write, not
+/// half-way with the tools before it written.
+#[test]
+fn mcp_import_refuses_a_colliding_tool_before_writing_anything() {
+    let env = TestEnv::new();
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/server.py");
+    env.edit_config(|config| {
+        config["mcpServers"] =
+            json!({ "fx": { "command": [mcp_clients::python(), server, "stdio"] } });
+    });
+    env.bundle("other");
+    env.put_tool("other", &tool_doc("écho", "v1"));
+    refused(
+        &env,
+        &["mcp", "import", "fx"],
+        "echo",
+        &["fx/echo", "other/écho"],
+    );
+    let bundles = env.bundle_list(&[]);
+    assert!(bundles.items.iter().all(|b| b.slug != "fx"), "{bundles:?}");
 }
