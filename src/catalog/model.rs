@@ -295,8 +295,23 @@ pub fn typed<T: DeserializeOwned>(doc: &Value, source_name: &str) -> Result<T> {
     })
 }
 
+/// A UTF-8 byte order mark, which some editors (Windows Notepad) put first in a file.
+pub const BOM: char = '\u{feff}';
+
+/// Why a document that starts with [`BOM`] is refused: JSON does not allow one (RFC 8259
+/// §8.1), and serde_json alone would say only "expected value".
+pub const BOM_PROBLEM: &str = "the document starts with a byte order mark (U+FEFF), which JSON does not allow; save it as UTF-8 without BOM";
+
 /// Parse JSON text into a document that must be an object; syntax errors carry line and column.
 pub fn parse_doc(text: &str, path: &std::path::Path) -> Result<Value> {
+    if text.starts_with(BOM) {
+        return Err(Error::Parse {
+            path: path.to_owned(),
+            line: 1,
+            column: 1,
+            message: format!("{BOM_PROBLEM} at line 1 column 1"),
+        });
+    }
     let value: Value = serde_json::from_str(text).map_err(|e| Error::Parse {
         path: path.to_owned(),
         line: e.line(),
@@ -361,10 +376,12 @@ fn check_document(doc: &Value, id_fields: &[&str], out: &mut Vec<Violation>) {
     if let Some(version) = doc.get("schemaVersion")
         && version.as_str() != Some(SCHEMA_VERSION)
     {
-        out.push(Violation::new(
-            "/schemaVersion",
-            format!("schemaVersion {version} is not one this toolctl reads (\"{SCHEMA_VERSION}\")"),
-        ));
+        let message = if version.is_string() {
+            format!("schemaVersion {version} is not one this toolctl reads (\"{SCHEMA_VERSION}\")")
+        } else {
+            format!("schemaVersion must be the string \"{SCHEMA_VERSION}\", not {version}")
+        };
+        out.push(Violation::new("/schemaVersion", message));
     }
     for field in id_fields {
         let Some(text) = doc.get(*field).and_then(Value::as_str) else {

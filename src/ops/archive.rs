@@ -730,8 +730,9 @@ impl Catalog {
     ) -> Result<ImportReport> {
         let Scan { items: bundles, .. } = self.bundles()?;
         let Some(local) = bundles
-            .into_iter()
+            .iter()
             .find(|b| b.bundle.bundle_id == plan.bundle_id)
+            .cloned()
         else {
             return self.import_locked(plan, false, progress);
         };
@@ -814,6 +815,17 @@ impl Catalog {
                         ),
             });
         }
+        let new_slugs: Vec<String> = writes
+            .iter()
+            .filter_map(|(_, file)| tool_path(&file.name).map(|(slug, _)| slug.to_owned()))
+            .collect();
+        self.refuse_new_collisions(&bundles, super::names::RENAME_HINT, |keys| {
+            keys.extend(
+                new_slugs
+                    .into_iter()
+                    .map(|s| (local.bundle.slug.clone(), s)),
+            );
+        })?;
         let count = writes.len();
         for (done, (target, file)) in writes.into_iter().enumerate() {
             progress(done, count);
@@ -841,6 +853,22 @@ impl Catalog {
         let bundles_dir = self.bundles_dir();
         remove_leftover_staging(&bundles_dir);
         self.check_import_conflicts(plan)?;
+        // A soft-deleted bundle's tools have no exported names until it is restored.
+        let deleted = plan.files.first().is_some_and(|file| {
+            serde_json::from_slice::<Value>(&file.bytes)
+                .is_ok_and(|doc| doc.get("softDeletedAt").is_some_and(|at| !at.is_null()))
+        });
+        if !deleted {
+            self.refuse_new_collisions(
+                &self.bundles()?.items,
+                super::names::IMPORT_HINT,
+                |keys| {
+                    keys.extend(plan.files.iter().filter_map(|file| {
+                        tool_path(&file.name).map(|(slug, _)| (plan.slug.clone(), slug.to_owned()))
+                    }));
+                },
+            )?;
+        }
         store::ensure_dir(&bundles_dir)?;
         let id = plan.bundle_id.to_string();
         let target = bundles_dir.join(&id);

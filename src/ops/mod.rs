@@ -7,6 +7,7 @@
 
 pub mod archive;
 pub mod config;
+mod names;
 pub mod reap;
 pub mod write;
 

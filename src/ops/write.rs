@@ -6,6 +6,7 @@
 //! user wrote is dropped. `modifiedAt` moves on structural changes only, never on
 //! enable/disable.
 
+use super::names::{RENAME_HINT, SLUG_HINT};
 use crate::catalog::config::{CONFIG_FILE, Config};
 use crate::catalog::error::{Error, GivenBundle, Hint, Result, Violation};
 use crate::catalog::lock;
@@ -262,6 +263,9 @@ impl Catalog {
                 hint: Some("leave toolID out of the file to have a new one made".into()),
             });
         }
+        self.refuse_new_collisions(&self.bundles()?.items, SLUG_HINT, |keys| {
+            keys.insert((target.bundle.slug.clone(), tool.slug.clone()));
+        })?;
         store::write_json(&path, &doc)?;
         Ok(ToolEntry {
             is_enabled: tool.is_enabled,
@@ -533,6 +537,12 @@ impl Catalog {
             None => stamp_created(fields, now),
         }
         let bundle: Bundle = model::typed(&doc, &source_name)?;
+        // The rules readers hold a bundle.json to (its format version, IDs): what put writes
+        // is read back and passes `validate`.
+        let violations = bundle.check(&doc);
+        if !violations.is_empty() {
+            return Err(Error::invalid(&source_name, violations));
+        }
         if bundle.created_at > bundle.modified_at {
             return Err(Error::invalid(
                 &source_name,
@@ -541,6 +551,16 @@ impl Catalog {
                     "modifiedAt is before createdAt",
                 )],
             ));
+        }
+        if let Some(existing) = existing
+            && existing.bundle.slug != bundle.slug
+        {
+            // A new slug renames the bundle's tools where their names carry it.
+            let tools = self.tool_slugs(existing);
+            self.refuse_new_collisions(&bundles, SLUG_HINT, |keys| {
+                keys.retain(|(b, _)| *b != existing.bundle.slug);
+                keys.extend(tools.into_iter().map(|s| (bundle.slug.clone(), s)));
+            })?;
         }
         match existing.and_then(|e| e.dir.clone()) {
             Some(dir) => store::write_json(&dir.join(BUNDLE_FILE), &doc)?,
@@ -659,6 +679,13 @@ impl Catalog {
         };
         if entry.is_deleted() == deleted {
             return Ok((entry, Toggle::Unchanged));
+        }
+        if !deleted {
+            // Its tools come back under their exported names.
+            let tools = self.tool_slugs(&entry);
+            self.refuse_new_collisions(&self.bundles()?.items, RENAME_HINT, |keys| {
+                keys.extend(tools.into_iter().map(|s| (entry.bundle.slug.clone(), s)));
+            })?;
         }
         let mut doc = read_doc(&path)?;
         let when = crate::base::time::now();

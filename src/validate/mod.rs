@@ -107,6 +107,8 @@ impl Report {
 pub struct BadPath {
     pub path: PathBuf,
     pub reason: String,
+    /// Nothing is at the path (`NOT_FOUND`, as for every command's input file).
+    pub missing: bool,
 }
 
 /// Where a file sits in its catalog, which decides the folder checks.
@@ -161,6 +163,9 @@ struct Target {
     /// ([`fill_for_put`](crate::catalog::fill::fill_for_put),
     /// [`fill_bundle_for_put`](crate::catalog::fill::fill_bundle_for_put)).
     as_put: bool,
+    /// Not a file to read: a path where the catalog needs a folder (`bundles`, a bundle's
+    /// `tools`) that is something else, reported as such (rule `folder`).
+    not_a_folder: bool,
 }
 
 /// Validate the catalog at `catalog` (no paths), or the paths of `request`. `progress` is told
@@ -242,7 +247,24 @@ fn collect_catalog(root: &Path, out: &mut Vec<Target>) {
     if config.is_file() {
         out.push(target(Some(root), config));
     }
-    for dir in visible_dirs(&root.join(BUNDLES_DIR)) {
+    // A folder the catalog needs that is something else: readers see no bundles (or no tools)
+    // there, so validate must not pass on it. (git checks a symlink out as a small text file
+    // where `core.symlinks` is false.)
+    let mut must_be_folder = |path: PathBuf| {
+        let there = std::fs::symlink_metadata(&path).is_ok();
+        if there && !path.is_dir() {
+            out.push(Target {
+                not_a_folder: true,
+                ..target(Some(root), path)
+            });
+        }
+    };
+    must_be_folder(root.join(BUNDLES_DIR));
+    let bundles = visible_dirs(&root.join(BUNDLES_DIR));
+    for dir in &bundles {
+        must_be_folder(dir.join(TOOLS_DIR));
+    }
+    for dir in bundles {
         let bundle_file = dir.join(BUNDLE_FILE);
         if !bundle_file.exists() && crate::catalog::is_leftover_dir(&dir) {
             continue;
@@ -267,8 +289,12 @@ fn collect_path(path: &Path, out: &mut Vec<Target>) -> Result<(), BadPath> {
     let bad = |reason: &str| BadPath {
         path: path.to_owned(),
         reason: reason.to_owned(),
+        missing: false,
     };
-    let meta = std::fs::metadata(path).map_err(|e| bad(&format!("cannot read it: {e}")))?;
+    let meta = std::fs::metadata(path).map_err(|e| BadPath {
+        missing: e.kind() == std::io::ErrorKind::NotFound,
+        ..bad(&format!("cannot read it: {e}"))
+    })?;
     if meta.is_dir() {
         if path.join(CONFIG_FILE).is_file() {
             collect_catalog(path, out);
@@ -398,6 +424,7 @@ fn target(root: Option<&Path>, file: PathBuf) -> Target {
         file,
         kind,
         place,
+        not_a_folder: false,
     }
 }
 
@@ -420,6 +447,28 @@ fn sniffed(file: &Path, root: Option<&Path>) -> &'static str {
 /// Read, parse and check one file; its findings are placed in it.
 fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Constraints) {
     use crate::base::capped::{self, ReadError};
+    if target.not_a_folder {
+        let what = match std::fs::symlink_metadata(&target.file) {
+            Ok(meta) if meta.file_type().is_symlink() => "a symlink to no folder",
+            Ok(meta) if meta.is_file() => {
+                "a file (git checks a symlink out as one where core.symlinks is false)"
+            }
+            _ => "not a folder",
+        };
+        let finding = Finding {
+            severity: Severity::Error,
+            rule: "folder",
+            file: target.file.clone(),
+            line: None,
+            column: None,
+            pointer: None,
+            message: format!(
+                "must be a folder of the catalog, and is {what}: nothing in it is read"
+            ),
+            about: None,
+        };
+        return (vec![finding], Constraints::None);
+    }
     match capped::read_text(&target.file, target.root.as_deref()) {
         Ok(text) => check_text(target, &text, cx),
         Err(e) => {
@@ -470,6 +519,7 @@ pub fn check_documents(documents: &[(PathBuf, Place, &str)]) -> Vec<Finding> {
                 kind,
                 place: place.clone(),
                 as_put: false,
+                not_a_folder: false,
             };
             let (findings, facts) = check_text(&target, text, &cx);
             (target, findings, facts)
@@ -495,6 +545,14 @@ fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Const
         message: note.message,
         about: note.about,
     };
+    if text.starts_with(crate::catalog::model::BOM) {
+        let mut found = finding(
+            Note::error("parse", "", crate::catalog::model::BOM_PROBLEM),
+            Some(Position { line: 1, column: 1 }),
+        );
+        found.pointer = None;
+        return (vec![found], Constraints::None);
+    }
     let mut doc: serde_json::Value = match serde_json::from_str(text) {
         Ok(doc) => doc,
         Err(e) => {

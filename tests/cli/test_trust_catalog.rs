@@ -477,6 +477,7 @@ fn missing_input_files_are_not_found_alike() {
         &["bundle", "import", m],
         &["tool", "put", "--bundle", "b", m],
         &["bundle", "put", "--file", m],
+        &["validate", m],
     ] {
         let mut all = vec!["--json"];
         all.extend_from_slice(args);

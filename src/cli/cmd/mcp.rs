@@ -152,6 +152,8 @@ fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
     };
     let plan = import::plan(&catalog, bundle.as_ref(), server, &listed).map_err(from_import)?;
     let writes: Vec<&import::Planned> = plan.added.iter().chain(&plan.changed).collect();
+    let new_slugs: Vec<&str> = writes.iter().map(|p| p.slug.as_str()).collect();
+    catalog.refuse_colliding_tools(&slug, &new_slugs)?;
     if bundle.is_none() && !writes.is_empty() {
         catalog.put_bundle(BundleInput::Fields {
             id: None,

@@ -99,6 +99,17 @@ fn stdin_file(args: &ValidateArgs) -> Result<Option<Stdin>, CliError> {
 
 pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Output, CliError> {
     let location = ctx.location()?;
+    if args.paths.is_empty()
+        && let crate::catalog::Location::UserDefault(dir) = &location
+        && !dir.join(crate::catalog::CONFIG_FILE).is_file()
+    {
+        // A CI job run in the wrong folder would otherwise pass on nothing, unaware.
+        ctx.ui.warn(&format!(
+            "no catalog here: no toolctl.json in {} or above it, and the default catalog {} does not exist; nothing was checked (name one with --catalog DIR, or give paths)",
+            ctx.cwd.display(),
+            dir.display()
+        ));
+    }
     let stdin = stdin_file(args)?;
     let request = Request {
         paths: stdin
@@ -113,6 +124,13 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Output, CliError> {
         }
     })
     .map_err(|e| {
+        if e.missing {
+            return CliError::from(crate::catalog::Error::NotFound {
+                what: "file",
+                name: e.path.display().to_string(),
+                hint: None,
+            });
+        }
         CliError::invalid(e.to_string())
             .with_details(json!({ "path": e.path }))
             .with_hint(

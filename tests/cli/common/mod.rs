@@ -269,6 +269,35 @@ impl TestEnv {
         file
     }
 
+    /// A tool whose exported name another tool wants (`validate`'s rule `name-collision`),
+    /// which `tool put` refuses, brought in as `git pull` would: put under a stand-in slug,
+    /// then its folder and `slug` moved by hand. Returns the file.
+    #[track_caller]
+    pub fn put_tool_pulled(&self, bundle: &str, doc: &Value) -> PathBuf {
+        let slug = doc["slug"].as_str().unwrap();
+        let version = doc["version"].as_str().unwrap();
+        let stand_in = format!("stand-in-{}", self.inputs.fetch_add(1, Ordering::Relaxed));
+        let mut renamed = doc.clone();
+        renamed["slug"] = stand_in.as_str().into();
+        let put = self.put_tool(bundle, &renamed);
+        let id = put["bundleID"].as_str().unwrap();
+        let from = self.tool_file(id, &stand_in, version);
+        let to = self.tool_file(id, slug, version);
+        let mut stored = read_json(&from);
+        stored["slug"] = slug.into();
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(&to, serde_json::to_vec_pretty(&stored).unwrap()).unwrap();
+        std::fs::remove_dir_all(
+            self.catalog
+                .join("bundles")
+                .join(id)
+                .join("tools")
+                .join(&stand_in),
+        )
+        .unwrap();
+        to
+    }
+
     /// Where a tool's file lives.
     pub fn tool_file(&self, bundle_id: &str, slug: &str, version: &str) -> PathBuf {
         self.catalog

@@ -84,13 +84,14 @@ fn names_that_still_collide_get_a_stable_suffix_within_64_characters() {
     for bundle in ["cjk", "web", b64.as_str()] {
         env.bundle(bundle);
     }
-    env.put_tool("cjk", &marked("cjk", "天气"));
-    env.put_tool("cjk", &marked("cjk", "天氣"));
-    env.put_tool("cjk", &marked("cjk", "météo"));
-    env.put_tool("cjk", &marked("cjk", "meteo"));
+    // `tool put` refuses names that collide: they come as `git pull` brings them.
+    env.put_tool_pulled("cjk", &marked("cjk", "天气"));
+    env.put_tool_pulled("cjk", &marked("cjk", "天氣"));
+    env.put_tool_pulled("cjk", &marked("cjk", "météo"));
+    env.put_tool_pulled("cjk", &marked("cjk", "meteo"));
     for slug in ["search", "fetch"] {
         env.put_tool("web", &marked("web", slug));
-        env.put_tool(&b64, &marked(&b64, slug));
+        env.put_tool_pulled(&b64, &marked(&b64, slug));
     }
     let names = names_by_tool(
         &env,
@@ -160,7 +161,7 @@ fn names_are_stable_across_runs_and_unrelated_changes() {
         if made.insert(bundle.clone()) {
             reversed.bundle(bundle);
         }
-        reversed.put_tool(bundle, &marked(bundle, slug));
+        reversed.put_tool_pulled(bundle, &marked(bundle, slug));
     }
     assert_eq!(names_by_tool(&reversed, "openai", &[]), before);
 }
@@ -237,7 +238,7 @@ fn an_exported_name_equal_to_a_prefixed_slug_resolves_to_its_own_tool() {
     let env = TestEnv::new();
     for (bundle, slug) in [("a", "meteo"), ("b", "meteo"), ("c", "météo")] {
         env.bundle(bundle);
-        env.put_tool(bundle, &marked(bundle, slug));
+        env.put_tool_pulled(bundle, &marked(bundle, slug));
     }
     let names = names_by_tool(
         &env,

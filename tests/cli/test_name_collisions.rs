@@ -1,0 +1,172 @@
+//! What toolctl writes, `validate` accepts: `validate` reports two tool slugs that want the
+//! same exported name (`météo` and `meteo`, `weather` and a Cyrillic `wеather`) as an error
+//! (rule `name-collision`), so no write may make such a pair — `tool put`, `bundle put --slug`
+//! (a rename), `bundle restore` and `bundle import` refuse it with `CONFLICT` (exit 5), the
+//! tools named, nothing written.
+
+use crate::common::{TestEnv, find_files, mcp_clients, tool_doc, write_file};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// Every file under the catalog's `bundles/` with its bytes, to see that nothing moved.
+fn snapshot(env: &TestEnv) -> Vec<(std::path::PathBuf, String)> {
+    let mut files: Vec<_> = find_files(&env.catalog().join("bundles"), "tool.json")
+        .into_iter()
+        .chain(find_files(&env.catalog().join("bundles"), "bundle.json"))
+        .map(|p| {
+            let bytes = std::fs::read_to_string(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// The refusal of `args` (with `--json`): exit 5, `CONFLICT`, the tools named in the message
+/// and `details.tools`, the catalog's files unchanged, and `validate` still clean.
+#[track_caller]
+fn refused(env: &TestEnv, args: &[&str], exported: &str, tools: &[&str]) {
+    let before = snapshot(env);
+    let error = env.json_error(args, 5);
+    assert_eq!(error.error.code, "CONFLICT", "{error:?}");
+    assert!(
+        error.error.message.contains(&format!("'{exported}'")),
+        "{error:?}"
+    );
+    let named: Vec<&str> = error.error.details["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(named, tools, "{error:?}");
+    assert!(error.error.hint.is_some(), "{error:?}");
+    assert_eq!(
+        snapshot(env),
+        before,
+        "{args:?} changed the catalog's files"
+    );
+    env.run(&["validate"]).success();
+}
+
+#[test]
+fn tool_put_refuses_a_slug_whose_exported_name_another_tool_wants() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    env.put_tool("b", &tool_doc("weather", "v1"));
+    env.put_tool("b", &tool_doc("meteo", "v1"));
+    // A confusable (Cyrillic `е`), an accent, and a built-in's name.
+    for (slug, exported, tools) in [
+        ("wеather", "weather", ["b/weather", "b/wеather"]),
+        ("météo", "meteo", ["b/meteo", "b/météo"]),
+        ("nów", "now", ["b/nów", "builtin/now"]),
+    ] {
+        let file = env.input(&tool_doc(slug, "v1"));
+        refused(
+            &env,
+            &["tool", "put", "--bundle", "b", &file],
+            exported,
+            &tools,
+        );
+    }
+    // What collides with nothing still goes in: a new version, a slug of its own, the same
+    // slug in another bundle (its name then carries the bundle's slug).
+    env.put_tool("b", &tool_doc("weather", "v2"));
+    env.put_tool("b", &tool_doc("météo-radar", "v1"));
+    env.bundle("c");
+    env.put_tool("c", &tool_doc("weather", "v1"));
+    env.run(&["validate"]).success();
+}
+
+#[test]
+fn a_collision_already_in_the_catalog_stops_only_writes_that_add_one() {
+    let env = TestEnv::new();
+    let id = env.bundle("b");
+    env.put_tool("b", &tool_doc("meteo", "v1"));
+    // `git pull` brought a colliding tool: validate says so, other puts still work.
+    let mut doc = tool_doc("météo", "v1");
+    doc["toolID"] = "01910d3d-3200-7094-b1f3-5a6385e27ed7".into();
+    doc["bundleID"] = id.as_str().into();
+    doc["schemaVersion"] = "1".into();
+    doc["isEnabled"] = true.into();
+    doc["createdAt"] = "2024-08-01T09:20:00Z".into();
+    doc["modifiedAt"] = "2024-08-01T09:20:00Z".into();
+    write_file(
+        &env.tool_file(&id, "météo", "v1"),
+        &serde_json::to_string_pretty(&doc).unwrap(),
+    );
+    env.run(&["validate"])
+        .failure(3)
+        .stdout_has("name-collision");
+    env.put_tool("b", &tool_doc("météo", "v2"));
+    env.put_tool("b", &tool_doc("radar", "v1"));
+}
+
+#[test]
+fn restore_rename_and_import_refuse_what_would_collide() {
+    let env = TestEnv::new();
+    env.bundle("meteo");
+    env.put_tool("meteo", &tool_doc("x", "v1"));
+    let other = env.bundle("other");
+    env.put_tool("other", &tool_doc("x", "v1"));
+    let archive = env.root().join("other.zip");
+    env.run(&["bundle", "export", "other", "-o", archive.to_str().unwrap()])
+        .success();
+
+    // A rename: `météo/x` and `meteo/x` both want `meteo__x`.
+    refused(
+        &env,
+        &["bundle", "put", "--id", &other, "--slug", "météo"],
+        "meteo__x",
+        &["meteo/x", "météo/x"],
+    );
+    env.run(&["bundle", "put", "--id", &other, "--slug", "weather"])
+        .success();
+
+    // A copy imported under a slug that collides, then under one that does not.
+    let file = archive.to_str().unwrap();
+    refused(
+        &env,
+        &["bundle", "import", file, "--as-new", "--slug", "météo"],
+        "meteo__x",
+        &["meteo/x", "météo/x"],
+    );
+    env.run(&["bundle", "import", file, "--as-new", "--slug", "radar"])
+        .success();
+
+    // A restore: while `météo` was deleted, `meteo/x` did not collide with it.
+    env.run(&["bundle", "put", "--id", &other, "--slug", "météo"])
+        .failure(5);
+    env.run(&["bundle", "delete", "meteo"]).success();
+    env.run(&["bundle", "put", "--id", &other, "--slug", "météo"])
+        .success();
+    refused(
+        &env,
+        &["bundle", "restore", "meteo"],
+        "meteo__x",
+        &["meteo/x", "météo/x"],
+    );
+}
+
+/// `mcp import` writes a bundle and several tools: a server tool whose slug would collide
+/// (`echo` beside another bundle's `écho`) stops the import before the first write, not
+/// half-way with the tools before it written.
+#[test]
+fn mcp_import_refuses_a_colliding_tool_before_writing_anything() {
+    let env = TestEnv::new();
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/server.py");
+    env.edit_config(|config| {
+        config["mcpServers"] =
+            json!({ "fx": { "command": [mcp_clients::python(), server, "stdio"] } });
+    });
+    env.bundle("other");
+    env.put_tool("other", &tool_doc("écho", "v1"));
+    refused(
+        &env,
+        &["mcp", "import", "fx"],
+        "echo",
+        &["fx/echo", "other/écho"],
+    );
+    let bundles = env.bundle_list(&[]);
+    assert!(bundles.items.iter().all(|b| b.slug != "fx"), "{bundles:?}");
+}

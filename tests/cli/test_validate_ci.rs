@@ -1,0 +1,53 @@
+//! `validate` as a CI job runs it: in a folder with no catalog above it and no default catalog,
+//! it checks nothing (an absent default catalog reads as empty, exit 0) and says so on stderr,
+//! so a job run in the wrong folder is not a silent pass.
+
+use crate::common::TestEnv;
+
+const SAID: &str = "nothing was checked";
+
+#[test]
+fn validate_with_no_catalog_found_says_it_checked_nothing() {
+    let env = TestEnv::uninit_default();
+    let run = env.run(&["validate"]);
+    run.success().stderr_has(SAID).stderr_has("no catalog here");
+    assert!(run.stdout.contains("0 files"), "{run}");
+    // Quiet mutes it; --json keeps stdout one document.
+    let quiet = env.run(&["--quiet", "validate"]);
+    quiet.success();
+    assert!(!quiet.stderr.contains(SAID), "{quiet}");
+    assert_eq!(env.json(&["validate"])["files"], 0);
+    // With a catalog (here the default, once created), or with paths, no such warning.
+    env.run(&["init"]).success();
+    let run = env.run(&["validate"]);
+    run.success();
+    assert!(!run.stderr.contains(SAID), "{run}");
+}
+
+/// `bundles`, or a bundle's `tools`, that is not a folder (a symlink that git checked out as a
+/// small text file where `core.symlinks` is false, or a dangling symlink): readers see nothing
+/// there, so `validate` reports it (rule `folder`) instead of passing on an empty catalog.
+#[test]
+fn a_catalog_folder_that_is_a_file_or_a_dangling_symlink_is_an_error() {
+    let env = TestEnv::new();
+    let id = env.bundle("b");
+    env.put_tool("b", &crate::common::tool_doc("hello", "v1"));
+    let tools = env.bundle_dir(&id).join("tools");
+    std::fs::rename(&tools, env.root().join("moved-tools")).unwrap();
+    std::os::unix::fs::symlink("../../../elsewhere/tools", &tools).unwrap();
+    let run = env.run(&["--json", "validate"]);
+    run.failure(3);
+    let report = run.json();
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{report}");
+    assert_eq!(findings[0]["rule"], "folder", "{report}");
+    let file = findings[0]["file"].as_str().unwrap();
+    assert!(file.ends_with(&format!("bundles/{id}/tools")), "{report}");
+
+    let bundles = env.catalog().join("bundles");
+    std::fs::rename(&bundles, env.root().join("moved-bundles")).unwrap();
+    std::fs::write(&bundles, "../shared/bundles").unwrap();
+    env.run(&["validate"])
+        .failure(3)
+        .stdout_has("bundles: error[folder]: must be a folder of the catalog, and is a file (git");
+}
