@@ -7,17 +7,17 @@ use crate::common::TestEnv;
 const SAID: &str = "nothing was checked";
 
 #[test]
-fn validate_with_no_catalog_found_says_it_checked_nothing() {
+fn validate_with_no_catalog_found_fails_as_catalog_not_found() {
     let env = TestEnv::uninit_default();
     let run = env.run(&["validate"]);
-    run.success().stderr_has(SAID).stderr_has("no catalog here");
-    assert!(run.stdout.contains("0 files"), "{run}");
-    // Quiet mutes it; --json keeps stdout one document.
-    let quiet = env.run(&["--quiet", "validate"]);
-    quiet.success();
-    assert!(!quiet.stderr.contains(SAID), "{quiet}");
-    assert_eq!(env.json(&["validate"])["files"], 0);
-    // With a catalog (here the default, once created), or with paths, no such warning.
+    run.failure(4)
+        .stderr_has(SAID)
+        .stderr_has("no catalog here");
+    assert_eq!(run.stdout, "", "{run}");
+    let json = env.run(&["--json", "validate"]);
+    json.failure(4);
+    assert_eq!(json.json()["error"]["code"], "CATALOG_NOT_FOUND", "{json}");
+    // With a catalog (here the default, once created) it checks it.
     env.run(&["init"]).success();
     let run = env.run(&["validate"]);
     run.success();

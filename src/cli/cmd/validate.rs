@@ -103,12 +103,18 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Output, CliError> {
         && let crate::catalog::Location::UserDefault(dir) = &location
         && !dir.join(crate::catalog::CONFIG_FILE).is_file()
     {
-        // A CI job run in the wrong folder would otherwise pass on nothing, unaware.
-        ctx.ui.warn(&format!(
-            "no catalog here: no toolctl.json in {} or above it, and the default catalog {} does not exist; nothing was checked (name one with --catalog DIR, or give paths)",
-            ctx.cwd.display(),
-            dir.display()
-        ));
+        // A CI job run in the wrong folder must not pass on nothing: other commands read an
+        // absent default catalog as empty, but "no problems" in nothing is no answer.
+        return Err(CliError::new(
+            ErrorCode::CatalogNotFound,
+            format!(
+                "no catalog here: no toolctl.json in {} or above it, and the default catalog {} does not exist; nothing was checked",
+                ctx.cwd.display(),
+                dir.display()
+            ),
+        )
+        .with_details(serde_json::json!({ "cwd": ctx.cwd, "default": dir }))
+        .with_hint("run it in the catalog's folder, name one with --catalog DIR, or give the files to check as paths"));
     }
     let stdin = stdin_file(args)?;
     let request = Request {
