@@ -13,15 +13,21 @@ use serde_json::{Number, Value};
 
 /// Whether `a` and `b` are the same document (see the module comment).
 pub fn same_json(a: &Value, b: &Value) -> bool {
+    equal_by(a, b, same_number)
+}
+
+/// Whether `a` and `b` are equal with numbers compared by `numbers`: arrays item by item,
+/// objects key by key in any order, anything else as `Value`'s `==` compares it.
+pub fn equal_by(a: &Value, b: &Value, numbers: fn(&Number, &Number) -> bool) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => same_number(x, y),
+        (Value::Number(x), Value::Number(y)) => numbers(x, y),
         (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_json(x, y))
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| equal_by(x, y, numbers))
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
                 && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+                    .all(|(k, v)| y.get(k).is_some_and(|w| equal_by(v, w, numbers)))
         }
         _ => a == b,
     }

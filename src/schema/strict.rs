@@ -948,18 +948,7 @@ fn kind(value: &Value) -> u8 {
 /// JSON Schema equality: `1` and `1.0` are the same number. Numbers compare as `f64`, which can
 /// only make two different numbers look equal — the safe direction for proving disjointness.
 fn loose_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| loose_eq(x, y))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| loose_eq(v, w)))
-        }
-        _ => a == b,
-    }
+    crate::base::same_json::equal_by(a, b, |x, y| x.as_f64() == y.as_f64())
 }
 
 #[cfg(test)]
