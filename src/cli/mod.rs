@@ -234,8 +234,8 @@ pub fn main() -> ExitCode {
         && let Ok(location) = ctx.location()
     {
         ctx.ui.warn(&format!(
-            "{} cannot be written: its search index is kept in {} instead",
-            location.path().display(),
+            "{}: its search index is kept in {} instead",
+            unwritable(location.path()),
             index.display()
         ));
     }
@@ -243,8 +243,8 @@ pub fn main() -> ExitCode {
         && let Ok(location) = ctx.location()
     {
         ctx.ui.warn(&format!(
-            "{} cannot be written: its search index was built in memory for this command (slower on big catalogs; nothing is written)",
-            location.path().display()
+            "{}: its search index was built in memory for this command (slower on big catalogs; nothing is written)",
+            unwritable(location.path())
         ));
     }
     let result = result.and_then(|output| {
@@ -261,6 +261,21 @@ pub fn main() -> ExitCode {
 }
 
 /// Print a clap error (or help/version) and return the exit code.
+/// Why the catalog at `root` keeps no state of its own: its state folder is not a folder, or
+/// it cannot be written.
+fn unwritable(root: &std::path::Path) -> String {
+    let state = root.join(catalog::STATE_DIR);
+    if state.exists() && !state.is_dir() {
+        format!(
+            "{} is not a folder, so {} keeps no state of its own",
+            state.display(),
+            root.display()
+        )
+    } else {
+        format!("{} cannot be written", root.display())
+    }
+}
+
 fn report_parse_error(e: &clap::Error, json: bool, args: &[std::ffi::OsString]) -> u8 {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if matches!(

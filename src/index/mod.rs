@@ -570,7 +570,10 @@ fn cache_file(catalog: &Catalog) -> Option<PathBuf> {
 fn can_write_state(catalog: &Catalog) -> bool {
     let state = catalog.root().join(STATE_DIR);
     let index = Index::file(catalog);
-    if index.exists() {
+    if state.exists() && !state.is_dir() {
+        // A file (or a dangling link) where the state folder goes: read as a read-only catalog.
+        false
+    } else if index.exists() {
         writable(&index) && writable(&state)
     } else if state.is_dir() {
         writable(&state)

@@ -738,3 +738,51 @@ fn a_read_only_catalog_is_read_from_an_index_in_the_cache_folder_else_in_memory(
         }
     }
 }
+
+/// A file where the state folder `.toolctl` goes (a checkout, a stray `touch`): readers still
+/// answer, from an index in the cache folder, and say why; a write names the file.
+#[test]
+fn a_file_where_the_state_folder_goes_is_read_around_and_named() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    env.put_tool(
+        "b",
+        &tool_doc_with(
+            "clock",
+            "v1",
+            json!({ "description": "Tell the time in a city" }),
+        ),
+    );
+    let state = env.catalog().join(".toolctl");
+    std::fs::remove_dir_all(&state).unwrap();
+    std::fs::write(&state, "not a folder").unwrap();
+    for args in [
+        &["search", "tell the time in a city"][..],
+        &["tool", "list"],
+        &["pick", "time in a city"],
+    ] {
+        let run = env.run(args);
+        run.success().stdout_has("clock");
+        assert!(
+            run.stderr.contains(".toolctl is not a folder"),
+            "{args:?}: {run}"
+        );
+    }
+    let found: Value = env.json(&["search", "city"]);
+    assert_eq!(found["items"][0]["ref"], "b/clock@v1", "{found:#}");
+    assert_eq!(
+        find_files(&env.home().join(".cache/toolctl"), "index.sqlite").len(),
+        1
+    );
+    // The file is left as it was.
+    assert_eq!(std::fs::read_to_string(&state).unwrap(), "not a folder");
+    // A write cannot keep its lock there: it fails naming the path, and writes nothing.
+    let doc = tool_doc_with("alarm", "v1", json!({ "description": "Ring at a time" }));
+    let put = env.run_stdin(&["tool", "put", "-", "--bundle", "b"], &doc.to_string());
+    assert_ne!(put.code(), 0, "{put}");
+    assert!(put.stderr.contains(".toolctl"), "{put}");
+    assert!(
+        !env.catalog().join("bundles/b/tools/alarm").exists(),
+        "{put}"
+    );
+}
