@@ -6,7 +6,8 @@
 //! (or any other file) is reported, never removed: nothing a user kept is lost. Removal first
 //! renames the folder to a hidden name (atomic; lists skip hidden folders) and then deletes
 //! it, so a crash half-way leaves no half-bundle visible; the next reap finishes the job.
-//! It runs under the catalog lock, so two reaps at once are safe: the second finds nothing.
+//! A bundle an I/O error leaves in place (a folder that cannot be read or moved) is reported
+//! as failed and the others are still reaped. It runs under the catalog lock, so two reaps at once are safe: the second finds nothing.
 
 use crate::catalog::error::{Error, Result};
 use crate::catalog::{BUNDLE_FILE, BundleEntry, Catalog, store};
@@ -28,6 +29,9 @@ pub struct ReapOutcome {
     /// Why it was kept (absent when it was reaped).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kept_because: Option<String>,
+    /// Why it could not be looked at or removed (only in [`ReapReport::failed`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// What `reap` did (or, with `dry_run`, would do).
@@ -38,11 +42,15 @@ pub struct ReapReport {
     pub older_than_secs: u64,
     pub reaped: Vec<ReapOutcome>,
     pub kept: Vec<ReapOutcome>,
+    /// Bundles an I/O error left in place (the others are still reaped: one unreadable or
+    /// immovable folder does not stop a cron job from removing the rest).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<ReapOutcome>,
 }
 
 impl ReapReport {
     pub fn is_empty(&self) -> bool {
-        self.reaped.is_empty() && self.kept.is_empty()
+        self.reaped.is_empty() && self.kept.is_empty() && self.failed.is_empty()
     }
 }
 
@@ -96,17 +104,22 @@ impl Catalog {
                         .map(|t| t.to_string())
                         .unwrap_or_default(),
                     kept_because: None,
+                    error: None,
                 };
-                match why_not_empty(dir)? {
-                    Some(reason) => {
+                let removed = why_not_empty(dir).and_then(|why| match why {
+                    Some(reason) => Ok(Some(reason)),
+                    None if dry_run => Ok(None),
+                    None => remove_bundle_dir(dir, bundle.bundle.bundle_id).map(|()| None),
+                });
+                match removed {
+                    Ok(Some(reason)) => {
                         outcome.kept_because = Some(reason);
                         report.kept.push(outcome);
                     }
-                    None => {
-                        if !dry_run {
-                            remove_bundle_dir(dir, bundle.bundle.bundle_id)?;
-                        }
-                        report.reaped.push(outcome);
+                    Ok(None) => report.reaped.push(outcome),
+                    Err(error) => {
+                        outcome.error = Some(error.to_string());
+                        report.failed.push(outcome);
                     }
                 }
             }
@@ -165,10 +178,13 @@ fn remove_bundle_dir(dir: &Path, id: Uuid) -> Result<()> {
         return Ok(());
     };
     let hidden = parent.join(format!("{REAPING_PREFIX}{id}"));
+    // The one step whose failure leaves the bundle in place.
     std::fs::rename(dir, &hidden).map_err(|e| Error::io("cannot move away", dir, e))?;
-    store::sync_dir(parent)?;
-    std::fs::remove_dir_all(&hidden).map_err(|e| Error::io("cannot remove", &hidden, e))?;
-    store::sync_dir(parent)
+    // Out of the catalog now: what is left of it is removed here, or by the next reap.
+    let _ = store::sync_dir(parent);
+    let _ = std::fs::remove_dir_all(&hidden);
+    let _ = store::sync_dir(parent);
+    Ok(())
 }
 
 /// Remove what an interrupted reap had already hidden.

@@ -285,3 +285,42 @@ fn delete_with_tools_leaves_reap_the_rest() {
         .failure(6);
     assert_eq!(env.refs(&[]).len(), 4);
 }
+
+/// A bundle whose folder cannot be moved (immutable, which stops root too) is reported and left
+/// in place; the other due bundles are still reaped, and the exit code says not all went.
+#[test]
+fn a_bundle_that_cannot_be_removed_does_not_stop_the_others() {
+    let env = TestEnv::new();
+    let stuck = env.bundle("stuck");
+    let gone = env.bundle("gone");
+    env.run(&["bundle", "delete", "stuck"]).success();
+    env.run(&["bundle", "delete", "gone"]).success();
+    let dir = env.bundle_dir(&stuck);
+    let chattr = |flag: &str| {
+        std::process::Command::new("chattr")
+            .arg(flag)
+            .arg(&dir)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    assert!(chattr("+i"), "chattr +i is needed for this test");
+    let run = env.run(&["-q", "--json", "bundle", "reap", "--older-than", "0s"]);
+    let report = run.json();
+    chattr("-i");
+    assert_eq!(run.code(), 1, "{run}");
+    assert_eq!(report["reaped"][0]["bundleID"], gone.as_str(), "{report:#}");
+    assert_eq!(report["reaped"].as_array().map(Vec::len), Some(1));
+    assert_eq!(report["failed"][0]["bundleID"], stuck.as_str(), "{report:#}");
+    let error = report["failed"][0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("cannot move away"), "{report:#}");
+    // Said on stderr even with -q: cron mails it.
+    assert!(
+        run.stderr.contains(&format!("could not reap bundle stuck ({stuck})")),
+        "{run}"
+    );
+    assert!(!env.bundle_dir(&gone).exists());
+    assert!(dir.join("bundle.json").is_file());
+    // Once it can be removed, the next reap does it.
+    env.run(&["bundle", "reap", "--older-than", "0s"]).success();
+    assert!(!dir.exists());
+}

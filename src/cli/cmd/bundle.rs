@@ -1,6 +1,7 @@
 //! `toolctl bundle …`: create, inspect, toggle, soft-delete, restore, reap, export and import
 //! bundles.
 
+use crate::base::error_code::exit;
 use crate::catalog::{BundleEntry, BundleFilter};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
@@ -464,6 +465,23 @@ fn reap(ctx: &Ctx, args: &ReapArgs) -> Result<Output, CliError> {
             b.slug, b.bundle_id, b.soft_deleted_at
         ));
     }
+    for b in &report.failed {
+        let error = b.error.as_deref().unwrap_or_default();
+        // Never muted: cron must hear of a bundle left in place.
+        ctx.ui.error(
+            &format!(
+                "could not reap bundle {} ({}), deleted at {}: {error}",
+                b.slug, b.bundle_id, b.soft_deleted_at
+            ),
+            &[],
+            &[],
+        );
+    }
     let json = serde_json::to_value(&report).unwrap_or_default();
-    Ok(Output::new(json, Human::Text(lines.join("\n"))))
+    let code = if report.failed.is_empty() {
+        exit::SUCCESS
+    } else {
+        exit::FAILURE
+    };
+    Ok(Output::new(json, Human::Text(lines.join("\n"))).with_exit(code))
 }
