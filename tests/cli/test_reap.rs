@@ -310,12 +310,17 @@ fn a_bundle_that_cannot_be_removed_does_not_stop_the_others() {
     assert_eq!(run.code(), 1, "{run}");
     assert_eq!(report["reaped"][0]["bundleID"], gone.as_str(), "{report:#}");
     assert_eq!(report["reaped"].as_array().map(Vec::len), Some(1));
-    assert_eq!(report["failed"][0]["bundleID"], stuck.as_str(), "{report:#}");
+    assert_eq!(
+        report["failed"][0]["bundleID"],
+        stuck.as_str(),
+        "{report:#}"
+    );
     let error = report["failed"][0]["error"].as_str().unwrap_or_default();
     assert!(error.contains("cannot move away"), "{report:#}");
     // Said on stderr even with -q: cron mails it.
     assert!(
-        run.stderr.contains(&format!("could not reap bundle stuck ({stuck})")),
+        run.stderr
+            .contains(&format!("could not reap bundle stuck ({stuck})")),
         "{run}"
     );
     assert!(!env.bundle_dir(&gone).exists());
