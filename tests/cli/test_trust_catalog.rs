@@ -650,6 +650,21 @@ impl Drop for Immutable {
     }
 }
 
+/// A catalog with bundle `b` holding `clock`, "Tell the time in a city".
+fn clock_catalog() -> TestEnv {
+    let env = TestEnv::new();
+    env.bundle("b");
+    env.put_tool(
+        "b",
+        &tool_doc_with(
+            "clock",
+            "v1",
+            json!({ "description": "Tell the time in a city" }),
+        ),
+    );
+    env
+}
+
 /// A read-only catalog with and without `.toolctl/`, read with the cache folder usable
 /// (`~/.cache`, `$XDG_CACHE_HOME`) or not: the index is then kept in
 /// `<cache>/toolctl/<hash>/index.sqlite`, else built in memory, and each command says which once.
@@ -661,16 +676,7 @@ fn a_read_only_catalog_is_read_from_an_index_in_the_cache_folder_else_in_memory(
         (false, "xdg"),
         (true, "unusable"),
     ] {
-        let env = TestEnv::new();
-        env.bundle("b");
-        env.put_tool(
-            "b",
-            &tool_doc_with(
-                "clock",
-                "v1",
-                json!({ "description": "Tell the time in a city" }),
-            ),
-        );
+        let env = clock_catalog();
         env.run(&["search", "city"]).success();
         if !with_state {
             std::fs::remove_dir_all(env.catalog().join(".toolctl")).unwrap();
@@ -743,16 +749,7 @@ fn a_read_only_catalog_is_read_from_an_index_in_the_cache_folder_else_in_memory(
 /// answer, from an index in the cache folder, and say why; a write names the file.
 #[test]
 fn a_file_where_the_state_folder_goes_is_read_around_and_named() {
-    let env = TestEnv::new();
-    env.bundle("b");
-    env.put_tool(
-        "b",
-        &tool_doc_with(
-            "clock",
-            "v1",
-            json!({ "description": "Tell the time in a city" }),
-        ),
-    );
+    let env = clock_catalog();
     let state = env.catalog().join(".toolctl");
     std::fs::remove_dir_all(&state).unwrap();
     std::fs::write(&state, "not a folder").unwrap();
