@@ -36,12 +36,20 @@ impl ToolRow {
     }
 }
 
-/// The words of a tool as indexed.
+/// The words of a tool as indexed (what the embedding scorers embed).
 #[derive(Debug, Clone, Default)]
 pub struct ToolText {
+    /// The slug's words, then the display name's words the slug does not hold.
     pub name: String,
+    /// As written.
     pub description: String,
     pub tags: String,
+    /// The arguments' names, as words (nested ones too).
+    pub arg_names: String,
+    /// The arguments' descriptions, space-joined.
+    pub arg_descriptions: String,
+    /// The values the arguments accept (`enum`, `const`), as words.
+    pub arg_values: String,
 }
 
 /// The full-text fields the keyword scorer looks in.
@@ -82,11 +90,11 @@ pub(super) fn live(t: &str, bu: &str) -> String {
 pub(super) fn tool_row_sql(with_text: bool, condition: &str) -> String {
     let (text_columns, join) = if with_text {
         (
-            "f.name, f.description, f.tags",
+            "f.name, f.description, f.tags, f.args, f.arg_text, f.arg_values",
             "JOIN tool_fts f ON f.rowid = t.id",
         )
     } else {
-        ("'', '', ''", "")
+        ("'', '', '', '', '', ''", "")
     };
     format!(
         "SELECT t.id, t.path, t.bundle_dir, bu.slug, t.slug_dir, t.version, t.tool_id, t.is_enabled,
@@ -116,6 +124,9 @@ pub(super) fn tool_row(r: &rusqlite::Row) -> rusqlite::Result<ToolRow> {
             name: r.get(12)?,
             description: r.get(13)?,
             tags: r.get(14)?,
+            arg_names: r.get(15)?,
+            arg_descriptions: r.get(16)?,
+            arg_values: r.get(17)?,
         },
     })
 }

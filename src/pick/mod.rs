@@ -1266,16 +1266,7 @@ fn registration_order(index: &Index, first: &[Registration]) -> index::Result<Ve
 
 /// A candidate as the network scorers see it.
 fn candidate(member: &DefaultTool) -> Candidate {
-    let text = [
-        member.row.text.name.as_str(),
-        member.row.text.description.as_str(),
-        member.row.text.tags.as_str(),
-    ]
-    .iter()
-    .filter(|t| !t.is_empty())
-    .copied()
-    .collect::<Vec<_>>()
-    .join(" ");
+    let text = embedding_text(&member.row.text);
     let content_hash = hex(&Sha256::digest(text.as_bytes()));
     Candidate {
         name: member.name.clone(),
@@ -1283,6 +1274,35 @@ fn candidate(member: &DefaultTool) -> Candidate {
         text,
         content_hash,
     }
+}
+
+/// The text a tool is embedded as: what a model reads best of it (issue 18), as the index
+/// holds it. Its name in words, its description and tags, then its arguments: their names,
+/// their descriptions and the values they accept, each part labelled so a short tool reads as
+/// a sentence ("get weather. Weather for a city. Arguments: city, units. …").
+fn embedding_text(text: &index::ToolText) -> String {
+    let parts = [
+        ("", text.name.as_str()),
+        ("", text.description.as_str()),
+        ("Tags: ", text.tags.as_str()),
+        ("Arguments: ", text.arg_names.as_str()),
+        ("", text.arg_descriptions.as_str()),
+        ("Values: ", text.arg_values.as_str()),
+    ];
+    parts
+        .iter()
+        .filter(|(_, t)| !t.trim().is_empty())
+        .map(|(label, t)| {
+            let t = t.trim();
+            let end = if t.ends_with(['.', '!', '?']) {
+                ""
+            } else {
+                "."
+            };
+            format!("{label}{t}{end}")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -504,14 +504,12 @@ fn shop_refs(slugs: &[&str]) -> Vec<String> {
     slugs.iter().map(|s| shop_ref(s)).collect()
 }
 
-/// The shop tool a text sent to the embeddings endpoint stands for (its first word is the
-/// slug).
-/// The shop tool whose embedded text `text` is: the text starts with its name's words
-/// (`fix-sink` → "fix sink Repair a leaking…").
+/// The shop tool whose embedded text `text` is: the text starts with its name's words and a
+/// full stop (`fix-sink` → "fix sink. Repair a leaking…").
 fn slug_of_text(text: &str) -> &'static str {
     SHOP.iter()
         .map(|(slug, ..)| *slug)
-        .find(|slug| text.starts_with(&format!("{} ", slug.replace('-', " "))))
+        .find(|slug| text.starts_with(&format!("{}. ", slug.replace('-', " "))))
         .unwrap_or_else(|| panic!("no shop tool's text: {text:?}"))
 }
 

@@ -87,6 +87,91 @@ async fn embed_ranks_tools_by_cosine_similarity() {
     assert_eq!(default, want);
 }
 
+/// A tool is embedded as a model reads it best (issue 18): its name's words, description and
+/// tags, then its arguments' names, descriptions and accepted values, nested ones too. So a
+/// task that names only what a tool's arguments take finds it: "in fahrenheit on the
+/// thermometer" shares no word with either tool's name, description or tags.
+#[tokio::test(flavor = "multi_thread")]
+async fn embed_reads_the_arguments_names_descriptions_and_values() {
+    let server = embeddings_server().await;
+    let env = TestEnv::new();
+    without_builtins(&env);
+    env.bundle("units");
+    env.put_tool_dated(
+        "units",
+        &native(
+            "convert",
+            1,
+            json!({
+                "description": "Converts a reading.",
+                "tags": ["measure"],
+                "argSchema": {
+                    "type": "object",
+                    "properties": {
+                        "reading": {
+                            "type": "object",
+                            "properties": {
+                                "targetUnit": {
+                                    "type": "string",
+                                    "description": "the scale of the thermometer",
+                                    "enum": ["celsius", "fahrenheit"],
+                                },
+                            },
+                        },
+                    },
+                },
+                "safe": true,
+            }),
+        ),
+    );
+    env.put_tool_dated(
+        "units",
+        &native(
+            "translate",
+            2,
+            json!({
+                "description": "Converts a text.",
+                "argSchema": {
+                    "type": "object",
+                    "properties": {
+                        "language": { "type": "string", "description": "the target language" },
+                    },
+                },
+                "safe": true,
+            }),
+        ),
+    );
+    set_endpoint(
+        &env,
+        "embed",
+        json!({ "baseUrl": v1(&server), "model": "bag" }),
+    );
+    let got = picks(
+        &env,
+        &[
+            "in fahrenheit on the thermometer",
+            "--scorer",
+            "embed",
+            "--min-score",
+            "0",
+        ],
+    );
+    assert_eq!(got[0].reference, "units/convert@v1", "{got:?}");
+    assert!(got[0].score > 0.0 && got[1].score == 0.0, "{got:?}");
+
+    let sent = embedded(&server).await;
+    let mut texts = sent[1].clone();
+    texts.sort();
+    assert_eq!(
+        texts,
+        [
+            "convert. Converts a reading. Tags: measure. Arguments: reading target unit. \
+             the scale of the thermometer. Values: celsius fahrenheit.",
+            "translate. Converts a text. Arguments: language. the target language.",
+        ]
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn embed_caches_tool_vectors_and_embeds_only_what_is_new() {
     let server = embeddings_server().await;
