@@ -231,6 +231,7 @@ impl Catalog {
         if let Err(message) = tool_destination_rules(&tool, self) {
             violations.push(message);
         }
+        violations.extend(store::oversized(&doc));
         if !violations.is_empty() {
             return Err(Error::invalid(source_name, violations));
         }
@@ -539,7 +540,8 @@ impl Catalog {
         let bundle: Bundle = model::typed(&doc, &source_name)?;
         // The rules readers hold a bundle.json to (its format version, IDs): what put writes
         // is read back and passes `validate`.
-        let violations = bundle.check(&doc);
+        let mut violations = bundle.check(&doc);
+        violations.extend(store::oversized(&doc));
         if !violations.is_empty() {
             return Err(Error::invalid(&source_name, violations));
         }

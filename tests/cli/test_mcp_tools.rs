@@ -594,6 +594,29 @@ fn mcp_import_writes_one_tool_each_then_adds_versions_and_reports_vanished_tools
 }
 
 #[test]
+fn mcp_import_refuses_a_tool_too_large_to_read_back_and_writes_nothing() {
+    // A server describing a tool in 5 MiB: its tool.json would be over the 4 MiB every reader
+    // keeps to, a file no command could read (and `validate` would fail on). The import names
+    // it and writes nothing, not even the bundle.
+    let env = TestEnv::new();
+    let mut server = stdio_server("stdio");
+    server["env"] = json!({ "VARIANT": "huge" });
+    declare(&env, json!({ "fx": server }));
+    let refused = env.json_error(&["mcp", "import", "fx"], 3);
+    assert_eq!(refused.error.code, "VALIDATION_ERROR");
+    let message = &refused.error.message;
+    assert!(message.contains("tool 'echo'"), "{message}");
+    assert!(
+        message.contains("over the limit of 4194304 bytes"),
+        "{message}"
+    );
+    assert!(message.contains("MCP server 'fx'"), "{message}");
+    assert!(crate::common::find_files(env.catalog(), "tool.json").is_empty());
+    env.run(&["bundle", "get", "fx"]).failure(4);
+    env.run(&["validate"]).success();
+}
+
+#[test]
 fn mcp_import_refuses_an_unknown_or_broken_server_and_writes_nothing() {
     let env = TestEnv::new();
     declare(&env, json!({ "dead": stdio_server("exit") }));
