@@ -263,7 +263,7 @@ async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> Result<(), Error> 
         .status(&format!("listening on http://{bound}/ (Streamable HTTP)"));
     if bound.ip().is_unspecified() {
         shared.log.warn(&format!(
-            "--http {bound}: only requests naming localhost, 127.0.0.1 or ::1 as their Host are served (DNS rebinding protection); give the address clients use (--http 192.0.2.7:{}) to serve them",
+            "on {bound}, only requests naming localhost, 127.0.0.1 or ::1 as their Host are served (DNS rebinding protection); listen on the address clients use (192.0.2.7:{}) to serve them",
             bound.port()
         ));
     }

@@ -505,14 +505,23 @@ fn mcp_serve_over_http_refuses_another_host_or_a_web_page_of_another_origin() {
     // DNS rebinding names the attacker's host in `Host`; a web page the user opens anywhere
     // sends its own `Origin`. Both are refused (403) before any session starts; a client
     // without an `Origin` (not a browser) or on a loopback origin is served.
+    /// Kills the server however the test ends (a failed assertion included).
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
     let env = TestEnv::new();
-    let mut server = env
-        .command(&["mcp", "serve", "--http", "127.0.0.1:0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = std::io::BufReader::new(server.stderr.take().unwrap());
+    let mut server = Killed(
+        env.command(&["mcp", "serve", "--http", "127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stderr = std::io::BufReader::new(server.0.stderr.take().unwrap());
     let port: u16 = loop {
         let mut line = String::new();
         assert!(
@@ -548,8 +557,6 @@ fn mcp_serve_over_http_refuses_another_host_or_a_web_page_of_another_origin() {
             "Host {host}, Origin {origin:?}"
         );
     }
-    server.kill().unwrap();
-    server.wait().unwrap();
 }
 
 /// Run the inspector's CLI on `toolctl mcp serve SERVE_ARGS` with `--method …` `METHOD_ARGS`:
