@@ -6,7 +6,7 @@
 //! so a new file is never lost with its folder. Temporary files start with `.` and are never
 //! read as catalog files; a writer killed mid-write can leave one behind, nothing worse.
 
-use super::error::{Error, Result};
+use super::error::{Error, Result, Violation};
 use serde_json::Value;
 use std::fs::File;
 use std::io::Write;
@@ -156,6 +156,23 @@ pub fn to_pretty_json(doc: &Value) -> Vec<u8> {
     let mut bytes = serde_json::to_vec_pretty(doc).unwrap_or_default();
     bytes.push(b'\n');
     bytes
+}
+
+/// Why `doc` cannot be written: its written form ([`to_pretty_json`]) is over the limit every
+/// reader keeps to ([`MAX_FILE_BYTES`](crate::base::capped::MAX_FILE_BYTES)), so the file would
+/// be one no command reads (a description of megabytes from an MCP server, say).
+pub fn oversized(doc: &Value) -> Option<Violation> {
+    let limit = crate::base::capped::MAX_FILE_BYTES;
+    let len = to_pretty_json(doc).len() as u64;
+    (len > limit).then(|| {
+        Violation::new(
+            "",
+            format!(
+                "the file would be {len} bytes, over the limit of {limit} bytes (4 MiB) toolctl reads"
+            ),
+        )
+        .rule("size")
+    })
 }
 
 /// Write a JSON document atomically.

@@ -416,16 +416,48 @@ async fn ask_only(peer: &Peer<RoleClient>, request: Request) -> Result<Answer, T
             .call_tool(CallToolRequestParams::new(tool).with_arguments(args))
             .await
             .map(|result| Answer::Called(serde_json::to_value(result).unwrap_or(Value::Null))),
-        Request::List => peer.list_all_tools().await.map(|tools| {
-            Answer::Listed(
-                tools
-                    .into_iter()
-                    .filter_map(|tool| serde_json::to_value(tool).ok())
-                    .collect(),
-            )
-        }),
+        Request::List => return list_every_page(peer).await.map(Answer::Listed),
     }
     .map_err(|e| Trouble::Request(e.to_string()))
+}
+
+/// The most tools a server may list (as many as a bundle archive may hold files).
+pub const MAX_LISTED: usize = 20_000;
+
+/// Every page of the server's `tools/list`. A server that sends a cursor it sent before, or
+/// more than [`MAX_LISTED`] tools, is refused at once: its pages would otherwise go on (and
+/// fill memory) until the timeout.
+async fn list_every_page(peer: &Peer<RoleClient>) -> Result<Vec<Value>, Trouble> {
+    let mut tools = Vec::new();
+    let mut cursors = std::collections::HashSet::new();
+    let mut cursor = None;
+    loop {
+        let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor);
+        let page = peer
+            .list_tools(Some(params))
+            .await
+            .map_err(|e| Trouble::Request(e.to_string()))?;
+        tools.extend(
+            page.tools
+                .into_iter()
+                .filter_map(|tool| serde_json::to_value(tool).ok()),
+        );
+        if tools.len() > MAX_LISTED {
+            return Err(Trouble::Request(format!(
+                "it listed more than {MAX_LISTED} tools, the most toolctl takes"
+            )));
+        }
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) if !cursors.insert(next.clone()) => {
+                return Err(Trouble::Request(format!(
+                    "it sent the cursor '{}' a second time, so its pages would never end",
+                    next.chars().take(64).collect::<String>()
+                )));
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
 }
 
 /// How a stdio server is started.

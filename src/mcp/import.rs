@@ -246,10 +246,11 @@ fn check(doc: &Value, server: &str, name: &str, out: &mut Vec<Violation>) {
     full["bundleID"] = json!(uuid::Uuid::now_v7());
     full["createdAt"] = json!(now);
     full["modifiedAt"] = json!(now);
-    let found = match model::typed::<Tool>(&full, "") {
+    let mut found = match model::typed::<Tool>(&full, "") {
         Ok(tool) => tool.check(&full),
         Err(e) => e.violations().to_vec(),
     };
+    found.extend(crate::catalog::store::oversized(&full));
     out.extend(found.into_iter().map(|v| {
         Violation::new(
             format!("tool '{name}'{}", v.pointer),

@@ -20,6 +20,10 @@
 //!   and a list that differs is announced with `notifications/tools/list_changed`: to every
 //!   handshake-era session, and to every `subscriptions/listen` stream (2026-07-28).
 //!
+//! - Over HTTP a request must name a loopback host (or the `--public` address) in `Host`, and
+//!   one with an `Origin` must come from such a host: the SDK's DNS rebinding check, plus the
+//!   `Origin` check it leaves off by default ([`allowed_origins`]).
+//!
 //! The catalog is read and tools run on tokio's blocking threads: the SDK's tasks never wait
 //! for SQLite, files or an HTTP tool.
 
@@ -243,7 +247,10 @@ async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> Result<(), Error> 
         .await
         .map_err(|e| Error::Io(format!("cannot listen on {addr}: {e}")))?;
     let bound = listener.local_addr().unwrap_or(addr);
-    let config = StreamableHttpServerConfig::default();
+    let hosts = allowed_hosts(bound);
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(allowed_origins(&hosts))
+        .with_allowed_hosts(hosts);
     let token = config.cancellation_token.clone();
     let factory = shared.clone();
     let service = TowerToHyperService::new(StreamableHttpService::new(
@@ -254,6 +261,12 @@ async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> Result<(), Error> 
     shared
         .log
         .status(&format!("listening on http://{bound}/ (Streamable HTTP)"));
+    if bound.ip().is_unspecified() {
+        shared.log.warn(&format!(
+            "on {bound}, only requests naming localhost, 127.0.0.1 or ::1 as their Host are served (DNS rebinding protection); listen on the address clients use (192.0.2.7:{}) to serve them",
+            bound.port()
+        ));
+    }
     let stop = stop_signal();
     tokio::pin!(stop);
     loop {
@@ -278,6 +291,35 @@ async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> Result<(), Error> 
                 .await;
         });
     }
+}
+
+/// The hosts a request may name in its `Host` header: the loopback names, and the address
+/// served when it is another one (`--public`). A web page whose DNS name an attacker points at
+/// this machine (DNS rebinding) names its own host there, and is refused (403).
+fn allowed_hosts(bound: SocketAddr) -> Vec<String> {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).into();
+    let ip = bound.ip();
+    if !ip.is_loopback() && !ip.is_unspecified() {
+        hosts.push(ip.to_string());
+    }
+    hosts
+}
+
+/// The `Origin`s a request may carry (one without an `Origin`, as non-browser clients send, is
+/// served): `http` or `https` on one of `hosts`, any port. The SDK checks none by default, so
+/// any web page the user opens could otherwise drive the server from the browser.
+fn allowed_origins(hosts: &[String]) -> Vec<String> {
+    hosts
+        .iter()
+        .flat_map(|host| {
+            let host = if host.contains(':') {
+                format!("[{host}]")
+            } else {
+                host.clone()
+            };
+            ["http", "https"].map(|scheme| format!("{scheme}://{host}:*"))
+        })
+        .collect()
 }
 
 /// The first of SIGTERM and SIGINT, by name.
@@ -995,4 +1037,33 @@ fn unknown_tool(name: &str) -> ErrorData {
         format!("unknown tool: {name}"),
         Some(json!({ "code": ErrorCode::UnknownTool.as_str(), "name": name })),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{allowed_hosts, allowed_origins};
+
+    #[test]
+    fn a_public_address_is_a_host_and_an_origin_beside_the_loopback_names() {
+        let loopback = ["localhost", "127.0.0.1", "::1"];
+        assert_eq!(allowed_hosts("127.0.0.1:8765".parse().unwrap()), loopback);
+        assert_eq!(allowed_hosts("0.0.0.0:8765".parse().unwrap()), loopback);
+        assert_eq!(allowed_hosts("[::]:8765".parse().unwrap()), loopback);
+        let public = allowed_hosts("192.0.2.7:8765".parse().unwrap());
+        assert_eq!(public, ["localhost", "127.0.0.1", "::1", "192.0.2.7"]);
+        assert_eq!(
+            allowed_hosts("[2001:db8::7]:8765".parse().unwrap())[3],
+            "2001:db8::7"
+        );
+        let origins = allowed_origins(&public);
+        assert!(
+            origins.contains(&"http://[::1]:*".to_owned()),
+            "{origins:?}"
+        );
+        assert!(
+            origins.contains(&"https://192.0.2.7:*".to_owned()),
+            "{origins:?}"
+        );
+        assert_eq!(origins.len(), 8);
+    }
 }

@@ -150,7 +150,38 @@ impl Catalog {
         source_name: &str,
         bundle: Option<&str>,
     ) -> Result<ToolEntry> {
-        self.write(|c| c.put_tool_locked(doc, source_name, bundle), tool_dir_of)
+        self.write(
+            |c| c.put_tool_checked(doc, source_name, bundle, true),
+            tool_dir_of,
+        )
+    }
+
+    /// Create several tools in `bundle` (slug or ID) under one lock (`mcp import`): each as
+    /// [`put_tool`](Self::put_tool) does, but the new slugs are checked for name collisions
+    /// once, all together, and the index is refreshed once, so a server of thousands of tools
+    /// costs one pass over the catalog, not one per tool. A failure stops at its tool: those
+    /// before it stay, each whole, and the same import run again finishes the rest.
+    pub fn put_tools(
+        &mut self,
+        docs: Vec<(Value, String)>,
+        bundle: &str,
+    ) -> Result<Vec<ToolEntry>> {
+        self.write(
+            |c| {
+                let target = c.find_bundle(bundle)?;
+                let slugs: Vec<&str> = docs
+                    .iter()
+                    .filter_map(|(doc, _)| doc.get("slug").and_then(Value::as_str))
+                    .collect();
+                c.refuse_colliding_tools(&target.bundle.slug, &slugs)?;
+                docs.into_iter()
+                    .map(|(doc, source_name)| {
+                        c.put_tool_checked(doc, &source_name, Some(bundle), false)
+                    })
+                    .collect()
+            },
+            |entries: &Vec<ToolEntry>| entries.first().and_then(tool_dir_of),
+        )
     }
 
     /// Enable or disable a tool (built-ins: in `toolctl.json`). Only `isEnabled` changes.
@@ -191,11 +222,14 @@ impl Catalog {
         )
     }
 
-    fn put_tool_locked(
+    /// [`put_tool`](Self::put_tool) under the lock; `collisions`: check the new slug's name
+    /// against the catalog's (a caller that checked a batch's at once says `false`).
+    fn put_tool_checked(
         &self,
         mut doc: Value,
         source_name: &str,
         bundle: Option<&str>,
+        collisions: bool,
     ) -> Result<ToolEntry> {
         let Some(fields) = doc.as_object_mut() else {
             return Err(Error::invalid(
@@ -231,6 +265,7 @@ impl Catalog {
         if let Err(message) = tool_destination_rules(&tool, self) {
             violations.push(message);
         }
+        violations.extend(store::oversized(&doc));
         if !violations.is_empty() {
             return Err(Error::invalid(source_name, violations));
         }
@@ -263,9 +298,11 @@ impl Catalog {
                 hint: Some("leave toolID out of the file to have a new one made".into()),
             });
         }
-        self.refuse_new_collisions(&self.bundles()?.items, SLUG_HINT, |keys| {
-            keys.insert((target.bundle.slug.clone(), tool.slug.clone()));
-        })?;
+        if collisions {
+            self.refuse_new_collisions(&self.bundles()?.items, SLUG_HINT, |keys| {
+                keys.insert((target.bundle.slug.clone(), tool.slug.clone()));
+            })?;
+        }
         store::write_json(&path, &doc)?;
         Ok(ToolEntry {
             is_enabled: tool.is_enabled,
@@ -539,7 +576,8 @@ impl Catalog {
         let bundle: Bundle = model::typed(&doc, &source_name)?;
         // The rules readers hold a bundle.json to (its format version, IDs): what put writes
         // is read back and passes `validate`.
-        let violations = bundle.check(&doc);
+        let mut violations = bundle.check(&doc);
+        violations.extend(store::oversized(&doc));
         if !violations.is_empty() {
             return Err(Error::invalid(&source_name, violations));
         }

@@ -693,6 +693,19 @@ fn hostile_entry_names_are_refused_with_nothing_written() {
             "the entry is not part of a bundle: an archive holds only bundle.json and tools/<slug>/<version>/tool.json",
         ),
         (b".hidden/bundle.json", "the entry is not part of a bundle"),
+        // Look-alikes of '/' and '.' are not separators, and no slug or version holds them.
+        (
+            "tools/a\u{2215}b/v1/tool.json".as_bytes(),
+            "the entry is not part of a bundle (the slug 'a\u{2215}b' has '\u{2215}' (U+2215)",
+        ),
+        (
+            "tools/a/\u{ff0e}\u{ff0e}/tool.json".as_bytes(),
+            "the entry is not part of a bundle (the version '\u{ff0e}\u{ff0e}' has '\u{ff0e}' (U+FF0E)",
+        ),
+        (
+            "tools\u{2044}a/v1/tool.json".as_bytes(),
+            "the entry is not part of a bundle",
+        ),
     ];
     for (name, expected) in cases {
         let placeholder = "q".repeat(name.len());

@@ -473,6 +473,92 @@ fn mcp_serve_over_streamable_http_and_sigterm() {
     );
 }
 
+/// The status line of a raw `initialize` POST to `127.0.0.1:port` naming `host` in its `Host`
+/// header, with an `Origin` header when given (as a browser sends one).
+fn initialize_status(port: u16, host: &str, origin: Option<&str>) -> String {
+    use std::io::{BufRead, Write};
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    })
+    .to_string();
+    let origin = origin.map_or(String::new(), |o| format!("Origin: {o}\r\n"));
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{origin}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut status = String::new();
+    std::io::BufReader::new(stream)
+        .read_line(&mut status)
+        .unwrap();
+    status.trim_end().to_owned()
+}
+
+#[test]
+fn mcp_serve_over_http_refuses_another_host_or_a_web_page_of_another_origin() {
+    // DNS rebinding names the attacker's host in `Host`; a web page the user opens anywhere
+    // sends its own `Origin`. Both are refused (403) before any session starts; a client
+    // without an `Origin` (not a browser) or on a loopback origin is served.
+    /// Kills the server however the test ends (a failed assertion included).
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let env = TestEnv::new();
+    let mut server = Killed(
+        env.command(&["mcp", "serve", "--http", "127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stderr = std::io::BufReader::new(server.0.stderr.take().unwrap());
+    let port: u16 = loop {
+        let mut line = String::new();
+        assert!(
+            std::io::BufRead::read_line(&mut stderr, &mut line).unwrap() > 0,
+            "the server ended before listening"
+        );
+        if let Some(rest) = line.split("listening on http://127.0.0.1:").nth(1) {
+            break rest.split('/').next().unwrap().parse().unwrap();
+        }
+    };
+    let here = format!("127.0.0.1:{port}");
+    let ok = "HTTP/1.1 200 OK";
+    let forbidden = "HTTP/1.1 403 Forbidden";
+    let cases = [
+        (here.as_str(), None, ok),
+        (&here, Some(format!("http://127.0.0.1:{port}")), ok),
+        (&here, Some("http://localhost:3000".to_owned()), ok),
+        (&here, Some("https://[::1]".to_owned()), ok),
+        (&here, Some("http://evil.example".to_owned()), forbidden),
+        (
+            &here,
+            Some(format!("http://evil.example:{port}")),
+            forbidden,
+        ),
+        (&here, Some("null".to_owned()), forbidden),
+        (&format!("evil.example:{port}"), None, forbidden),
+        (&format!("localhost:{port}"), None, ok),
+    ];
+    for (host, origin, expected) in cases {
+        assert_eq!(
+            initialize_status(port, host, origin.as_deref()),
+            expected,
+            "Host {host}, Origin {origin:?}"
+        );
+    }
+}
+
 /// Run the inspector's CLI on `toolctl mcp serve SERVE_ARGS` with `--method …` `METHOD_ARGS`:
 /// its exit code and the JSON documents it printed.
 fn inspect(env: &TestEnv, serve_args: &[&str], method_args: &[&str]) -> (i32, Vec<Value>) {

@@ -594,6 +594,83 @@ fn mcp_import_writes_one_tool_each_then_adds_versions_and_reports_vanished_tools
 }
 
 #[test]
+fn mcp_import_refuses_a_tool_too_large_to_read_back_and_writes_nothing() {
+    // A server describing a tool in 5 MiB: its tool.json would be over the 4 MiB every reader
+    // keeps to, a file no command could read (and `validate` would fail on). The import names
+    // it and writes nothing, not even the bundle.
+    let env = TestEnv::new();
+    let mut server = stdio_server("stdio");
+    server["env"] = json!({ "VARIANT": "huge" });
+    declare(&env, json!({ "fx": server }));
+    let refused = env.json_error(&["mcp", "import", "fx"], 3);
+    assert_eq!(refused.error.code, "VALIDATION_ERROR");
+    let message = &refused.error.message;
+    assert!(message.contains("tool 'echo'"), "{message}");
+    assert!(
+        message.contains("over the limit of 4194304 bytes"),
+        "{message}"
+    );
+    assert!(message.contains("MCP server 'fx'"), "{message}");
+    assert!(crate::common::find_files(env.catalog(), "tool.json").is_empty());
+    env.run(&["bundle", "get", "fx"]).failure(4);
+    env.run(&["validate"]).success();
+}
+
+#[test]
+fn mcp_import_refuses_a_server_whose_pages_never_end_or_that_lists_too_many_tools() {
+    // A server repeating a cursor would be asked for pages (and grow memory) until the
+    // timeout; one listing more than 20,000 tools is refused as a bundle archive of that many
+    // files is. Both fail at once (UPSTREAM_ERROR, exit 7) and write nothing; distinct cursors
+    // are followed to the end.
+    let env = TestEnv::new();
+    let pages = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/pages.py");
+    let server = |args: &[&str]| {
+        let mut command = vec![json!(mcp_clients::python()), json!(pages)];
+        command.extend(args.iter().map(|a| json!(a)));
+        json!({ "command": command, "timeoutMs": 60000 })
+    };
+    declare(
+        &env,
+        json!({
+            "loop": server(&["same-cursor"]),
+            "flood": server(&["many", "20001"]),
+            "paged": server(&["pages", "3"]),
+        }),
+    );
+    let started = Instant::now();
+    let refused = env.json_error(&["mcp", "import", "loop"], 7);
+    assert_eq!(refused.error.code, "UPSTREAM_ERROR");
+    assert!(
+        refused
+            .error
+            .message
+            .contains("sent the cursor 'again' a second time"),
+        "{}",
+        refused.error.message
+    );
+    let refused = env.json_error(&["mcp", "import", "flood"], 7);
+    assert!(
+        refused
+            .error
+            .message
+            .contains("listed more than 20000 tools"),
+        "{}",
+        refused.error.message
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "not at the timeout"
+    );
+    assert!(crate::common::find_files(env.catalog(), "tool.json").is_empty());
+    let paged = import(&env, "paged", &[]);
+    assert_eq!(paged["listed"], 3, "{paged}");
+    assert_eq!(
+        refs(&paged["added"]),
+        ["paged/t0@1", "paged/t1@1", "paged/t2@1"]
+    );
+}
+
+#[test]
 fn mcp_import_refuses_an_unknown_or_broken_server_and_writes_nothing() {
     let env = TestEnv::new();
     declare(&env, json!({ "dead": stdio_server("exit") }));

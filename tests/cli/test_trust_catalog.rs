@@ -314,6 +314,32 @@ fn a_tool_json_over_4_mib_is_refused_and_its_bundle_stays_exportable() {
 }
 
 #[test]
+fn tool_put_refuses_a_document_whose_file_would_be_over_4_mib() {
+    // Compact, the input is under the 4 MiB input cap; written as toolctl writes (pretty, one
+    // array item a line) it would be three times that: a file no command reads back.
+    let env = TestEnv::new();
+    env.bundle("b");
+    let mut doc = tool_doc("wide", "v1");
+    doc["x-items"] = json!(vec![0; 1_000_000]);
+    let compact = serde_json::to_vec(&doc).unwrap();
+    assert!(compact.len() < 4 * 1024 * 1024);
+    let file = env.root().join("inputs/wide.json");
+    std::fs::write(&file, compact).unwrap();
+    let refused = env.json_error(&["tool", "put", "--bundle", "b", file.to_str().unwrap()], 3);
+    assert_eq!(refused.error.code, "VALIDATION_ERROR");
+    assert!(
+        refused
+            .error
+            .message
+            .contains("over the limit of 4194304 bytes"),
+        "{}",
+        refused.error.message
+    );
+    assert!(find_files(env.catalog(), "tool.json").is_empty());
+    env.run(&["validate"]).success();
+}
+
+#[test]
 fn input_files_are_capped_and_must_be_regular() {
     let env = TestEnv::new();
     env.bundle("b");

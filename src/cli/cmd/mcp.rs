@@ -165,11 +165,16 @@ fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
             enabled: true,
         })?;
     }
-    for planned in &writes {
-        catalog.put_tool(
-            planned.doc.clone(),
-            &format!("MCP server '{server}' tool '{}'", planned.name),
-            Some(&slug),
+    if !writes.is_empty() {
+        catalog.put_tools(
+            writes
+                .iter()
+                .map(|p| {
+                    let source = format!("MCP server '{server}' tool '{}'", p.name);
+                    (p.doc.clone(), source)
+                })
+                .collect(),
+            &slug,
         )?;
     }
     let reference = |p: &import::Planned| format!("{slug}/{}@{}", p.slug, p.version);
