@@ -1,9 +1,10 @@
 //! `exec` in a cgroup of its own (issue 17, item 14): where cgroup v2 is writable, the call's
-//! program runs in `toolctl-exec-<UUID>` from its start, so even a process that left the
-//! session with `setsid`, cleared its environment and lost its parent is killed at the end,
-//! and the cgroup is removed — when the call ends, when toolctl is stopped by SIGTERM, and
-//! (for a toolctl killed with SIGKILL) by the next call. Where cgroups are unavailable, or
-//! `TOOLCTL_EXEC_CGROUP=off`, the tests check the documented fallback instead.
+//! program runs in `toolctl-exec-<owner>-<UUID>` from its start, so even a process that left
+//! the session with `setsid`, cleared its environment and lost its parent is killed at the
+//! end, and the cgroup is removed — when the call ends, when toolctl is stopped by SIGTERM,
+//! and (for a toolctl killed with SIGKILL) by the next call once that toolctl is gone, never
+//! while it lives (an old toolctl's `toolctl-exec-<UUID>` by its age). Where cgroups are
+//! unavailable, or `TOOLCTL_EXEC_CGROUP=off`, the tests check the documented fallback instead.
 
 #![cfg(target_os = "linux")]
 

@@ -6,9 +6,10 @@
 //! - **Where.** The cgroup v2 mount (from `/proc/self/mountinfo`) and toolctl's own cgroup
 //!   (the `0::` line of `/proc/self/cgroup`); the call's cgroup is a child of it,
 //!   `toolctl-exec-<owner>-<UUIDv7>` for an `exec` call, `toolctl-mcp-<owner>-<UUIDv7>` for a
-//!   server (the owner: this toolctl's PID namespace, PID and start time). When it cannot be made (no
-//!   cgroup v2, no permission, read-only), or [`OFF_VARIABLE`] says `off`, the program runs as
-//!   before: its own process group, swept with its tag ([`super::exec::kill_tree`]).
+//!   server (the owner: this toolctl's PID namespace, PID and start time). When it cannot be
+//!   made (no cgroup v2, no permission, read-only), or [`OFF_VARIABLE`] says `off`, the
+//!   program runs as before: its own process group, swept with its tag
+//!   ([`super::exec::kill_tree`]).
 //! - **From the start.** A program cannot be moved into a cgroup between fork and exec
 //!   without unsafe code (which this crate forbids), and moving it after the spawn leaves a
 //!   moment in which it may fork outside. So toolctl starts itself as a launcher
@@ -469,9 +470,9 @@ fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .write_all(bytes)
 }
 
-/// The toolctl process that owns a call's or a server's cgroup: `<PID namespace>-<PID>-<start time>`
-/// (the start in clock ticks after boot, field 22 of `/proc/PID/stat`, so a PID used again
-/// by another process is not taken for the owner).
+/// The toolctl process that owns a call's or a server's cgroup:
+/// `<PID namespace>-<PID>-<start time>` (the start in clock ticks after boot, field 22 of
+/// `/proc/PID/stat`, so a PID used again by another process is not taken for the owner).
 #[derive(Debug, PartialEq, Eq)]
 struct Owner {
     namespace: u64,
