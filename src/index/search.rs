@@ -295,10 +295,34 @@ impl Index {
         page_token: Option<&str>,
         order: impl FnOnce(&Self, Tiers, usize) -> Result<Vec<Hit>>,
     ) -> Result<SearchResults> {
+        self.search_from(request, Some(page_size), page_token, order)
+    }
+
+    /// [`search_by`](Self::search_by) without a page size (`--all`): every hit from
+    /// `page_token` on (from the first without one), the same as the pages from there on
+    /// joined, in one call of `order` — which then computes its order once, not once a page —
+    /// and no next page token.
+    pub fn search_all_by(
+        &self,
+        request: &SearchRequest,
+        page_token: Option<&str>,
+        order: impl FnOnce(&Self, Tiers, usize) -> Result<Vec<Hit>>,
+    ) -> Result<SearchResults> {
+        self.search_from(request, None, page_token, order)
+    }
+
+    /// A page of `page_size` hits from `page_token` on, or (`None`) every hit from there on.
+    fn search_from(
+        &self,
+        request: &SearchRequest,
+        page_size: Option<usize>,
+        page_token: Option<&str>,
+        order: impl FnOnce(&Self, Tiers, usize) -> Result<Vec<Hit>>,
+    ) -> Result<SearchResults> {
         if request.query.trim().is_empty() {
             return Err(Error::EmptyQuery);
         }
-        let size = page::check_size(page_size)?;
+        let size = page_size.map(page::check_size).transpose()?;
         // Bundles by folder, so a token holds whether a bundle was named by slug or by ID.
         let request = &SearchRequest {
             bundles: self.bundle_dirs(&request.bundles)?,
@@ -329,15 +353,22 @@ impl Index {
             request: request.clone(),
             plan,
         };
-        let mut hits: Vec<Hit> = order(self, tiers, offset + size + 1)?
+        // One more than the page, to know whether another follows; every hit: no query finds
+        // more than the index has tools.
+        let wanted = match size {
+            Some(size) => offset + size + 1,
+            None => offset + self.tool_count()?,
+        };
+        let mut hits: Vec<Hit> = order(self, tiers, wanted)?
             .into_iter()
             .skip(offset)
             .collect();
-        let next_page_token = if hits.len() > size {
-            hits.truncate(size);
-            Some(page::encode(&[(offset + size).to_string()], &fingerprint))
-        } else {
-            None
+        let next_page_token = match size {
+            Some(size) if hits.len() > size => {
+                hits.truncate(size);
+                Some(page::encode(&[(offset + size).to_string()], &fingerprint))
+            }
+            _ => None,
         };
         Ok(SearchResults {
             hits,
@@ -345,6 +376,15 @@ impl Index {
             corrections,
             offset,
         })
+    }
+
+    /// How many tools the index holds (every version, usable or not).
+    fn tool_count(&self) -> Result<usize> {
+        let count: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM tool", [], |row| row.get(0))
+            .map_err(|e| self.db_error(e))?;
+        Ok(usize::try_from(count).unwrap_or(0))
     }
 
     /// The first `wanted` hits of `tiers`, best first, in the order of

@@ -17,7 +17,7 @@
 //!
 //! That order is the same for every page of one query (it depends on the query, its filters
 //! and the catalog alone), and a page is a stretch of it by position, so page 2 continues
-//! page 1 and `--all` is the pages joined.
+//! page 1 and `--all` ([`search_all`], the order computed once) is the pages joined.
 //!
 //! **Scores** are search's BM25F relevance and never rise down the list: a hit coverage moved
 //! shows the score of the place it takes (the relevance of the hit that was there), a helper
@@ -43,6 +43,19 @@ pub fn search(
     page_token: Option<&str>,
 ) -> index::Result<SearchResults> {
     index.search_by(request, page_size, page_token, |index, tiers, wanted| {
+        order(catalog, index, tiers, wanted)
+    })
+}
+
+/// [`search`] without pages (`--all`): every hit from `page_token` on, the order computed
+/// once ([`Index::search_all_by`]) — the same hits as the pages from there on joined.
+pub fn search_all(
+    catalog: &Catalog,
+    index: &Index,
+    request: &SearchRequest,
+    page_token: Option<&str>,
+) -> index::Result<SearchResults> {
+    index.search_all_by(request, page_token, |index, tiers, wanted| {
         order(catalog, index, tiers, wanted)
     })
 }

@@ -1,9 +1,10 @@
 //! `exec` in a cgroup of its own (issue 17, item 14): where cgroup v2 is writable, the call's
-//! program runs in `toolctl-exec-<UUID>` from its start, so even a process that left the
-//! session with `setsid`, cleared its environment and lost its parent is killed at the end,
-//! and the cgroup is removed — when the call ends, when toolctl is stopped by SIGTERM, and
-//! (for a toolctl killed with SIGKILL) by the next call. Where cgroups are unavailable, or
-//! `TOOLCTL_EXEC_CGROUP=off`, the tests check the documented fallback instead.
+//! program runs in `toolctl-exec-<owner>-<UUID>` from its start, so even a process that left
+//! the session with `setsid`, cleared its environment and lost its parent is killed at the
+//! end, and the cgroup is removed — when the call ends, when toolctl is stopped by SIGTERM,
+//! and (for a toolctl killed with SIGKILL) by the next call once that toolctl is gone, never
+//! while it lives (an old toolctl's `toolctl-exec-<UUID>` by its age). Where cgroups are
+//! unavailable, or `TOOLCTL_EXEC_CGROUP=off`, the tests check the documented fallback instead.
 
 #![cfg(target_os = "linux")]
 
@@ -11,7 +12,7 @@ use crate::common::{Run, TestEnv};
 use crate::test_trust_invoke::assert_gone;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 /// A program that double-forks a `setsid` child which clears its environment (`env -i`), so
@@ -227,50 +228,149 @@ fn exec_cgroup_is_killed_and_removed_when_toolctl_is_stopped_by_sigterm() {
     assert_gone(&env, "program.pid");
 }
 
+/// The leftover's process `sleeper` ends within `within` (killed by a toolctl's sweep).
+fn ends_within(sleeper: &mut Child, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        if sleeper.try_wait().unwrap().is_some() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A UUIDv7 made a day before the test ran (or any time long ago).
+fn day_old_uuid() -> uuid::Uuid {
+    uuid::Uuid::new_v7(uuid::Timestamp::from_unix(
+        uuid::NoContext,
+        1_700_000_000,
+        0,
+    ))
+}
+
 #[test]
-fn exec_removes_the_cgroup_a_toolctl_killed_with_sigkill_left_behind() {
+fn exec_sweeps_a_leftover_whose_toolctl_is_gone_never_one_whose_toolctl_lives() {
     let Some(base) = cgroups() else {
         // Without cgroups no call leaves one; the fallback is tested above.
         return;
     };
-    // As a toolctl killed during a call a day ago would have left it: a cgroup named by an
-    // old UUIDv7, with its program still running.
-    let old = uuid::Uuid::new_v7(uuid::Timestamp::from_unix(
-        uuid::NoContext,
-        1_700_000_000,
-        0,
+    let (namespace, start) = owner_of_self();
+    let me = std::process::id();
+    // As a toolctl killed with SIGKILL a moment ago leaves them, a call's and a server's: made
+    // just now (no age would tell them from a call under way), their owner's PID now another
+    // process's (or none's), which started at another time. One rule sweeps both.
+    let orphans: Vec<PathBuf> = ["exec", "mcp"]
+        .iter()
+        .map(|kind| {
+            base.join(format!(
+                "toolctl-{kind}-{namespace}-{me}-{}-{}",
+                start + 1,
+                uuid::Uuid::now_v7()
+            ))
+        })
+        .collect();
+    // The call of a toolctl that still runs (this test, as far as the name says), made long
+    // before: older than any call can last, and still not a leftover.
+    let owned = base.join(format!(
+        "toolctl-exec-{namespace}-{me}-{start}-{}",
+        day_old_uuid()
     ));
-    let left = base.join(format!("toolctl-exec-{old}"));
+    let mut orphaned: Vec<Child> = orphans.iter().map(|dir| with_a_sleeper(dir)).collect();
+    let mut kept = with_a_sleeper(&owned);
+    let env = exec_env();
+    exec(&env, &json!({ "argv": ["true"] }), &[]);
+    let ended: Vec<bool> = orphaned
+        .iter_mut()
+        .map(|sleeper| ends_within(sleeper, Duration::from_secs(5)))
+        .collect();
+    let left: Vec<bool> = orphans.iter().map(|dir| dir.exists()).collect();
+    let owned_lives = kept.try_wait().unwrap().is_none() && owned.is_dir();
+    for (dir, child) in orphans
+        .iter()
+        .zip(&mut orphaned)
+        .chain([(&owned, &mut kept)])
+    {
+        remove_cgroup(dir);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    assert_eq!(ended, [true, true], "the orphans' processes were killed");
+    assert_eq!(left, [false, false], "the orphans are left: {orphans:?}");
+    assert!(owned_lives, "a live toolctl's exec cgroup was swept");
+}
+
+#[test]
+fn exec_still_sweeps_an_old_toolctls_leftover_by_its_age() {
+    let Some(base) = cgroups() else {
+        // Without cgroups no call leaves one; the fallback is tested above.
+        return;
+    };
+    // As a toolctl from before the owner was in the name, killed during a call a day ago,
+    // left it: `toolctl-exec-<UUIDv7>`, with its program still running.
+    let left = base.join(format!("toolctl-exec-{}", day_old_uuid()));
+    let mut sleeper = with_a_sleeper(&left);
+    let env = exec_env();
+    exec(&env, &json!({ "argv": ["true"] }), &[]);
+    let ended = ends_within(&mut sleeper, Duration::from_secs(3));
+    if !ended {
+        remove_cgroup(&left);
+        let _ = sleeper.kill();
+        let _ = sleeper.wait();
+        panic!("the leftover's process was not killed");
+    }
+    assert!(!left.exists(), "{} is still there", left.display());
+}
+
+/// When process `pid` started (field 22 of its `/proc/PID/stat`).
+pub(crate) fn start_of(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.get(stat.rfind(')')? + 1..)?;
+    after.split_whitespace().nth(19).map(str::to_owned)
+}
+
+/// This test process's PID namespace (the inode of `/proc/self/ns/pid`) and start time (field
+/// 22 of `/proc/self/stat`), as toolctl names the cgroups of
+/// its calls and servers after their owner.
+pub(crate) fn owner_of_self() -> (u64, u64) {
+    let link = std::fs::read_link("/proc/self/ns/pid").unwrap();
+    let namespace = link
+        .to_str()
+        .and_then(|l| l.strip_prefix("pid:["))
+        .and_then(|l| l.strip_suffix(']'))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let start = start_of(std::process::id()).unwrap().parse().unwrap();
+    (namespace, start)
+}
+
+/// Make the cgroup `dir` with a `sleep` in it (again until the sleep is in: another test's
+/// toolctl may remove an empty leftover at once, as it should).
+pub(crate) fn with_a_sleeper(dir: &Path) -> Child {
     let mut sleeper = Command::new("sleep").arg("60").spawn().unwrap();
-    // Another test's toolctl may remove the cgroup while it is still empty (as it should):
-    // make it again until the sleeper is in.
     let joined = (0..50).any(|_| {
-        let _ = std::fs::create_dir(&left);
-        std::fs::write(left.join("cgroup.procs"), sleeper.id().to_string()).is_ok()
+        let _ = std::fs::create_dir(dir);
+        std::fs::write(dir.join("cgroup.procs"), sleeper.id().to_string()).is_ok()
     });
     if !joined {
         let _ = sleeper.kill();
         let _ = sleeper.wait();
-        let _ = std::fs::remove_dir(&left);
-        panic!("could not put the sleeper in {}", left.display());
+        let _ = std::fs::remove_dir(dir);
+        panic!("could not put a sleeper in {}", dir.display());
     }
-    let env = exec_env();
-    exec(&env, &json!({ "argv": ["true"] }), &[]);
-    let deadline = Instant::now() + Duration::from_secs(3);
-    let ended = loop {
-        if let Some(status) = sleeper.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            break None;
+    sleeper
+}
+
+/// Kill what runs in the cgroup `dir` and remove it.
+pub(crate) fn remove_cgroup(dir: &Path) {
+    let _ = std::fs::write(dir.join("cgroup.kill"), "1");
+    for _ in 0..100 {
+        if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+            return;
         }
         std::thread::sleep(Duration::from_millis(20));
-    };
-    if ended.is_none() {
-        let _ = sleeper.kill();
-        let _ = sleeper.wait();
-        let _ = std::fs::remove_dir(&left);
-        panic!("the leftover's process was not killed");
     }
-    assert!(!left.exists(), "{} is still there", left.display());
 }

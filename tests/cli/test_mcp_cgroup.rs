@@ -10,7 +10,9 @@
 #![cfg(target_os = "linux")]
 
 use crate::common::{TestEnv, mcp_clients};
-use crate::test_exec_cgroup::{cgroups, kill, own_cgroup, running};
+use crate::test_exec_cgroup::{
+    cgroups, kill, own_cgroup, owner_of_self, remove_cgroup, running, start_of, with_a_sleeper,
+};
 use crate::test_mcp_tools::{any_object, declare, fixture_server, mcp_tool, served_name};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -94,13 +96,6 @@ impl Doomed {
             start: start_of(pid),
         }
     }
-}
-
-/// When process `pid` started (field 22 of its `/proc/PID/stat`).
-fn start_of(pid: u32) -> Option<String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = stat.get(stat.rfind(')')? + 1..)?;
-    after.split_whitespace().nth(19).map(str::to_owned)
 }
 
 impl Drop for Doomed {
@@ -473,49 +468,6 @@ fn a_server_that_cannot_be_run_is_the_same_error_with_or_without_a_cgroup() {
             )),
             "{contained}"
         );
-    }
-}
-
-/// This test process's PID namespace (the inode of `/proc/self/ns/pid`) and start time (field
-/// 22 of `/proc/self/stat`), as toolctl names a server's cgroup after its owner.
-fn owner_of_self() -> (u64, u64) {
-    let link = std::fs::read_link("/proc/self/ns/pid").unwrap();
-    let namespace = link
-        .to_str()
-        .and_then(|l| l.strip_prefix("pid:["))
-        .and_then(|l| l.strip_suffix(']'))
-        .unwrap()
-        .parse()
-        .unwrap();
-    let start = start_of(std::process::id()).unwrap().parse().unwrap();
-    (namespace, start)
-}
-
-/// Make the cgroup `dir` with a `sleep` in it (again until the sleep is in: another test's
-/// toolctl may remove an empty leftover at once, as it should).
-fn with_a_sleeper(dir: &Path) -> Child {
-    let mut sleeper = Command::new("sleep").arg("60").spawn().unwrap();
-    let joined = (0..50).any(|_| {
-        let _ = std::fs::create_dir(dir);
-        std::fs::write(dir.join("cgroup.procs"), sleeper.id().to_string()).is_ok()
-    });
-    if !joined {
-        let _ = sleeper.kill();
-        let _ = sleeper.wait();
-        let _ = std::fs::remove_dir(dir);
-        panic!("could not put a sleeper in {}", dir.display());
-    }
-    sleeper
-}
-
-/// Kill what runs in the cgroup `dir` and remove it.
-fn remove_cgroup(dir: &Path) {
-    let _ = std::fs::write(dir.join("cgroup.kill"), "1");
-    for _ in 0..100 {
-        if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

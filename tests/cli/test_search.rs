@@ -1159,6 +1159,98 @@ fn paging_walks_every_hit_once_in_order() {
     assert_eq!(every.stdout.lines().count(), 8, "{every}");
 }
 
+/// What a test compares of hits: each one's ref, rank, score, tier and why.
+fn shown(hits: &[Hit]) -> Vec<(String, u64, f64, String, String)> {
+    hits.iter()
+        .map(|h| {
+            (
+                h.tool.reference.clone(),
+                h.rank,
+                h.score,
+                h.tier.clone(),
+                h.why.clone(),
+            )
+        })
+        .collect()
+}
+
+/// `search QUERY --all` is the pages of each of `sizes` joined (refs, ranks, scores, tiers,
+/// whys, corrections), and so is `--all` after the first page of each size (from its token
+/// on); neither leaves a token.
+#[track_caller]
+fn assert_all_is_the_pages_joined(env: &TestEnv, query: &str, sizes: &[&str]) {
+    let all = search(env, query, &["--all"]);
+    assert_eq!(all.next_page_token, None, "{query}");
+    assert!(!all.hits.is_empty(), "{query}");
+    for size in sizes {
+        let walked = walk(env, query, size, &[]);
+        assert_eq!(
+            shown(&all.hits),
+            shown(&walked),
+            "{query}, page size {size}"
+        );
+        let first = search(env, query, &["--page-size", size]);
+        let Some(token) = &first.next_page_token else {
+            continue;
+        };
+        let rest = search(env, query, &["--all", "--page-token", token]);
+        assert_eq!(rest.next_page_token, None, "{query}, page size {size}");
+        assert_eq!(rest.corrections, all.corrections, "{query}");
+        let joined = [shown(&first.hits), shown(&rest.hits)].concat();
+        assert_eq!(joined, shown(&all.hits), "{query}, page size {size}");
+    }
+}
+
+#[test]
+fn all_is_the_pages_joined_for_names_typos_and_sentences() {
+    let env = widget_catalog();
+    // One tier; two tiers (the six with both words again in the second, shown once); a typo,
+    // corrected; a sentence (ranked by relevance, then ordered as `pick` orders its picks).
+    for query in ["widget", "widget filler", "widgit", "a widget with filler"] {
+        assert_all_is_the_pages_joined(&env, query, &["1", "2", "3", "7"]);
+    }
+    assert_eq!(
+        search(&env, "widgit", &["--all"]).corrections(),
+        [("widgit", "widget")]
+    );
+}
+
+/// `--all` is not bounded by the largest page: 1,001 tools, all found, as the two pages of
+/// 1,000 give them — for a name-like query and for a sentence.
+#[test]
+fn all_returns_more_hits_than_the_largest_page() {
+    let env = TestEnv::new();
+    let bundle = env.bundle("w");
+    put_described(&env, "w", "t0", "Widget.");
+    // The rest written as `git pull` would bring them (1,000 `tool put`s take too long).
+    let first = env.tool_file(&bundle, "t0", "v1");
+    let doc = read_json(&first);
+    for i in 1..1001 {
+        let mut copy = doc.clone();
+        copy["slug"] = json!(format!("t{i}"));
+        copy["description"] = json!(format!("Widget{}.", " filler".repeat(i % 7)));
+        write_file(
+            &env.tool_file(&bundle, &format!("t{i}"), "v1"),
+            &serde_json::to_string_pretty(&copy).unwrap(),
+        );
+    }
+    for query in ["widget", "a widget with filler"] {
+        let all = search(&env, query, &["--all"]);
+        assert_eq!(all.hits.len(), 1001, "{query}");
+        assert_eq!(all.next_page_token, None, "{query}");
+        let page = search(&env, query, &["--page-size", "1000"]);
+        let token = page.next_page_token.clone().unwrap();
+        let last = search(
+            &env,
+            query,
+            &["--page-size", "1000", "--page-token", &token],
+        );
+        assert_eq!(last.next_page_token, None, "{query}");
+        let joined = [shown(&page.hits), shown(&last.hits)].concat();
+        assert_eq!(shown(&all.hits), joined, "{query}");
+    }
+}
+
 /// `rank` is the place in the whole result, not on the page: page 2 of size 2 starts at 3.
 #[test]
 fn rank_counts_across_pages() {

@@ -63,19 +63,14 @@ pub fn run(ctx: &Ctx, args: &SearchArgs) -> Result<Output, CliError> {
     };
     let (mut problems, results) = ctx.read_index(&catalog, |index| {
         let problems = index.problems(&catalog)?;
-        // A sentence's hits ordered as `pick` orders them (pick::search).
-        let search = |token: Option<&str>| {
-            pick::search::search(&catalog, index, &request, args.page.size(), token)
+        // A sentence's hits ordered as `pick` orders them (pick::search); --all: every hit
+        // from the token on, the order computed once.
+        let token = args.page.page_token.as_deref();
+        let results = if args.page.all {
+            pick::search::search_all(&catalog, index, &request, token)?
+        } else {
+            pick::search::search(&catalog, index, &request, args.page.page_size, token)?
         };
-        let mut results = search(args.page.page_token.as_deref())?;
-        // --all: every page from there on.
-        while args.page.all
-            && let Some(token) = results.next_page_token.take()
-        {
-            let next = search(Some(&token))?;
-            results.hits.extend(next.hits);
-            results.next_page_token = next.next_page_token;
-        }
         Ok((problems, results))
     })?;
 

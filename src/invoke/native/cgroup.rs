@@ -5,10 +5,11 @@
 //!
 //! - **Where.** The cgroup v2 mount (from `/proc/self/mountinfo`) and toolctl's own cgroup
 //!   (the `0::` line of `/proc/self/cgroup`); the call's cgroup is a child of it,
-//!   `toolctl-exec-<UUIDv7>` for an `exec` call, `toolctl-mcp-<owner>-<UUIDv7>` for a server
-//!   (the owner: this toolctl's PID namespace, PID and start time). When it cannot be made (no
-//!   cgroup v2, no permission, read-only), or [`OFF_VARIABLE`] says `off`, the program runs as
-//!   before: its own process group, swept with its tag ([`super::exec::kill_tree`]).
+//!   `toolctl-exec-<owner>-<UUIDv7>` for an `exec` call, `toolctl-mcp-<owner>-<UUIDv7>` for a
+//!   server (the owner: this toolctl's PID namespace, PID and start time). When it cannot be
+//!   made (no cgroup v2, no permission, read-only), or [`OFF_VARIABLE`] says `off`, the
+//!   program runs as before: its own process group, swept with its tag
+//!   ([`super::exec::kill_tree`]).
 //! - **From the start.** A program cannot be moved into a cgroup between fork and exec
 //!   without unsafe code (which this crate forbids), and moving it after the spawn leaves a
 //!   moment in which it may fork outside. So toolctl starts itself as a launcher
@@ -34,12 +35,16 @@
 //!   signal takes its course — or, for `mcp serve`, which stops on SIGINT and SIGTERM itself,
 //!   lets it stop, [`signals_handled_elsewhere`]).
 //! - **Leftovers.** A toolctl killed with SIGKILL leaves its cgroups, with whatever runs in
-//!   them; the next toolctl that makes a cgroup of the same kind in the same place removes
-//!   them. An `exec` call's once it is older than any call can last ([`Cgroup::create`]). A
-//!   server may run as long as its toolctl (`mcp serve` runs for hours), so its cgroup is
-//!   removed only once the toolctl named in it is gone — no process with its PID, or one that
-//!   started at another time ([`Cgroup::for_server`]); one named by a toolctl of another PID
-//!   namespace, where the PID means nothing, is left to a toolctl there.
+//!   them; the next toolctl that makes a cgroup (for a call or a server) in the same place
+//!   removes them, by one rule for both kinds ([`remove_leftovers`]): once the toolctl named
+//!   in it is gone — no process with its PID, or one that started at another time. So a call
+//!   or a server is never taken for a leftover while its toolctl lives, however long it runs
+//!   (`mcp serve` runs for hours), and a dead toolctl's cgroups go at the next call, not after
+//!   the longest a call may last. One named by a toolctl of another PID namespace, where the
+//!   PID means nothing, is left to a toolctl there. An `exec` cgroup named the old way
+//!   (`toolctl-exec-<UUIDv7>`, by a toolctl from before the owner was in the name) goes by its
+//!   age, as that toolctl swept it: once older than its longest call plus a minute, or empty
+//!   and older than a minute.
 //!
 //! Only the toolctl binary can be its own launcher ([`launcher`] marks it so); a program that
 //! uses this crate as a library gets the fallback.
@@ -60,7 +65,9 @@ pub const OFF_VARIABLE: &str = "TOOLCTL_EXEC_CGROUP";
 /// The first argument that makes toolctl a launcher (see the module's documentation).
 pub const LAUNCHER_ARG: &str = "__toolctl-exec-launcher";
 
-/// The name of every cgroup an `exec` call makes, before its UUID.
+/// The name of every cgroup an `exec` call makes, before its owner and UUID
+/// (`toolctl-exec-<PID namespace>-<PID>-<start time>-<UUIDv7>`; before the owner was in the
+/// name, `toolctl-exec-<UUIDv7>`).
 pub const PREFIX: &str = "toolctl-exec-";
 
 /// The name of every cgroup a stdio MCP server runs in, before its owner and UUID
@@ -69,6 +76,10 @@ pub const SERVER_PREFIX: &str = "toolctl-mcp-";
 
 /// `statfs`'s type of a cgroup v2 file system.
 const CGROUP2_MAGIC: i128 = 0x6367_7270;
+
+/// The longest an `exec` call could last in the toolctls that named its cgroup
+/// `toolctl-exec-<UUIDv7>` (their `timeout_ms` at most): such a leftover goes by its age.
+const OLD_LONGEST_CALL: Duration = Duration::from_secs(600);
 
 /// How long the processes of a killed cgroup may take to be gone before `rmdir` is tried
 /// anyway.
@@ -249,29 +260,26 @@ pub(crate) struct Cgroup {
 
 impl Cgroup {
     /// A new cgroup for an `exec` call, or `None` where there can be none (then the call
-    /// falls back to its process group and tag). Leftovers of toolctls killed with SIGKILL,
-    /// beside it, are removed first: an empty one older than a minute, and any older than
-    /// `longest` (the longest a call may last) plus a minute, with whatever still runs in it.
-    pub(crate) fn create(longest: Duration) -> Option<Self> {
-        let base = base()?;
-        remove_leftovers(&base, longest);
-        Self::make(&base, PREFIX.to_owned())
+    /// falls back to its process group and tag). Named after this process, as a server's is;
+    /// leftovers beside it are removed first ([`remove_leftovers`]).
+    pub(crate) fn create() -> Option<Self> {
+        Self::make(PREFIX)
     }
 
-    /// A new cgroup for a stdio MCP server, or `None` where there can be none. A server may
-    /// run as long as its toolctl does (`mcp serve`), so its cgroup is named after this
-    /// process (PID namespace, PID, start time) and a leftover is removed only once the
-    /// toolctl that made it is gone ([`remove_orphans`], first).
+    /// A new cgroup for a stdio MCP server, or `None` where there can be none; as
+    /// [`Cgroup::create`].
     pub(crate) fn for_server() -> Option<Self> {
+        Self::make(SERVER_PREFIX)
+    }
+
+    /// A cgroup `<prefix><owner>-<UUIDv7>` in this process's cgroup, the owner this process
+    /// (PID namespace, PID, start time), watched for signals; the leftovers beside it removed
+    /// first.
+    fn make(prefix: &str) -> Option<Self> {
         let base = base()?;
         let owner = Owner::of_self()?;
-        remove_orphans(&base, &owner);
-        Self::make(&base, format!("{SERVER_PREFIX}{owner}-"))
-    }
-
-    /// A cgroup `<prefix><UUIDv7>` in `base`, watched for signals.
-    fn make(base: &Path, prefix: String) -> Option<Self> {
-        let dir = base.join(format!("{prefix}{}", uuid::Uuid::now_v7()));
+        remove_leftovers(&base, &owner);
+        let dir = base.join(format!("{prefix}{owner}-{}", uuid::Uuid::now_v7()));
         std::fs::create_dir(&dir).ok()?;
         if let Ok(mut live) = LIVE.lock() {
             live.push(dir.clone());
@@ -462,43 +470,9 @@ fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .write_all(bytes)
 }
 
-/// Remove the cgroups of toolctls that were killed during a call, in `base`: those empty
-/// and older than a minute (a live call's cgroup holds its program a moment after it is
-/// made), and those older than `longest` plus a minute, killing what runs in them.
-fn remove_leftovers(base: &Path, longest: Duration) {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let Ok(entries) = std::fs::read_dir(base) else {
-            return;
-        };
-        let now = std::time::SystemTime::now();
-        for entry in entries.filter_map(Result::ok) {
-            let name = entry.file_name();
-            let Some(made) = name
-                .to_str()
-                .and_then(|name| name.strip_prefix(PREFIX))
-                .and_then(|id| uuid::Uuid::parse_str(id).ok())
-                .and_then(|id| id.get_timestamp())
-                .map(|stamp| {
-                    let (seconds, nanos) = stamp.to_unix();
-                    std::time::UNIX_EPOCH + Duration::new(seconds, nanos)
-                })
-            else {
-                continue;
-            };
-            let age = now.duration_since(made).unwrap_or_default();
-            let dir = entry.path();
-            let minute = Duration::from_secs(60);
-            if age > longest + minute || (age > minute && !populated(&dir)) {
-                remove(&dir);
-            }
-        }
-    });
-}
-
-/// The toolctl process that owns a server's cgroup: `<PID namespace>-<PID>-<start time>`
-/// (the start in clock ticks after boot, field 22 of `/proc/PID/stat`, so a PID used again
-/// by another process is not taken for the owner).
+/// The toolctl process that owns a call's or a server's cgroup:
+/// `<PID namespace>-<PID>-<start time>` (the start in clock ticks after boot, field 22 of
+/// `/proc/PID/stat`, so a PID used again by another process is not taken for the owner).
 #[derive(Debug, PartialEq, Eq)]
 struct Owner {
     namespace: u64,
@@ -516,14 +490,21 @@ impl Owner {
         })
     }
 
-    /// The owner named at the start of `name` (after [`SERVER_PREFIX`]).
+    /// The owner named in `name`, a cgroup's: `<prefix><owner>-<UUID>` ([`PREFIX`] or
+    /// [`SERVER_PREFIX`]), nothing else — not an `exec` cgroup named the old way, whose UUID
+    /// may begin with digits.
     fn parse(name: &str) -> Option<Self> {
-        let mut fields = name.strip_prefix(SERVER_PREFIX)?.splitn(4, '-');
-        Some(Self {
+        let rest = name
+            .strip_prefix(PREFIX)
+            .or_else(|| name.strip_prefix(SERVER_PREFIX))?;
+        let mut fields = rest.splitn(4, '-');
+        let owner = Self {
             namespace: fields.next()?.parse().ok()?,
             pid: fields.next()?.parse().ok()?,
             start: fields.next()?.parse().ok()?,
-        })
+        };
+        uuid::Uuid::try_parse(fields.next()?).ok()?;
+        Some(owner)
     }
 
     /// The process still runs (a process with its PID started when it did).
@@ -560,19 +541,46 @@ fn start_time(pid: u32) -> Option<u64> {
         .ok()
 }
 
-/// Remove, once, the servers' cgroups in `base` whose toolctl is gone (killed with SIGKILL),
-/// with whatever still runs in them. Those of a toolctl in another PID namespace (whose
+/// When an `exec` cgroup named the old way, `toolctl-exec-<UUIDv7>`, was made (its UUID's
+/// time).
+fn made_the_old_way(name: &str) -> Option<std::time::SystemTime> {
+    let (seconds, nanos) = uuid::Uuid::try_parse(name.strip_prefix(PREFIX)?)
+        .ok()?
+        .get_timestamp()?
+        .to_unix();
+    Some(std::time::UNIX_EPOCH + Duration::new(seconds, nanos))
+}
+
+/// Remove, once, the cgroups in `base` that toolctls killed with SIGKILL left behind, with
+/// whatever still runs in them: a call's or a server's once the toolctl named in it (of this
+/// PID namespace, `me`'s) is gone; an `exec` cgroup named the old way once it is older than
+/// [`OLD_LONGEST_CALL`] plus a minute, or empty and older than a minute (a call's cgroup holds
+/// its program a moment after it is made). Those of a toolctl in another PID namespace (whose
 /// PIDs mean nothing here) are left to a toolctl of that namespace.
-fn remove_orphans(base: &Path, me: &Owner) {
+fn remove_leftovers(base: &Path, me: &Owner) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let Ok(entries) = std::fs::read_dir(base) else {
             return;
         };
+        let now = std::time::SystemTime::now();
+        let minute = Duration::from_secs(60);
         for entry in entries.filter_map(Result::ok) {
-            let owner = entry.file_name().to_str().and_then(Owner::parse);
-            if owner.is_some_and(|owner| owner.namespace == me.namespace && !owner.alive()) {
-                remove(&entry.path());
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else {
+                continue;
+            };
+            let dir = entry.path();
+            let left = match (Owner::parse(name), made_the_old_way(name)) {
+                (Some(owner), _) => owner.namespace == me.namespace && !owner.alive(),
+                (None, Some(made)) => {
+                    let age = now.duration_since(made).unwrap_or_default();
+                    age > OLD_LONGEST_CALL + minute || (age > minute && !populated(&dir))
+                }
+                (None, None) => false,
+            };
+            if left {
+                remove(&dir);
             }
         }
     });
@@ -612,30 +620,49 @@ fn watch_signals() {
 
 #[cfg(test)]
 mod tests {
-    use super::{Owner, SERVER_PREFIX, unescape};
+    use super::{Owner, PREFIX, SERVER_PREFIX, made_the_old_way, unescape};
 
     #[test]
-    fn a_servers_cgroup_names_its_owner() {
+    fn a_calls_and_a_servers_cgroup_name_their_owner() {
         let me = Owner::of_self().unwrap();
         assert!(me.alive());
-        let name = format!("{SERVER_PREFIX}{me}-{}", uuid::Uuid::now_v7());
-        assert_eq!(Owner::parse(&name), Some(me));
+        for prefix in [SERVER_PREFIX, PREFIX] {
+            let name = format!("{prefix}{me}-{}", uuid::Uuid::now_v7());
+            assert_eq!(Owner::parse(&name).as_ref(), Some(&me), "{name}");
+        }
         // Another start time: the PID was used again, the owner is gone.
         let me = Owner::of_self().unwrap();
         let other = Owner::parse(&format!(
-            "{SERVER_PREFIX}{}-{}-{}-x",
+            "{SERVER_PREFIX}{}-{}-{}-{}",
             me.namespace,
             me.pid,
-            me.start + 1
+            me.start + 1,
+            uuid::Uuid::now_v7()
         ))
         .unwrap();
         assert!(!other.alive());
-        // Not a server's cgroup, or not named as toolctl names them.
+        // An `exec` cgroup named the old way, even one whose UUID begins with digits, names
+        // no owner, and is known by its age; nor do names toolctl does not make.
+        for old in [
+            "toolctl-exec-0190d0a6-5b7e-7000-8000-000000000000",
+            "toolctl-exec-01900000-1234-7000-8000-000000000000",
+        ] {
+            assert_eq!(Owner::parse(old), None, "{old}");
+            assert!(made_the_old_way(old).is_some(), "{old}");
+        }
+        for other in [
+            "toolctl-mcp-x-1-2-0190d0a6-5b7e-7000-8000-000000000000",
+            "toolctl-mcp-1-2-3-y",
+            "toolctl-mcp-1-2-3",
+            "toolctl-test-probe-12",
+        ] {
+            assert_eq!(Owner::parse(other), None, "{other}");
+            assert_eq!(made_the_old_way(other), None, "{other}");
+        }
         assert_eq!(
-            Owner::parse("toolctl-exec-0190d0a6-5b7e-7000-8000-000000000000"),
+            made_the_old_way(&format!("{PREFIX}{me}-{}", uuid::Uuid::now_v7())),
             None
         );
-        assert_eq!(Owner::parse("toolctl-mcp-x-1-2-y"), None);
     }
 
     #[test]

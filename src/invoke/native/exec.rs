@@ -54,7 +54,7 @@ pub(super) fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
 
     let tag = format!("{:016x}", fastrand::u64(..));
     // Its own cgroup where there can be one, else its process group and tag (see `cgroup`).
-    let cgroup = Cgroup::create(Duration::from_millis(TIMEOUT_MAX_MS));
+    let cgroup = Cgroup::create();
     let mut command = match &cgroup {
         Some(cgroup) => cgroup.command(program, rest),
         None => {
