@@ -45,7 +45,21 @@ fn readers_warn_when_bundles_is_a_file_and_writes_are_refused() {
     env.run(&["search", "hello"])
         .success()
         .stderr_has(NOT_A_FOLDER);
-    // A reader that reads the files itself, not the index.
+    env.run(&["pick", "hello"])
+        .success()
+        .stderr_has(NOT_A_FOLDER);
+    env.run(&[
+        "attach",
+        "0190a000-0000-7000-8000-00000000abcd",
+        "--query",
+        "hello",
+    ])
+    .success()
+    .stderr_has(NOT_A_FOLDER);
+    // Readers that read the files themselves, not the index.
+    env.run(&["export", "--provider", "openai"])
+        .success()
+        .stderr_has(NOT_A_FOLDER);
     env.run(&["tool", "get", "b/hello"])
         .failure(4)
         .stderr_has(NOT_A_FOLDER);
