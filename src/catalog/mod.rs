@@ -403,6 +403,10 @@ impl Catalog {
         let mut items = vec![self.builtin_bundle()];
         let mut problems = Vec::new();
         let dir = self.bundles_dir();
+        if let Some(problem) = not_a_folder(&dir) {
+            problems.push(problem);
+            return Ok(Scan { items, problems });
+        }
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -553,6 +557,13 @@ impl Catalog {
             tools.sort_by(|a, b| a.order().cmp(&b.order()));
             return tools;
         }
+        if let Some(problem) = bundle
+            .dir
+            .as_deref()
+            .and_then(|dir| not_a_folder(&dir.join(TOOLS_DIR)))
+        {
+            problems.push(problem);
+        }
         self.tool_slugs(bundle)
             .iter()
             .flat_map(|slug| self.tool_versions(bundle, slug, problems))
@@ -688,6 +699,28 @@ pub(crate) fn list_dir_names(dir: &Path) -> Vec<String> {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|name| !name.starts_with('.'))
         .collect()
+}
+
+/// The problem of `path`, where the catalog needs a folder (`bundles`, a bundle's `tools`),
+/// when something else is there: readers see nothing in it, so they say so instead of showing a
+/// catalog with less in it (`validate` reports it under rule `folder`). `None` when it is a
+/// folder (or a symlink to one) or nothing is there (a catalog without bundles yet).
+pub fn not_a_folder(path: &Path) -> Option<Problem> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if path.is_dir() {
+        return None;
+    }
+    let what = if meta.file_type().is_symlink() {
+        "a symlink to no folder"
+    } else if meta.is_file() {
+        "a file (git checks a symlink out as one where core.symlinks is false)"
+    } else {
+        "not a folder"
+    };
+    Some(Problem {
+        path: path.to_owned(),
+        message: format!("must be a folder of the catalog, and is {what}: nothing in it is read"),
+    })
 }
 
 /// A folder that is empty or holds only hidden entries (temporary files): what a writer killed

@@ -69,6 +69,13 @@ pub fn check_name(kind: NameKind, name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A slug or version as a case-insensitive file system (macOS's and Windows' default)
+/// compares folder names, near enough: in Unicode lower case. Two names with the same folded
+/// form cannot both be folders of one folder there.
+pub fn case_folded(name: &str) -> String {
+    name.to_lowercase()
+}
+
 fn describe_char(c: char) -> String {
     match c {
         '_' => "an underscore".to_owned(),

@@ -164,6 +164,14 @@ impl Ctx {
         )?)
     }
 
+    /// Warn when the catalog's `bundles` is no folder, for commands that leave out what they
+    /// cannot read without a word (pick, attach): all they see then is the built-in bundle.
+    pub fn warn_bundles_not_a_folder(&self, catalog: &Catalog) {
+        if let Some(problem) = catalog::not_a_folder(&catalog.root().join(catalog::BUNDLES_DIR)) {
+            self.warn_problems(&[problem]);
+        }
+    }
+
     /// Report files the catalog could not use, as warnings.
     pub fn warn_problems(&self, problems: &[catalog::Problem]) {
         for problem in problems {
@@ -253,7 +261,20 @@ pub fn main() -> ExitCode {
     });
     match result {
         Ok(code) => ExitCode::from(code),
-        Err(error) => {
+        Err(mut error) => {
+            // A bundle or tool not found in a catalog whose `bundles` is no folder: that is
+            // why (readers warn of it too, but a lookup that fails prints no warnings).
+            if matches!(error.code, ErrorCode::NotFound | ErrorCode::UnknownTool)
+                && let Ok(location) = ctx.location()
+                && let Some(problem) =
+                    catalog::not_a_folder(&location.path().join(catalog::BUNDLES_DIR))
+            {
+                error = error.with_first_hint(format!(
+                    "{}: {}",
+                    problem.path.display(),
+                    problem.message
+                ));
+            }
             error.report(&ctx.ui);
             ExitCode::from(error.exit_code())
         }
@@ -308,6 +329,8 @@ fn report_parse_error(e: &clap::Error, json: bool, args: &[std::ffi::OsString]) 
         });
         return exit::USAGE;
     }
+    let with_tip = dash_value_tip(e, args);
+    let e = with_tip.as_ref().unwrap_or(e);
     if json {
         let rendered = e.render().to_string();
         // clap's first paragraph is "error: <what is wrong>", with what it lists on the lines
@@ -326,13 +349,22 @@ fn report_parse_error(e: &clap::Error, json: bool, args: &[std::ffi::OsString]) 
         let mut details = serde_json::json!({ "usage": rendered });
         // A value outside a closed set: the message names the set, as the human form does
         // (clap's first paragraph often lists it already).
-        if let Some(ContextValue::Strings(values)) = e.get(ContextKind::ValidValue) {
+        if let Some(ContextValue::Strings(values)) = e.get(ContextKind::ValidValue)
+            && !values.is_empty()
+        {
             if !message.contains("possible values") {
                 message.push_str(&format!("; possible values: {}", values.join(", ")));
             }
             details["possibleValues"] = serde_json::json!(values);
         }
         let mut error = CliError::invalid(message).with_details(details);
+        // clap's tips ("to pass '-x' as a value, use '-- -x'") as hints, as the human form
+        // shows them.
+        if let Some(ContextValue::StyledStrs(tips)) = e.get(ContextKind::Suggested) {
+            for tip in tips {
+                error = error.with_hint(tip.to_string());
+            }
+        }
         error = error.usage();
         // attach answers in the attach contract's shape, usage errors included.
         if subcommand(args) == Some("attach") {
@@ -348,6 +380,72 @@ fn report_parse_error(e: &clap::Error, json: bool, args: &[std::ffi::OsString]) 
         let _ = e.print();
     }
     exit::USAGE
+}
+
+/// clap's error `e` with a tip when the value of an option starts with `-` (a slug may:
+/// `--bundle -ops`): clap reads such a value as a flag of its own, and says so ("unexpected
+/// argument '-ops'", or "a value is required for '--bundle'") with no word of how to pass it.
+/// The tip is the usual Unix way, `--bundle=-ops`. (For an argument that is not an option's
+/// value, clap's own tip says to write `-- -ops`.) `None`: no such value.
+fn dash_value_tip(e: &clap::Error, args: &[std::ffi::OsString]) -> Option<clap::Error> {
+    use clap::CommandFactory;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let words: Vec<&str> = args.iter().map(|a| a.to_str().unwrap_or("")).collect();
+    let invalid = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => arg.as_str(),
+        _ => return None,
+    };
+    let (option, value) = match e.kind() {
+        // `--bundle -ops`, -ops no flag of toolctl: the value is the unexpected argument.
+        ErrorKind::UnknownArgument => {
+            let at = words.iter().skip(1).position(|w| *w == invalid)? + 1;
+            (words[at - 1], invalid)
+        }
+        // `--bundle -q`, -q a flag: the option has no value ("--bundle <BUNDLE>").
+        ErrorKind::InvalidValue | ErrorKind::NoEquals => {
+            let option = invalid.split(' ').next()?;
+            let at = words.iter().position(|w| *w == option)?;
+            (option, *words.get(at + 1)?)
+        }
+        _ => return None,
+    };
+    if !value.starts_with('-') || value == "--" || option.contains('=') {
+        return None;
+    }
+    fn takes_value(cmd: &clap::Command, option: &str) -> bool {
+        cmd.get_arguments().any(|a| {
+            let named = match option.strip_prefix("--") {
+                Some(long) => a.get_long() == Some(long),
+                None => option
+                    .strip_prefix('-')
+                    .and_then(|s| s.parse::<char>().ok())
+                    .is_some_and(|short| a.get_short() == Some(short)),
+            };
+            named && a.get_action().takes_values()
+        }) || cmd.get_subcommands().any(|sub| takes_value(sub, option))
+    }
+    if !option.starts_with('-') || !takes_value(&Cli::command(), option) {
+        return None;
+    }
+    let mut tips = match e.get(ContextKind::Suggested) {
+        Some(ContextValue::StyledStrs(tips)) => tips.clone(),
+        _ => Vec::new(),
+    };
+    let joined = if option.starts_with("--") {
+        format!("{option}={value}")
+    } else {
+        format!("{option}{value}")
+    };
+    tips.push(clap::builder::StyledStr::from(format!(
+        "to pass '{value}' as the value of '{option}', use '{joined}'"
+    )));
+    // clap's errors are not Clone: a new one with the same context and the tips.
+    let mut with_tip = clap::Error::new(e.kind()).with_cmd(&Cli::command());
+    for (kind, value) in e.context() {
+        with_tip.insert(kind, value.clone());
+    }
+    with_tip.insert(ContextKind::Suggested, ContextValue::StyledStrs(tips));
+    Some(with_tip)
 }
 
 /// The subcommand named on a command line clap refused: the first word that is neither a flag

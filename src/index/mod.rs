@@ -478,8 +478,38 @@ impl Index {
                 })
             })
             .map_err(|e| self.db_error(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.db_error(e))
+        let mut problems: Vec<catalog::Problem> = rows
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.db_error(e))?;
+        problems.extend(self.folder_problems(catalog)?);
+        problems.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(problems)
+    }
+
+    /// Folders the catalog needs that are something else ([`catalog::not_a_folder`]): `bundles`,
+    /// or the `tools` of a bundle. Only bundles the index holds no slug folder of are looked at
+    /// (a `tools` that is not a folder lists none), so a read costs a stat or two, not one per
+    /// bundle.
+    fn folder_problems(&self, catalog: &Catalog) -> Result<Vec<catalog::Problem>> {
+        let bundles = catalog.bundles_dir();
+        if let Some(problem) = catalog::not_a_folder(&bundles) {
+            return Ok(vec![problem]);
+        }
+        let mut statement = self
+            .conn
+            .prepare_cached(
+                "SELECT dir FROM bundle b WHERE dir != ?1
+                 AND NOT EXISTS (SELECT 1 FROM slug_dir s WHERE s.bundle_dir = b.dir)",
+            )
+            .map_err(|e| self.db_error(e))?;
+        let dirs = statement
+            .query_map([sync::BUILTIN_DIR], |row| row.get::<_, String>(0))
+            .and_then(Iterator::collect::<rusqlite::Result<Vec<String>>>)
+            .map_err(|e| self.db_error(e))?;
+        Ok(dirs
+            .iter()
+            .filter_map(|dir| catalog::not_a_folder(&bundles.join(dir).join(catalog::TOOLS_DIR)))
+            .collect())
     }
 
     /// Counts and size for `index status`.

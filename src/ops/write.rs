@@ -120,6 +120,7 @@ impl Catalog {
         let guard = lock::acquire(&self.lock_path(), self.lock_timeout)?;
         let result = Config::load(&self.root).and_then(|config| {
             self.config = config;
+            refuse_not_a_folder(&self.bundles_dir())?;
             op(self)
         });
         match &result {
@@ -254,6 +255,9 @@ impl Catalog {
             ));
         }
         check_bundle_writable(&target, "add a tool to")?;
+        if let Some(dir) = &target.dir {
+            refuse_not_a_folder(&dir.join(TOOLS_DIR))?;
+        }
         let given_id = match fields.get("toolID") {
             Some(id) => Some(uuid_v7(id, "/toolID", source_name)?),
             None => None,
@@ -298,6 +302,7 @@ impl Catalog {
                 hint: Some("leave toolID out of the file to have a new one made".into()),
             });
         }
+        refuse_case_collision(&dir)?;
         if collisions {
             self.refuse_new_collisions(&self.bundles()?.items, SLUG_HINT, |keys| {
                 keys.insert((target.bundle.slug.clone(), tool.slug.clone()));
@@ -784,6 +789,63 @@ fn remove_if_pristine(root: &Path) {
 }
 
 /// A bundle that new or changed tools may not go into: disabled or soft-deleted.
+/// Refuse (`VALIDATION_ERROR`) a write into the catalog while `path`, a folder it needs, is
+/// something else (a file git checked out for a symlink): nothing could be written there, and
+/// what is there is not toolctl's to replace.
+fn refuse_not_a_folder(path: &Path) -> Result<()> {
+    match crate::catalog::not_a_folder(path) {
+        None => Ok(()),
+        Some(problem) => Err(Error::Config {
+            message: format!(
+                "{}: {}; nothing was written",
+                problem.path.display(),
+                problem.message
+            ),
+            hint: Some(
+                "make it the folder it stands for again (for a symlink git checked out as a file: git config core.symlinks true, then check it out again)"
+                    .into(),
+            ),
+        }),
+    }
+}
+
+/// Refuse (`CONFLICT`) a tool whose slug or version folder (`dir` is
+/// `…/tools/<slug>/<version>`) differs only by case from one already there (`Weather` beside
+/// `weather`): both cannot be checked out on a case-insensitive file system (macOS, Windows),
+/// and there the write would land in the other tool's folder. `validate` warns of pairs made
+/// by hand (rule `case-collision`).
+fn refuse_case_collision(dir: &Path) -> Result<()> {
+    let version_dir = dir;
+    let slug_dir = dir.parent().unwrap_or(dir);
+    for folder in [slug_dir, version_dir] {
+        let (Some(parent), Some(name)) = (folder.parent(), folder.file_name()) else {
+            continue;
+        };
+        let name = name.to_string_lossy();
+        let folded = rules::case_folded(&name);
+        let other = crate::catalog::list_dir_names(parent)
+            .into_iter()
+            .find(|other| *other != name && rules::case_folded(other) == folded);
+        if let Some(other) = other {
+            let what = if folder == slug_dir {
+                "slug"
+            } else {
+                "version"
+            };
+            return Err(Error::Conflict {
+                message: format!(
+                    "the {what} '{name}' differs only by case from the {what} folder '{other}' beside it: on a case-insensitive file system (macOS, Windows) the two are one folder (validate's rule case-collision)"
+                ),
+                details: json!({ "path": parent.join(&other), what: name }),
+                hint: Some(
+                    format!("choose a {what} that differs from '{other}' in more than case").into(),
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 fn check_bundle_writable(bundle: &BundleEntry, action: &str) -> Result<()> {
     if bundle.is_deleted() {
         return Err(Error::forbidden(

@@ -163,9 +163,11 @@ struct Target {
     /// ([`fill_for_put`](crate::catalog::fill::fill_for_put),
     /// [`fill_bundle_for_put`](crate::catalog::fill::fill_bundle_for_put)).
     as_put: bool,
-    /// Not a file to read: a path where the catalog needs a folder (`bundles`, a bundle's
-    /// `tools`) that is something else, reported as such (rule `folder`).
-    not_a_folder: bool,
+    /// Not a file to read but a finding about the layout, made while the catalog was listed:
+    /// a path where the catalog needs a folder that is something else (rule `folder`), a stray
+    /// file where folders go (`stray`), folder names that differ only by case
+    /// (`case-collision`).
+    layout: Option<Finding>,
 }
 
 /// Validate the catalog at `catalog` (no paths), or the paths of `request`. `progress` is told
@@ -250,19 +252,28 @@ fn collect_catalog(root: &Path, out: &mut Vec<Target>) {
     // A folder the catalog needs that is something else: readers see no bundles (or no tools)
     // there, so validate must not pass on it. (git checks a symlink out as a small text file
     // where `core.symlinks` is false.)
-    let mut must_be_folder = |path: PathBuf| {
-        let there = std::fs::symlink_metadata(&path).is_ok();
-        if there && !path.is_dir() {
-            out.push(Target {
-                not_a_folder: true,
-                ..target(Some(root), path)
-            });
+    let mut found: Vec<Finding> = Vec::new();
+    let mut layout = |file: PathBuf, severity: Severity, rule: &'static str, message: String| {
+        found.push(Finding {
+            severity,
+            rule,
+            file,
+            line: None,
+            column: None,
+            pointer: None,
+            message,
+            about: None,
+        });
+    };
+    let must_be_folder = |path: PathBuf, layout: &mut dyn FnMut(_, _, _, _)| {
+        if let Some(problem) = crate::catalog::not_a_folder(&path) {
+            layout(path, Severity::Error, "folder", problem.message);
         }
     };
-    must_be_folder(root.join(BUNDLES_DIR));
-    let bundles = visible_dirs(&root.join(BUNDLES_DIR));
+    must_be_folder(root.join(BUNDLES_DIR), &mut layout);
+    let bundles = listed(&root.join(BUNDLES_DIR), "bundle", &mut layout);
     for dir in &bundles {
-        must_be_folder(dir.join(TOOLS_DIR));
+        must_be_folder(dir.join(TOOLS_DIR), &mut layout);
     }
     for dir in bundles {
         let bundle_file = dir.join(BUNDLE_FILE);
@@ -270,8 +281,8 @@ fn collect_catalog(root: &Path, out: &mut Vec<Target>) {
             continue;
         }
         out.push(target(Some(root), bundle_file));
-        for slug in visible_dirs(&dir.join(TOOLS_DIR)) {
-            for version in visible_dirs(&slug) {
+        for slug in listed(&dir.join(TOOLS_DIR), "tool slug", &mut layout) {
+            for version in listed(&slug, "version", &mut layout) {
                 let file = version.join(TOOL_FILE);
                 // A version folder without its file is what a killed write leaves; the store
                 // skips it too. Anything else named tool.json (a FIFO, a symlink) is checked,
@@ -282,6 +293,60 @@ fn collect_catalog(root: &Path, out: &mut Vec<Target>) {
             }
         }
     }
+    for finding in found {
+        out.push(Target {
+            layout: Some(finding.clone()),
+            ..target(Some(root), finding.file)
+        });
+    }
+}
+
+/// The visible sub-folders of `dir`, where the catalog keeps one folder per `what` (a bundle,
+/// a tool slug, a version), in name order. What else is there is told to `layout`: a visible
+/// entry that is not a folder (a `README.md`, a symlink to a file) is read by nobody (rule
+/// `stray`, a warning: such files are often harmless, hidden ones like `.gitkeep` are not
+/// mentioned), and two folders whose names differ only by case cannot both be checked out on a
+/// case-insensitive file system, macOS's and Windows' default (rule `case-collision`).
+fn listed(
+    dir: &Path,
+    what: &str,
+    layout: &mut dyn FnMut(PathBuf, Severity, &'static str, String),
+) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    let (dirs, stray): (Vec<PathBuf>, Vec<PathBuf>) = entries.into_iter().partition(|p| p.is_dir());
+    for path in stray {
+        layout(
+            path,
+            Severity::Warning,
+            "stray",
+            format!(
+                "not a folder where each entry is a {what} folder: toolctl reads nothing from it"
+            ),
+        );
+    }
+    let mut by_folded: BTreeMap<String, &PathBuf> = BTreeMap::new();
+    for path in &dirs {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if let Some(first) = by_folded.insert(crate::catalog::rules::case_folded(&name), path) {
+            layout(
+                path.clone(),
+                Severity::Warning,
+                "case-collision",
+                format!(
+                    "{what} folder '{name}' and '{}' differ only by case: on a case-insensitive file system (macOS, Windows) they are one folder, so a checkout there breaks",
+                    first.display()
+                ),
+            );
+        }
+    }
+    dirs
 }
 
 /// The files one path argument names.
@@ -348,19 +413,6 @@ fn walk_json(dir: &Path, found: &mut dyn FnMut(PathBuf)) {
     }
 }
 
-fn visible_dirs(dir: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    dirs
-}
-
 /// The catalog file a document outside a catalog is, by its fields (`toolctl.json`,
 /// `bundle.json` or `tool.json`): a bundle has a slug but no version or type, the
 /// configuration neither slug nor version but its own fields. For standard input and for a
@@ -424,7 +476,7 @@ fn target(root: Option<&Path>, file: PathBuf) -> Target {
         file,
         kind,
         place,
-        not_a_folder: false,
+        layout: None,
     }
 }
 
@@ -447,27 +499,8 @@ fn sniffed(file: &Path, root: Option<&Path>) -> &'static str {
 /// Read, parse and check one file; its findings are placed in it.
 fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Constraints) {
     use crate::base::capped::{self, ReadError};
-    if target.not_a_folder {
-        let what = match std::fs::symlink_metadata(&target.file) {
-            Ok(meta) if meta.file_type().is_symlink() => "a symlink to no folder",
-            Ok(meta) if meta.is_file() => {
-                "a file (git checks a symlink out as one where core.symlinks is false)"
-            }
-            _ => "not a folder",
-        };
-        let finding = Finding {
-            severity: Severity::Error,
-            rule: "folder",
-            file: target.file.clone(),
-            line: None,
-            column: None,
-            pointer: None,
-            message: format!(
-                "must be a folder of the catalog, and is {what}: nothing in it is read"
-            ),
-            about: None,
-        };
-        return (vec![finding], Constraints::None);
+    if let Some(finding) = &target.layout {
+        return (vec![finding.clone()], Constraints::None);
     }
     match capped::read_text(&target.file, target.root.as_deref()) {
         Ok(text) => check_text(target, &text, cx),
@@ -519,7 +552,7 @@ pub fn check_documents(documents: &[(PathBuf, Place, &str)]) -> Vec<Finding> {
                 kind,
                 place: place.clone(),
                 as_put: false,
-                not_a_folder: false,
+                layout: None,
             };
             let (findings, facts) = check_text(&target, text, &cx);
             (target, findings, facts)

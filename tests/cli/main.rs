@@ -23,6 +23,7 @@ mod test_builtin;
 mod test_bundle;
 mod test_bundle_put_agrees;
 mod test_byte_order_mark;
+mod test_catalog_layout;
 mod test_completions;
 mod test_config;
 mod test_crash;

@@ -15,7 +15,6 @@ fn valid_slugs_and_versions_are_stored_under_their_names() {
         ("météo", "v1"),
         ("天気", "v1"),
         ("a-1", "v1"),
-        ("Weather", "v1"),
         ("weather", "v2.1"),
         ("weather", "1.0.0-rc1"),
         (longest.as_str(), "v1"),
@@ -29,8 +28,15 @@ fn valid_slugs_and_versions_are_stored_under_their_names() {
         let got = env.json(&["tool", "get", &format!("w/{slug}@{version}")]);
         assert_eq!(got["ref"], format!("w/{slug}@{version}"));
     }
-    // Case-sensitive: Weather and weather are two tools.
     assert_eq!(env.refs(&["--bundle", "w"]).len(), cases.len());
+    // Case-sensitive: Weather and weather are two tools (not in one bundle, where their folders
+    // would be one on macOS and Windows: test_catalog_layout).
+    env.bundle("w2");
+    env.put_tool("w2", &tool_doc("Weather", "v1"));
+    let got = env.json(&["tool", "get", "w2/Weather"]);
+    assert_eq!(got["ref"], "w2/Weather@v1");
+    let got = env.json(&["tool", "get", "w/weather@v1"]);
+    assert_eq!(got["ref"], "w/weather@v1");
 }
 
 #[test]

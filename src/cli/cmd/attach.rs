@@ -115,6 +115,7 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
     });
     drop(progress);
     let outcome = outcome?.map_err(attach_error)?;
+    ctx.warn_bundles_not_a_folder(&catalog);
     for warning in &outcome.warnings {
         ctx.ui.warn(&warning_words(warning));
     }

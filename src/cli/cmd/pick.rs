@@ -115,6 +115,7 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
     });
     drop(progress);
     let (outcome, considered) = outcome?.map_err(pick_error)?;
+    ctx.warn_bundles_not_a_folder(&catalog);
     match &outcome.fallback {
         Some(pick::Fallback::PastTimeLimit { limit_ms }) => ctx.ui.warn(&format!(
             "scoring ran past --timeout-ms {limit_ms}; the first tools in registration order instead"
