@@ -18,6 +18,7 @@
 use crate::base::same_json::same_json_opt;
 use crate::catalog::error::{Error as CatalogError, Violation};
 use crate::catalog::model::{self, Tool, ToolType};
+use crate::catalog::rules::case_folded;
 use crate::catalog::{BundleEntry, Catalog, Problem, ToolEntry};
 use crate::invoke::{self, Failure};
 use serde_json::{Map, Value, json};
@@ -125,7 +126,8 @@ pub fn plan(
             }
         }
     }
-    let mut taken: BTreeSet<String> = existing.iter().map(|e| e.tool.slug.clone()).collect();
+    // The bundle's slugs case-folded, as `free_slug` compares them.
+    let mut taken: BTreeSet<String> = existing.iter().map(|e| case_folded(&e.tool.slug)).collect();
     let mut violations = Vec::new();
     let mut seen = BTreeSet::new();
     for tool in listed {
@@ -138,7 +140,7 @@ pub fn plan(
         match ours.get(name) {
             None => {
                 let slug = free_slug(name, &taken);
-                taken.insert(slug.clone());
+                taken.insert(case_folded(&slug));
                 let doc = document(server, tool, &slug, "1");
                 check(&doc, server, name, &mut violations);
                 plan.added.push(Planned {
@@ -260,7 +262,10 @@ fn check(doc: &Value, server: &str, name: &str, out: &mut Vec<Violation>) {
 }
 
 /// A slug from the server's name for a tool (letters and digits kept, anything else a '-'),
-/// not yet used in the bundle.
+/// not yet used in the bundle, in any case: a server's `Echo` beside its `echo` becomes
+/// `Echo-2`, since two slug folders that differ only by case are one folder on macOS and
+/// Windows (validate's rule `case-collision`, which `tool put` refuses). `taken` holds the
+/// bundle's slugs case-folded.
 fn free_slug(name: &str, taken: &BTreeSet<String>) -> String {
     let mut base = String::new();
     for c in name.chars() {
@@ -276,12 +281,13 @@ fn free_slug(name: &str, taken: &BTreeSet<String>) -> String {
     {
         base = "tool".to_owned();
     }
-    if !taken.contains(&base) {
+    let free = |slug: &str| !taken.contains(&case_folded(slug));
+    if free(&base) {
         return base;
     }
     (2..)
         .map(|n| format!("{base}-{n}"))
-        .find(|slug| !taken.contains(slug))
+        .find(|slug| free(slug))
         .unwrap_or(base)
 }
 
@@ -303,9 +309,12 @@ mod tests {
     #[test]
     fn slugs_come_from_names_and_never_collide() {
         let taken: BTreeSet<String> = ["echo".to_owned(), "get-sum".to_owned()].into();
+        // `taken` is case-folded: a slug in any case is taken.
         assert_eq!(free_slug("printEnv", &taken), "printEnv");
         assert_eq!(free_slug("get_sum", &taken), "get-sum-2");
         assert_eq!(free_slug("echo", &taken), "echo-2");
+        assert_eq!(free_slug("Echo", &taken), "Echo-2");
+        assert_eq!(free_slug("GET_SUM", &taken), "GET-SUM-2");
         assert_eq!(free_slug("__", &taken), "tool");
         assert_eq!(free_slug("a.b/c", &taken), "a-b-c");
     }

@@ -617,6 +617,44 @@ fn mcp_import_refuses_a_tool_too_large_to_read_back_and_writes_nothing() {
 }
 
 #[test]
+fn mcp_import_gives_a_name_that_differs_only_by_case_a_slug_of_its_own() {
+    // A server listing `echo` and `Echo`: slug folders `echo` and `Echo` would be one folder on
+    // macOS and Windows (validate's case-collision, which tool put refuses), so `Echo` becomes
+    // `Echo-2`, the whole import is written, and the catalog validates without a warning.
+    let env = TestEnv::new();
+    let mut server = stdio_server("stdio");
+    server["env"] = json!({ "VARIANT": "case" });
+    declare(&env, json!({ "fx": server }));
+    let imported = env.json(&["mcp", "import", "fx"]);
+    let added: Vec<(String, String)> = imported["added"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["name"].as_str().unwrap().to_owned(),
+                a["ref"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert!(
+        added.contains(&("echo".to_owned(), "fx/echo@1".to_owned())),
+        "{added:?}"
+    );
+    assert!(
+        added.contains(&("Echo".to_owned(), "fx/Echo-2@1".to_owned())),
+        "{added:?}"
+    );
+    let validated = env.run(&["validate"]);
+    validated.success();
+    assert!(!validated.stdout.contains("case-collision"), "{validated}");
+    assert!(!validated.stderr.contains("case-collision"), "{validated}");
+    // The import again: nothing new, the same slugs.
+    let again = env.json(&["mcp", "import", "fx"]);
+    assert_eq!(again["added"], json!([]), "{again}");
+}
+
+#[test]
 fn mcp_import_refuses_a_server_whose_pages_never_end_or_that_lists_too_many_tools() {
     // A server repeating a cursor would be asked for pages (and grow memory) until the
     // timeout; one listing more than 20,000 tools is refused as a bundle archive of that many
