@@ -312,14 +312,7 @@ fn listed(
     what: &str,
     layout: &mut dyn FnMut(PathBuf, Severity, &'static str, String),
 ) -> Vec<PathBuf> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .map(|e| e.path())
-        .collect();
-    entries.sort();
+    let entries = visible_entries(dir);
     let (dirs, stray): (Vec<PathBuf>, Vec<PathBuf>) = entries.into_iter().partition(|p| p.is_dir());
     for path in stray {
         layout(
@@ -391,8 +384,9 @@ fn catalog_above(dir: &Path) -> Option<PathBuf> {
         .map(Path::to_owned)
 }
 
-/// The catalog files under `dir` (hidden folders skipped), in name order.
-fn walk_json(dir: &Path, found: &mut dyn FnMut(PathBuf)) {
+/// The entries of `dir` whose names do not start with a dot, in name order (none when it
+/// cannot be read).
+fn visible_entries(dir: &Path) -> Vec<PathBuf> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -401,6 +395,12 @@ fn walk_json(dir: &Path, found: &mut dyn FnMut(PathBuf)) {
         .map(|e| e.path())
         .collect();
     entries.sort();
+    entries
+}
+
+/// The catalog files under `dir` (hidden folders skipped), in name order.
+fn walk_json(dir: &Path, found: &mut dyn FnMut(PathBuf)) {
+    let entries = visible_entries(dir);
     for entry in entries {
         if entry.is_dir() {
             walk_json(&entry, found);
