@@ -25,7 +25,7 @@ pub struct ToolRow {
     pub safe: bool,
     /// `createdAt` in nanoseconds: registration order.
     pub created_ns: i64,
-    /// Slug and display name, description and tags (empty unless asked for).
+    /// Its indexed words: name, description, tags, arguments (empty unless asked for).
     pub text: ToolText,
 }
 

@@ -425,7 +425,7 @@ async fn ask_only(peer: &Peer<RoleClient>, request: Request) -> Result<Answer, T
 pub const MAX_LISTED: usize = 20_000;
 
 /// Every page of the server's `tools/list`. A server that sends a cursor it sent before, or
-/// more than [`MAX_LISTED`] tools, is refused at once: its pages would otherwise go on (and
+/// more than [`MAX_LISTED`] tools or pages, is refused at once: its pages would otherwise go on (and
 /// fill memory) until the timeout.
 async fn list_every_page(peer: &Peer<RoleClient>) -> Result<Vec<Value>, Trouble> {
     let mut tools = Vec::new();
@@ -445,6 +445,13 @@ async fn list_every_page(peer: &Peer<RoleClient>) -> Result<Vec<Value>, Trouble>
         if tools.len() > MAX_LISTED {
             return Err(Trouble::Request(format!(
                 "it listed more than {MAX_LISTED} tools, the most toolctl takes"
+            )));
+        }
+        // Empty pages, each with a new cursor, would go on as well: no more pages than tools
+        // toolctl takes.
+        if cursors.len() >= MAX_LISTED {
+            return Err(Trouble::Request(format!(
+                "it sent more than {MAX_LISTED} pages, the most toolctl reads"
             )));
         }
         match page.next_cursor {

@@ -126,8 +126,16 @@ pub fn plan(
             }
         }
     }
-    // The bundle's slugs case-folded, as `free_slug` compares them.
-    let mut taken: BTreeSet<String> = existing.iter().map(|e| case_folded(&e.tool.slug)).collect();
+    // The bundle's slugs case-folded, as `free_slug` compares them: those of its tools, and
+    // every slug folder (one whose tool.json is broken, or a killed write's empty one, holds
+    // its name too).
+    let folders = bundle.map(|b| catalog.tool_slugs(b)).unwrap_or_default();
+    let mut taken: BTreeSet<String> = existing
+        .iter()
+        .map(|e| e.tool.slug.as_str())
+        .chain(folders.iter().map(String::as_str))
+        .map(case_folded)
+        .collect();
     let mut violations = Vec::new();
     let mut seen = BTreeSet::new();
     for tool in listed {

@@ -294,13 +294,14 @@ async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> Result<(), Error> 
 }
 
 /// The hosts a request may name in its `Host` header: the loopback names, and the address
-/// served when it is another one (`--public`). A web page whose DNS name an attacker points at
-/// this machine (DNS rebinding) names its own host there, and is refused (403).
+/// served when it is another one (`--public`, or another loopback address such as
+/// 127.0.0.2). A web page whose DNS name an attacker points at this machine (DNS rebinding)
+/// names its own host there, and is refused (403).
 fn allowed_hosts(bound: SocketAddr) -> Vec<String> {
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).into();
-    let ip = bound.ip();
-    if !ip.is_loopback() && !ip.is_unspecified() {
-        hosts.push(ip.to_string());
+    let ip = bound.ip().to_string();
+    if !bound.ip().is_unspecified() && !hosts.contains(&ip) {
+        hosts.push(ip);
     }
     hosts
 }
@@ -1049,6 +1050,10 @@ mod tests {
         assert_eq!(allowed_hosts("127.0.0.1:8765".parse().unwrap()), loopback);
         assert_eq!(allowed_hosts("0.0.0.0:8765".parse().unwrap()), loopback);
         assert_eq!(allowed_hosts("[::]:8765".parse().unwrap()), loopback);
+        assert_eq!(
+            allowed_hosts("127.0.0.2:8765".parse().unwrap()),
+            ["localhost", "127.0.0.1", "::1", "127.0.0.2"]
+        );
         let public = allowed_hosts("192.0.2.7:8765".parse().unwrap());
         assert_eq!(public, ["localhost", "127.0.0.1", "::1", "192.0.2.7"]);
         assert_eq!(

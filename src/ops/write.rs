@@ -788,7 +788,6 @@ fn remove_if_pristine(root: &Path) {
     }
 }
 
-/// A bundle that new or changed tools may not go into: disabled or soft-deleted.
 /// Refuse (`VALIDATION_ERROR`) a write into the catalog while `path`, a folder it needs, is
 /// something else (a file git checked out for a symlink): nothing could be written there, and
 /// what is there is not toolctl's to replace.
@@ -846,6 +845,7 @@ fn refuse_case_collision(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A bundle that new or changed tools may not go into: disabled or soft-deleted.
 fn check_bundle_writable(bundle: &BundleEntry, action: &str) -> Result<()> {
     if bundle.is_deleted() {
         return Err(Error::forbidden(

@@ -65,7 +65,7 @@ pub struct Candidate {
     pub name: String,
     /// `bundle/slug@version`.
     pub reference: String,
-    /// What the tool is about: slug, display name, description and tags, space separated.
+    /// What the tool is about, as it is embedded ([`embedding_text`]).
     pub text: String,
     /// Hex SHA-256 of `text`: the key of cached embeddings.
     pub content_hash: String,

@@ -655,6 +655,24 @@ fn mcp_import_gives_a_name_that_differs_only_by_case_a_slug_of_its_own() {
 }
 
 #[test]
+fn mcp_import_keeps_clear_of_a_slug_folder_in_any_case_even_one_with_no_tool() {
+    // A slug folder `ECHO` whose tool.json is gone (a killed write, a hand edit): the server's
+    // `echo` would be the same folder on macOS and Windows, so it becomes `echo-2`.
+    let env = TestEnv::new();
+    let id = env.bundle("fx");
+    std::fs::create_dir_all(env.bundle_dir(&id).join("tools/ECHO/1")).unwrap();
+    declare(&env, json!({ "fx": stdio_server("stdio") }));
+    let imported = env.json(&["mcp", "import", "fx"]);
+    let refs: Vec<&str> = imported["added"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["ref"].as_str().unwrap())
+        .collect();
+    assert!(refs.contains(&"fx/echo-2@1"), "{refs:?}");
+}
+
+#[test]
 fn mcp_import_refuses_a_server_whose_pages_never_end_or_that_lists_too_many_tools() {
     // A server repeating a cursor would be asked for pages (and grow memory) until the
     // timeout; one listing more than 20,000 tools is refused as a bundle archive of that many

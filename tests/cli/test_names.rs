@@ -37,6 +37,9 @@ fn valid_slugs_and_versions_are_stored_under_their_names() {
     assert_eq!(got["ref"], "w2/Weather@v1");
     let got = env.json(&["tool", "get", "w/weather@v1"]);
     assert_eq!(got["ref"], "w/weather@v1");
+    // A slug is matched in its own case only.
+    env.run(&["tool", "get", "w2/weather"]).failure(4);
+    env.run(&["tool", "get", "w/Weather"]).failure(4);
 }
 
 #[test]
