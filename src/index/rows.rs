@@ -25,7 +25,8 @@ pub struct ToolRow {
     pub safe: bool,
     /// `createdAt` in nanoseconds: registration order.
     pub created_ns: i64,
-    /// Its indexed words: name, description, tags, arguments (empty unless asked for).
+    /// Its indexed words: name, description, tags, argument names and values (empty unless
+    /// asked for).
     pub text: ToolText,
 }
 
@@ -46,8 +47,6 @@ pub struct ToolText {
     pub tags: String,
     /// The arguments' names, as words (nested ones too).
     pub arg_names: String,
-    /// The arguments' descriptions, space-joined.
-    pub arg_descriptions: String,
     /// The values the arguments accept (`enum`, `const`), as words.
     pub arg_values: String,
 }
@@ -90,11 +89,11 @@ pub(super) fn live(t: &str, bu: &str) -> String {
 pub(super) fn tool_row_sql(with_text: bool, condition: &str) -> String {
     let (text_columns, join) = if with_text {
         (
-            "f.name, f.description, f.tags, f.args, f.arg_text, f.arg_values",
+            "f.name, f.description, f.tags, f.args, f.arg_values",
             "JOIN tool_fts f ON f.rowid = t.id",
         )
     } else {
-        ("'', '', '', '', '', ''", "")
+        ("'', '', '', '', ''", "")
     };
     format!(
         "SELECT t.id, t.path, t.bundle_dir, bu.slug, t.slug_dir, t.version, t.tool_id, t.is_enabled,
@@ -125,8 +124,7 @@ pub(super) fn tool_row(r: &rusqlite::Row) -> rusqlite::Result<ToolRow> {
             description: r.get(13)?,
             tags: r.get(14)?,
             arg_names: r.get(15)?,
-            arg_descriptions: r.get(16)?,
-            arg_values: r.get(17)?,
+            arg_values: r.get(16)?,
         },
     })
 }

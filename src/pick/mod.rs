@@ -1277,16 +1277,19 @@ fn candidate(member: &DefaultTool) -> Candidate {
 }
 
 /// The text a tool is embedded as: what a model reads best of it (issue 18), as the index
-/// holds it. Its name in words, its description and tags, then its arguments: their names,
-/// their descriptions and the values they accept, each part labelled so a short tool reads as
-/// a sentence ("get weather. Weather for a city. Arguments: city, units. …").
+/// holds it. Its name in words, its description and tags, then its arguments' names and the
+/// values they accept, each part labelled so a short tool reads as a sentence ("get weather.
+/// Weather for a city. Arguments: city units. Values: celsius fahrenheit."). The arguments'
+/// descriptions are left out: with all-MiniLM-L6-v2 on NESTFUL at 10,000 distractors (196
+/// requests) they took `hybrid` from 0.823 capped R@5 to 0.795 (cfb's long argument
+/// descriptions drown the tool's own words: 0.710 → 0.592), where names and values alone give
+/// 0.828 (R@1 0.774 → 0.799; `embed` alone 0.578 → 0.641).
 fn embedding_text(text: &index::ToolText) -> String {
     let parts = [
         ("", text.name.as_str()),
         ("", text.description.as_str()),
         ("Tags: ", text.tags.as_str()),
         ("Arguments: ", text.arg_names.as_str()),
-        ("", text.arg_descriptions.as_str()),
         ("Values: ", text.arg_values.as_str()),
     ];
     parts

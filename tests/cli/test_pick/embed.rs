@@ -88,11 +88,12 @@ async fn embed_ranks_tools_by_cosine_similarity() {
 }
 
 /// A tool is embedded as a model reads it best (issue 18): its name's words, description and
-/// tags, then its arguments' names, descriptions and accepted values, nested ones too. So a
-/// task that names only what a tool's arguments take finds it: "in fahrenheit on the
-/// thermometer" shares no word with either tool's name, description or tags.
+/// tags, then its arguments' names and accepted values, nested ones too (not their
+/// descriptions: long ones drown the tool's own words). So a task that names only a value a
+/// tool's arguments take finds it: "in fahrenheit on the thermometer" shares no word with
+/// either tool's name, description or tags.
 #[tokio::test(flavor = "multi_thread")]
-async fn embed_reads_the_arguments_names_descriptions_and_values() {
+async fn embed_reads_the_arguments_names_and_values() {
     let server = embeddings_server().await;
     let env = TestEnv::new();
     without_builtins(&env);
@@ -166,8 +167,8 @@ async fn embed_reads_the_arguments_names_descriptions_and_values() {
         texts,
         [
             "convert. Converts a reading. Tags: measure. Arguments: reading target unit. \
-             the scale of the thermometer. Values: celsius fahrenheit.",
-            "translate. Converts a text. Arguments: language. the target language.",
+             Values: celsius fahrenheit.",
+            "translate. Converts a text. Arguments: language.",
         ]
     );
 }
