@@ -303,7 +303,10 @@ impl Catalog {
             });
         }
         refuse_case_collision(&dir)?;
-        if collisions {
+        // A new version of a slug the bundle has adds no name, so nothing new can collide:
+        // the check (a name map of the whole catalog, twice) is for a new slug only.
+        let new_slug = !dir.parent().is_some_and(Path::is_dir);
+        if collisions && new_slug {
             self.refuse_new_collisions(&self.bundles()?.items, SLUG_HINT, |keys| {
                 keys.insert((target.bundle.slug.clone(), tool.slug.clone()));
             })?;
