@@ -14,9 +14,10 @@ use crate::catalog::model::{self, Bundle, Tool};
 use crate::catalog::rules::{self, NameKind};
 use crate::catalog::{
     BUNDLE_FILE, BUNDLES_DIR, BundleEntry, Catalog, STATE_DIR, TOOL_FILE, TOOLS_DIR, ToolEntry,
-    VersionChoice, builtin, store,
+    VersionChoice, builtin, list_dir_names, store,
 };
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use uuid::Uuid;
 
@@ -175,6 +176,27 @@ impl Catalog {
                     .filter_map(|(doc, _)| doc.get("slug").and_then(Value::as_str))
                     .collect();
                 c.refuse_colliding_tools(&target.bundle.slug, &slugs)?;
+                // Case twins among the bundle's slug folders and the batch, from one listing
+                // (`mcp import` plans slugs clear of them, but outside the lock), not a listing
+                // of the bundle's tools per tool.
+                if let Some(dir) = &target.dir {
+                    let tools = dir.join(TOOLS_DIR);
+                    let mut seen: BTreeMap<String, String> = list_dir_names(&tools)
+                        .into_iter()
+                        .map(|name| (rules::case_folded(&name), name))
+                        .collect();
+                    for slug in &slugs {
+                        match seen.get(&rules::case_folded(slug)) {
+                            Some(other) if other != slug => {
+                                return Err(case_twin(&tools, slug, other, "slug"));
+                            }
+                            Some(_) => {}
+                            None => {
+                                seen.insert(rules::case_folded(slug), (*slug).to_owned());
+                            }
+                        }
+                    }
+                }
                 docs.into_iter()
                     .map(|(doc, source_name)| {
                         c.put_tool_checked(doc, &source_name, Some(bundle), false)
@@ -302,15 +324,18 @@ impl Catalog {
                 hint: Some("leave toolID out of the file to have a new one made".into()),
             });
         }
-        refuse_case_collision(&dir)?;
         // A new version of a slug the bundle has adds no name, so nothing new can collide:
-        // the check (a name map of the whole catalog, twice) is for a new slug only.
-        let new_slug = !dir.parent().is_some_and(Path::is_dir);
+        // the checks of the slug (a name map of the whole catalog, twice; its folder's
+        // neighbours) are for a new slug only, and `put_tools` makes them once for its batch.
+        let slug_dir = dir.parent().unwrap_or(&dir);
+        let new_slug = !slug_dir.is_dir();
         if collisions && new_slug {
+            refuse_case_twin(slug_dir, "slug", &list_dir_names(&tools_dir_of(slug_dir)))?;
             self.refuse_new_collisions(&self.bundles()?.items, SLUG_HINT, |keys| {
                 keys.insert((target.bundle.slug.clone(), tool.slug.clone()));
             })?;
         }
+        refuse_case_twin(&dir, "version", &list_dir_names(slug_dir))?;
         store::write_json(&path, &doc)?;
         Ok(ToolEntry {
             is_enabled: tool.is_enabled,
@@ -811,41 +836,40 @@ fn refuse_not_a_folder(path: &Path) -> Result<()> {
     }
 }
 
-/// Refuse (`CONFLICT`) a tool whose slug or version folder (`dir` is
-/// `…/tools/<slug>/<version>`) differs only by case from one already there (`Weather` beside
-/// `weather`): both cannot be checked out on a case-insensitive file system (macOS, Windows),
-/// and there the write would land in the other tool's folder. `validate` warns of pairs made
-/// by hand (rule `case-collision`).
-fn refuse_case_collision(dir: &Path) -> Result<()> {
-    let version_dir = dir;
-    let slug_dir = dir.parent().unwrap_or(dir);
-    for folder in [slug_dir, version_dir] {
-        let (Some(parent), Some(name)) = (folder.parent(), folder.file_name()) else {
-            continue;
-        };
-        let name = name.to_string_lossy();
-        let folded = rules::case_folded(&name);
-        let other = crate::catalog::list_dir_names(parent)
-            .into_iter()
-            .find(|other| *other != name && rules::case_folded(other) == folded);
-        if let Some(other) = other {
-            let what = if folder == slug_dir {
-                "slug"
-            } else {
-                "version"
-            };
-            return Err(Error::Conflict {
-                message: format!(
-                    "the {what} '{name}' differs only by case from the {what} folder '{other}' beside it: on a case-insensitive file system (macOS, Windows) the two are one folder (validate's rule case-collision)"
-                ),
-                details: json!({ "path": parent.join(&other), what: name }),
-                hint: Some(
-                    format!("choose a {what} that differs from '{other}' in more than case").into(),
-                ),
-            });
-        }
+/// Refuse (`CONFLICT`) a slug or version folder `folder` (`what`) whose name differs only by
+/// case from one of `neighbours`, the folder names beside it (`Weather` beside `weather`):
+/// both cannot be checked out on a case-insensitive file system (macOS, Windows), and there
+/// the write would land in the other tool's folder. `validate` warns of pairs made by hand
+/// (rule `case-collision`).
+fn refuse_case_twin(folder: &Path, what: &str, neighbours: &[String]) -> Result<()> {
+    let (Some(parent), Some(name)) = (folder.parent(), folder.file_name()) else {
+        return Ok(());
+    };
+    let name = name.to_string_lossy();
+    let folded = rules::case_folded(&name);
+    match neighbours
+        .iter()
+        .find(|other| **other != name && rules::case_folded(other) == folded)
+    {
+        Some(other) => Err(case_twin(parent, &name, other, what)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The error of a folder `name` in `parent` whose name differs only by case from `other`'s.
+fn case_twin(parent: &Path, name: &str, other: &str, what: &str) -> Error {
+    Error::Conflict {
+        message: format!(
+            "the {what} '{name}' differs only by case from the {what} folder '{other}' beside it: on a case-insensitive file system (macOS, Windows) the two are one folder (validate's rule case-collision)"
+        ),
+        details: json!({ "path": parent.join(other), what: name }),
+        hint: Some(format!("choose a {what} that differs from '{other}' in more than case").into()),
+    }
+}
+
+/// The `tools` folder a slug folder is in.
+fn tools_dir_of(slug_dir: &Path) -> PathBuf {
+    slug_dir.parent().unwrap_or(slug_dir).to_owned()
 }
 
 /// A bundle that new or changed tools may not go into: disabled or soft-deleted.
