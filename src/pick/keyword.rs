@@ -92,14 +92,11 @@ impl KeywordScore {
     }
 }
 
-/// The tokens the keyword scorer looks for in `task`.
+/// The tokens the keyword scorer looks for in `task`: its content words. A task of stop
+/// words, numbers and lone letters alone ("the", "do it", "42") says nothing of what it is
+/// about, so it has none and matches no tool.
 pub fn tokens(task: &str) -> Vec<String> {
-    let content = text::content_tokens(task);
-    if content.is_empty() {
-        text::query_tokens(task)
-    } else {
-        content
-    }
+    text::content_tokens(task)
 }
 
 /// The score of every tool (by index row id) that holds at least one token, and the tokens'
@@ -159,6 +156,8 @@ mod tests {
             tokens("please find 3 hotels in Paris"),
             ["find", "hotels", "paris"]
         );
-        assert_eq!(tokens("what is it"), ["what", "is", "it"]);
+        // Nothing but stop words: nothing to look for (before, every word, so "the" matched
+        // every tool that holds it).
+        assert!(tokens("what is it").is_empty());
     }
 }

@@ -50,7 +50,7 @@ pub mod siblings;
 
 use crate::catalog::Catalog;
 use crate::index::default_tools::{DefaultTool, DefaultTools};
-use crate::index::{self, Hit, Index, Registration, SearchRequest, Tier, Tiers};
+use crate::index::{self, Hit, Index, Registration, SearchRequest, Tier, Tiers, text};
 use keyword::KeywordScore;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -546,7 +546,12 @@ impl Matches {
 
     /// The search index's hits for `query`, scored as the module comment says. They are read
     /// as the ranking asks for them.
+    /// A query without content words (see [`keyword::tokens`]) matches nothing: a task is
+    /// not a name, and the tiers would otherwise rank "the" as a word of every tool.
     pub fn bm25(index: &Index, query: &str) -> index::Result<Self> {
+        if text::content_tokens(query).is_empty() {
+            return Ok(Self::of_tiers(None));
+        }
         let request = SearchRequest {
             query: query.to_owned(),
             ..SearchRequest::default()

@@ -1213,6 +1213,83 @@ async fn with_hybrid_a_request_that_matches_nothing_well_attaches_and_detaches_n
     );
 }
 
+/// A request of stop words alone ("the", "do it for me") says nothing of what it wants: it
+/// matches no tool, so it attaches nothing and detaches nothing, with each lexical scorer
+/// (before, "the" took the name-like path, where every tool holding "the" scored 50).
+#[test]
+fn a_request_of_stop_words_attaches_and_detaches_nothing() {
+    let env = TestEnv::new();
+    env.bundle("helpers");
+    let tools: Vec<Made> = (1..=12)
+        .map(|n| {
+            make(
+                &env,
+                "helpers",
+                &format!("helper-{n}"),
+                &format!("Keep the ledger number {n} up to date for the team"),
+            )
+        })
+        .collect();
+    let a = agent(1);
+    let held: Vec<Value> = tools[..8]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| entry(t, &at(i as u32 + 1)))
+        .collect();
+    write_agent(&env, &a, &held);
+    let before = read_agent(&env, &a).unwrap();
+    for scorer in ["bm25", "keyword"] {
+        for query in ["the", "do it for me", "the 2"] {
+            let out = attach_ok(&env, &a, &["--query", query, "--scorer", scorer], &[]);
+            let d = &out.resp.details;
+            assert_eq!(d.passed_filter_count, 0, "{scorer} {query}: {}", out.run);
+            assert!(d.successful_attachments.is_empty(), "{}", out.run);
+            assert!(d.detached_tools.is_empty(), "{}", out.run);
+            assert_eq!(ids(&out.after), ids(&before), "{}", out.run);
+        }
+    }
+    // A word that says what it wants still attaches the tools about it.
+    let out = attach_ok(&env, &agent(2), &["--query", "the ledger"], &[]);
+    assert!(
+        !out.resp.details.successful_attachments.is_empty(),
+        "{}",
+        out.run
+    );
+}
+
+/// Unlike `pick`, attach considers unsafe tools (the README says so): an enabled
+/// `builtin/exec` is attached for a request to run a command, which `pick` keeps out unless
+/// `--allow-unsafe`.
+#[test]
+fn attach_considers_unsafe_tools_that_pick_keeps_out() {
+    let env = TestEnv::new();
+    env.run(&["tool", "enable", "builtin/exec"]).success();
+    let task = "run a shell command";
+    let out = attach_ok(&env, &agent(1), &["--query", task], &[]);
+    let names: Vec<&str> = out
+        .resp
+        .details
+        .successful_attachments
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect();
+    assert!(names.contains(&"exec"), "{}", out.run);
+    let picked = |extra: &[&str]| {
+        let mut args = vec!["pick", task, "--json"];
+        args.extend_from_slice(extra);
+        let run = env.run(&args);
+        run.success();
+        let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+        doc["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|item| item["ref"] == "builtin/exec@v1")
+    };
+    assert!(!picked(&[]), "pick showed an unsafe tool");
+    assert!(picked(&["--allow-unsafe"]));
+}
+
 /// 20 helpers "Unrelated helper number N for internal bookkeeping", 10 of them held, and
 /// "book me a number of flights to Paris" (with `scorer`): nothing passes, nothing leaves;
 /// then a tool about flights to Paris passes at the same minimum.

@@ -5,6 +5,7 @@ use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::shared::{EndpointArgs, export_error, pick_error, warn_left_out};
 use crate::cli::values;
+use crate::index::text;
 use crate::pick::{self, PickError, PickRequest, Scorer};
 use crate::provider::Provider;
 use crate::provider::export::translate;
@@ -166,7 +167,13 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
         }
         items.push(item);
     }
-    let text = if items.is_empty() {
+    let lexical = matches!(request.scorer, Scorer::Keyword | Scorer::Bm25);
+    let text = if items.is_empty() && lexical && text::content_tokens(&request.query).is_empty() {
+        format!(
+            "no tool matches '{}': it holds no word that says what the task is about (stop words, numbers and single letters are left out)",
+            request.query
+        )
+    } else if items.is_empty() {
         format!(
             "no tool scores {} or more for '{}' ({} considered; --min-score lowers the bar{})",
             args.min_score,

@@ -637,3 +637,47 @@ fn a_sentence_finds_the_one_usable_tool_behind_many_better_filtered_ones() {
         );
     }
 }
+
+/// A task of stop words, numbers and lone letters alone says nothing of what it wants: every
+/// lexical scorer picks nothing and says why (before, "the" took the name-like path, where
+/// each tool holding "the" scored 0.50, and the keyword scorer fell back to every word).
+#[test]
+fn a_task_of_stop_words_picks_nothing_and_says_why() {
+    let env = TestEnv::new();
+    without_builtins(&env);
+    env.bundle("n");
+    for (n, slug) in ["the-ledger", "update-the-team"].into_iter().enumerate() {
+        env.put_tool_dated(
+            "n",
+            &native(
+                slug,
+                n as u32 + 1,
+                json!({ "description": "Do it for the team, all of the time." }),
+            ),
+        );
+    }
+    for scorer in ["bm25", "keyword"] {
+        for task in ["the", "do it for me", "the 2 of a"] {
+            assert_eq!(
+                picks(&env, &[task, "--scorer", scorer]),
+                [],
+                "{scorer} {task}"
+            );
+            let run = env.run(&["pick", task, "--scorer", scorer]);
+            run.success();
+            assert_eq!(
+                run.stdout,
+                format!(
+                    "no tool matches '{task}': it holds no word that says what the task is about (stop words, numbers and single letters are left out)\n"
+                ),
+                "{scorer}"
+            );
+        }
+        // A word that says what it wants still finds the tools.
+        assert_eq!(
+            refs(&picks(&env, &["the ledger", "--scorer", scorer])),
+            ["n/the-ledger@v1"],
+            "{scorer}"
+        );
+    }
+}
