@@ -1179,3 +1179,65 @@ fn http_transport(
         .reinit_on_expired_session(true);
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listed_tool_is_checked_field_by_field_and_null_is_an_absent_optional_field() {
+        let ok = json!({
+            "name": "t", "inputSchema": { "type": "object" },
+            "outputSchema": null, "annotations": null, "title": null, "description": null,
+        });
+        let read = tool_of(&ok).unwrap();
+        assert_eq!(read["name"], "t");
+        assert_eq!(read["inputSchema"], json!({ "type": "object" }));
+        let wrong = |tool: Value| tool_of(&tool).unwrap_err();
+        assert_eq!(
+            wrong(json!({ "name": "t", "inputSchema": {}, "outputSchema": [] })),
+            (
+                "/outputSchema".to_owned(),
+                "must be an object, and is an array".to_owned()
+            )
+        );
+        assert_eq!(
+            wrong(json!({ "inputSchema": {} })),
+            ("/name".to_owned(), "is missing (a string)".to_owned())
+        );
+        assert_eq!(
+            wrong(json!({ "name": "t", "inputSchema": null })),
+            (
+                "/inputSchema".to_owned(),
+                "must be an object, and is null".to_owned()
+            )
+        );
+        assert_eq!(
+            wrong(json!({ "name": "t", "inputSchema": {}, "description": 3 })),
+            (
+                "/description".to_owned(),
+                "must be a string, and is a number".to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn a_page_without_a_tools_array_or_with_a_cursor_that_is_no_string_is_refused() {
+        let tools = json!([{ "name": "t" }]);
+        let page = json!({ "tools": tools, "nextCursor": "2" });
+        let (listed, next) = page_of(&page).unwrap();
+        assert_eq!((listed.len(), next.as_deref()), (1, Some("2")));
+        let (_, next) = page_of(&json!({ "tools": [], "nextCursor": null })).unwrap();
+        assert_eq!(next, None);
+        assert_eq!(page_of(&json!({})).unwrap_err(), "it has no /tools");
+        assert_eq!(
+            page_of(&json!({ "tools": {} })).unwrap_err(),
+            "/tools must be an array, and is an object"
+        );
+        assert_eq!(
+            page_of(&json!({ "tools": [], "nextCursor": 2 })).unwrap_err(),
+            "/nextCursor must be a string, and is a number"
+        );
+        assert_eq!(page_of(&json!([])).unwrap_err(), "the result is an array");
+    }
+}
