@@ -131,7 +131,7 @@ pub fn list_tools(
     timeout: Duration,
 ) -> Result<Listing, Failure> {
     match session(name, server, hosts, timeout, Request::List, None)? {
-        Answer::Listed(tools) => Ok(tools),
+        Answer::Listed(listing) => Ok(listing),
         Answer::Called(_) => Err(Failure::new(
             ErrorCode::Internal,
             "tools/list was answered by a call result",
@@ -439,7 +439,7 @@ pub struct Listing {
 }
 
 /// An entry of a `tools/list` page that is no MCP tool.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct Skipped {
     /// Its `name`, when that is a string.
     pub name: Option<String>,

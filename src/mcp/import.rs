@@ -10,6 +10,10 @@
 //! `impl.tool`, not by slug): a new tool is added (version `1`), a tool whose imported fields
 //! changed gets a new version (the next number, which becomes its default version), an
 //! unchanged one is left alone, and one the server no longer lists is reported, not deleted.
+//! What the server lists that is no MCP tool (an `inputSchema` that is not an object…) is
+//! skipped by the listing, named; the rest is imported (the server's other tools are usable,
+//! and nothing here can mend that one), and a version imported before of a skipped tool is
+//! neither changed nor reported vanished.
 //!
 //! [`plan`] decides all of this and checks every document it would write before anything is
 //! written (the CLI writes the plan with `tool put`'s code), so a server with a tool toolctl

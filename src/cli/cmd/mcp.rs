@@ -225,7 +225,6 @@ fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
             .iter()
             .map(|r| format!("  vanished  {slug}/{r} (no longer listed by the server; kept)")),
     );
-
     Ok(Output::new(json, Human::Text(lines.join("\n"))))
 }
 
