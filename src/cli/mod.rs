@@ -164,14 +164,6 @@ impl Ctx {
         )?)
     }
 
-    /// Warn when the catalog's `bundles` is no folder, for commands that leave out what they
-    /// cannot read without a word (pick, attach): all they see then is the built-in bundle.
-    pub fn warn_bundles_not_a_folder(&self, catalog: &Catalog) {
-        if let Some(problem) = catalog::not_a_folder(&catalog.root().join(catalog::BUNDLES_DIR)) {
-            self.warn_problems(&[problem]);
-        }
-    }
-
     /// Report files the catalog could not use, as warnings.
     pub fn warn_problems(&self, problems: &[catalog::Problem]) {
         for problem in problems {

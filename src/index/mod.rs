@@ -489,8 +489,9 @@ impl Index {
     /// Folders the catalog needs that are something else ([`catalog::not_a_folder`]): `bundles`,
     /// or the `tools` of a bundle. Only bundles the index holds no slug folder of are looked at
     /// (a `tools` that is not a folder lists none), so a read costs a stat or two, not one per
-    /// bundle.
-    fn folder_problems(&self, catalog: &Catalog) -> Result<Vec<catalog::Problem>> {
+    /// bundle. Readers that say nothing of unreadable files (pick, attach) still warn of these:
+    /// without them a whole bundle is missing from what they choose from.
+    pub fn folder_problems(&self, catalog: &Catalog) -> Result<Vec<catalog::Problem>> {
         let bundles = catalog.bundles_dir();
         if let Some(problem) = catalog::not_a_folder(&bundles) {
             return Ok(vec![problem]);

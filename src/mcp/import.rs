@@ -10,6 +10,10 @@
 //! `impl.tool`, not by slug): a new tool is added (version `1`), a tool whose imported fields
 //! changed gets a new version (the next number, which becomes its default version), an
 //! unchanged one is left alone, and one the server no longer lists is reported, not deleted.
+//! What the server lists that is no MCP tool (an `inputSchema` that is not an object…) is
+//! skipped by the listing, named; the rest is imported (the server's other tools are usable,
+//! and nothing here can mend that one), and a version imported before of a skipped tool is
+//! neither changed nor reported vanished.
 //!
 //! [`plan`] decides all of this and checks every document it would write before anything is
 //! written (the CLI writes the plan with `tool put`'s code), so a server with a tool toolctl
@@ -20,6 +24,7 @@ use crate::catalog::error::{Error as CatalogError, Violation};
 use crate::catalog::model::{self, Tool, ToolType};
 use crate::catalog::rules::case_folded;
 use crate::catalog::{BundleEntry, Catalog, Problem, ToolEntry};
+use crate::invoke::mcp::Listing;
 use crate::invoke::{self, Failure};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -76,7 +81,7 @@ pub struct Plan {
 }
 
 /// List the tools of `server`, as declared in the catalog's `toolctl.json`.
-pub fn list(catalog: &Catalog, server: &str) -> Result<Vec<Value>, Error> {
+pub fn list(catalog: &Catalog, server: &str) -> Result<Listing, Error> {
     let config = catalog.config();
     let Some(entry) = config.mcp_servers.get(server) else {
         let declared: Vec<&str> = config.mcp_servers.keys().map(String::as_str).collect();
@@ -101,14 +106,17 @@ pub fn list(catalog: &Catalog, server: &str) -> Result<Vec<Value>, Error> {
     invoke::mcp::list_tools(server, entry, &config.hosts, timeout).map_err(Error::Server)
 }
 
-/// What importing `listed` (the server's tools) from `server` into `bundle` (when it exists)
-/// does. Every document is checked as `tool put` checks it.
+/// What importing `listing` (the server's tools) from `server` into `bundle` (when it exists)
+/// does. Every document is checked as `tool put` checks it. A tool the server listed but the
+/// listing skipped (no MCP tool) is neither imported nor reported vanished: the bundle keeps
+/// what it has of it.
 pub fn plan(
     catalog: &Catalog,
     bundle: Option<&BundleEntry>,
     server: &str,
-    listed: &[Value],
+    listing: &Listing,
 ) -> Result<Plan, Error> {
+    let listed = &listing.tools;
     let mut plan = Plan::default();
     let existing: Vec<ToolEntry> = match bundle {
         Some(bundle) => catalog.bundle_tools(bundle, &mut plan.problems),
@@ -139,6 +147,7 @@ pub fn plan(
     let mut violations = Vec::new();
     let mut seen = BTreeSet::new();
     for tool in listed {
+        // Every listed tool has a name (a tool without one is skipped by the listing).
         let Some(name) = tool.get("name").and_then(Value::as_str) else {
             continue;
         };
@@ -183,8 +192,13 @@ pub fn plan(
             }
         }
     }
+    let skipped: BTreeSet<&str> = listing
+        .skipped
+        .iter()
+        .filter_map(|s| s.name.as_deref())
+        .collect();
     for (name, entry) in &ours {
-        if !seen.contains(name) {
+        if !seen.contains(name) && !skipped.contains(name.as_str()) {
             plan.vanished
                 .push(format!("{}@{}", entry.tool.slug, entry.tool.version));
         }

@@ -97,6 +97,30 @@ fn readers_warn_when_a_bundles_tools_is_not_a_folder() {
     env.run(&["bundle", "get", "b"])
         .success()
         .stderr_has(&format!("{}: {NOT_A_FOLDER}", tools.display()));
+    // pick and attach read the index, which holds no tool of the bundle: they say why, once
+    // (with --json too: on stderr, their documents have no problems).
+    let warning = format!("warning: skipped {}: {NOT_A_FOLDER}", tools.display());
+    for args in [
+        &["pick", "hello"][..],
+        &["--json", "pick", "hello"],
+        &[
+            "attach",
+            "0190a000-0000-7000-8000-00000000abcd",
+            "--query",
+            "hello",
+        ],
+    ] {
+        let run = env.run(args);
+        run.success();
+        let warned: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.contains("skipped"))
+            .collect();
+        assert_eq!(warned.len(), 1, "{run}");
+        assert!(warned[0].starts_with(&warning), "{run}");
+        assert!(!run.stdout.contains("b/hello"), "{run}");
+    }
     let put = env.try_put_tool("b", &tool_doc("other", "v1"));
     put.failure(3);
     assert!(

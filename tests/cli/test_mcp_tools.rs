@@ -679,12 +679,7 @@ fn mcp_import_refuses_a_server_whose_pages_never_end_or_that_lists_too_many_tool
     // files is. Both fail at once (UPSTREAM_ERROR, exit 7) and write nothing; distinct cursors
     // are followed to the end.
     let env = TestEnv::new();
-    let pages = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/pages.py");
-    let server = |args: &[&str]| {
-        let mut command = vec![json!(mcp_clients::python()), json!(pages)];
-        command.extend(args.iter().map(|a| json!(a)));
-        json!({ "command": command, "timeoutMs": 60000 })
-    };
+    let server = pages_server;
     declare(
         &env,
         json!({
@@ -724,6 +719,135 @@ fn mcp_import_refuses_a_server_whose_pages_never_end_or_that_lists_too_many_tool
         refs(&paged["added"]),
         ["paged/t0@1", "paged/t1@1", "paged/t2@1"]
     );
+}
+
+/// An `mcpServers` entry starting tests/fixtures/mcp/pages.py (a bare JSON-RPC server, for
+/// hostile lists) with `args`.
+fn pages_server(args: &[&str]) -> Value {
+    let pages = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/pages.py");
+    let mut command = vec![json!(mcp_clients::python()), json!(pages)];
+    command.extend(args.iter().map(|a| json!(a)));
+    json!({ "command": command, "timeoutMs": 60000 })
+}
+
+#[test]
+fn mcp_import_reads_at_most_20000_pages_empty_ones_included() {
+    // Empty pages, each with a new cursor, hold no tool for the tool cap to stop: the page cap
+    // does. 20,000 pages (19,999 empty, then one tool) are read to the end; 20,001 are refused
+    // at once (UPSTREAM_ERROR, exit 7) and write nothing. About 5 s each on a debug build.
+    let env = TestEnv::new();
+    declare(
+        &env,
+        json!({
+            "most": pages_server(&["empty", "19999"]),
+            "over": pages_server(&["empty", "20000"]),
+        }),
+    );
+    let refused = env.json_error(&["mcp", "import", "over"], 7);
+    assert_eq!(refused.error.code, "UPSTREAM_ERROR");
+    assert_eq!(
+        refused.error.message,
+        "MCP server 'over' failed tools/list: it sent more than 20000 pages, the most toolctl reads"
+    );
+    assert!(crate::common::find_files(env.catalog(), "tool.json").is_empty());
+    let most = import(&env, "most", &[]);
+    assert_eq!(most["listed"], 1, "{most}");
+    assert_eq!(refs(&most["added"]), ["most/t@1"]);
+}
+
+#[test]
+fn mcp_import_skips_what_is_no_mcp_tool_naming_server_tool_and_field() {
+    // A server listing tools the SDK cannot read (an inputSchema that is a string, an array or
+    // missing, a name that is no string, …) would fail its whole page as an "unexpected
+    // response type", naming nothing. Each is skipped instead, named with its page and JSON
+    // pointer, and the rest imported; versions imported before of a skipped tool stay.
+    let env = TestEnv::new();
+    declare(&env, json!({ "fx": pages_server(&["fixed"]) }));
+    let before = import(&env, "fx", &[]);
+    assert_eq!(refs(&before["added"]).len(), 6, "{before}");
+
+    declare(&env, json!({ "fx": pages_server(&["broken"]) }));
+    let run = env.run(&["--json", "mcp", "import", "fx"]);
+    run.success();
+    let doc = run.json();
+    assert_eq!(doc["listed"], 8, "{doc}");
+    assert_eq!(refs(&doc["added"]), Vec::<String>::new());
+    assert_eq!(refs(&doc["changed"]), Vec::<String>::new());
+    assert_eq!(refs(&doc["unchanged"]), ["fx/good@1"]);
+    // Imported before and listed broken now: not vanished.
+    assert_eq!(refs(&doc["vanished"]), Vec::<String>::new());
+    let skipped = |name: Value, page: u64, pointer: &str, message: &str| json!({ "name": name, "page": page, "pointer": pointer, "message": message });
+    let string = "must be a string, and is a number";
+    assert_eq!(
+        doc["skipped"],
+        json!([
+            skipped(
+                json!("str-schema"),
+                1,
+                "/tools/1/inputSchema",
+                "must be an object, and is a string"
+            ),
+            skipped(
+                json!("list-schema"),
+                1,
+                "/tools/2/inputSchema",
+                "must be an object, and is an array"
+            ),
+            skipped(
+                json!("no-schema"),
+                2,
+                "/tools/0/inputSchema",
+                "is missing (an object)"
+            ),
+            skipped(Value::Null, 2, "/tools/1/name", string),
+            skipped(
+                Value::Null,
+                2,
+                "/tools/2",
+                "must be an object, and is a string"
+            ),
+            skipped(
+                json!("bad-annotations"),
+                2,
+                "/tools/3/annotations",
+                "must be an object, and is a string"
+            ),
+            skipped(
+                json!("bad-icons"),
+                2,
+                "/tools/4",
+                "is no MCP tool the SDK can read: invalid type: number, expected a sequence"
+            ),
+        ]),
+        "{doc}"
+    );
+    // Each is a warning on stderr naming the server, the tool and the field.
+    for line in [
+        "warning: MCP server 'fx': skipped tool 'str-schema' (tools/list page 1, /tools/1/inputSchema): must be an object, and is a string",
+        "warning: MCP server 'fx': skipped a tool (tools/list page 2, /tools/1/name): must be a string, and is a number",
+    ] {
+        assert!(run.stderr.lines().any(|l| l == line), "{line}\n{run}");
+    }
+    assert_eq!(run.stderr.lines().count(), 7, "{run}");
+
+    // Into a new bundle: only the tool that is one, and the summary counts the rest.
+    let run = env.run(&["mcp", "import", "fx", "--bundle", "fresh"]);
+    run.success();
+    assert!(
+        run.stdout.starts_with(
+            "Imported MCP server 'fx' into bundle fresh: 8 listed, 1 added, 0 changed, 0 unchanged, 0 vanished, 7 skipped"
+        ),
+        "{run}"
+    );
+    assert_eq!(env.refs(&["--bundle", "fresh"]), ["fresh/good@1"]);
+    // What `invoke` asks (tools/call) never lists tools: a tool of that server still runs.
+    let (code, doc) = invoke(&env, "fx/str-schema", json!({}));
+    assert_eq!(
+        (code, &doc["value"]),
+        (0, &json!("called str-schema")),
+        "{doc}"
+    );
+    env.run(&["validate"]).success();
 }
 
 #[test]

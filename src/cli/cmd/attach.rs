@@ -101,7 +101,7 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
     };
     let mut progress = ctx.ui.progress(0, "embedding tools");
     let outcome = ctx.read_index(&catalog, |index| {
-        match attach::attach(
+        let outcome = match attach::attach(
             &catalog,
             index,
             &settings,
@@ -109,13 +109,16 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
             ctx.global.lock_timeout,
             &mut |done, total| progress.update(done, total),
         ) {
-            Err(AttachError::Index(e)) => Err(e),
-            other => Ok(other),
-        }
+            Err(AttachError::Index(e)) => return Err(e),
+            other => other,
+        };
+        // `bundles`, or a bundle's `tools`, that is not a folder: tools left out unseen.
+        let unread = index.folder_problems(&catalog)?;
+        Ok(outcome.map(|outcome| (outcome, unread)))
     });
     drop(progress);
-    let outcome = outcome?.map_err(attach_error)?;
-    ctx.warn_bundles_not_a_folder(&catalog);
+    let (outcome, unread) = outcome?.map_err(attach_error)?;
+    ctx.warn_problems(&unread);
     for warning in &outcome.warnings {
         ctx.ui.warn(&warning_words(warning));
     }

@@ -151,6 +151,12 @@ fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
         Err(e) => return Err(e.into()),
     };
     let plan = import::plan(&catalog, bundle.as_ref(), server, &listed).map_err(from_import)?;
+    for skipped in &listed.skipped {
+        ctx.ui.warn(&format!(
+            "MCP server '{server}': skipped {}",
+            skipped.describe()
+        ));
+    }
     let writes: Vec<&import::Planned> = plan.added.iter().chain(&plan.changed).collect();
     let new_slugs: Vec<&str> = writes.iter().map(|p| p.slug.as_str()).collect();
     catalog.refuse_colliding_tools(&slug, &new_slugs)?;
@@ -181,19 +187,26 @@ fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
     let json = serde_json::json!({
         "server": server,
         "bundle": slug,
-        "listed": listed.len(),
+        "listed": listed.tools.len() + listed.skipped.len(),
         "added": plan.added.iter().map(|p| serde_json::json!({ "ref": reference(p), "name": p.name })).collect::<Vec<_>>(),
         "changed": plan.changed.iter().map(|p| serde_json::json!({ "ref": reference(p), "name": p.name, "previous": p.previous })).collect::<Vec<_>>(),
         "unchanged": plan.unchanged.iter().map(|r| format!("{slug}/{r}")).collect::<Vec<_>>(),
         "vanished": plan.vanished.iter().map(|r| format!("{slug}/{r}")).collect::<Vec<_>>(),
+        "skipped": listed.skipped.iter().map(|s| serde_json::json!({
+            "name": s.name,
+            "page": s.page,
+            "pointer": s.pointer,
+            "message": s.message,
+        })).collect::<Vec<_>>(),
     });
     let mut lines = vec![format!(
-        "Imported MCP server '{server}' into bundle {slug}: {} listed, {} added, {} changed, {} unchanged, {} vanished",
-        listed.len(),
+        "Imported MCP server '{server}' into bundle {slug}: {} listed, {} added, {} changed, {} unchanged, {} vanished, {} skipped",
+        listed.tools.len() + listed.skipped.len(),
         plan.added.len(),
         plan.changed.len(),
         plan.unchanged.len(),
-        plan.vanished.len()
+        plan.vanished.len(),
+        listed.skipped.len()
     )];
     lines.extend(
         plan.added

@@ -112,11 +112,13 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
             }
             _ => 0,
         };
-        Ok(outcome.map(|outcome| (outcome, considered)))
+        // `bundles`, or a bundle's `tools`, that is not a folder: tools left out unseen.
+        let unread = index.folder_problems(&catalog)?;
+        Ok(outcome.map(|outcome| (outcome, considered, unread)))
     });
     drop(progress);
-    let (outcome, considered) = outcome?.map_err(pick_error)?;
-    ctx.warn_bundles_not_a_folder(&catalog);
+    let (outcome, considered, unread) = outcome?.map_err(pick_error)?;
+    ctx.warn_problems(&unread);
     match &outcome.fallback {
         Some(pick::Fallback::PastTimeLimit { limit_ms }) => ctx.ui.warn(&format!(
             "scoring ran past --timeout-ms {limit_ms}; the first tools in registration order instead"
