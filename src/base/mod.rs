@@ -20,3 +20,17 @@ pub fn causes<'a>(
 ) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
     std::iter::successors(error.source(), |e| e.source())
 }
+
+/// What kind of JSON value `value` is, with its article, for a message ("must be an object,
+/// and is a string").
+pub fn json_kind(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -25,6 +25,7 @@ use super::native::cgroup::{Cgroup, Handoff};
 use super::native::exec::{PASSED_ENV, TAG_VARIABLE, kill_tree};
 use super::{Failure, Options};
 use crate::base::error_code::ErrorCode;
+use crate::base::json_kind;
 use crate::base::redact::Redactor;
 use crate::base::secrets::Secrets;
 use crate::catalog::ToolEntry;
@@ -536,11 +537,16 @@ async fn list_every_page(peer: &Peer<RoleClient>) -> Result<Listing, Trouble> {
 /// The tools of a `tools/list` result, and its `nextCursor`.
 fn page_of(result: &Value) -> Result<(&[Value], Option<String>), String> {
     let Some(result) = result.as_object() else {
-        return Err(format!("the result is {}", kind(result)));
+        return Err(format!("the result is {}", json_kind(result)));
     };
     let tools = match result.get("tools") {
         Some(Value::Array(tools)) => tools,
-        Some(other) => return Err(format!("/tools must be an array, and is {}", kind(other))),
+        Some(other) => {
+            return Err(format!(
+                "/tools must be an array, and is {}",
+                json_kind(other)
+            ));
+        }
         None => return Err("it has no /tools".to_owned()),
     };
     let next = match result.get("nextCursor") {
@@ -549,7 +555,7 @@ fn page_of(result: &Value) -> Result<(&[Value], Option<String>), String> {
         Some(other) => {
             return Err(format!(
                 "/nextCursor must be a string, and is {}",
-                kind(other)
+                json_kind(other)
             ));
         }
     };
@@ -562,13 +568,13 @@ fn tool_of(raw: &Value) -> Result<Value, (String, String)> {
     let must = |field: &str, what: &str, value: &Value| {
         (
             format!("/{field}"),
-            format!("must be {what}, and is {}", kind(value)),
+            format!("must be {what}, and is {}", json_kind(value)),
         )
     };
     let Some(fields) = raw.as_object() else {
         return Err((
             String::new(),
-            format!("must be an object, and is {}", kind(raw)),
+            format!("must be an object, and is {}", json_kind(raw)),
         ));
     };
     for (field, what, required, fits) in [
@@ -601,18 +607,6 @@ fn tool_of(raw: &Value) -> Result<Value, (String, String)> {
         )
     })?;
     serde_json::to_value(tool).map_err(|e| (String::new(), e.to_string()))
-}
-
-/// What kind of JSON value `value` is, for a message.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// How a stdio server is started.

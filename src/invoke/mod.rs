@@ -26,6 +26,7 @@ pub mod sse;
 pub mod usage;
 
 use crate::base::error_code::ErrorCode;
+use crate::base::json_kind;
 use crate::catalog::config::HttpDefaults;
 use crate::catalog::model::{NoSchemaMode, ToolType};
 use crate::catalog::rules::HostPolicy;
@@ -364,17 +365,6 @@ pub fn parse_arguments(raw: Value) -> Result<Map<String, Value>, Failure> {
             ),
         )
         .with_remedy(Remedy::ArgumentsAsObject)),
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
