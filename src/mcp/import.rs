@@ -16,8 +16,11 @@
 //! neither changed nor reported vanished.
 //!
 //! [`plan`] decides all of this and checks every document it would write before anything is
-//! written (the CLI writes the plan with `tool put`'s code), so a server with a tool toolctl
-//! cannot take changes nothing.
+//! written (the CLI writes the plan with `tool put`'s code). A tool that `tool put` would
+//! refuse (a schema toolctl's rules reject, a `tool.json` over 4 MiB) is refused alone, named
+//! with each violation ([`Plan::refused`]), as a skipped one is: the server's other tools are
+//! imported, since nothing on toolctl's side can mend the server's, and what is written is
+//! valid all the same.
 
 use crate::base::same_json::same_json_opt;
 use crate::catalog::error::{Error as CatalogError, Violation};
@@ -78,6 +81,18 @@ pub struct Plan {
     pub vanished: Vec<String>,
     /// Files of the bundle that could not be read.
     pub problems: Vec<Problem>,
+    /// Tools of the server that `tool put` would refuse: not imported (a version imported
+    /// before stays the default, and is not reported vanished), each with why.
+    pub refused: Vec<Refused>,
+}
+
+/// A tool of the server that toolctl's rules refuse.
+#[derive(Debug)]
+pub struct Refused {
+    /// The server's name for it.
+    pub name: String,
+    /// What `tool put` says of its document (pointers into the `tool.json` it would be).
+    pub violations: Vec<Violation>,
 }
 
 /// List the tools of `server`, as declared in the catalog's `toolctl.json`.
@@ -144,7 +159,6 @@ pub fn plan(
         .chain(folders.iter().map(String::as_str))
         .map(case_folded)
         .collect();
-    let mut violations = Vec::new();
     let mut seen = BTreeSet::new();
     for tool in listed {
         // Every listed tool has a name (a tool without one is skipped by the listing).
@@ -157,9 +171,11 @@ pub fn plan(
         match ours.get(name) {
             None => {
                 let slug = free_slug(name, &taken);
-                taken.insert(case_folded(&slug));
                 let doc = document(server, tool, &slug, "1");
-                check(&doc, server, name, &mut violations);
+                if plan.refuses(&doc, name) {
+                    continue;
+                }
+                taken.insert(case_folded(&slug));
                 plan.added.push(Planned {
                     name: name.to_owned(),
                     slug,
@@ -181,7 +197,9 @@ pub fn plan(
                 }
                 let version = next_version(&existing, &slug);
                 doc["version"] = json!(version);
-                check(&doc, server, name, &mut violations);
+                if plan.refuses(&doc, name) {
+                    continue;
+                }
                 plan.changed.push(Planned {
                     name: name.to_owned(),
                     slug,
@@ -196,15 +214,13 @@ pub fn plan(
         .skipped
         .iter()
         .filter_map(|s| s.name.as_deref())
+        .chain(plan.refused.iter().map(|r| r.name.as_str()))
         .collect();
     for (name, entry) in &ours {
         if !seen.contains(name) && !skipped.contains(name.as_str()) {
             plan.vanished
                 .push(format!("{}@{}", entry.tool.slug, entry.tool.version));
         }
-    }
-    if !violations.is_empty() {
-        return Err(CatalogError::invalid(format!("MCP server '{server}'"), violations).into());
     }
     Ok(plan)
 }
@@ -262,25 +278,30 @@ fn document(server: &str, tool: &Value, slug: &str, version: &str) -> Value {
     Value::Object(doc)
 }
 
-/// Check `doc` as `tool put` would (with the IDs and timestamps it fills in).
-fn check(doc: &Value, server: &str, name: &str, out: &mut Vec<Violation>) {
-    let mut full = doc.clone();
-    let now = jiff::Timestamp::now().to_string();
-    full["toolID"] = json!(uuid::Uuid::now_v7());
-    full["bundleID"] = json!(uuid::Uuid::now_v7());
-    full["createdAt"] = json!(now);
-    full["modifiedAt"] = json!(now);
-    let mut found = match model::typed::<Tool>(&full, "") {
-        Ok(tool) => tool.check(&full),
-        Err(e) => e.violations().to_vec(),
-    };
-    found.extend(crate::catalog::store::oversized(&full));
-    out.extend(found.into_iter().map(|v| {
-        Violation::new(
-            format!("tool '{name}'{}", v.pointer),
-            format!("{} (from MCP server '{server}')", v.message),
-        )
-    }));
+impl Plan {
+    /// Whether `tool put` would refuse `doc` (checked with the IDs and timestamps it fills
+    /// in): then the tool is noted in [`refused`](Self::refused), with why.
+    fn refuses(&mut self, doc: &Value, name: &str) -> bool {
+        let mut full = doc.clone();
+        let now = jiff::Timestamp::now().to_string();
+        full["toolID"] = json!(uuid::Uuid::now_v7());
+        full["bundleID"] = json!(uuid::Uuid::now_v7());
+        full["createdAt"] = json!(now);
+        full["modifiedAt"] = json!(now);
+        let mut violations = match model::typed::<Tool>(&full, "") {
+            Ok(tool) => tool.check(&full),
+            Err(e) => e.violations().to_vec(),
+        };
+        violations.extend(crate::catalog::store::oversized(&full));
+        if violations.is_empty() {
+            return false;
+        }
+        self.refused.push(Refused {
+            name: name.to_owned(),
+            violations,
+        });
+        true
+    }
 }
 
 /// A slug from the server's name for a tool (letters and digits kept, anything else a '-'),

@@ -594,26 +594,74 @@ fn mcp_import_writes_one_tool_each_then_adds_versions_and_reports_vanished_tools
 }
 
 #[test]
-fn mcp_import_refuses_a_tool_too_large_to_read_back_and_writes_nothing() {
+fn mcp_import_refuses_a_tool_too_large_to_read_back_alone_and_imports_the_rest() {
     // A server describing a tool in 5 MiB: its tool.json would be over the 4 MiB every reader
-    // keeps to, a file no command could read (and `validate` would fail on). The import names
-    // it and writes nothing, not even the bundle.
+    // keeps to, a file no command could read (and `validate` would fail on). The import
+    // refuses that tool alone, naming it and why, and imports the server's other tools; the
+    // version imported before of the refused one stays (not vanished). What is written
+    // validates.
     let env = TestEnv::new();
-    let mut server = stdio_server("stdio");
-    server["env"] = json!({ "VARIANT": "huge" });
-    declare(&env, json!({ "fx": server }));
-    let refused = env.json_error(&["mcp", "import", "fx"], 3);
-    assert_eq!(refused.error.code, "VALIDATION_ERROR");
-    let message = &refused.error.message;
-    assert!(message.contains("tool 'echo'"), "{message}");
+    declare(&env, json!({ "fx": stdio_server("stdio") }));
+    let first = import(&env, "fx", &[]);
     assert!(
-        message.contains("over the limit of 4194304 bytes"),
-        "{message}"
+        refs(&first["added"]).contains(&"fx/echo@1".to_owned()),
+        "{first}"
     );
-    assert!(message.contains("MCP server 'fx'"), "{message}");
-    assert!(crate::common::find_files(env.catalog(), "tool.json").is_empty());
-    env.run(&["bundle", "get", "fx"]).failure(4);
-    env.run(&["validate"]).success();
+
+    let fresh = TestEnv::new();
+    for (env, bundle) in [(&fresh, None), (&env, Some("fx"))] {
+        let mut server = stdio_server("stdio");
+        server["env"] = json!({ "VARIANT": "huge" });
+        declare(env, json!({ "fx": server }));
+        let run = env.run(&["--json", "mcp", "import", "fx"]);
+        run.success();
+        let doc = run.json();
+        assert_eq!(doc["refused"].as_array().unwrap().len(), 1, "{doc}");
+        assert_eq!(doc["refused"][0]["name"], "echo", "{doc}");
+        let problem = &doc["refused"][0]["problems"][0];
+        assert!(
+            problem["message"]
+                .as_str()
+                .unwrap()
+                .contains("over the limit of 4194304 bytes"),
+            "{doc}"
+        );
+        assert!(
+            run.stderr
+                .contains("MCP server 'fx': refused tool 'echo' (/): "),
+            "{run}"
+        );
+        let written: Vec<String> = crate::common::find_files(env.catalog(), "tool.json")
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert!(
+            written
+                .iter()
+                .all(|p| !p.contains("/echo/") || p.ends_with("/echo/1/tool.json")),
+            "{written:?}"
+        );
+        match bundle {
+            None => {
+                assert!(!refs(&doc["added"]).is_empty(), "{doc}");
+                assert!(
+                    !refs(&doc["added"]).iter().any(|r| r.contains("echo")),
+                    "{doc}"
+                );
+                assert!(!written.iter().any(|p| p.contains("/echo/")), "{written:?}");
+            }
+            Some(_) => {
+                // (The variant lists `shout` instead of `fail`.)
+                assert_eq!(refs(&doc["vanished"]), ["fx/fail@1"], "{doc}");
+                assert!(refs(&doc["unchanged"]).contains(&"fx/add@1".to_owned()), "{doc}");
+                assert!(
+                    written.iter().any(|p| p.ends_with("/echo/1/tool.json")),
+                    "{written:?}"
+                );
+            }
+        }
+        env.run(&["validate"]).success();
+    }
 }
 
 #[test]

@@ -157,6 +157,20 @@ fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
             skipped.describe()
         ));
     }
+    for refused in &plan.refused {
+        for v in &refused.violations {
+            ctx.ui.warn(&format!(
+                "MCP server '{server}': refused tool '{}' ({}): {}",
+                refused.name,
+                if v.pointer.is_empty() {
+                    "/"
+                } else {
+                    &v.pointer
+                },
+                v.message
+            ));
+        }
+    }
     let writes: Vec<&import::Planned> = plan.added.iter().chain(&plan.changed).collect();
     let new_slugs: Vec<&str> = writes.iter().map(|p| p.slug.as_str()).collect();
     catalog.refuse_colliding_tools(&slug, &new_slugs)?;
@@ -198,15 +212,23 @@ fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
             "pointer": s.pointer,
             "message": s.message,
         })).collect::<Vec<_>>(),
+        "refused": plan.refused.iter().map(|r| serde_json::json!({
+            "name": r.name,
+            "problems": r.violations.iter().map(|v| serde_json::json!({
+                "pointer": v.pointer,
+                "message": v.message,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
     });
     let mut lines = vec![format!(
-        "Imported MCP server '{server}' into bundle {slug}: {} listed, {} added, {} changed, {} unchanged, {} vanished, {} skipped",
+        "Imported MCP server '{server}' into bundle {slug}: {} listed, {} added, {} changed, {} unchanged, {} vanished, {} skipped, {} refused",
         listed.tools.len() + listed.skipped.len(),
         plan.added.len(),
         plan.changed.len(),
         plan.unchanged.len(),
         plan.vanished.len(),
-        listed.skipped.len()
+        listed.skipped.len(),
+        plan.refused.len()
     )];
     lines.extend(
         plan.added
