@@ -223,6 +223,7 @@ fn mcp_serve_over_http_with_a_token_refuses_every_request_without_it_before_a_to
         None,
         Some("Bearer wrong-token-0123456789abcdef".to_owned()),
         Some(basic),
+        Some(format!("Basic {TOKEN}")),
         Some(format!("Bearer {TOKEN}x")),
         Some(format!("Bearer {}", &TOKEN[..TOKEN.len() - 1])),
         Some(TOKEN.to_owned()),

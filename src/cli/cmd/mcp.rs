@@ -16,9 +16,7 @@ Examples:
   # Every tool over stdio: the command an MCP client starts
   toolctl mcp serve
   # One bundle, as search_tools and call_tool
-  toolctl mcp serve --bundle weather --mode search
-  # Streamable HTTP for other machines, for clients sending the token in $TOOLCTL_MCP_TOKEN
-  TOOLCTL_MCP_TOKEN=$(openssl rand -hex 32) toolctl mcp serve --http 192.0.2.7:8765 --public --token-env TOOLCTL_MCP_TOKEN";
+  toolctl mcp serve --bundle weather --mode search";
 
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
