@@ -206,13 +206,13 @@ fn mcp_serve_over_http_with_a_token_refuses_every_request_without_it_before_a_to
     // A session opened with the token, then a call in it: the session's id alone (as someone
     // who saw it would send) does not run the tool.
     let session = open_session(port, Some(&bearer));
+    let now = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "now", "arguments": {}}});
     let call = |auth: Option<&str>| {
         let mut headers = vec![
             ("Mcp-Session-Id", session.as_str()),
             ("MCP-Protocol-Version", "2025-06-18"),
         ];
         headers.extend(auth.map(|a| ("Authorization", a)));
-        let now = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "now", "arguments": {}}});
         request(port, "POST", &headers, Some(&now))
     };
     let basic = format!(
@@ -240,6 +240,16 @@ fn mcp_serve_over_http_with_a_token_refuses_every_request_without_it_before_a_to
         assert!(answer.body.starts_with("Unauthorized"), "{answer:?}");
         assert!(!answer.body.contains(TOKEN), "{answer:?}");
     }
+    // Two Authorization headers, the right one among them: which one counts would be a
+    // guess between the server and a proxy before it, so neither does.
+    let both = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+        ("Authorization", bearer.as_str()),
+        ("Authorization", "Bearer wrong-token-0123456789abcdef"),
+    ];
+    let answer = request(port, "POST", &both, Some(&now));
+    assert_eq!(answer.status, 401, "{answer:?}");
     // Nor does a new session start without it.
     let answer = request(port, "POST", &[], Some(&initialize_request()));
     assert_eq!(answer.status, 401, "{answer:?}");
@@ -298,6 +308,10 @@ fn mcp_serve_over_http_with_a_token_refuses_every_request_without_it_before_a_to
     assert!(said.contains("wrong bearer token"), "{said}");
     assert!(said.contains("no Authorization header"), "{said}");
     assert!(said.contains("not a Bearer token"), "{said}");
+    assert!(
+        said.contains("more than one Authorization header"),
+        "{said}"
+    );
     assert!(!said.contains(TOKEN), "{said}");
 }
 
