@@ -29,7 +29,8 @@ use subtle::ConstantTimeEq;
 /// ([`SESSION_IDLE_EXPIRY`]).
 pub const DEFAULT_MAX_SESSIONS: usize = 100;
 
-/// How long a session may go without a request before the SDK closes it (its default).
+/// How long a session may go without a request before the SDK closes it (the SDK's default,
+/// set here so that the README's figure cannot drift from it).
 pub const SESSION_IDLE_EXPIRY: Duration = Duration::from_secs(300);
 
 /// Open HTTP connections unless `--max-connections` says otherwise: a client holds one per
@@ -186,8 +187,10 @@ pub struct CappedSessions {
 
 impl CappedSessions {
     pub fn new(cap: usize) -> Self {
+        let mut inner = LocalSessionManager::default();
+        inner.session_config.keep_alive = Some(SESSION_IDLE_EXPIRY);
         Self {
-            inner: LocalSessionManager::default(),
+            inner,
             cap,
             creating: tokio::sync::Mutex::new(()),
         }
