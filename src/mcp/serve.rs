@@ -22,12 +22,15 @@
 //!
 //! - Over HTTP a request must name a loopback host (or the `--public` address) in `Host`, and
 //!   one with an `Origin` must come from such a host: the SDK's DNS rebinding check, plus the
-//!   `Origin` check it leaves off by default ([`allowed_origins`]).
+//!   `Origin` check it leaves off by default ([`allowed_origins`]). With a token, every
+//!   request must carry it before the SDK sees it; sessions and connections are capped and a
+//!   client that is slow to send its headers is cut off ([`guard`]).
 //!
 //! The catalog is read and tools run on tokio's blocking threads: the SDK's tasks never wait
 //! for SQLite, files or an HTTP tool.
 
 use super::cache::{self, Listed, Stamp};
+use super::guard::{self, Token};
 use super::view::{self, Candidate, Filters, Survey, Translated};
 use crate::base::error_code::ErrorCode;
 use crate::catalog::Catalog;
@@ -103,8 +106,20 @@ pub struct Settings {
     pub page_size: usize,
     /// The folder file tools work in.
     pub workspace: PathBuf,
-    /// Streamable HTTP on this address instead of stdio.
-    pub http: Option<SocketAddr>,
+    /// Streamable HTTP instead of stdio.
+    pub http: Option<Http>,
+}
+
+/// Streamable HTTP: where, and how it is guarded.
+#[derive(Debug, Clone)]
+pub struct Http {
+    pub addr: SocketAddr,
+    /// The bearer token every request must carry.
+    pub token: Option<Token>,
+    /// Live MCP sessions at most ([`guard::DEFAULT_MAX_SESSIONS`]).
+    pub max_sessions: usize,
+    /// Open connections at most ([`guard::DEFAULT_MAX_CONNECTIONS`]).
+    pub max_connections: usize,
 }
 
 /// Where the server's lines go (stderr: stdout is the protocol).
@@ -152,9 +167,9 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
         if shared.settings.mode != Mode::Search {
             tokio::spawn(poll(shared.clone()));
         }
-        match shared.settings.http {
+        match shared.settings.http.clone() {
             None => serve_stdio(shared).await,
-            Some(addr) => serve_http(shared, addr).await,
+            Some(http) => serve_http(shared, http).await,
         }
     });
     // A tool still running (its client gone) is not waited for long.
@@ -236,13 +251,13 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofSignal<R> {
     }
 }
 
-async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> Result<(), Error> {
-    use hyper_util::rt::{TokioExecutor, TokioIo};
+async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     use hyper_util::server::conn::auto::Builder;
-    use hyper_util::service::TowerToHyperService;
     use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+        StreamableHttpServerConfig, StreamableHttpService,
     };
+    let addr = http.addr;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| Error::Io(format!("cannot listen on {addr}: {e}")))?;
@@ -253,11 +268,26 @@ async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> Result<(), Error> 
         .with_allowed_hosts(hosts);
     let token = config.cancellation_token.clone();
     let factory = shared.clone();
-    let service = TowerToHyperService::new(StreamableHttpService::new(
+    let mcp = Arc::new(StreamableHttpService::new(
         move || Ok(Server(factory.clone())),
-        LocalSessionManager::default().into(),
+        Arc::new(guard::CappedSessions::new(http.max_sessions)),
         config,
     ));
+    let gate = Arc::new(Gate {
+        token: http.token.clone(),
+        max_sessions: http.max_sessions,
+        log: shared.log.clone(),
+    });
+    // HTTP/1.1 only: without TLS, clients speak it (HTTP/2 would need ALPN or prior
+    // knowledge), and its header-read timeout then bounds every connection from its first
+    // byte, which the version sniffing of HTTP/1-or-2 does not.
+    let mut builder = Builder::new(TokioExecutor::new()).http1_only();
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(guard::HEADER_READ_TIMEOUT);
+    let builder = Arc::new(builder);
+    let connections = Arc::new(tokio::sync::Semaphore::new(http.max_connections));
     shared
         .log
         .status(&format!("listening on http://{bound}/ (Streamable HTTP)"));
@@ -267,29 +297,108 @@ async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> Result<(), Error> 
             bound.port()
         ));
     }
+    let mut turned_away = TurnedAway::default();
     let stop = stop_signal();
     tokio::pin!(stop);
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             signal = &mut stop => {
                 shared.log.status(&format!("{signal}: stopping"));
                 token.cancel();
                 return Ok(());
             }
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     shared.log.warn(&format!("accept on {bound}: {e}"));
                     continue;
                 }
             },
         };
-        let service = service.clone();
+        // Past the cap a connection is closed at once: answering it (a 503) would mean
+        // reading its request, which is what a client holding connections open withholds.
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            drop(stream);
+            turned_away.note(peer, http.max_connections, shared.log.as_ref());
+            continue;
+        };
+        let (gate, mcp, builder) = (gate.clone(), mcp.clone(), builder.clone());
+        let service = hyper::service::service_fn(move |request| {
+            let (gate, mcp) = (gate.clone(), mcp.clone());
+            async move { Ok::<_, std::convert::Infallible>(gate.answer(peer, request, &mcp).await) }
+        });
         tokio::spawn(async move {
-            let _ = Builder::new(TokioExecutor::new())
+            let _ = builder
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
+            drop(permit);
         });
+    }
+}
+
+/// What stands before the SDK's service: the token, and the answer past the session cap.
+struct Gate {
+    token: Option<Token>,
+    max_sessions: usize,
+    log: Arc<dyn Log>,
+}
+
+impl Gate {
+    async fn answer<M: rmcp::transport::streamable_http_server::session::SessionManager>(
+        &self,
+        peer: SocketAddr,
+        request: hyper::Request<hyper::body::Incoming>,
+        mcp: &rmcp::transport::streamable_http_server::StreamableHttpService<Server, M>,
+    ) -> hyper::Response<
+        http_body_util::combinators::BoxBody<hyper::body::Bytes, std::convert::Infallible>,
+    > {
+        if let Some(token) = &self.token
+            && let Err(why) = token.check(request.headers())
+        {
+            self.log.warn(&format!(
+                "refused {} {} from {peer}: {why} (401)",
+                request.method(),
+                request.uri().path()
+            ));
+            return guard::unauthorized();
+        }
+        let (response, refused) = guard::with_session_refusal(mcp.handle(request)).await;
+        if refused {
+            self.log.warn(&format!(
+                "refused a new MCP session from {peer}: all {} are in use (503)",
+                self.max_sessions
+            ));
+            return guard::sessions_full(self.max_sessions);
+        }
+        response
+    }
+}
+
+/// Connections closed past the cap, told on stderr at most once every ten seconds.
+#[derive(Default)]
+struct TurnedAway {
+    last_told: Option<std::time::Instant>,
+    untold: usize,
+}
+
+impl TurnedAway {
+    fn note(&mut self, peer: SocketAddr, cap: usize, log: &dyn Log) {
+        self.untold += 1;
+        if self
+            .last_told
+            .is_some_and(|told| told.elapsed() < Duration::from_secs(10))
+        {
+            return;
+        }
+        let others = match self.untold - 1 {
+            0 => String::new(),
+            n => format!(" ({n} others since the last warning)"),
+        };
+        log.warn(&format!(
+            "closed a connection from {peer}: all {cap} connections are open{others}"
+        ));
+        self.last_told = Some(std::time::Instant::now());
+        self.untold = 0;
     }
 }
 

@@ -58,6 +58,23 @@ pub(crate) fn drive(env: &TestEnv, mode: &str, args: &[&str], steps: Value) -> S
 }
 
 pub(crate) fn run_driver(env: &TestEnv, plan: &Value) -> Session {
+    let output = try_driver(env, plan);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        output.status.success(),
+        "the MCP client failed ({:?}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        output.status
+    );
+    let steps = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    Session { steps, stderr }
+}
+
+/// Run the driver on `plan`, whether the client succeeds or not.
+pub(crate) fn try_driver(env: &TestEnv, plan: &Value) -> std::process::Output {
     let plan_file = env.input(plan);
     let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/driver.py");
     let mut child = Command::new(mcp_clients::python())
@@ -76,19 +93,7 @@ pub(crate) fn run_driver(env: &TestEnv, plan: &Value) -> Session {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(
-        output.status.success(),
-        "the MCP client failed ({:?}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        output.status
-    );
-    let steps = stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    Session { steps, stderr }
+    child.wait_with_output().unwrap()
 }
 
 /// The tools `export --provider mcp --lenient ARGS` prints.

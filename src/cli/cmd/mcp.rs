@@ -3,7 +3,8 @@
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output, Ui};
-use crate::mcp::serve::{self, Log, Mode, Settings};
+use crate::mcp::guard::{self, Token};
+use crate::mcp::serve::{self, Http, Log, Mode, Settings};
 use crate::mcp::view::Filters;
 use clap::{Args, Subcommand};
 use std::net::SocketAddr;
@@ -72,12 +73,29 @@ pub struct ServeArgs {
     /// Serve Streamable HTTP on ADDR (e.g. 127.0.0.1:8765) instead of stdio
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
-    /// Listen on an address other than loopback with --http (anyone who reaches it can run tools)
+    /// Listen on an address other than loopback with --http (needs --token-env)
     #[arg(long, requires = "http")]
     pub public: bool,
+    /// Require "Authorization: Bearer <token>" on every HTTP request, the token read from the
+    /// environment variable VAR (at least 16 characters)
+    #[arg(long, value_name = "VAR", requires = "http")]
+    pub token_env: Option<String>,
+    /// Live MCP sessions at most with --http; past it, a new session is refused (503)
+    #[arg(long, value_name = "N", default_value_t = guard::DEFAULT_MAX_SESSIONS, value_parser = parse_cap, requires = "http")]
+    pub max_sessions: usize,
+    /// Open HTTP connections at most with --http; past it, a new connection is closed at once
+    #[arg(long, value_name = "N", default_value_t = guard::DEFAULT_MAX_CONNECTIONS, value_parser = parse_cap, requires = "http")]
+    pub max_connections: usize,
     /// The folder file tools work in (default: the current folder); they cannot leave it
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+}
+
+fn parse_cap(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=100_000).contains(&n) => Ok(n),
+        _ => Err(format!("'{text}' is not a number from 1 to 100000")),
+    }
 }
 
 fn parse_page_size(text: &str) -> Result<usize, String> {
@@ -107,8 +125,16 @@ fn run_serve(ctx: &Ctx, args: &ServeArgs) -> Result<Output, CliError> {
         return Err(CliError::invalid(format!(
             "--http {addr} is not a loopback address: anyone who reaches it could run the catalog's tools"
         ))
-        .with_hint("use 127.0.0.1:PORT, or add --public if that is what you want"));
+        .with_hint("use 127.0.0.1:PORT, or add --public --token-env VAR if that is what you want"));
     }
+    if args.public && args.token_env.is_none() {
+        return Err(CliError::invalid(
+            "--public needs --token-env: without a token, anyone who reaches the address could list and run the catalog's tools",
+        )
+        .with_hint("put a token of at least 16 characters in an environment variable (export TOOLCTL_MCP_TOKEN=$(openssl rand -hex 32)) and add --token-env TOOLCTL_MCP_TOKEN; clients send it as \"Authorization: Bearer <token>\"")
+        .usage());
+    }
+    let token = args.token_env.as_deref().map(read_token).transpose()?;
     let catalog = ctx.catalog()?;
     let settings = Settings {
         root: catalog.root().to_path_buf(),
@@ -121,7 +147,12 @@ fn run_serve(ctx: &Ctx, args: &ServeArgs) -> Result<Output, CliError> {
         mode: args.mode,
         page_size: args.page_size,
         workspace: args.workspace.clone().unwrap_or_else(|| ctx.cwd.clone()),
-        http: args.http,
+        http: args.http.map(|addr| Http {
+            addr,
+            token,
+            max_sessions: args.max_sessions,
+            max_connections: args.max_connections,
+        }),
     };
     serve::serve(settings, Arc::new(StderrLog(ctx.ui.clone()))).map_err(|e| match e {
         serve::Error::Catalog(e) => CliError::from(e),
@@ -131,6 +162,26 @@ fn run_serve(ctx: &Ctx, args: &ServeArgs) -> Result<Output, CliError> {
         ),
     })?;
     Ok(Output::new(serde_json::Value::Null, Human::Nothing))
+}
+
+/// The token in the environment variable `var`: never from the command line, where other
+/// users see it (`ps`).
+fn read_token(var: &str) -> Result<Token, CliError> {
+    let refused = |why: String| {
+        CliError::invalid(format!("--token-env {var}: {why}"))
+            .with_hint(format!(
+                "set it to a random token of at least {} characters: export {var}=$(openssl rand -hex 32)",
+                guard::MIN_TOKEN_LEN
+            ))
+            .usage()
+    };
+    let Some(value) = std::env::var_os(var) else {
+        return Err(refused(format!("${var} is not set")));
+    };
+    let Some(text) = value.to_str() else {
+        return Err(refused(format!("${var} is not UTF-8")));
+    };
+    Token::new(text).map_err(|e| refused(format!("${var} is not a usable token: {e}")))
 }
 
 fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
