@@ -310,7 +310,10 @@ async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {
+                    // Out of file descriptors (EMFILE) stays so until a connection closes:
+                    // a pause, not a loop that spins and floods stderr meanwhile.
                     shared.log.warn(&format!("accept on {bound}: {e}"));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }
             },
