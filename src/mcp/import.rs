@@ -260,7 +260,7 @@ fn check(doc: &Value, server: &str, name: &str, out: &mut Vec<Violation>) {
         Ok(tool) => tool.check(&full),
         Err(e) => e.violations().to_vec(),
     };
-    found.extend(crate::catalog::store::oversized(&full));
+    found.extend(crate::catalog::store::JsonFile::new(&full).oversized());
     out.extend(found.into_iter().map(|v| {
         Violation::new(
             format!("tool '{name}'{}", v.pointer),

@@ -279,7 +279,8 @@ impl Catalog {
         if let Err(message) = tool_destination_rules(&tool, self) {
             violations.push(message);
         }
-        violations.extend(store::oversized(&doc));
+        let file = store::JsonFile::new(&doc);
+        violations.extend(file.oversized());
         if !violations.is_empty() {
             return Err(Error::invalid(source_name, violations));
         }
@@ -325,7 +326,7 @@ impl Catalog {
         } else {
             FoldedNames::listing(slug_dir.to_owned(), "version").add(&tool.version)?;
         }
-        store::write_json(&path, &doc)?;
+        file.write(&path)?;
         Ok(ToolEntry {
             is_enabled: tool.is_enabled,
             unavailable: tool.unavailable_reason(self.config()),
@@ -599,7 +600,8 @@ impl Catalog {
         // The rules readers hold a bundle.json to (its format version, IDs): what put writes
         // is read back and passes `validate`.
         let mut violations = bundle.check(&doc);
-        violations.extend(store::oversized(&doc));
+        let file = store::JsonFile::new(&doc);
+        violations.extend(file.oversized());
         if !violations.is_empty() {
             return Err(Error::invalid(&source_name, violations));
         }
@@ -623,13 +625,13 @@ impl Catalog {
             })?;
         }
         match existing.and_then(|e| e.dir.clone()) {
-            Some(dir) => store::write_json(&dir.join(BUNDLE_FILE), &doc)?,
+            Some(dir) => file.write(&dir.join(BUNDLE_FILE))?,
             None => {
                 // A new bundle's folder appears whole, with its bundle.json, or not at all.
                 store::create_dir_atomic(
                     &self.bundles_dir().join(id.to_string()),
                     super::archive::STAGING_PREFIX,
-                    |staging| store::write_json(&staging.join(BUNDLE_FILE), &doc),
+                    |staging| file.write(&staging.join(BUNDLE_FILE)),
                 )?;
             }
         }
