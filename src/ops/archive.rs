@@ -827,17 +827,12 @@ impl Catalog {
                         ),
             });
         }
-        let new_slugs: Vec<String> = writes
+        let new_slugs: Vec<(String, String)> = writes
             .iter()
-            .filter_map(|(_, file)| tool_path(&file.name).map(|(slug, _)| slug.to_owned()))
+            .filter_map(|(_, file)| tool_path(&file.name))
+            .map(|(slug, _)| (local.bundle.slug.clone(), slug.to_owned()))
             .collect();
-        self.refuse_new_collisions(&bundles, super::names::RENAME_HINT, |keys| {
-            keys.extend(
-                new_slugs
-                    .into_iter()
-                    .map(|s| (local.bundle.slug.clone(), s)),
-            );
-        })?;
+        self.refuse_added_collisions(&bundles, super::names::RENAME_HINT, &new_slugs)?;
         let count = writes.len();
         for (done, (target, file)) in writes.into_iter().enumerate() {
             progress(done, count);
@@ -876,14 +871,14 @@ impl Catalog {
                 .is_ok_and(|doc| doc.get("softDeletedAt").is_some_and(|at| !at.is_null()))
         });
         if !deleted {
-            self.refuse_new_collisions(
+            let slugs: Vec<(String, String)> = plan
+                .tool_folders()
+                .map(|(slug, _)| (plan.slug.clone(), slug.to_owned()))
+                .collect();
+            self.refuse_added_collisions(
                 &self.bundles()?.items,
                 super::names::IMPORT_HINT,
-                |keys| {
-                    keys.extend(plan.files.iter().filter_map(|file| {
-                        tool_path(&file.name).map(|(slug, _)| (plan.slug.clone(), slug.to_owned()))
-                    }));
-                },
+                &slugs,
             )?;
         }
         store::ensure_dir(&bundles_dir)?;

@@ -320,9 +320,11 @@ impl Catalog {
         let new_slug = !slug_dir.is_dir();
         if collisions && new_slug {
             refuse_case_twins(&tools_dir_of(slug_dir), [(&*tool.slug, &*tool.version)])?;
-            self.refuse_new_collisions(&self.bundles()?.items, SLUG_HINT, |keys| {
-                keys.insert((target.bundle.slug.clone(), tool.slug.clone()));
-            })?;
+            self.refuse_added_collisions(
+                &self.bundles()?.items,
+                SLUG_HINT,
+                &[(target.bundle.slug.clone(), tool.slug.clone())],
+            )?;
         } else {
             FoldedNames::listing(slug_dir.to_owned(), "version").add(&tool.version)?;
         }
@@ -744,10 +746,12 @@ impl Catalog {
         }
         if !deleted {
             // Its tools come back under their exported names.
-            let tools = self.tool_slugs(&entry);
-            self.refuse_new_collisions(&self.bundles()?.items, RENAME_HINT, |keys| {
-                keys.extend(tools.into_iter().map(|s| (entry.bundle.slug.clone(), s)));
-            })?;
+            let tools: Vec<_> = self
+                .tool_slugs(&entry)
+                .into_iter()
+                .map(|s| (entry.bundle.slug.clone(), s))
+                .collect();
+            self.refuse_added_collisions(&self.bundles()?.items, RENAME_HINT, &tools)?;
         }
         let mut doc = read_doc(&path)?;
         let when = crate::base::time::now();
