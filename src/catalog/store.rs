@@ -158,26 +158,47 @@ pub fn to_pretty_json(doc: &Value) -> Vec<u8> {
     bytes
 }
 
-/// Why `doc` cannot be written: its written form ([`to_pretty_json`]) is over the limit every
-/// reader keeps to ([`MAX_FILE_BYTES`](crate::base::capped::MAX_FILE_BYTES)), so the file would
-/// be one no command reads (a description of megabytes from an MCP server, say).
-pub fn oversized(doc: &Value) -> Option<Violation> {
-    let limit = crate::base::capped::MAX_FILE_BYTES;
-    let len = to_pretty_json(doc).len() as u64;
-    (len > limit).then(|| {
-        Violation::new(
-            "",
-            format!(
-                "the file would be {len} bytes, over the limit of {limit} bytes (4 MiB) toolctl reads"
-            ),
-        )
-        .rule("size")
-    })
+/// A JSON document in the form toolctl writes it ([`to_pretty_json`]), serialised once: the
+/// size rule ([`oversized`](Self::oversized)) checks the very bytes [`write`](Self::write)
+/// writes.
+#[derive(Debug, Clone)]
+pub struct JsonFile {
+    bytes: Vec<u8>,
+}
+
+impl JsonFile {
+    pub fn new(doc: &Value) -> Self {
+        Self {
+            bytes: to_pretty_json(doc),
+        }
+    }
+
+    /// Why the file cannot be written: it is over the limit every reader keeps to
+    /// ([`MAX_FILE_BYTES`](crate::base::capped::MAX_FILE_BYTES)), so it would be one no command
+    /// reads (a description of megabytes from an MCP server, say).
+    pub fn oversized(&self) -> Option<Violation> {
+        let limit = crate::base::capped::MAX_FILE_BYTES;
+        let len = self.bytes.len() as u64;
+        (len > limit).then(|| {
+            Violation::new(
+                "",
+                format!(
+                    "the file would be {len} bytes, over the limit of {limit} bytes (4 MiB) toolctl reads"
+                ),
+            )
+            .rule("size")
+        })
+    }
+
+    /// Write the file at `path` atomically.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        write_atomic(path, &self.bytes)
+    }
 }
 
 /// Write a JSON document atomically.
 pub fn write_json(path: &Path, doc: &Value) -> Result<()> {
-    write_atomic(path, &to_pretty_json(doc))
+    JsonFile::new(doc).write(path)
 }
 
 /// Remove a file and flush its folder; a file already gone is fine.
@@ -203,5 +224,34 @@ pub fn remove_dir_if_empty(dir: &Path) -> Result<bool> {
             Ok(true)
         }
         Err(_) => Ok(false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::capped::MAX_FILE_BYTES;
+
+    #[test]
+    fn the_size_rule_checks_the_bytes_written_up_to_the_limit_itself() {
+        let doc = |len: u64| serde_json::json!({ "d": "x".repeat(len as usize) });
+        let empty = to_pretty_json(&doc(0)).len() as u64;
+        let at_limit = JsonFile::new(&doc(MAX_FILE_BYTES - empty));
+        assert_eq!(at_limit.bytes.len() as u64, MAX_FILE_BYTES);
+        assert!(at_limit.oversized().is_none());
+        let over = JsonFile::new(&doc(MAX_FILE_BYTES - empty + 1));
+        let violation = over.oversized().expect("one byte over the limit");
+        assert_eq!(violation.rule, Some("size"));
+        assert!(
+            violation
+                .message
+                .starts_with(&format!("the file would be {} bytes", MAX_FILE_BYTES + 1))
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tool.json");
+        at_limit.write(&path).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), at_limit.bytes);
+        assert_eq!(at_limit.bytes, to_pretty_json(&doc(MAX_FILE_BYTES - empty)));
     }
 }

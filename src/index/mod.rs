@@ -513,8 +513,9 @@ impl Index {
             .collect())
     }
 
-    /// Counts and size for `index status`.
-    pub fn status(&self, last_sync: SyncReport) -> Result<Status> {
+    /// Counts and size for `index status`; `problems` counts what [`problems`](Self::problems)
+    /// lists, folder problems (a `bundles` or a bundle's `tools` that is not a folder) included.
+    pub fn status(&self, catalog: &Catalog, last_sync: SyncReport) -> Result<Status> {
         let count = |sql: &str| -> Result<u64> {
             self.conn
                 .query_row(sql, [], |row| row.get::<_, i64>(0))
@@ -534,7 +535,7 @@ impl Index {
             )?,
             problems: count(
                 "SELECT (SELECT count(*) FROM tool WHERE problem IS NOT NULL) + (SELECT count(*) FROM bundle WHERE problem IS NOT NULL)",
-            )?,
+            )? + self.folder_problems(catalog)?.len() as u64,
             size_bytes: self
                 .path
                 .as_ref()

@@ -292,7 +292,7 @@ impl Plan {
             Ok(tool) => tool.check(&full),
             Err(e) => e.violations().to_vec(),
         };
-        violations.extend(crate::catalog::store::oversized(&full));
+        violations.extend(crate::catalog::store::JsonFile::new(&full).oversized());
         if violations.is_empty() {
             return false;
         }

@@ -20,7 +20,7 @@
 //! bottom; splitting export from import would leave a few hundred lines each and two copies of
 //! the layout rules.
 
-use super::write::{new_id, timestamp};
+use super::write::{new_id, refuse_case_twins, timestamp};
 use crate::base::same_json::same_json;
 use crate::catalog::error::{Error, Hint, Result, Violation};
 use crate::catalog::model::{self, Bundle, Tool};
@@ -619,6 +619,13 @@ struct Plan {
     tool_ids: Vec<(String, Uuid)>,
 }
 
+impl Plan {
+    /// The `(slug, version)` folders of the tools the plan writes.
+    fn tool_folders(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.files.iter().filter_map(|file| tool_path(&file.name))
+    }
+}
+
 impl Catalog {
     /// Write bundle `name` (slug or ID) as a ZIP archive: `bundle.json` and every
     /// `tools/<slug>/<version>/tool.json` (disabled versions too), bytes as on disk, sorted,
@@ -684,7 +691,9 @@ impl Catalog {
     ///
     /// The content is checked first ([`check_archive`]); then, under the catalog lock,
     /// conflicts: the bundleID already in the catalog, the slug used by a bundle, a toolID used
-    /// by any tool. Each is reported (`CONFLICT`) and nothing is overwritten. With
+    /// by any tool. Each is reported (`CONFLICT`) and nothing is overwritten. Two slug or
+    /// version folders of the archive that differ only by case are refused too (`CONFLICT`,
+    /// as `tool put` refuses them), and with `update` one beside a folder of the bundle. With
     /// `as_new`, the bundle gets a new bundleID, its tools new toolIDs, and its `createdAt` and
     /// `modifiedAt` are now (the tools keep theirs, so "newest version" stays right); `slug`
     /// renames it. Only the raw documents are edited; files nothing changed are written byte
@@ -748,6 +757,9 @@ impl Catalog {
             ));
         }
         let dir = self.bundles_dir().join(plan.bundle_id.to_string());
+        // Before any file is read: on a case-insensitive file system `tools/Weather/v1` would
+        // read (and then write) the catalog's `tools/weather/v1`.
+        refuse_case_twins(&dir.join(TOOLS_DIR), plan.tool_folders())?;
         let Scan { items: tools, .. } = self.all_tools()?;
         let used: HashMap<Uuid, String> = tools
             .iter()
@@ -815,17 +827,12 @@ impl Catalog {
                         ),
             });
         }
-        let new_slugs: Vec<String> = writes
+        let new_slugs: Vec<(String, String)> = writes
             .iter()
-            .filter_map(|(_, file)| tool_path(&file.name).map(|(slug, _)| slug.to_owned()))
+            .filter_map(|(_, file)| tool_path(&file.name))
+            .map(|(slug, _)| (local.bundle.slug.clone(), slug.to_owned()))
             .collect();
-        self.refuse_new_collisions(&bundles, super::names::RENAME_HINT, |keys| {
-            keys.extend(
-                new_slugs
-                    .into_iter()
-                    .map(|s| (local.bundle.slug.clone(), s)),
-            );
-        })?;
+        self.refuse_added_collisions(&bundles, super::names::RENAME_HINT, &new_slugs)?;
         let count = writes.len();
         for (done, (target, file)) in writes.into_iter().enumerate() {
             progress(done, count);
@@ -853,20 +860,25 @@ impl Catalog {
         let bundles_dir = self.bundles_dir();
         remove_leftover_staging(&bundles_dir);
         self.check_import_conflicts(plan)?;
+        // A new bundle folder: only the archive's own folders can differ only by case.
+        refuse_case_twins(
+            &bundles_dir.join(plan.bundle_id.to_string()).join(TOOLS_DIR),
+            plan.tool_folders(),
+        )?;
         // A soft-deleted bundle's tools have no exported names until it is restored.
         let deleted = plan.files.first().is_some_and(|file| {
             serde_json::from_slice::<Value>(&file.bytes)
                 .is_ok_and(|doc| doc.get("softDeletedAt").is_some_and(|at| !at.is_null()))
         });
         if !deleted {
-            self.refuse_new_collisions(
+            let slugs: Vec<(String, String)> = plan
+                .tool_folders()
+                .map(|(slug, _)| (plan.slug.clone(), slug.to_owned()))
+                .collect();
+            self.refuse_added_collisions(
                 &self.bundles()?.items,
                 super::names::IMPORT_HINT,
-                |keys| {
-                    keys.extend(plan.files.iter().filter_map(|file| {
-                        tool_path(&file.name).map(|(slug, _)| (plan.slug.clone(), slug.to_owned()))
-                    }));
-                },
+                &slugs,
             )?;
         }
         store::ensure_dir(&bundles_dir)?;

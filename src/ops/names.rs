@@ -5,82 +5,111 @@
 //! (hand edits, `git pull`) do not stop writes that add no new one.
 
 use crate::catalog::error::{Error, Result};
-use crate::catalog::names::{Key, NameMap};
+use crate::catalog::names::{self, Collision, Key};
 use crate::catalog::{BundleEntry, Catalog};
 use serde_json::json;
 use std::collections::BTreeSet;
 
 impl Catalog {
     /// The tool slugs of live bundles (soft-deleted ones left out, as `validate` and the
-    /// exported names leave them out), the built-in bundle included.
-    fn live_keys(&self, bundles: &[BundleEntry]) -> BTreeSet<Key> {
-        bundles
+    /// exported names leave them out), the built-in bundle included: each bundle's slug with
+    /// its tools' slugs.
+    fn live_slugs<'b>(&self, bundles: &'b [BundleEntry]) -> Vec<(&'b str, Vec<String>)> {
+        let mut live: Vec<(&str, Vec<String>)> = bundles
             .iter()
             .filter(|b| !b.is_deleted())
-            .flat_map(|b| {
-                self.tool_slugs(b)
-                    .into_iter()
-                    .map(|slug| (b.bundle.slug.clone(), slug))
-            })
-            .collect()
+            .map(|b| (b.bundle.slug.as_str(), self.tool_slugs(b)))
+            .collect();
+        // Two bundles of one slug (written by hand) hold one set of tool slugs, as the name
+        // map reads them: each (bundle, slug) once.
+        live.sort_by(|a, b| a.0.cmp(b.0));
+        let mut merged: Vec<(&str, Vec<String>)> = Vec::with_capacity(live.len());
+        for (bundle, slugs) in live {
+            match merged.last_mut() {
+                Some((last, known)) if *last == bundle => {
+                    known.extend(slugs);
+                    known.sort();
+                    known.dedup();
+                }
+                _ => merged.push((bundle, slugs)),
+            }
+        }
+        merged
     }
 
     /// Refuse (`CONFLICT`) new tool slugs for bundle `bundle_slug` that would collide, before
     /// a command that writes several tools (`mcp import`) writes the first: nothing is
     /// half-written. Each write checks again under the lock.
     pub fn refuse_colliding_tools(&self, bundle_slug: &str, slugs: &[&str]) -> Result<()> {
-        self.refuse_new_collisions(&self.bundles()?.items, IMPORT_HINT, |keys| {
-            keys.extend(
-                slugs
-                    .iter()
-                    .map(|s| (bundle_slug.to_owned(), (*s).to_owned())),
-            );
-        })
+        let added: Vec<Key> = slugs
+            .iter()
+            .map(|s| (bundle_slug.to_owned(), (*s).to_owned()))
+            .collect();
+        self.refuse_added_collisions(&self.bundles()?.items, IMPORT_HINT, &added)
+    }
+
+    /// Refuse (`CONFLICT`, with `hint`) a write that adds the tool slugs `added` (keys the
+    /// catalog has already are fine) when they would make tool slugs collide that did not
+    /// collide before. Only the names the added slugs can change are compared
+    /// ([`names::new_collision_adding`]).
+    pub(crate) fn refuse_added_collisions(
+        &self,
+        bundles: &[BundleEntry],
+        hint: &str,
+        added: &[Key],
+    ) -> Result<()> {
+        let live = self.live_slugs(bundles);
+        let keys = live
+            .iter()
+            .flat_map(|(bundle, slugs)| slugs.iter().map(|slug| (*bundle, slug.as_str())));
+        match names::new_collision_adding(keys, added) {
+            None => Ok(()),
+            Some(found) => Err(collision_error(found, hint)),
+        }
     }
 
     /// Refuse (`CONFLICT`, with `hint`) a write that `change` describes, as the live keys it
-    /// adds and removes, when it would make tool slugs collide that did not collide before.
+    /// adds and removes, when it would make tool slugs collide that did not collide before
+    /// (a bundle's new slug renames its tools). A write that only adds keys:
+    /// [`refuse_added_collisions`](Self::refuse_added_collisions).
     pub(crate) fn refuse_new_collisions(
         &self,
         bundles: &[BundleEntry],
         hint: &str,
         change: impl FnOnce(&mut BTreeSet<Key>),
     ) -> Result<()> {
-        let before = self.live_keys(bundles);
+        let before: BTreeSet<Key> = self
+            .live_slugs(bundles)
+            .into_iter()
+            .flat_map(|(bundle, slugs)| slugs.into_iter().map(|slug| (bundle.to_owned(), slug)))
+            .collect();
         let mut after = before.clone();
         change(&mut after);
-        let colliding = |keys: &BTreeSet<Key>| {
-            NameMap::build(keys.iter().map(|(b, s)| (b.as_str(), s.as_str())))
-                .collisions()
-                .to_vec()
-        };
-        let old: BTreeSet<Key> = colliding(&before)
-            .into_iter()
-            .flat_map(|(_, keys)| keys)
-            .collect();
-        let Some((wanted, keys)) = colliding(&after)
-            .into_iter()
-            .find(|(_, keys)| keys.iter().any(|k| !old.contains(k)))
-        else {
-            return Ok(());
-        };
-        let refs: Vec<String> = keys.iter().map(|(b, s)| format!("{b}/{s}")).collect();
-        let message = if refs.len() == 1 {
-            format!(
-                "the exported name '{wanted}' of {} would be another tool's slug (validate's rule name-collision)",
-                refs[0]
-            )
-        } else {
-            format!(
-                "{} would all want the exported name '{wanted}' (validate's rule name-collision)",
-                refs.join(" and ")
-            )
-        };
-        Err(Error::Conflict {
-            message,
-            details: json!({ "exportedName": wanted, "tools": refs }),
-            hint: Some(hint.into()),
-        })
+        match names::new_collision(&before, &after) {
+            None => Ok(()),
+            Some(found) => Err(collision_error(found, hint)),
+        }
+    }
+}
+
+/// The error of a collision a write would bring.
+fn collision_error((wanted, keys): Collision, hint: &str) -> Error {
+    let refs: Vec<String> = keys.iter().map(|(b, s)| format!("{b}/{s}")).collect();
+    let message = if refs.len() == 1 {
+        format!(
+            "the exported name '{wanted}' of {} would be another tool's slug (validate's rule name-collision)",
+            refs[0]
+        )
+    } else {
+        format!(
+            "{} would all want the exported name '{wanted}' (validate's rule name-collision)",
+            refs.join(" and ")
+        )
+    };
+    Error::Conflict {
+        message,
+        details: json!({ "exportedName": wanted, "tools": refs }),
+        hint: Some(hint.into()),
     }
 }
 

@@ -17,7 +17,7 @@ use crate::catalog::{
     VersionChoice, builtin, list_dir_names, store,
 };
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use uuid::Uuid;
 
@@ -178,23 +178,11 @@ impl Catalog {
                 c.refuse_colliding_tools(&target.bundle.slug, &slugs)?;
                 // Case twins among the bundle's slug folders and the batch, from one listing
                 // (`mcp import` plans slugs clear of them, but outside the lock), not a listing
-                // of the bundle's tools per tool.
+                // of the bundle's tools per tool. Versions: each tool's own write.
                 if let Some(dir) = &target.dir {
-                    let tools = dir.join(TOOLS_DIR);
-                    let mut seen: BTreeMap<String, String> = list_dir_names(&tools)
-                        .into_iter()
-                        .map(|name| (rules::case_folded(&name), name))
-                        .collect();
+                    let mut seen = FoldedNames::listing(dir.join(TOOLS_DIR), "slug");
                     for slug in &slugs {
-                        match seen.get(&rules::case_folded(slug)) {
-                            Some(other) if other != slug => {
-                                return Err(case_twin(&tools, slug, other, "slug"));
-                            }
-                            Some(_) => {}
-                            None => {
-                                seen.insert(rules::case_folded(slug), (*slug).to_owned());
-                            }
-                        }
+                        seen.add(slug)?;
                     }
                 }
                 docs.into_iter()
@@ -291,7 +279,8 @@ impl Catalog {
         if let Err(message) = tool_destination_rules(&tool, self) {
             violations.push(message);
         }
-        violations.extend(store::oversized(&doc));
+        let file = store::JsonFile::new(&doc);
+        violations.extend(file.oversized());
         if !violations.is_empty() {
             return Err(Error::invalid(source_name, violations));
         }
@@ -330,13 +319,16 @@ impl Catalog {
         let slug_dir = dir.parent().unwrap_or(&dir);
         let new_slug = !slug_dir.is_dir();
         if collisions && new_slug {
-            refuse_case_twin(slug_dir, "slug", &list_dir_names(&tools_dir_of(slug_dir)))?;
-            self.refuse_new_collisions(&self.bundles()?.items, SLUG_HINT, |keys| {
-                keys.insert((target.bundle.slug.clone(), tool.slug.clone()));
-            })?;
+            refuse_case_twins(&tools_dir_of(slug_dir), [(&*tool.slug, &*tool.version)])?;
+            self.refuse_added_collisions(
+                &self.bundles()?.items,
+                SLUG_HINT,
+                &[(target.bundle.slug.clone(), tool.slug.clone())],
+            )?;
+        } else {
+            FoldedNames::listing(slug_dir.to_owned(), "version").add(&tool.version)?;
         }
-        refuse_case_twin(&dir, "version", &list_dir_names(slug_dir))?;
-        store::write_json(&path, &doc)?;
+        file.write(&path)?;
         Ok(ToolEntry {
             is_enabled: tool.is_enabled,
             unavailable: tool.unavailable_reason(self.config()),
@@ -610,7 +602,8 @@ impl Catalog {
         // The rules readers hold a bundle.json to (its format version, IDs): what put writes
         // is read back and passes `validate`.
         let mut violations = bundle.check(&doc);
-        violations.extend(store::oversized(&doc));
+        let file = store::JsonFile::new(&doc);
+        violations.extend(file.oversized());
         if !violations.is_empty() {
             return Err(Error::invalid(&source_name, violations));
         }
@@ -634,13 +627,13 @@ impl Catalog {
             })?;
         }
         match existing.and_then(|e| e.dir.clone()) {
-            Some(dir) => store::write_json(&dir.join(BUNDLE_FILE), &doc)?,
+            Some(dir) => file.write(&dir.join(BUNDLE_FILE))?,
             None => {
                 // A new bundle's folder appears whole, with its bundle.json, or not at all.
                 store::create_dir_atomic(
                     &self.bundles_dir().join(id.to_string()),
                     super::archive::STAGING_PREFIX,
-                    |staging| store::write_json(&staging.join(BUNDLE_FILE), &doc),
+                    |staging| file.write(&staging.join(BUNDLE_FILE)),
                 )?;
             }
         }
@@ -753,10 +746,12 @@ impl Catalog {
         }
         if !deleted {
             // Its tools come back under their exported names.
-            let tools = self.tool_slugs(&entry);
-            self.refuse_new_collisions(&self.bundles()?.items, RENAME_HINT, |keys| {
-                keys.extend(tools.into_iter().map(|s| (entry.bundle.slug.clone(), s)));
-            })?;
+            let tools: Vec<_> = self
+                .tool_slugs(&entry)
+                .into_iter()
+                .map(|s| (entry.bundle.slug.clone(), s))
+                .collect();
+            self.refuse_added_collisions(&self.bundles()?.items, RENAME_HINT, &tools)?;
         }
         let mut doc = read_doc(&path)?;
         let when = crate::base::time::now();
@@ -836,24 +831,74 @@ fn refuse_not_a_folder(path: &Path) -> Result<()> {
     }
 }
 
-/// Refuse (`CONFLICT`) a slug or version folder `folder` (`what`) whose name differs only by
-/// case from one of `neighbours`, the folder names beside it (`Weather` beside `weather`):
-/// both cannot be checked out on a case-insensitive file system (macOS, Windows), and there
-/// the write would land in the other tool's folder. `validate` warns of pairs made by hand
-/// (rule `case-collision`).
-fn refuse_case_twin(folder: &Path, what: &str, neighbours: &[String]) -> Result<()> {
-    let (Some(parent), Some(name)) = (folder.parent(), folder.file_name()) else {
-        return Ok(());
-    };
-    let name = name.to_string_lossy();
-    let folded = rules::case_folded(&name);
-    match neighbours
-        .iter()
-        .find(|other| **other != name && rules::case_folded(other) == folded)
-    {
-        Some(other) => Err(case_twin(parent, &name, other, what)),
-        None => Ok(()),
+/// The folder names of one folder (a bundle's `tools`, a slug folder) by their case-folded
+/// form, to refuse (`CONFLICT`) a slug or version folder whose name differs only by case from
+/// one beside it (`Weather` beside `weather`): both cannot be checked out on a case-insensitive
+/// file system (macOS, Windows), and there a write would land in the other tool's folder.
+/// `validate` warns of pairs made by hand (rule `case-collision`).
+struct FoldedNames {
+    dir: PathBuf,
+    /// `slug` or `version`.
+    what: &'static str,
+    names: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl FoldedNames {
+    /// The visible folders of `dir`, each a `what` folder.
+    fn listing(dir: PathBuf, what: &'static str) -> Self {
+        let mut names = Self {
+            names: BTreeMap::new(),
+            dir,
+            what,
+        };
+        for name in list_dir_names(&names.dir) {
+            names.insert(name);
+        }
+        names
     }
+
+    fn insert(&mut self, name: String) {
+        self.names
+            .entry(rules::case_folded(&name))
+            .or_default()
+            .insert(name);
+    }
+
+    /// Add `name`, a folder a write makes or writes into; refused when a folder there (or one
+    /// added before) differs from it only by case.
+    fn add(&mut self, name: &str) -> Result<()> {
+        let folded = rules::case_folded(name);
+        if let Some(other) = self
+            .names
+            .get(&folded)
+            .and_then(|same| same.iter().find(|other| *other != name))
+        {
+            return Err(case_twin(&self.dir, name, other, self.what));
+        }
+        self.insert(name.to_owned());
+        Ok(())
+    }
+}
+
+/// Refuse (`CONFLICT`) a write of the tool folders `new` (`(slug, version)`, names that passed
+/// the slug and version rules) into the bundle folder `tools` (its `tools`) when a slug or a
+/// version differs only by case from a folder beside it: one that is there, or another of
+/// `new` (an archive holding `Weather` and `weather`). Lists `tools` once, and the folders of
+/// the slugs `new` writes into.
+pub(crate) fn refuse_case_twins<'a>(
+    tools: &Path,
+    new: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<()> {
+    let mut slugs = FoldedNames::listing(tools.to_owned(), "slug");
+    let mut versions: BTreeMap<&str, FoldedNames> = BTreeMap::new();
+    for (slug, version) in new {
+        slugs.add(slug)?;
+        versions
+            .entry(slug)
+            .or_insert_with(|| FoldedNames::listing(tools.join(slug), "version"))
+            .add(version)?;
+    }
+    Ok(())
 }
 
 /// The error of a folder `name` in `parent` whose name differs only by case from `other`'s.

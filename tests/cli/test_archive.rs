@@ -1222,3 +1222,111 @@ fn import_update_adds_the_versions_the_catalog_lacks() {
         .run(&["bundle", "import", "--update", "--as-new", &new])
         .failure(2);
 }
+
+/// `files` with one more tool: a copy of `tools/thing/v1` at `tools/<slug>/<version>`, with its
+/// own toolID.
+fn with_copy(files: &[(String, Vec<u8>)], slug: &str, version: &str) -> Vec<(String, Vec<u8>)> {
+    let mut doc = file_doc(files, "tools/thing/v1/tool.json");
+    doc["slug"] = slug.into();
+    doc["version"] = version.into();
+    doc["toolID"] = uuid::Uuid::now_v7().to_string().into();
+    let mut files = files.to_vec();
+    files.push((
+        format!("tools/{slug}/{version}/tool.json"),
+        serde_json::to_vec_pretty(&doc).unwrap(),
+    ));
+    files.sort();
+    files
+}
+
+/// Slug or version folders that differ only by case are one folder on macOS and Windows, so
+/// `bundle import` refuses them as `tool put` does (`CONFLICT`, the error naming both), before
+/// anything is written: two inside one archive, and with `--update` one beside a folder the
+/// bundle has.
+#[test]
+fn import_refuses_names_that_differ_only_by_case() {
+    let good = valid_files();
+    let tools_of = |env: &TestEnv, id: &str| env.bundle_dir(id).join("tools");
+    let id = file_doc(&good, "bundle.json")["bundleID"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let expect_twin = |err: &crate::common::ErrorDoc, what: &str, name: &str, other: &str| {
+        assert_eq!(err.error.code, "CONFLICT", "{err:?}");
+        assert_eq!(
+            err.error.message,
+            format!(
+                "the {what} '{name}' differs only by case from the {what} folder '{other}' beside it: on a case-insensitive file system (macOS, Windows) the two are one folder (validate's rule case-collision)"
+            ),
+            "{err:?}"
+        );
+        assert_eq!(err.error.details[what], name, "{err:?}");
+        assert_eq!(
+            err.error.hint.as_deref(),
+            Some(format!("choose a {what} that differs from '{other}' in more than case").as_str())
+        );
+        err.error.details["path"].as_str().unwrap().to_owned()
+    };
+
+    // Twins inside one archive: a fresh import, plain, --update and --as-new, writes nothing.
+    let env = TestEnv::new();
+    env.bundle("mine");
+    for (files, what, name, other, folder) in [
+        (
+            with_copy(&good, "Thing", "v1"),
+            "slug",
+            "thing",
+            "Thing",
+            "Thing",
+        ),
+        (
+            with_copy(&good, "thing", "V1"),
+            "version",
+            "v1",
+            "V1",
+            "thing/V1",
+        ),
+    ] {
+        let bytes = zip_files(&files);
+        let err = refused(&env, &bytes, 5);
+        let path = expect_twin(&err, what, name, other);
+        assert_eq!(path, tools_of(&env, &id).join(folder).to_str().unwrap());
+        let file = input_file(&env, "twins.zip", &bytes);
+        for flag in ["--update", "--as-new"] {
+            let before = snapshot(env.catalog());
+            let err = env.json_error(&["bundle", "import", flag, &file], 5);
+            expect_twin(&err, what, name, other);
+            assert_eq!(snapshot(env.catalog()), before, "{flag}: nothing written");
+            assert_eq!(staging_leftovers(&env), Vec::<String>::new());
+        }
+    }
+    assert!(!env.bundle_dir(&id).exists());
+
+    // --update of a bundle the catalog holds: a new slug or version beside one that differs
+    // only by case is refused, the catalog unchanged; one that differs in more goes in.
+    let env = TestEnv::new();
+    let plain = input_file(&env, "plain.zip", &zip_files(&good));
+    env.run(&["bundle", "import", &plain]).success();
+    for (files, what, name, other) in [
+        (with_copy(&good, "Thing", "v2"), "slug", "Thing", "thing"),
+        (with_copy(&good, "thing", "V1"), "version", "V1", "v1"),
+    ] {
+        let file = input_file(&env, "update.zip", &zip_files(&files));
+        let before = snapshot(env.catalog());
+        let err = env.json_error(&["bundle", "import", "--update", &file], 5);
+        let path = expect_twin(&err, what, name, other);
+        let folder = if what == "slug" { "thing" } else { "thing/v1" };
+        assert_eq!(path, tools_of(&env, &id).join(folder).to_str().unwrap());
+        assert_eq!(snapshot(env.catalog()), before, "nothing written");
+        env.run(&["bundle", "import", "--update", &file])
+            .failure(5)
+            .stderr_has(&format!("error: the {what} '{name}' differs only by case"));
+    }
+    let file = input_file(&env, "ok.zip", &zip_files(&with_copy(&good, "thing", "v2")));
+    let done = env.json(&["bundle", "import", "--update", &file]);
+    assert_eq!(done["added"], json!(["thing@v2"]), "{done}");
+    assert_eq!(done["unchanged"], json!(["thing@v1"]), "{done}");
+    let validated = env.run(&["validate"]);
+    validated.success();
+    assert!(!validated.stdout.contains("case-collision"), "{validated}");
+}

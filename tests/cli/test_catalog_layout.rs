@@ -21,6 +21,22 @@ fn make_a_file(env: &TestEnv, path: &Path) {
     std::fs::write(path, "../shared/folder").unwrap();
 }
 
+/// `index status` counts `folder`, which is not a folder, among its problems and names it, as
+/// `tool list` does.
+#[track_caller]
+fn index_status_counts_and_shows(env: &TestEnv, folder: &Path) {
+    assert_eq!(crate::test_index::status(env).problems(), 1);
+    let run = env.run(&["index", "status"]);
+    run.success()
+        .stderr_has(&format!("{}: {NOT_A_FOLDER}", folder.display()));
+    let row = run
+        .stdout
+        .lines()
+        .find(|line| line.contains("problems"))
+        .unwrap_or_else(|| panic!("{run}"));
+    assert!(row.trim_end().ends_with(" 1"), "{run}");
+}
+
 /// `bundles` a file: every reader says so (stderr, and `problems` under `--json`) instead of
 /// showing the built-in tools alone as if that were the catalog; a write is refused with the
 /// same words and writes nothing.
@@ -42,6 +58,7 @@ fn readers_warn_when_bundles_is_a_file_and_writes_are_refused() {
     let listed = env.bundle_list(&[]);
     assert_eq!(listed.problems.len(), 1, "{:?}", listed.problems);
     assert_eq!(listed.problems[0].path, bundles);
+    index_status_counts_and_shows(&env, &bundles);
     env.run(&["search", "hello"])
         .success()
         .stderr_has(NOT_A_FOLDER);
@@ -94,6 +111,7 @@ fn readers_warn_when_a_bundles_tools_is_not_a_folder() {
     assert_eq!(list.problems.len(), 1, "{:?}", list.problems);
     assert_eq!(list.problems[0].path, tools);
     assert!(list.problems[0].message.starts_with(NOT_A_FOLDER));
+    index_status_counts_and_shows(&env, &tools);
     env.run(&["bundle", "get", "b"])
         .success()
         .stderr_has(&format!("{}: {NOT_A_FOLDER}", tools.display()));

@@ -30,6 +30,12 @@ pub(crate) struct IndexStatus {
     pub(crate) watcher: Option<WatcherStatus>,
 }
 
+impl IndexStatus {
+    pub(crate) fn problems(&self) -> u64 {
+        self.problems
+    }
+}
+
 /// A running watcher, as `index status` shows it.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

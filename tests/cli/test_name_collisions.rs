@@ -78,6 +78,55 @@ fn tool_put_refuses_a_slug_whose_exported_name_another_tool_wants() {
     env.run(&["validate"]).success();
 }
 
+/// A slug put into a second bundle prefixes the first bundle's tool of that slug
+/// (`web__search`), which may be the name another tool already has: refused, though the new
+/// tool's own name (`news__search`) is free. (`ʼ`, a modifier letter, is exported as `_`.)
+#[test]
+fn a_slug_in_a_second_bundle_is_refused_when_the_first_ones_prefixed_name_is_taken() {
+    let env = TestEnv::new();
+    env.bundle("web");
+    env.bundle("other");
+    env.bundle("news");
+    env.put_tool("web", &tool_doc("search", "v1"));
+    env.put_tool("other", &tool_doc("webʼʼsearch", "v1"));
+    let file = env.input(&tool_doc("search", "v1"));
+    refused(
+        &env,
+        &["tool", "put", "--bundle", "news", &file],
+        "web__search",
+        &["other/webʼʼsearch", "web/search"],
+    );
+    // A slug two bundles share, whose prefixed names are free, goes in.
+    env.put_tool("web", &tool_doc("fetch", "v1"));
+    env.put_tool("news", &tool_doc("fetch", "v1"));
+    env.run(&["validate"]).success();
+}
+
+/// A slug folder that is a symlink to a folder (kept elsewhere in the catalog) is a slug like
+/// any other: its tool is listed, and a slug whose exported name is its slug is refused.
+#[test]
+fn a_symlinked_slug_folder_counts_in_the_collision_check() {
+    let env = TestEnv::new();
+    let id = env.bundle("b");
+    env.put_tool("b", &tool_doc("meteo", "v1"));
+    let tools = env.bundle_dir(&id).join("tools");
+    let real = env.catalog().join("shared/meteo");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::rename(tools.join("meteo"), &real).unwrap();
+    std::os::unix::fs::symlink("../../../shared/meteo", tools.join("meteo")).unwrap();
+    assert_eq!(
+        env.refs(&[]).iter().filter(|r| r.starts_with("b/")).count(),
+        1
+    );
+    let file = env.input(&tool_doc("météo", "v1"));
+    refused(
+        &env,
+        &["tool", "put", "--bundle", "b", &file],
+        "meteo",
+        &["b/meteo", "b/météo"],
+    );
+}
+
 #[test]
 fn a_collision_already_in_the_catalog_stops_only_writes_that_add_one() {
     let env = TestEnv::new();

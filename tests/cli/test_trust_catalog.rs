@@ -340,6 +340,42 @@ fn tool_put_refuses_a_document_whose_file_would_be_over_4_mib() {
 }
 
 #[test]
+fn bundle_put_refuses_a_document_whose_file_would_be_over_4_mib() {
+    // As tool put: under the input cap compact, over the read limit as toolctl writes it. A
+    // new bundle and a replaced one alike: nothing is written.
+    let env = TestEnv::new();
+    let id = env.bundle("kept");
+    let before = std::fs::read(env.bundle_dir(&id).join("bundle.json")).unwrap();
+    for (name, doc) in [
+        ("new", json!({ "slug": "wide" })),
+        ("replaced", json!({ "slug": "kept", "bundleID": id })),
+    ] {
+        let mut doc = doc;
+        doc["x-items"] = json!(vec![0; 1_000_000]);
+        let compact = serde_json::to_vec(&doc).unwrap();
+        assert!(compact.len() < 4 * 1024 * 1024);
+        let file = env.root().join(format!("inputs/{name}.json"));
+        std::fs::write(&file, compact).unwrap();
+        let refused = env.json_error(&["bundle", "put", "--file", file.to_str().unwrap()], 3);
+        assert_eq!(refused.error.code, "VALIDATION_ERROR");
+        assert!(
+            refused
+                .error
+                .message
+                .contains("over the limit of 4194304 bytes"),
+            "{name}: {}",
+            refused.error.message
+        );
+    }
+    assert_eq!(find_files(env.catalog(), "bundle.json").len(), 1);
+    assert_eq!(
+        std::fs::read(env.bundle_dir(&id).join("bundle.json")).unwrap(),
+        before
+    );
+    env.run(&["bundle", "get", "wide"]).failure(4);
+}
+
+#[test]
 fn input_files_are_capped_and_must_be_regular() {
     let env = TestEnv::new();
     env.bundle("b");

@@ -49,7 +49,7 @@ pub fn run(ctx: &Ctx, command: &IndexCommand) -> Result<Output, CliError> {
         _ => Index::open(&catalog, &mut update)?,
     };
     drop(progress);
-    let status = index.status(report)?;
+    let status = index.status(&catalog, report)?;
     ctx.warn_problems(&index.problems(&catalog)?);
     let mut table = output::table(["FIELD", "VALUE"]);
     let path = status.path.as_ref().map_or_else(
