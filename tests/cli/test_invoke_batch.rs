@@ -1008,7 +1008,10 @@ fn outputs_over_12000_bytes_of_json_are_truncated_in_results_and_tool_messages()
             );
         } else {
             // The longest prefix of at most 12,000 bytes that ends between two characters.
-            let cut = (0..=12_000).rev().find(|&i| text.is_char_boundary(i)).unwrap();
+            let cut = (0..=12_000)
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap();
             let preview = &text[..cut];
             assert_eq!(
                 ordered(output),
@@ -1031,7 +1034,9 @@ fn outputs_over_12000_bytes_of_json_are_truncated_in_results_and_tool_messages()
         );
     }
     // The multi-byte preview is cut by bytes, not characters.
-    let far = result(&doc, "far-over.txt")["value"]["preview"].as_str().unwrap();
+    let far = result(&doc, "far-over.txt")["value"]["preview"]
+        .as_str()
+        .unwrap();
     assert!((11_997..=12_000).contains(&far.len()), "{}", far.len());
     assert!(far.chars().count() < 12_000);
 
@@ -1102,7 +1107,10 @@ fn a_truncated_preview_is_at_most_12000_bytes_cut_between_characters() {
         preview.len()
     );
     assert!(text.starts_with(preview));
-    assert!(!preview.contains(wide.as_str()), "the preview holds the whole value");
+    assert!(
+        !preview.contains(wide.as_str()),
+        "the preview holds the whole value"
+    );
 }
 
 // --- usage metrics ----------------------------------------------------------------------------
