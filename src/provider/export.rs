@@ -51,7 +51,7 @@ pub struct Refused {
     pub reference: String,
     pub problems: Vec<Unexpressible>,
     /// Whether the tool asks for strict mode itself (`"strict": true` in its file), so that
-    /// leaving out `--strict` would not change what it is refused for.
+    /// the caller not asking for strict mode would not change what it is refused for.
     #[serde(skip)]
     pub own_strict: bool,
 }

@@ -114,7 +114,7 @@ pub fn tool_definition(
 }
 
 /// Whether `provider` gets `tool` in a strict mode that closes every object: OpenAI's (asked
-/// for by `strict`, the `--strict` flag, or the tool's own `"strict": true`) or Anthropic's
+/// for by `strict`, the caller's, or by the tool's own `"strict": true`) or Anthropic's
 /// strict tool use (the tool's own `"strict": true` only).
 fn closes_objects(provider: Provider, tool: &ToolEntry, strict: bool) -> bool {
     let own = tool.tool.strict == Some(true);
@@ -129,17 +129,20 @@ fn closes_objects(provider: Provider, tool: &ToolEntry, strict: bool) -> bool {
 /// object, and strict mode closes every object: the provider would be told the tool takes no
 /// arguments at all, and the model would never send one. (A tool whose `argSchema` is
 /// `{"type":"object"}` says that it takes nothing, so closing it is right; without a schema
-/// the tool has not said so.)
-fn no_schema_under_strict(provider: Provider, tool: &ToolEntry) -> Unexpressible {
+/// the tool has not said so.) `flag` is whether strict mode was asked for by the caller.
+fn no_schema_under_strict(provider: Provider, tool: &ToolEntry, flag: bool) -> Unexpressible {
     let own = tool.tool.strict == Some(true);
     let mode = match provider {
         Provider::Anthropic => "Anthropic's strict tool use",
         _ => "strict mode",
     };
-    let way_out = if own {
-        "remove the tool's own `\"strict\": true` (or set it to false)"
-    } else {
-        "export it without --strict"
+    let way_out = match (own, flag) {
+        (true, false) => "remove the tool's own `\"strict\": true` (or set it to false)",
+        (true, true) => {
+            "remove the tool's own `\"strict\": true` (or set it to false) and export it \
+                without strict mode"
+        }
+        (false, _) => "export it without strict mode",
     };
     Unexpressible::new(
         "argSchema",
@@ -163,7 +166,7 @@ fn definition(
         Some(schema) => schema.clone(),
         None if view.allow_no_schema && view.no_schema_mode.is_some() => {
             if closes_objects(provider, tool, strict) {
-                return Err(vec![no_schema_under_strict(provider, tool)]);
+                return Err(vec![no_schema_under_strict(provider, tool, strict)]);
             }
             any_object()
         }

@@ -858,7 +858,7 @@ fn strict_refuses_a_tool_without_schema_and_closes_a_schema_of_no_arguments() {
         );
         assert!(
             message.ends_with(
-                "give the tool an argSchema that declares its arguments, or export it without --strict"
+                "give the tool an argSchema that declares its arguments, or export it without strict mode"
             ),
             "{message}"
         );
@@ -922,8 +922,30 @@ fn a_tool_without_schema_that_asks_for_strict_mode_is_refused_where_that_closes_
             hint.contains("b/unchecked@v1 asks for strict mode itself"),
             "{provider}: {hint}"
         );
-        assert!(!hint.contains("without --strict"), "{provider}: {hint}");
+        assert!(
+            !hint.contains("without --strict, OpenAI"),
+            "{provider}: {hint}"
+        );
     }
+    // With --strict as well, both must go.
+    let error = env.json_error(
+        &[
+            "export",
+            "--provider",
+            "openai",
+            "--bundle",
+            "b",
+            "--strict",
+        ],
+        3,
+    );
+    let (_, _, message) = &refused_problems(&error)["b/unchecked@v1"][0];
+    assert!(
+        message.ends_with(
+            "or remove the tool's own `\"strict\": true` (or set it to false) and export it without strict mode"
+        ),
+        "{message}"
+    );
     for provider in ["ollama", "gemini", "mcp"] {
         let list = export(&env, &["--provider", provider, "--bundle", "b"]);
         assert_eq!(names_of(provider, &list), ["unchecked"], "{provider}");
@@ -961,7 +983,7 @@ fn the_strict_hint_names_the_cause_the_flag_or_the_tools_own_field() {
     own["strict"] = json!(true);
     env.put_tool("b", &own);
     env.put_tool("b", &with_schema("flag", "Fetch a URL.", &uri));
-    let own_hint = "b/own@v1 asks for strict mode itself (`\"strict\": true` in its tool.json, not --strict); set it to false, or remove it, to export the schema as it is";
+    let own_hint = "b/own@v1 asks for strict mode itself (`\"strict\": true` in its tool.json, with or without --strict); set it to false, or remove it, to export the schema as it is";
     let flag_hint = "without --strict, OpenAI takes the schemas as they are";
 
     // No --strict: only the tool's own field can be the cause.
