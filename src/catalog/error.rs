@@ -74,6 +74,9 @@ pub enum Hint {
     ExportBuiltin,
     /// No catalog was found: name its folder.
     NameCatalog,
+    /// Bundle slugs make exported names collide: rename one of the bundles; `first` is the
+    /// other way out, where there is one (it comes before).
+    RenameBundle { first: Option<Box<str>> },
 }
 
 impl From<String> for Hint {

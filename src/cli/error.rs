@@ -289,6 +289,14 @@ fn hint_words(hint: &catalog::Hint) -> String {
                 .to_owned()
         }
         Hint::NameCatalog => "pass --catalog DIR or set TOOLCTL_CATALOG".to_owned(),
+        Hint::RenameBundle { first } => {
+            let rename = "give one of the bundles a slug that differs from the other's within \
+                its first characters in ASCII (`toolctl bundle put --id <bundleID> --slug NEW`)";
+            match first {
+                Some(first) => format!("{first}; or {rename}"),
+                None => rename.to_owned(),
+            }
+        }
     }
 }
 

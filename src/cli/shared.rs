@@ -111,10 +111,17 @@ pub fn export_error(error: ExportError) -> CliError {
                     .iter()
                     .map(move |p| format!("{}: {p}", r.reference))
             });
-            let strict_hint = refused
+            // Strict mode comes from --strict, or from a tool's own `"strict": true`: the hint
+            // names whichever of them made each refusal.
+            let by_strict = |r: &&Refused| r.problems.iter().any(|p| p.message.contains("strict"));
+            let by_flag = matches!(provider, Provider::Openai | Provider::OpenaiResponses)
+                && refused.iter().filter(by_strict).any(|r| !r.own_strict);
+            let by_own: Vec<&str> = refused
                 .iter()
-                .flat_map(|r| &r.problems)
-                .any(|p| p.message.contains("strict"));
+                .filter(by_strict)
+                .filter(|r| r.own_strict)
+                .map(|r| r.reference.as_str())
+                .collect();
             let mut error = CliError::invalid(format!(
                 "{provider} cannot take {} of the tools as they are",
                 refused.len()
@@ -122,8 +129,18 @@ pub fn export_error(error: ExportError) -> CliError {
             .with_causes(causes.collect::<Vec<_>>())
             .with_details(json!({ "provider": provider, "tools": refused }))
             .with_hint("--lenient leaves them out with a warning");
-            if strict_hint {
+            if by_flag {
                 error = error.with_hint("without --strict, OpenAI takes the schemas as they are");
+            }
+            if !by_own.is_empty() {
+                let (tools, file) = match by_own.as_slice() {
+                    [one] => (format!("{one} asks"), "its tool.json"),
+                    many => (format!("{} ask", many.join(", ")), "their tool.json files"),
+                };
+                error = error.with_hint(format!(
+                    "{tools} for strict mode itself (`\"strict\": true` in {file}, with or without \
+                        --strict); set it to false, or remove it, to export the schema as it is"
+                ));
             }
             error
         }
@@ -202,10 +219,15 @@ pub fn pick_error(error: PickError) -> CliError {
 
 /// "1 tool", "2 tools".
 pub fn n_tools(n: usize) -> String {
+    plural(n, "tool")
+}
+
+/// `n` and `noun`, in the plural unless `n` is 1 ("1 error", "2 errors", "0 candidates").
+pub fn plural(n: usize, noun: &str) -> String {
     if n == 1 {
-        "1 tool".to_owned()
+        format!("1 {noun}")
     } else {
-        format!("{n} tools")
+        format!("{n} {noun}s")
     }
 }
 

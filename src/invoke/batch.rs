@@ -19,7 +19,10 @@
 //!
 //! Outputs whose JSON is longer than [`TRUNCATE_AT`] bytes are replaced, in `results` and in
 //! `tool_messages` alike, by `{"truncated": true, "bytes": <length>, "preview": <the first
-//! 12000 characters of the JSON>}`, as the seed shows.
+//! 12000 bytes of the JSON>}`, as the seed shows. The seed's "12KB" cap and its "first 12000
+//! characters" agree only for ASCII; bytes are what a caller budgets, so both are counted in
+//! UTF-8 bytes, and the preview ends at the last whole character within them (so it may be up
+//! to 3 bytes shorter). A preview is thus always shorter than the value it replaces.
 
 use super::{Failure, Options};
 use crate::base::error_code::ErrorCode;
@@ -35,10 +38,9 @@ pub const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
 pub const MAX_CALL_ID: usize = 120;
 pub const WAIT_DEFAULT_MS: u64 = 15_000;
 pub const WAIT_RANGE_MS: std::ops::RangeInclusive<u64> = 100..=60_000;
-/// Outputs longer than this (as JSON text, in bytes) are truncated.
+/// Outputs longer than this (as JSON text, in UTF-8 bytes) are truncated, and a truncated
+/// output's `preview` holds at most this many bytes of it.
 pub const TRUNCATE_AT: usize = 12_000;
-/// Characters of a truncated output's JSON kept in `preview`.
-pub const PREVIEW_CHARS: usize = 12_000;
 
 pub mod shapes;
 
@@ -233,7 +235,7 @@ pub fn truncate(output: &Value) -> Value {
     json!({
         "truncated": true,
         "bytes": text.len(),
-        "preview": text.chars().take(PREVIEW_CHARS).collect::<String>(),
+        "preview": &text[..text.floor_char_boundary(TRUNCATE_AT)],
     })
 }
 
@@ -409,9 +411,19 @@ mod tests {
         let cut = truncate(&over);
         assert_eq!(cut["truncated"], true);
         assert_eq!(cut["bytes"], TRUNCATE_AT + 1);
-        assert_eq!(
-            cut["preview"].as_str().unwrap().chars().count(),
-            PREVIEW_CHARS
-        );
+        assert_eq!(cut["preview"].as_str().unwrap().len(), TRUNCATE_AT);
+    }
+
+    #[test]
+    fn a_preview_ends_at_the_last_whole_character_within_twelve_thousand_bytes() {
+        // `"` then 11,998 bytes of `x`, then 日 over bytes 11,999..12,002: cut before it.
+        let across = Value::String(format!("{}日日", "x".repeat(TRUNCATE_AT - 2)));
+        let cut = truncate(&across);
+        assert_eq!(cut["preview"].as_str().unwrap().len(), TRUNCATE_AT - 1);
+        // 2-byte characters throughout: a preview of 12,000 bytes is 6,000 characters or so.
+        let wide = Value::String("é".repeat(9_000));
+        let preview = truncate(&wide)["preview"].as_str().unwrap().to_owned();
+        assert_eq!(preview.len(), TRUNCATE_AT - 1);
+        assert_eq!(preview.chars().count(), 1 + (TRUNCATE_AT - 2) / 2);
     }
 }

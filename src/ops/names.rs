@@ -4,8 +4,8 @@
 //! same verdict: what toolctl writes, `validate` accepts. Collisions the catalog already had
 //! (hand edits, `git pull`) do not stop writes that add no new one.
 
-use crate::catalog::error::{Error, Result};
-use crate::catalog::names::{self, Collision, Key};
+use crate::catalog::error::{Error, Hint, Result};
+use crate::catalog::names::{self, Collision, Key, MAX_NAME};
 use crate::catalog::{BundleEntry, Catalog};
 use serde_json::json;
 use std::collections::BTreeSet;
@@ -95,21 +95,50 @@ impl Catalog {
 /// The error of a collision a write would bring.
 fn collision_error((wanted, keys): Collision, hint: &str) -> Error {
     let refs: Vec<String> = keys.iter().map(|(b, s)| format!("{b}/{s}")).collect();
-    let message = if refs.len() == 1 {
-        format!(
-            "the exported name '{wanted}' of {} would be another tool's slug (validate's rule name-collision)",
-            refs[0]
+    // Tools of one slug in several bundles are exported as `<bundle>__<slug>`: when those
+    // names meet, the bundle slugs are what came out the same (transliterated, cut to 64),
+    // and another tool slug is not the way out.
+    let shared_slug = match keys.as_slice() {
+        [(_, first), rest @ ..] if !rest.is_empty() && rest.iter().all(|(_, s)| s == first) => {
+            Some(first)
+        }
+        _ => None,
+    };
+    let (message, hint) = if refs.len() == 1 {
+        (
+            format!(
+                "the exported name '{wanted}' of {} would be another tool's slug (validate's rule name-collision)",
+                refs[0]
+            ),
+            hint.into(),
         )
+    } else if let Some(slug) = shared_slug {
+        let bundles: Vec<String> = keys.iter().map(|(b, _)| format!("'{b}'")).collect();
+        let message = format!(
+            "{} would all want the exported name '{wanted}': a tool slug that several \
+                bundles have is exported as `<bundle slug>__{slug}`, and the bundle slugs {} \
+                come out the same in it (in ASCII, cut to {MAX_NAME} characters) (validate's \
+                rule name-collision)",
+            refs.join(" and "),
+            bundles.join(" and "),
+        );
+        // A tool slug is no way out when the write names one (`tool put`): it is not the
+        // cause. Restores and imports keep theirs ("nothing was changed; …") first.
+        let first = (hint != SLUG_HINT).then(|| hint.into());
+        (message, Hint::RenameBundle { first })
     } else {
-        format!(
-            "{} would all want the exported name '{wanted}' (validate's rule name-collision)",
-            refs.join(" and ")
+        (
+            format!(
+                "{} would all want the exported name '{wanted}' (validate's rule name-collision)",
+                refs.join(" and ")
+            ),
+            hint.into(),
         )
     };
     Error::Conflict {
         message,
         details: json!({ "exportedName": wanted, "tools": refs }),
-        hint: Some(hint.into()),
+        hint: Some(hint),
     }
 }
 

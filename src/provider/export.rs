@@ -50,6 +50,10 @@ pub struct Refused {
     #[serde(rename = "ref")]
     pub reference: String,
     pub problems: Vec<Unexpressible>,
+    /// Whether the tool asks for strict mode itself (`"strict": true` in its file), so that
+    /// the caller not asking for strict mode would not change what it is refused for.
+    #[serde(skip)]
+    pub own_strict: bool,
 }
 
 /// What `export` made.
@@ -120,6 +124,7 @@ pub fn translate(
             Err(problems) => refused.push(Refused {
                 reference: entry.reference(),
                 problems,
+                own_strict: entry.tool.strict == Some(true),
             }),
         }
     }

@@ -94,8 +94,68 @@ fn any_object() -> Value {
 
 /// `tool` as one entry of `provider`'s tool list, under the exported `name`. `strict` asks for
 /// OpenAI strict mode (a tool's own `"strict": true` asks for it too). Pointers in the errors
-/// are into `tool.json` (`/argSchema/properties/when/format`).
+/// are into `tool.json` (`/argSchema/properties/when/format`); each problem is listed once,
+/// however many ways the provider's rules find it.
 pub fn tool_definition(
+    provider: Provider,
+    name: &str,
+    tool: &ToolEntry,
+    strict: bool,
+) -> Result<Value, Vec<Unexpressible>> {
+    definition(provider, name, tool, strict).map_err(|problems| {
+        let mut unique: Vec<Unexpressible> = Vec::with_capacity(problems.len());
+        for problem in problems {
+            if !unique.contains(&problem) {
+                unique.push(problem);
+            }
+        }
+        unique
+    })
+}
+
+/// Whether `provider` gets `tool` in a strict mode that closes every object: OpenAI's (asked
+/// for by `strict`, the caller's, or by the tool's own `"strict": true`) or Anthropic's
+/// strict tool use (the tool's own `"strict": true` only).
+fn closes_objects(provider: Provider, tool: &ToolEntry, strict: bool) -> bool {
+    let own = tool.tool.strict == Some(true);
+    match provider {
+        Provider::Openai | Provider::OpenaiResponses => strict || own,
+        Provider::Anthropic => own,
+        Provider::Ollama | Provider::Gemini | Provider::Mcp => false,
+    }
+}
+
+/// The refusal of a tool without `argSchema` in a strict mode. It is exported as taking any
+/// object, and strict mode closes every object: the provider would be told the tool takes no
+/// arguments at all, and the model would never send one. (A tool whose `argSchema` is
+/// `{"type":"object"}` says that it takes nothing, so closing it is right; without a schema
+/// the tool has not said so.) `flag` is whether strict mode was asked for by the caller.
+fn no_schema_under_strict(provider: Provider, tool: &ToolEntry, flag: bool) -> Unexpressible {
+    let own = tool.tool.strict == Some(true);
+    let mode = match provider {
+        Provider::Anthropic => "Anthropic's strict tool use",
+        _ => "strict mode",
+    };
+    let way_out = match (own, flag) {
+        (true, false) => "remove the tool's own `\"strict\": true` (or set it to false)",
+        (true, true) => {
+            "remove the tool's own `\"strict\": true` (or set it to false) and export it \
+                without strict mode"
+        }
+        (false, _) => "export it without strict mode",
+    };
+    Unexpressible::new(
+        "argSchema",
+        "/argSchema",
+        format!(
+            "the tool has no argSchema (allowNoSchema), so it is exported as taking any object, \
+                and {mode} would close that object, telling the model the tool takes no \
+                arguments; give the tool an argSchema that declares its arguments, or {way_out}"
+        ),
+    )
+}
+
+fn definition(
     provider: Provider,
     name: &str,
     tool: &ToolEntry,
@@ -104,7 +164,12 @@ pub fn tool_definition(
     let view = &tool.tool;
     let canonical = match &view.arg_schema {
         Some(schema) => schema.clone(),
-        None if view.allow_no_schema && view.no_schema_mode.is_some() => any_object(),
+        None if view.allow_no_schema && view.no_schema_mode.is_some() => {
+            if closes_objects(provider, tool, strict) {
+                return Err(vec![no_schema_under_strict(provider, tool, strict)]);
+            }
+            any_object()
+        }
         None => {
             return Err(vec![Unexpressible::new(
                 "argSchema",
@@ -297,11 +362,13 @@ fn draft_2020_12(schema: &Value) -> Vec<Unexpressible> {
         .collect()
 }
 
-/// MCP annotations: the tool's own, else what its HTTP method says (GET/HEAD/OPTIONS read-only
-/// and idempotent; PUT/DELETE destructive and idempotent; POST and PATCH not read-only, with
+/// MCP annotations: the tool's own, else what its HTTP method says (GET/HEAD read-only and
+/// idempotent; PUT/DELETE destructive and idempotent; POST and PATCH not read-only, with
 /// `destructiveHint` left to MCP's default, true). `safe: true` adds `destructiveHint: false`;
 /// a tool `pick` holds unsafe ([`Tool::is_safe`](crate::catalog::model::Tool::is_safe)) is
-/// never shown as read-only or harmless, whatever its own annotations say.
+/// never shown as read-only or harmless, whatever its own annotations say. So OPTIONS, which
+/// the method table reads as read-only, comes out idempotent but not read-only: SPEC makes
+/// only GET and HEAD safe (unless the tool says `safe: true`).
 /// A native tool that says nothing gets none: MCP's defaults (destructive, open world) are
 /// the cautious reading.
 fn mcp_annotations(tool: &ToolEntry) -> Option<Value> {

@@ -1007,7 +1007,12 @@ fn outputs_over_12000_bytes_of_json_are_truncated_in_results_and_tool_messages()
                 "{path}: {target} bytes of JSON are kept whole"
             );
         } else {
-            let preview: String = text.chars().take(12_000).collect();
+            // The longest prefix of at most 12,000 bytes that ends between two characters.
+            let cut = (0..=12_000)
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap();
+            let preview = &text[..cut];
             assert_eq!(
                 ordered(output),
                 ordered(&json!({ "truncated": true, "bytes": target, "preview": preview })),
@@ -1028,14 +1033,84 @@ fn outputs_over_12000_bytes_of_json_are_truncated_in_results_and_tool_messages()
             "{path}"
         );
     }
-    // The multi-byte preview is cut by characters, not bytes.
-    let far = &result(&doc, "far-over.txt")["value"]["preview"];
-    assert_eq!(far.as_str().unwrap().chars().count(), 12_000);
-    assert!(far.as_str().unwrap().len() > 12_000);
+    // The multi-byte preview is cut by bytes, not characters.
+    let far = result(&doc, "far-over.txt")["value"]["preview"]
+        .as_str()
+        .unwrap();
+    assert!((11_997..=12_000).contains(&far.len()), "{}", far.len());
+    assert!(far.chars().count() < 12_000);
 
     // A single invoke is never truncated.
     let single = env.json(&["invoke", "readfile", "--args", r#"{"path":"over.txt"}"#]);
     assert_eq!(single["value"]["content_text"], contents[1].as_str());
+}
+
+/// Regression: the preview was the first 12,000 *characters*, so multi-byte text gave a
+/// preview of up to 48,000 bytes, and a value of 12,001–48,000 bytes came back "truncated"
+/// with all of it in the preview. The cap is 12,000 bytes, cut where a character ends.
+#[test]
+fn a_truncated_preview_is_at_most_12000_bytes_cut_between_characters() {
+    let env = TestEnv::new();
+    // `(file, character, bytes of JSON before it)`: the character is repeated from that byte
+    // on, after ASCII padding, so the 12,000th byte falls where the case says.
+    let cases = [
+        // A 3-byte character over bytes 11,999..12,002: cut before it.
+        ("cjk-across.txt", "日", 11_999, 11_999),
+        // A 3-byte character ending exactly at byte 12,000: kept.
+        ("cjk-ends.txt", "日", 11_997, 12_000),
+        // 2-byte characters, one over bytes 11,999..12,001.
+        ("e-across.txt", "é", 11_999, 11_999),
+        ("e-ends.txt", "é", 11_998, 12_000),
+        // A 4-byte character over bytes 11,998..12,002.
+        ("emoji-across.txt", "🦀", 11_998, 11_998),
+    ];
+    let mut calls = Vec::new();
+    let mut texts = BTreeMap::new();
+    for (path, character, start, _) in cases {
+        let head = ordered(&readfile_output(path, "")).find("\"\",").unwrap() + 1;
+        let content = format!("{}{}", "x".repeat(start - head), character.repeat(5_000));
+        write_file(&env.work().join(path), &content);
+        let text = ordered(&readfile_output(path, &content));
+        assert_eq!(&text[start..start + character.len()], character, "{path}");
+        texts.insert(path, text);
+        let arguments = json!({ "path": path, "max_bytes": 1048576 });
+        calls.push(json!({ "call_id": path, "name": "readfile", "arguments": arguments }));
+    }
+    // The reviewer's case: 9,000 × "é" is over 18,000 bytes of JSON but under 12,000
+    // characters.
+    let wide = "é".repeat(9_000);
+    write_file(&env.work().join("wide.txt"), &wide);
+    calls.push(json!({ "call_id": "wide", "name": "readfile",
+        "arguments": { "path": "wide.txt", "max_bytes": 1048576 } }));
+    let mut expected: Vec<(&str, &str)> = cases.iter().map(|c| (c.0, "readfile")).collect();
+    expected.push(("wide", "readfile"));
+    let doc = batch(&env, &json!({ "calls": calls }), &expected);
+
+    for (path, _, _, kept) in cases {
+        let text = &texts[path];
+        let output = &result(&doc, path)["value"];
+        assert_eq!(
+            ordered(output),
+            ordered(&json!({ "truncated": true, "bytes": text.len(), "preview": &text[..kept] })),
+            "{path}: the preview is the first {kept} bytes"
+        );
+    }
+    let text = ordered(&readfile_output("wide.txt", &wide));
+    assert!(text.len() > 18_000);
+    let output = &result(&doc, "wide")["value"];
+    assert_eq!(output["truncated"], true);
+    assert_eq!(output["bytes"], text.len());
+    let preview = output["preview"].as_str().unwrap();
+    assert!(
+        (11_999..=12_000).contains(&preview.len()),
+        "{} bytes",
+        preview.len()
+    );
+    assert!(text.starts_with(preview));
+    assert!(
+        !preview.contains(wide.as_str()),
+        "the preview holds the whole value"
+    );
 }
 
 // --- usage metrics ----------------------------------------------------------------------------

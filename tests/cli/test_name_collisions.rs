@@ -219,3 +219,40 @@ fn mcp_import_refuses_a_colliding_tool_before_writing_anything() {
     let bundles = env.bundle_list(&[]);
     assert!(bundles.items.iter().all(|b| b.slug != "fx"), "{bundles:?}");
 }
+
+/// Regression: a tool slug that two bundles have is exported as `<bundle>__<slug>`; two long
+/// non-ASCII bundle slugs that come out the same once in ASCII and cut to 64 characters made
+/// `tool put` refuse with "choose a slug whose exported name no other tool wants", though no
+/// tool slug would do: the refusal names the bundle slugs, and the hint says to rename one.
+#[test]
+fn bundle_slugs_that_come_out_the_same_are_named_as_the_cause() {
+    let env = TestEnv::new();
+    let (a, b) = ("日".repeat(40), format!("{}本", "日".repeat(39)));
+    env.bundle(&a);
+    let b_id = env.bundle(&b);
+    env.put_tool(&a, &tool_doc("search", "v1"));
+    let tools = [format!("{a}/search"), format!("{b}/search")];
+    let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
+    let file = env.input(&tool_doc("search", "v1"));
+    let args = ["tool", "put", "--bundle", &b, &file];
+    refused(&env, &args, &"Ri".repeat(32), &tools);
+    let error = env.json_error(&args, 5);
+    assert!(
+        error.error.message.contains(&format!(
+            "exported as `<bundle slug>__search`, and the bundle slugs '{a}' and '{b}' come out the same in it"
+        )),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.error.hint.as_deref(),
+        Some(
+            "give one of the bundles a slug that differs from the other's within its first \
+                characters in ASCII (`toolctl bundle put --id <bundleID> --slug NEW`)"
+        )
+    );
+    // The way out the hint gives works.
+    env.run(&["bundle", "put", "--id", &b_id, "--slug", "other"])
+        .success();
+    env.run(&["tool", "put", "--bundle", "other", &file])
+        .success();
+}

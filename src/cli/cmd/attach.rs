@@ -4,7 +4,7 @@ use crate::attach::{self, AgentId, AttachError, AttachRequest, Outcome, Settings
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::cli::shared::{EndpointArgs, n_tools, pick_error};
+use crate::cli::shared::{EndpointArgs, n_tools, pick_error, plural};
 use crate::cli::values;
 use crate::pick::Scorer;
 use clap::Args;
@@ -230,12 +230,12 @@ fn summary(outcome: &Outcome, min_score: f64) -> String {
         .count();
     let mut text = match outcome.scorer {
         Some(scorer) => format!(
-            "{}: attached {arrived}, {} already attached, detached {} ({} scores; {} candidates, {} passed --min-score {min_score})\n",
+            "{}: attached {arrived}, {} already attached, detached {} ({} scores; {}, {} passed --min-score {min_score})\n",
             outcome.agent,
             outcome.attachments.len() - arrived,
             outcome.detachments.len(),
             scorer.as_str(),
-            outcome.processed,
+            plural(outcome.processed, "candidate"),
             outcome.passed,
         ),
         None => format!(

@@ -4,6 +4,7 @@ use crate::base::error_code::{ErrorCode, exit};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
+use crate::cli::shared::plural;
 use crate::cli::values;
 use crate::provider::Provider;
 use crate::validate::{self, About, Finding, Report, Request, Severity};
@@ -206,14 +207,6 @@ fn summary(report: &Report, errors: usize, warnings: usize) -> String {
         plural(errors, "error"),
         plural(warnings, "warning")
     )
-}
-
-fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
 }
 
 const ERROR: Style = AnsiColor::Red.on_default().bold();

@@ -340,6 +340,30 @@ fn a_blank_query_searches_nothing_and_a_missing_endpoint_fails_in_the_contract_s
     }
 }
 
+/// Regression: the summary said "1 candidates".
+#[test]
+fn the_human_summary_counts_candidates_in_the_singular_and_the_plural() {
+    let env = TestEnv::fixture();
+    for (n, limit, counted) in [(1, "1", "1 candidate,"), (2, "2", "2 candidates,")] {
+        let a = agent(n);
+        let run = env.run(&[
+            "attach",
+            &a,
+            "--query",
+            "weather forecast",
+            "--limit",
+            limit,
+        ]);
+        run.success();
+        assert!(
+            run.stdout.contains(&format!(
+                "(bm25 scores; {counted} 1 passed --min-score 35)\n"
+            )),
+            "{run}"
+        );
+    }
+}
+
 #[test]
 fn the_human_summary_says_what_arrived_and_what_left() {
     let (env, t, now) = limits_world();

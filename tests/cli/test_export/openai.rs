@@ -806,3 +806,214 @@ fn strict_takes_5_levels_of_objects_and_refuses_6() {
         ordered(&schema(6))
     );
 }
+
+/// A native tool without `argSchema`, exported unchecked (`allowNoSchema`): "any object".
+fn unchecked(slug: &str, extra: Value) -> Value {
+    let mut doc = tool_doc_with(slug, "v1", json!({ "description": "Takes anything." }));
+    let fields = doc.as_object_mut().unwrap();
+    fields.shift_remove("argSchema");
+    fields.insert("allowNoSchema".into(), json!(true));
+    fields.insert("noSchemaMode".into(), json!("full"));
+    fields.extend(extra.as_object().unwrap().clone());
+    doc
+}
+
+/// Regression: a tool without `argSchema` (README: "exported as taking any object") went out
+/// under `--strict` as a closed object with no properties, a tool that takes nothing; the same
+/// open object one level down was refused. It is refused at the root too, naming the tool and
+/// the way out. An `argSchema` of `{"type": "object"}` says "no arguments": closed as before.
+#[test]
+fn strict_refuses_a_tool_without_schema_and_closes_a_schema_of_no_arguments() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    env.put_tool("b", &unchecked("unchecked", json!({})));
+    let nothing = json!({ "type": "object" });
+    env.put_tool("b", &with_schema("nothing", "Takes nothing.", &nothing));
+    for provider in ["openai", "openai-responses"] {
+        let args = [
+            "export",
+            "--provider",
+            provider,
+            "--bundle",
+            "b",
+            "--strict",
+        ];
+        let error = env.json_error(&args, 3);
+        let refused = refused_problems(&error);
+        assert_eq!(
+            refused.keys().collect::<Vec<_>>(),
+            ["b/unchecked@v1"],
+            "{provider}"
+        );
+        let [(keyword, pointer, message)] = refused["b/unchecked@v1"].as_slice() else {
+            panic!("{provider}: {refused:#?}");
+        };
+        assert_eq!(
+            (keyword.as_str(), pointer.as_str()),
+            ("argSchema", "/argSchema")
+        );
+        assert!(
+            message.contains("exported as taking any object"),
+            "{message}"
+        );
+        assert!(
+            message.ends_with(
+                "give the tool an argSchema that declares its arguments, or export it without strict mode"
+            ),
+            "{message}"
+        );
+        let hint = error.error.hint.unwrap();
+        assert!(
+            hint.contains("without --strict, OpenAI takes the schemas as they are"),
+            "{hint}"
+        );
+
+        // --lenient: the tool of no arguments goes out closed.
+        let mut lenient = args[1..].to_vec();
+        lenient.push("--lenient");
+        let (list, left) = export_lenient(&env, &lenient);
+        assert_eq!(left, ["b/unchecked@v1"], "{provider}");
+        assert_eq!(names_of(provider, &list), ["nothing"]);
+        let entry = &entries(provider, &list)[0];
+        assert_eq!(
+            ordered(schema_of(provider, entry).unwrap()),
+            r#"{"type":"object","properties":{},"required":[],"additionalProperties":false}"#
+        );
+
+        // Without --strict the unchecked tool is any object, as the README says.
+        let list = export(&env, &["--provider", provider, "--tool", "b/unchecked"]);
+        let entry = &entries(provider, &list)[0];
+        assert_eq!(
+            schema_of(provider, entry),
+            Some(&json!({ "type": "object" }))
+        );
+    }
+}
+
+/// A tool without `argSchema` that asks for strict mode itself (`"strict": true`) is refused
+/// by every provider with a strict mode that closes objects (OpenAI's two APIs, Anthropic's
+/// strict tool use), the way out being its own field; the others take it as any object.
+#[test]
+fn a_tool_without_schema_that_asks_for_strict_mode_is_refused_where_that_closes_it() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    env.put_tool("b", &unchecked("unchecked", json!({ "strict": true })));
+    for (provider, mode) in [
+        ("openai", "and strict mode would close"),
+        ("openai-responses", "and strict mode would close"),
+        ("anthropic", "and Anthropic's strict tool use would close"),
+    ] {
+        let error = env.json_error(&["export", "--provider", provider, "--bundle", "b"], 3);
+        let refused = refused_problems(&error);
+        let [(keyword, pointer, message)] = refused["b/unchecked@v1"].as_slice() else {
+            panic!("{provider}: {refused:#?}");
+        };
+        assert_eq!(
+            (keyword.as_str(), pointer.as_str()),
+            ("argSchema", "/argSchema")
+        );
+        assert!(message.contains(mode), "{provider}: {message}");
+        assert!(
+            message.ends_with("or remove the tool's own `\"strict\": true` (or set it to false)"),
+            "{provider}: {message}"
+        );
+        let hint = error.error.hint.unwrap();
+        assert!(
+            hint.contains("b/unchecked@v1 asks for strict mode itself"),
+            "{provider}: {hint}"
+        );
+        assert!(
+            !hint.contains("without --strict, OpenAI"),
+            "{provider}: {hint}"
+        );
+    }
+    // With --strict as well, both must go.
+    let error = env.json_error(
+        &[
+            "export",
+            "--provider",
+            "openai",
+            "--bundle",
+            "b",
+            "--strict",
+        ],
+        3,
+    );
+    let (_, _, message) = &refused_problems(&error)["b/unchecked@v1"][0];
+    assert!(
+        message.ends_with(
+            "or remove the tool's own `\"strict\": true` (or set it to false) and export it without strict mode"
+        ),
+        "{message}"
+    );
+    for provider in ["ollama", "gemini", "mcp"] {
+        let list = export(&env, &["--provider", provider, "--bundle", "b"]);
+        assert_eq!(names_of(provider, &list), ["unchecked"], "{provider}");
+    }
+    // validate says the same, once per provider asked for.
+    let run = env.run(&[
+        "validate",
+        "--provider",
+        "openai",
+        "--provider",
+        "anthropic",
+    ]);
+    run.success();
+    for provider in ["openai", "anthropic"] {
+        let said = format!(
+            "warning[provider]: {provider} would refuse this tool (argSchema): the tool has no argSchema"
+        );
+        assert_eq!(run.stdout.matches(&said).count(), 1, "{run}");
+    }
+}
+
+/// Regression: a tool with its own `"strict": true` that strict mode refuses was told, with
+/// no `--strict` given, "without --strict, OpenAI takes the schemas as they are". The hint
+/// names the tool's own field; a tool refused because of `--strict` still gets that hint.
+#[test]
+fn the_strict_hint_names_the_cause_the_flag_or_the_tools_own_field() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    let uri = json!({
+        "type": "object",
+        "properties": { "u": { "type": "string", "format": "uri" } },
+        "required": ["u"]
+    });
+    let mut own = with_schema("own", "Fetch a URL.", &uri);
+    own["strict"] = json!(true);
+    env.put_tool("b", &own);
+    env.put_tool("b", &with_schema("flag", "Fetch a URL.", &uri));
+    let own_hint = "b/own@v1 asks for strict mode itself (`\"strict\": true` in its tool.json, with or without --strict); set it to false, or remove it, to export the schema as it is";
+    let flag_hint = "without --strict, OpenAI takes the schemas as they are";
+
+    // No --strict: only the tool's own field can be the cause.
+    let run = env.run(&["export", "--provider", "openai", "--bundle", "b"]);
+    run.failure(3);
+    run.stderr_has("caused by: b/own@v1: format at /argSchema/properties/u: strict mode knows only the formats");
+    run.stderr_has(&format!("hint: {own_hint}\n"));
+    assert!(!run.stderr.contains(flag_hint), "{run}");
+    assert!(!run.stderr.contains("b/flag@v1"), "{run}");
+
+    // With --strict both are refused, each hint naming its own cause.
+    let error = env.json_error(
+        &[
+            "export",
+            "--provider",
+            "openai-responses",
+            "--bundle",
+            "b",
+            "--strict",
+        ],
+        3,
+    );
+    let refused = refused_problems(&error);
+    assert_eq!(
+        refused.keys().collect::<Vec<_>>(),
+        ["b/flag@v1", "b/own@v1"]
+    );
+    let hint = error.error.hint.unwrap();
+    assert_eq!(
+        hint,
+        format!("--lenient leaves them out with a warning\n{flag_hint}\n{own_hint}")
+    );
+}

@@ -106,6 +106,44 @@ fn anthropic_refuses_a_schema_that_is_not_valid_draft_2020_12() {
     );
 }
 
+/// Regression: a draft-07 tuple (`items: [..]`) broke one rule of the 2020-12 meta-schema
+/// along 8 paths, and the same problem was listed 8 times: in the error, in
+/// `details.tools[].problems` and in `validate --provider anthropic`. Each is said once.
+#[test]
+fn anthropic_lists_each_problem_once() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    let tuple = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "point": { "type": "array", "items": [{ "type": "number" }, { "type": "number" }] }
+        }
+    });
+    env.put_tool("b", &with_schema("tuple", "A point.", &tuple));
+    let args = ["export", "--provider", "anthropic", "--bundle", "b"];
+    let error = env.json_error(&args, 3);
+    let refused = refused_problems(&error);
+    let [(keyword, pointer, message)] = refused["b/tuple@v1"].as_slice() else {
+        panic!("{refused:#?}");
+    };
+    assert_eq!(
+        (keyword.as_str(), pointer.as_str()),
+        ("items", "/argSchema/properties/point")
+    );
+    assert!(message.contains("draft 2020-12"), "{message}");
+
+    let run = env.run(&args);
+    run.failure(3);
+    assert_eq!(run.stderr.matches("caused by: ").count(), 1, "{run}");
+    run.stderr_has("caused by: b/tuple@v1: items at /argSchema/properties/point: not valid JSON Schema draft 2020-12");
+
+    let run = env.run(&["validate", "--provider", "anthropic"]);
+    run.success();
+    let said = "warning[provider]: anthropic would refuse this tool (items)";
+    assert_eq!(run.stdout.matches(said).count(), 1, "{run}");
+}
+
 #[test]
 fn gemini_puts_declarations_in_one_tools_object() {
     let env = TestEnv::new();
