@@ -589,18 +589,14 @@ fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Const
     let mut doc: serde_json::Value = match serde_json::from_str(text) {
         Ok(doc) => doc,
         Err(e) => {
+            // The message without its position, which the finding carries.
+            let syntax = crate::base::syntax::SyntaxError::of(&e);
             let position = Position {
-                line: e.line(),
-                column: e.column(),
+                line: syntax.line,
+                column: syntax.column,
             };
-            // serde_json ends its message with the position, which the finding carries.
-            let message = e.to_string();
-            let message = message
-                .rsplit_once(" at line ")
-                .map_or(message.as_str(), |(m, _)| m)
-                .to_owned();
             let mut found = finding(
-                Note::error("parse", "", format!("not JSON: {message}")),
+                Note::error("parse", "", format!("not JSON: {}", syntax.message)),
                 Some(position),
             );
             found.pointer = None;
