@@ -505,16 +505,18 @@ fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Constraints) {
     match capped::read_text(&target.file, target.root.as_deref()) {
         Ok(text) => check_text(target, &text, cx),
         Err(e) => {
-            let message = match e {
+            // A bundle folder without its file is the layout's problem (rule `folder`, as the
+            // README's table says), not the file's.
+            let (rule, message) = match e {
                 ReadError::Missing if target.kind == Kind::Bundle => {
-                    "the bundle folder has no bundle.json".to_owned()
+                    ("folder", "the bundle folder has no bundle.json".to_owned())
                 }
-                ReadError::Missing => "cannot read it: no such file".to_owned(),
-                other => other.to_string(),
+                ReadError::Missing => ("read", "cannot read it: no such file".to_owned()),
+                other => ("read", other.to_string()),
             };
             let finding = Finding {
                 severity: Severity::Error,
-                rule: "read",
+                rule,
                 file: target.file.clone(),
                 line: None,
                 column: None,

@@ -52,6 +52,36 @@ fn a_catalog_folder_that_is_a_file_or_a_dangling_symlink_is_an_error() {
         .stdout_has("bundles: error[folder]: must be a folder of the catalog, and is a file (git");
 }
 
+/// A bundle folder without `bundle.json` is filed under rule `folder`, as the README's rule
+/// table says (CI jobs filter on it); it was `read`.
+#[test]
+fn regression_a_bundle_folder_without_bundle_json_is_rule_folder() {
+    let env = TestEnv::new();
+    let id = env.bundle("b");
+    env.put_tool("b", &crate::common::tool_doc("hello", "v1"));
+    std::fs::remove_file(env.bundle_dir(&id).join("bundle.json")).unwrap();
+    let run = env.run(&["--json", "validate"]);
+    run.failure(3);
+    let report = run.json();
+    let missing: Vec<&serde_json::Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["message"] == "the bundle folder has no bundle.json")
+        .collect();
+    assert_eq!(missing.len(), 1, "{run}");
+    assert_eq!(missing[0]["rule"], "folder", "{run}");
+    assert_eq!(missing[0]["severity"], "error", "{run}");
+    assert!(
+        !report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "read"),
+        "{run}"
+    );
+}
+
 /// serde_json says column 0 for an error at the start of a line (here the end of the file
 /// after its newline); columns count from 1 in every report: validate's three formats and a
 /// command's error details.
