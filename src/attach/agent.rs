@@ -21,6 +21,9 @@ use uuid::Uuid;
 /// The folder of agent files in a catalog.
 pub const AGENTS_DIR: &str = "agents";
 
+/// The `validate` rule an agent file that cannot be read as one breaks.
+pub const AGENT_RULE: &str = "agent";
+
 /// An agent's ID: a UUID, written `agent-<uuid>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct AgentId(Uuid);
@@ -42,6 +45,15 @@ impl AgentId {
                  (e.g. agent-123e4567-e89b-12d3-a456-426614174000)"
             )),
         }
+    }
+
+    /// The agent whose file is named `name` (`agent-<lowercase uuid>.json`, as [`file`](Self::file)
+    /// writes it); `None` for any other name, which no command reads as an agent.
+    pub fn from_file_name(name: &str) -> Option<Self> {
+        let stem = name.strip_suffix(".json")?;
+        AgentId::parse(stem)
+            .ok()
+            .filter(|id| id.to_string() == stem)
     }
 
     /// The agent's file in the catalog at `root`.
@@ -121,32 +133,44 @@ impl AgentFile {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io("cannot read", path, e)),
         };
-        let file = Self::parse(&text, &path)?;
-        if file.agent_id != id.to_string() {
-            return Err(Error::invalid(
-                path.display().to_string(),
-                vec![Violation::new(
-                    "/agentID",
-                    format!(
-                        "'{}' does not match the file name (expected '{id}')",
-                        file.agent_id
-                    ),
-                )],
-            ));
-        }
-        Ok(Some(file))
+        Self::parse(&text, &path, Some(id)).map(Some)
     }
 
-    /// Parse and check an agent file's text.
-    pub fn parse(text: &str, path: &Path) -> Result<Self> {
-        let source = path.display().to_string();
+    /// Parse and check an agent file's text; `named` is the agent its file name says it is,
+    /// whose ID the file must hold.
+    pub fn parse(text: &str, path: &Path, named: Option<AgentId>) -> Result<Self> {
         let doc = model::parse_doc(text, path)?;
-        let file: Self = model::typed(&doc, &source)?;
+        Self::from_doc(&doc, &path.display().to_string(), named)
+    }
+
+    /// Read and check an agent file's document: what attach and `agent` read, and what
+    /// `validate` reports (every violation is filed under its rule `agent`). `source` names the
+    /// file in errors; `named` is as for [`parse`](Self::parse).
+    pub fn from_doc(doc: &Value, source: &str, named: Option<AgentId>) -> Result<Self> {
+        let file: Self = model::typed(doc, source).map_err(|e| {
+            Error::invalid(
+                source,
+                e.violations()
+                    .iter()
+                    .map(|v| v.clone().rule(AGENT_RULE))
+                    .collect(),
+            )
+        })?;
         let mut violations = Vec::new();
         if AgentId::parse(&file.agent_id).map(|id| id.to_string()) != Ok(file.agent_id.clone()) {
             violations.push(Violation::new(
                 "/agentID",
                 format!("'{}' is not an agent ID (agent-<uuid>)", file.agent_id),
+            ));
+        } else if let Some(id) = named
+            && file.agent_id != id.to_string()
+        {
+            violations.push(Violation::new(
+                "/agentID",
+                format!(
+                    "'{}' does not match the file name (expected '{id}')",
+                    file.agent_id
+                ),
             ));
         }
         let mut seen = HashSet::new();
@@ -169,7 +193,10 @@ impl AgentFile {
         if violations.is_empty() {
             Ok(file)
         } else {
-            Err(Error::invalid(source, violations))
+            Err(Error::invalid(
+                source,
+                violations.into_iter().map(|v| v.rule(AGENT_RULE)).collect(),
+            ))
         }
     }
 
@@ -212,15 +239,15 @@ pub fn list(root: &Path) -> Result<(Vec<AgentFile>, Vec<crate::catalog::Problem>
         let entry = entry.map_err(|e| Error::io("cannot read", &dir, e))?;
         let path = entry.path();
         let name = entry.file_name();
-        let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+        let Some(name) = name.to_str().filter(|n| n.ends_with(".json")) else {
             continue;
         };
-        if stem.starts_with(store::TEMP_PREFIX) {
+        if name.starts_with(store::TEMP_PREFIX) {
             continue;
         }
-        let loaded = match AgentId::parse(stem) {
-            Ok(id) if id.to_string() == stem => AgentFile::load(root, id),
-            _ => Err(Error::invalid(
+        let loaded = match AgentId::from_file_name(name) {
+            Some(id) => AgentFile::load(root, id),
+            None => Err(Error::invalid(
                 path.display().to_string(),
                 vec![Violation::new(
                     "",
@@ -238,5 +265,6 @@ pub fn list(root: &Path) -> Result<(Vec<AgentFile>, Vec<crate::catalog::Problem>
         }
     }
     agents.sort_by(|a, b| a.agent_id.cmp(&b.agent_id));
+    problems.sort_by(|a, b| a.path.cmp(&b.path));
     Ok((agents, problems))
 }

@@ -531,12 +531,12 @@ fn match_scores_read_in_any_form_of_a_number() {
         (r#", "matchScore": null"#, None),
         ("", None),
     ] {
-        let parsed =
-            super::AgentFile::parse(&file(score), path).unwrap_or_else(|e| panic!("{score}: {e}"));
+        let parsed = super::AgentFile::parse(&file(score), path, None)
+            .unwrap_or_else(|e| panic!("{score}: {e}"));
         assert_eq!(parsed.tools[0].match_score, want, "{score}");
         assert_eq!(parsed.other["x-note"].to_string(), "1.10");
     }
-    let err = super::AgentFile::parse(&file(r#", "matchScore": "high""#), path).unwrap_err();
+    let err = super::AgentFile::parse(&file(r#", "matchScore": "high""#), path, None).unwrap_err();
     assert!(
         format!("{err:?}").contains("/tools/0/matchScore"),
         "{err:?}"

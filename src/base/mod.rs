@@ -11,6 +11,7 @@ pub mod same_json;
 pub mod secrets;
 pub mod state_db;
 pub mod suggest;
+pub mod syntax;
 pub mod time;
 
 /// The causes of an error, outermost first: its `source()`, then that one's, and so on (the

@@ -312,12 +312,15 @@ pub fn parse_doc(text: &str, path: &std::path::Path) -> Result<Value> {
             message: format!("{BOM_PROBLEM} at line 1 column 1"),
         });
     }
-    let value: Value = serde_json::from_str(text).map_err(|e| Error::Parse {
-        path: path.to_owned(),
-        line: e.line(),
-        column: e.column(),
-        // serde_json's message ends with "at line L column C".
-        message: e.to_string(),
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        let syntax = crate::base::syntax::SyntaxError::of(&e);
+        Error::Parse {
+            path: path.to_owned(),
+            line: syntax.line,
+            column: syntax.column,
+            // Ends with "at line L column C", as the BOM's message does.
+            message: syntax.to_string(),
+        }
     })?;
     if !value.is_object() {
         return Err(Error::invalid(

@@ -346,11 +346,12 @@ pub fn parse_arguments(raw: Value) -> Result<Map<String, Value>, Failure> {
     let value = match raw {
         Value::String(text) if text.trim().is_empty() => return Ok(Map::new()),
         Value::String(text) => serde_json::from_str(&text).map_err(|e| {
+            let e = crate::base::syntax::SyntaxError::of(&e);
             Failure::new(
                 ErrorCode::ValidationError,
                 format!("the arguments are not valid JSON: {e}"),
             )
-            .with_details(json!({ "line": e.line(), "column": e.column() }))
+            .with_details(json!({ "line": e.line, "column": e.column }))
         })?,
         other => other,
     };

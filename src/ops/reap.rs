@@ -1,8 +1,9 @@
 //! `bundle reap`: remove soft-deleted bundles once their grace period is over, for cron.
 //!
 //! A bundle is removed only when it was soft-deleted longer ago than the grace period and its
-//! folder holds nothing but `bundle.json`, empty folders and temporary files left by killed
-//! writers. A bundle that still holds tools
+//! folder holds nothing but `bundle.json`, empty folders, temporary files left by killed
+//! writers and the files operating systems leave in folders ([`is_os_junk`]). A bundle that
+//! still holds tools
 //! (or any other file) is reported, never removed: nothing a user kept is lost. Removal first
 //! renames the folder to a hidden name (atomic; lists skip hidden folders) and then deletes
 //! it, so a crash half-way leaves no half-bundle visible; the next reap finishes the job.
@@ -161,6 +162,8 @@ fn count_files(root: &Path, dir: &Path, tools: &mut usize, others: &mut Vec<Stri
             .starts_with(store::TEMP_PREFIX)
         {
             // Left by a writer killed mid-write: garbage, removed with the folder.
+        } else if is_os_junk(&entry.file_name().to_string_lossy()) {
+            // Removed with the folder too.
         } else if path != root.join(BUNDLE_FILE) {
             others.push(
                 path.strip_prefix(root)
@@ -171,6 +174,18 @@ fn count_files(root: &Path, dir: &Path, tools: &mut usize, others: &mut Vec<Stri
         }
     }
     Ok(())
+}
+
+/// A file an operating system leaves in folders on its own, which nobody keeps on purpose:
+/// macOS's `.DS_Store` and AppleDouble `._*` files (on shares and synced folders), Windows'
+/// `Thumbs.db` and `desktop.ini`. A catalog on a folder synced from a Mac gets them in every
+/// bundle folder someone looked at; were they kept files, such a bundle could never be
+/// reaped.
+fn is_os_junk(name: &str) -> bool {
+    name == ".DS_Store"
+        || name.starts_with("._")
+        || name.eq_ignore_ascii_case("Thumbs.db")
+        || name.eq_ignore_ascii_case("desktop.ini")
 }
 
 fn remove_bundle_dir(dir: &Path, id: Uuid) -> Result<()> {

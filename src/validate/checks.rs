@@ -3,6 +3,7 @@
 //! descriptions, what providers would refuse).
 
 use super::{About, Constraints, Place, Severity};
+use crate::attach::AgentFile;
 use crate::base::pointer::join as pointer_join;
 use crate::catalog::config::Config;
 use crate::catalog::model::{self, Bundle, Tool, ToolType};
@@ -136,6 +137,25 @@ pub fn check(
         .collect();
     notes.extend(schema);
     (notes, facts)
+}
+
+/// The checks of an agent file's document: the rules attach and `agent` read it by
+/// ([`AgentFile::from_doc`]), with the agent its file name says it is when it is in a
+/// catalog's `agents/`.
+pub fn check_agent(doc: &Value, place: &Place) -> Vec<Note> {
+    let named = match place {
+        Place::Agent { named } => *named,
+        _ => None,
+    };
+    match AgentFile::from_doc(doc, "", named) {
+        Ok(_) => Vec::new(),
+        Err(e) => e
+            .violations()
+            .iter()
+            .cloned()
+            .map(Note::from_violation)
+            .collect(),
+    }
 }
 
 /// The typed view could not be read: its one error, unless the schema said it already.

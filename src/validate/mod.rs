@@ -8,6 +8,10 @@
 //! that collide, and, for `--provider`, more enabled tools than the provider takes. Every
 //! finding names its file, the JSON pointer and the line and column of the value at fault.
 //!
+//! Agent files (`agents/<agentID>.json`) are part of the catalog: each is read as attach and
+//! `agent` read it ([`AgentFile::from_doc`](crate::attach::AgentFile::from_doc), one set of
+//! rules), and anything else in `agents/` is a stray.
+//!
 //! Given paths narrow the files checked (a folder: the catalog files under it); the checks
 //! across files then run among those files only. The catalog's `toolctl.json` (found above
 //! each path) still supplies the host policy.
@@ -18,6 +22,7 @@ mod locate;
 pub use checks::MAX_DESCRIPTION;
 pub use locate::{Locator, Position};
 
+use crate::attach::agent::{AGENTS_DIR, AgentId};
 use crate::catalog::config::Config;
 use crate::catalog::names::NameMap;
 use crate::catalog::schemas::Kind;
@@ -111,10 +116,28 @@ pub struct BadPath {
     pub missing: bool,
 }
 
+/// What a file is, which decides its checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Doc {
+    /// A catalog file with a JSON Schema: `toolctl.json`, `bundle.json`, `tool.json`.
+    Schema(Kind),
+    /// An agent file: the tools attached to one agent.
+    Agent,
+}
+
+/// What [`file_name_for`] calls an agent file's document (agent files have no one name: each
+/// is `agents/<agentID>.json`).
+pub const AGENT_DOC: &str = "agent.json";
+
 /// Where a file sits in its catalog, which decides the folder checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Place {
     Config,
+    /// `agents/<name>`: `named` is the agent the file name says it is (`None` when the name is
+    /// no agent's), whose ID the file must hold.
+    Agent {
+        named: Option<AgentId>,
+    },
     /// `bundles/<dir>/bundle.json`
     Bundle {
         dir: String,
@@ -156,7 +179,7 @@ struct Target {
     /// The catalog the file belongs to, if any.
     root: Option<PathBuf>,
     file: PathBuf,
-    kind: Kind,
+    kind: Doc,
     place: Place,
     /// A tool or bundle file outside a catalog's bundles tree (or standard input): checked as
     /// `tool put` or `bundle put --file` reads it, with what put fills in filled in first
@@ -165,7 +188,7 @@ struct Target {
     as_put: bool,
     /// Not a file to read but a finding about the layout, made while the catalog was listed:
     /// a path where the catalog needs a folder that is something else (rule `folder`), a stray
-    /// file where folders go (`stray`), folder names that differ only by case
+    /// file where folders go or in `agents/` (`stray`), folder names that differ only by case
     /// (`case-collision`).
     layout: Option<Finding>,
 }
@@ -293,6 +316,29 @@ fn collect_catalog(root: &Path, out: &mut Vec<Target>) {
             }
         }
     }
+    let agents = root.join(AGENTS_DIR);
+    must_be_folder(agents.clone(), &mut layout);
+    for path in visible_entries(&agents) {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if !path.is_dir() && AgentId::from_file_name(&name).is_some() {
+            out.push(target(Some(root), path));
+            continue;
+        }
+        // Attach and `agent` read only the file an agent's ID names; this one nobody reads.
+        let rename = name
+            .strip_suffix(".json")
+            .and_then(|stem| AgentId::parse(stem).ok())
+            .map(|id| format!("; rename it to {id}.json"))
+            .unwrap_or_default();
+        layout(
+            path,
+            Severity::Warning,
+            "stray",
+            format!(
+                "not an agent file (agent-<uuid>.json, the UUID in lowercase): toolctl reads nothing from it{rename}"
+            ),
+        );
+    }
     for finding in found {
         out.push(Target {
             layout: Some(finding.clone()),
@@ -360,9 +406,13 @@ fn collect_path(path: &Path, out: &mut Vec<Target>) -> Result<(), BadPath> {
         }
         let root = catalog_above(path);
         let before = out.len();
-        walk_json(path, &mut |file| out.push(target(root.as_deref(), file)));
+        walk_json(path, root.as_deref(), &mut |file| {
+            out.push(target(root.as_deref(), file));
+        });
         if out.len() == before {
-            return Err(bad("no toolctl.json, bundle.json or tool.json under it"));
+            return Err(bad(
+                "no toolctl.json, bundle.json, tool.json or agent file under it",
+            ));
         }
         return Ok(());
     }
@@ -398,15 +448,17 @@ fn visible_entries(dir: &Path) -> Vec<PathBuf> {
     entries
 }
 
-/// The catalog files under `dir` (hidden folders skipped), in name order.
-fn walk_json(dir: &Path, found: &mut dyn FnMut(PathBuf)) {
+/// The catalog files under `dir` (hidden folders skipped), in name order: those named as
+/// catalog files, and the agent files of the catalog at `root`.
+fn walk_json(dir: &Path, root: Option<&Path>, found: &mut dyn FnMut(PathBuf)) {
     let entries = visible_entries(dir);
     for entry in entries {
         if entry.is_dir() {
-            walk_json(&entry, found);
+            walk_json(&entry, root, found);
         } else if entry
             .file_name()
             .is_some_and(|n| n == CONFIG_FILE || n == BUNDLE_FILE || n == TOOL_FILE)
+            || (in_agents(root, &entry) && entry.extension().is_some_and(|e| e == "json"))
         {
             found(entry);
         }
@@ -414,12 +466,15 @@ fn walk_json(dir: &Path, found: &mut dyn FnMut(PathBuf)) {
 }
 
 /// The catalog file a document outside a catalog is, by its fields (`toolctl.json`,
-/// `bundle.json` or `tool.json`): a bundle has a slug but no version or type, the
-/// configuration neither slug nor version but its own fields. For standard input and for a
-/// file outside a catalog whose name is none of the three.
+/// `bundle.json` or `tool.json`, or [`AGENT_DOC`]): an agent has an `agentID` but no slug, a
+/// bundle has a slug but no version or type, the configuration neither slug nor version but
+/// its own fields. For standard input and for a file outside a catalog whose name is none of
+/// the three.
 pub fn file_name_for(doc: &serde_json::Value) -> &'static str {
     let has = |key: &str| doc.get(key).is_some();
-    if !has("slug") && (has("schemaVersion") || has("allowedHosts")) && !has("version") {
+    if has("agentID") && !has("slug") {
+        AGENT_DOC
+    } else if !has("slug") && (has("schemaVersion") || has("allowedHosts")) && !has("version") {
         CONFIG_FILE
     } else if has("slug") && !has("version") && !has("type") {
         BUNDLE_FILE
@@ -428,48 +483,37 @@ pub fn file_name_for(doc: &serde_json::Value) -> &'static str {
     }
 }
 
-/// A file with its kind (by name; by its fields for a file outside a catalog's bundles tree
-/// named otherwise, see [`file_name_for`]) and place (by where it is in its catalog).
+/// A file with its kind (by name; in `agents/`, an agent file; by its fields for a file
+/// outside a catalog's bundles tree named otherwise, see [`file_name_for`]) and place (by where
+/// it is in its catalog).
 fn target(root: Option<&Path>, file: PathBuf) -> Target {
     let name = file.file_name().and_then(|n| n.to_str());
     // A file in the bundles tree, even where no tool belongs, is a catalog file: a tool unless
     // named otherwise, checked in full.
     let inside = in_bundles(root, &file);
+    let agent = in_agents(root, &file);
     let kind = match name {
-        Some(CONFIG_FILE) => Kind::Config,
-        Some(BUNDLE_FILE) => Kind::Bundle,
-        Some(TOOL_FILE) => Kind::Tool,
-        _ if inside => Kind::Tool,
+        _ if agent => Doc::Agent,
+        Some(CONFIG_FILE) => Doc::Schema(Kind::Config),
+        Some(BUNDLE_FILE) => Doc::Schema(Kind::Bundle),
+        Some(TOOL_FILE) => Doc::Schema(Kind::Tool),
+        _ if inside => Doc::Schema(Kind::Tool),
         _ => match sniffed(&file, root) {
-            CONFIG_FILE => Kind::Config,
-            BUNDLE_FILE => Kind::Bundle,
-            _ => Kind::Tool,
+            CONFIG_FILE => Doc::Schema(Kind::Config),
+            BUNDLE_FILE => Doc::Schema(Kind::Bundle),
+            AGENT_DOC => Doc::Agent,
+            _ => Doc::Schema(Kind::Tool),
         },
     };
-    let place = root
-        .and_then(|root| {
-            let absolute = std::path::absolute(&file).ok()?;
-            let relative = absolute.strip_prefix(root).ok()?;
-            let parts: Vec<&str> = relative.iter().filter_map(|p| p.to_str()).collect();
-            match (kind, parts.as_slice()) {
-                (Kind::Config, [CONFIG_FILE]) => Some(Place::Config),
-                (Kind::Bundle, [BUNDLES_DIR, dir, BUNDLE_FILE]) => Some(Place::Bundle {
-                    dir: (*dir).to_owned(),
-                }),
-                (Kind::Tool, _) => {
-                    crate::catalog::parse_tool_path(&parts.join("/")).map(|(dir, slug, version)| {
-                        Place::Tool {
-                            dir: dir.to_owned(),
-                            slug: slug.to_owned(),
-                            version: version.to_owned(),
-                        }
-                    })
-                }
-                _ => None,
-            }
-        })
-        .unwrap_or(Place::Loose);
-    let as_put = matches!(kind, Kind::Tool | Kind::Bundle) && place == Place::Loose && !inside;
+    let place = if agent {
+        Place::Agent {
+            named: name.and_then(AgentId::from_file_name),
+        }
+    } else {
+        place_of(root, &file, kind)
+    };
+    let as_put =
+        matches!(kind, Doc::Schema(Kind::Tool | Kind::Bundle)) && place == Place::Loose && !inside;
     Target {
         root: root.map(Path::to_owned),
         as_put,
@@ -478,6 +522,43 @@ fn target(root: Option<&Path>, file: PathBuf) -> Target {
         place,
         layout: None,
     }
+}
+
+/// Where a catalog file (not an agent's) sits in the catalog at `root`.
+fn place_of(root: Option<&Path>, file: &Path, kind: Doc) -> Place {
+    let Doc::Schema(kind) = kind else {
+        return Place::Loose;
+    };
+    root.and_then(|root| {
+        let absolute = std::path::absolute(file).ok()?;
+        let relative = absolute.strip_prefix(root).ok()?;
+        let parts: Vec<&str> = relative.iter().filter_map(|p| p.to_str()).collect();
+        match (kind, parts.as_slice()) {
+            (Kind::Config, [CONFIG_FILE]) => Some(Place::Config),
+            (Kind::Bundle, [BUNDLES_DIR, dir, BUNDLE_FILE]) => Some(Place::Bundle {
+                dir: (*dir).to_owned(),
+            }),
+            (Kind::Tool, _) => {
+                crate::catalog::parse_tool_path(&parts.join("/")).map(|(dir, slug, version)| {
+                    Place::Tool {
+                        dir: dir.to_owned(),
+                        slug: slug.to_owned(),
+                        version: version.to_owned(),
+                    }
+                })
+            }
+            _ => None,
+        }
+    })
+    .unwrap_or(Place::Loose)
+}
+
+/// Whether `file` lies in the agents folder of the catalog at `root` (not below it).
+fn in_agents(root: Option<&Path>, file: &Path) -> bool {
+    root.is_some_and(|root| {
+        std::path::absolute(file)
+            .is_ok_and(|file| file.parent() == Some(root.join(AGENTS_DIR).as_path()))
+    })
 }
 
 /// Whether `file` lies in the bundles tree of the catalog at `root`.
@@ -505,16 +586,18 @@ fn check_file(target: &Target, cx: &Context) -> (Vec<Finding>, Constraints) {
     match capped::read_text(&target.file, target.root.as_deref()) {
         Ok(text) => check_text(target, &text, cx),
         Err(e) => {
-            let message = match e {
-                ReadError::Missing if target.kind == Kind::Bundle => {
-                    "the bundle folder has no bundle.json".to_owned()
+            // A bundle folder without its file is the layout's problem (rule `folder`, as the
+            // README's table says), not the file's.
+            let (rule, message) = match e {
+                ReadError::Missing if target.kind == Doc::Schema(Kind::Bundle) => {
+                    ("folder", "the bundle folder has no bundle.json".to_owned())
                 }
-                ReadError::Missing => "cannot read it: no such file".to_owned(),
-                other => other.to_string(),
+                ReadError::Missing => ("read", "cannot read it: no such file".to_owned()),
+                other => ("read", other.to_string()),
             };
             let finding = Finding {
                 severity: Severity::Error,
-                rule: "read",
+                rule,
                 file: target.file.clone(),
                 line: None,
                 column: None,
@@ -542,9 +625,10 @@ pub fn check_documents(documents: &[(PathBuf, Place, &str)]) -> Vec<Finding> {
         .par_iter()
         .map(|(name, place, text)| {
             let kind = match place {
-                Place::Config => Kind::Config,
-                Place::Bundle { .. } => Kind::Bundle,
-                Place::Tool { .. } | Place::Loose => Kind::Tool,
+                Place::Config => Doc::Schema(Kind::Config),
+                Place::Bundle { .. } => Doc::Schema(Kind::Bundle),
+                Place::Tool { .. } | Place::Loose => Doc::Schema(Kind::Tool),
+                Place::Agent { .. } => Doc::Agent,
             };
             let target = Target {
                 root: None,
@@ -589,18 +673,14 @@ fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Const
     let mut doc: serde_json::Value = match serde_json::from_str(text) {
         Ok(doc) => doc,
         Err(e) => {
+            // The message without its position, which the finding carries.
+            let syntax = crate::base::syntax::SyntaxError::of(&e);
             let position = Position {
-                line: e.line(),
-                column: e.column(),
+                line: syntax.line,
+                column: syntax.column,
             };
-            // serde_json ends its message with the position, which the finding carries.
-            let message = e.to_string();
-            let message = message
-                .rsplit_once(" at line ")
-                .map_or(message.as_str(), |(m, _)| m)
-                .to_owned();
             let mut found = finding(
-                Note::error("parse", "", format!("not JSON: {message}")),
+                Note::error("parse", "", format!("not JSON: {}", syntax.message)),
                 Some(position),
             );
             found.pointer = None;
@@ -614,21 +694,27 @@ fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Const
             Constraints::None,
         );
     }
-    if target.as_put
-        && let Some(fields) = doc.as_object_mut()
-    {
-        use crate::catalog::fill;
-        let now = crate::base::time::now();
-        match target.kind {
-            // Where put would take the bundle from (`--bundle`) is not known here: a new ID
-            // stands for it, so loose files are never duplicates of each other by it.
-            Kind::Tool => fill::fill_for_put(fields, Uuid::now_v7(), now),
-            // A new bundle's ID, when the file has none, is made by put too.
-            Kind::Bundle => fill::fill_bundle_for_put(fields, Uuid::now_v7(), now),
-            Kind::Config => {}
+    let (notes, facts) = match target.kind {
+        Doc::Agent => (checks::check_agent(&doc, &target.place), Constraints::None),
+        Doc::Schema(kind) => {
+            if target.as_put
+                && let Some(fields) = doc.as_object_mut()
+            {
+                use crate::catalog::fill;
+                let now = crate::base::time::now();
+                match kind {
+                    // Where put would take the bundle from (`--bundle`) is not known here: a
+                    // new ID stands for it, so loose files are never duplicates of each other
+                    // by it.
+                    Kind::Tool => fill::fill_for_put(fields, Uuid::now_v7(), now),
+                    // A new bundle's ID, when the file has none, is made by put too.
+                    Kind::Bundle => fill::fill_bundle_for_put(fields, Uuid::now_v7(), now),
+                    Kind::Config => {}
+                }
+            }
+            checks::check(kind, &doc, &target.file, &target.place, cx)
         }
-    }
-    let (notes, facts) = checks::check(target.kind, &doc, &target.file, &target.place, cx);
+    };
     if notes.is_empty() {
         return (Vec::new(), facts);
     }

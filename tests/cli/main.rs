@@ -63,6 +63,7 @@ mod test_tool;
 mod test_trust_catalog;
 mod test_trust_invoke;
 mod test_validate;
+mod test_validate_agents;
 mod test_validate_ci;
 mod test_validate_put;
 #[cfg(target_os = "linux")]

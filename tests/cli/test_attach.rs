@@ -170,6 +170,15 @@ struct ListItem {
 #[serde(deny_unknown_fields)]
 struct AgentList {
     items: Vec<ListItem>,
+    problems: Vec<ListProblem>,
+}
+
+/// An agent file `agent list` could not read.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListProblem {
+    path: String,
+    message: String,
 }
 
 /// `agent detach --json`: the agent as `agent show` prints it, and the tools that left it.

@@ -1242,7 +1242,7 @@ fn a_malformed_tool_file_is_reported_and_left_out_of_search() {
         .run
         .stderr_has("warning:")
         .stderr_has(file.to_str().unwrap())
-        .stderr_has("line 4 column 0");
+        .stderr_has("line 4 column 1");
     assert_eq!(searched.problems.len(), 1, "{}", searched.run);
     assert_eq!(searched.problems[0].path, file);
     // Human output too: exit 0, the path on stderr.

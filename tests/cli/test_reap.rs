@@ -194,6 +194,65 @@ fn bad_durations_are_rejected() {
         .stderr_has("gracePeriod");
 }
 
+/// Years and months have no fixed length: refused with the argument named and the units to
+/// use instead, not jiff's own words (`SpanRelativeTo::days_are_24_hours()`).
+#[test]
+fn regression_years_and_months_are_refused_in_words() {
+    let env = TestEnv::new();
+    for (text, unit) in [("1y", "years"), ("2mo", "months"), ("P1Y", "years")] {
+        let run = env.run(&["bundle", "reap", "--older-than", text]);
+        run.failure(2)
+            .stderr_has(&format!(
+                "invalid value '{text}' for '--older-than <DURATION>'"
+            ))
+            .stderr_has(&format!("is in {unit}, which have no fixed length"))
+            .stderr_has("weeks, days, hours, minutes or seconds");
+        assert!(!run.stderr.contains("jiff"), "{run}");
+    }
+    env.run(&["bundle", "reap", "--older-than", "2w", "--dry-run"])
+        .success();
+    env.edit_config(|c| c["reap"]["gracePeriod"] = "1y".into());
+    let run = env.run(&["bundle", "reap"]);
+    run.failure(3)
+        .stderr_has("/reap/gracePeriod")
+        .stderr_has("is in years");
+    assert!(!run.stderr.contains("jiff"), "{run}");
+}
+
+/// Files an operating system leaves in folders (`.DS_Store` and `._*` from a Mac, `Thumbs.db`
+/// and `desktop.ini` from Windows) do not keep a bundle from being reaped for good; any other
+/// file still does.
+#[test]
+fn regression_os_junk_files_do_not_stop_a_reap() {
+    let (env, empty, full, _) = setup();
+    let dir = env.bundle_dir(&empty);
+    std::fs::create_dir_all(dir.join("tools")).unwrap();
+    for name in [
+        ".DS_Store",
+        "._bundle.json",
+        "Thumbs.db",
+        "tools/desktop.ini",
+        "tools/._x",
+    ] {
+        std::fs::write(dir.join(name), "junk").unwrap();
+    }
+    let notes = env.bundle_dir(&full).join("tools/.DS_Store");
+    std::fs::write(notes, "junk").unwrap();
+    let run = env.run(&["--json", "bundle", "reap", "--older-than", "0s"]);
+    run.success();
+    let report: ReapReport = run.parse();
+    let reaped: Vec<&str> = report.reaped.iter().map(|b| b.bundle_id.as_str()).collect();
+    assert_eq!(reaped, [empty.as_str()], "{run}");
+    assert!(!dir.exists(), "{run}");
+
+    // Another file keeps the bundle, junk beside it or not.
+    env.run(&["tool", "delete", "full/t"]).success();
+    std::fs::write(env.bundle_dir(&full).join("notes.txt"), "mine").unwrap();
+    let run = env.run(&["bundle", "reap", "--older-than", "0s"]);
+    run.success().stderr_has("it holds the file notes.txt");
+    assert!(env.bundle_dir(&full).join("notes.txt").is_file());
+}
+
 #[test]
 fn two_reaps_at_once_both_succeed() {
     let env = TestEnv::new();

@@ -51,3 +51,64 @@ fn a_catalog_folder_that_is_a_file_or_a_dangling_symlink_is_an_error() {
         .failure(3)
         .stdout_has("bundles: error[folder]: must be a folder of the catalog, and is a file (git");
 }
+
+/// A bundle folder without `bundle.json` is filed under rule `folder`, as the README's rule
+/// table says (CI jobs filter on it); it was `read`.
+#[test]
+fn regression_a_bundle_folder_without_bundle_json_is_rule_folder() {
+    let env = TestEnv::new();
+    let id = env.bundle("b");
+    env.put_tool("b", &crate::common::tool_doc("hello", "v1"));
+    std::fs::remove_file(env.bundle_dir(&id).join("bundle.json")).unwrap();
+    let run = env.run(&["--json", "validate"]);
+    run.failure(3);
+    let report = run.json();
+    let missing: Vec<&serde_json::Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["message"] == "the bundle folder has no bundle.json")
+        .collect();
+    assert_eq!(missing.len(), 1, "{run}");
+    assert_eq!(missing[0]["rule"], "folder", "{run}");
+    assert_eq!(missing[0]["severity"], "error", "{run}");
+    assert!(
+        !report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "read"),
+        "{run}"
+    );
+}
+
+/// serde_json says column 0 for an error at the start of a line (here the end of the file
+/// after its newline); columns count from 1 in every report: validate's three formats and a
+/// command's error details.
+#[test]
+fn regression_a_parse_error_at_the_end_of_a_file_is_at_column_1() {
+    let env = TestEnv::new();
+    let id = env.bundle("b");
+    let dir = env.bundle_dir(&id).join("tools/cut/v1");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tool.json");
+    std::fs::write(&file, "{\n  \"slug\": \"cut\",\n").unwrap();
+    let run = env.run(&["validate"]);
+    run.failure(3)
+        .stdout_has("tool.json:3:1: error[parse]: not JSON: EOF while parsing a value\n");
+    env.run(&["validate", "--format", "github"])
+        .failure(3)
+        .stdout_has(",line=3,col=1,title=toolctl validate%3A parse::");
+    let run = env.run(&["--json", "validate"]);
+    run.failure(3);
+    let finding = &run.json()["findings"][0];
+    assert_eq!(
+        (&finding["line"], &finding["column"]),
+        (&3.into(), &1.into()),
+        "{run}"
+    );
+    // tool put reads it with the same positions.
+    let put = env.json_error(&["tool", "put", "--bundle", "b", file.to_str().unwrap()], 3);
+    assert_eq!(put.error.details["column"], 1, "{put:?}");
+    assert!(put.error.message.contains("at line 3 column 1"), "{put:?}");
+}

@@ -72,12 +72,24 @@ fn list(ctx: &Ctx) -> Result<Output, CliError> {
             "modifiedAt": agent.modified_at,
         }));
     }
-    let text = if agents.is_empty() {
-        "no agents yet: `toolctl attach AGENT --query TASK` creates one".to_owned()
-    } else {
-        table.trim_fmt()
+    let text = match (agents.is_empty(), problems.len()) {
+        (true, 0) => "no agents yet: `toolctl attach AGENT --query TASK` creates one".to_owned(),
+        // Files that could not be read are not "no agents": say so on stdout too, which
+        // `--quiet` leaves (the warnings name each file).
+        (true, n) => format!(
+            "no agent could be read: {} in agents/ could not be; `toolctl validate` says what is wrong",
+            if n == 1 {
+                "1 file".to_owned()
+            } else {
+                format!("{n} files")
+            }
+        ),
+        (false, _) => table.trim_fmt(),
     };
-    Ok(Output::new(json!({ "items": items }), Human::Text(text)))
+    Ok(Output::new(
+        json!({ "items": items, "problems": problems }),
+        Human::Text(text),
+    ))
 }
 
 /// Agent `text`'s file, which must exist.

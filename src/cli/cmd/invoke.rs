@@ -148,9 +148,10 @@ fn read_arguments(args: &InvokeArgs) -> Result<Value, CliError> {
         (None, None, None) => return Ok(Value::Object(Default::default())),
     };
     serde_json::from_str(&text).map_err(|e| {
+        let e = crate::base::syntax::SyntaxError::of(&e);
         CliError::invalid(format!("{source}: not valid JSON: {e}"))
             .with_details(
-                serde_json::json!({ "source": source, "line": e.line(), "column": e.column() }),
+                serde_json::json!({ "source": source, "line": e.line, "column": e.column }),
             )
             .with_hint(r#"arguments are a JSON object, e.g. --args '{"path":"README.md"}'"#)
     })
@@ -219,9 +220,9 @@ fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliEr
     let (text, name) = crate::cli::shared::read_text(source)?;
     batch::check_size(text.len()).map_err(into_error)?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
-        CliError::invalid(format!("{name}: not valid JSON: {e}")).with_details(
-            serde_json::json!({ "file": name, "line": e.line(), "column": e.column() }),
-        )
+        let e = crate::base::syntax::SyntaxError::of(&e);
+        CliError::invalid(format!("{name}: not valid JSON: {e}"))
+            .with_details(serde_json::json!({ "file": name, "line": e.line, "column": e.column }))
     })?;
     let request =
         batch::parse(&doc, args.provider.map(shape_of).transpose()?).map_err(into_error)?;

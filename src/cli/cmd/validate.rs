@@ -31,16 +31,17 @@ Examples:
 /// not JSON Schema or use a remote $ref, slug and version rules, IDs (UUIDv7, matching their
 /// folders), duplicates, createdAt after modifiedAt, HTTP tools' URLs, hosts and ${…}
 /// placeholders, native functions this toolctl lacks, exported names that collide, tools
-/// without a schema. Warnings: missing or long descriptions, HTTP tools that change things
-/// without an explicit "safe", unknown fields, and with --provider what that provider would
-/// refuse. Exit 0 when clean, 3 when errors were found (with --strict: warnings too).
+/// without a schema, agent files (agents/*.json) attach cannot read. Warnings: missing or long
+/// descriptions, HTTP tools that change things without an explicit "safe", unknown fields,
+/// files nobody reads, and with --provider what that provider would refuse. Exit 0 when clean, 3 when errors were found (with --strict: warnings too).
 #[derive(Debug, Args)]
 #[command(after_long_help = EXAMPLES)]
 pub struct ValidateArgs {
     /// Files or folders to check (default: the whole catalog); - reads one file from standard
-    /// input (a toolctl.json, bundle.json or tool.json, told apart by its fields). A tool file
-    /// outside a catalog's bundles/ tree (or on standard input) is checked as `tool put` reads
-    /// it: toolID, bundleID, schemaVersion, createdAt and modifiedAt may be left out
+    /// input (a toolctl.json, bundle.json, tool.json or agent file, told apart by its
+    /// fields). A tool file outside a catalog's bundles/ tree (or on standard input) is
+    /// checked as `tool put` reads it: toolID, bundleID, schemaVersion, createdAt and
+    /// modifiedAt may be left out
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// How to print the findings
@@ -141,7 +142,7 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Output, CliError> {
         CliError::invalid(e.to_string())
             .with_details(json!({ "path": e.path }))
             .with_hint(
-                "give catalog files (toolctl.json, bundle.json, tool.json) or folders holding them",
+                "give catalog files (toolctl.json, bundle.json, tool.json, agents/*.json) or folders holding them",
             )
     })?;
     drop(progress);

@@ -230,9 +230,31 @@ fn agent_list_reports_unreadable_files_and_skips_temporary_ones() {
     std::fs::write(dir.join("README.md"), "notes").unwrap();
     let run = env.run(&["--json", "agent", "list"]);
     run.success();
-    let list: Vec<ListItem> = run.parse::<AgentList>().items;
+    let doc = run.parse::<AgentList>();
+    let list: Vec<ListItem> = doc.items;
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].agent_id, a);
+    let mut problems: Vec<(String, String)> = doc
+        .problems
+        .into_iter()
+        .map(|p| (p.path, p.message))
+        .collect();
+    problems.sort();
+    let path = |name: &str| dir.join(name).display().to_string();
+    assert_eq!(
+        problems,
+        vec![
+            (
+                path(&format!("{}.json", agent(2))),
+                "key must be a string at line 1 column 3".to_owned()
+            ),
+            (
+                path("agent-nope.json"),
+                "the file name is not an agent ID (agent-<uuid>.json)".to_owned()
+            ),
+        ],
+        "{run}"
+    );
     let run = env.run(&["agent", "list"]);
     run.success();
     assert!(run.stderr.contains(&agent(2)), "{run}");
