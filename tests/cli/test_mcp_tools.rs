@@ -653,7 +653,10 @@ fn mcp_import_refuses_a_tool_too_large_to_read_back_alone_and_imports_the_rest()
             Some(_) => {
                 // (The variant lists `shout` instead of `fail`.)
                 assert_eq!(refs(&doc["vanished"]), ["fx/fail@1"], "{doc}");
-                assert!(refs(&doc["unchanged"]).contains(&"fx/add@1".to_owned()), "{doc}");
+                assert!(
+                    refs(&doc["unchanged"]).contains(&"fx/add@1".to_owned()),
+                    "{doc}"
+                );
                 assert!(
                     written.iter().any(|p| p.ends_with("/echo/1/tool.json")),
                     "{written:?}"
