@@ -1228,25 +1228,9 @@ async fn with_hybrid_a_request_that_matches_nothing_well_attaches_and_detaches_n
 #[test]
 fn a_request_of_stop_words_attaches_and_detaches_nothing() {
     let env = TestEnv::new();
-    env.bundle("helpers");
-    let tools: Vec<Made> = (1..=12)
-        .map(|n| {
-            make(
-                &env,
-                "helpers",
-                &format!("helper-{n}"),
-                &format!("Keep the ledger number {n} up to date for the team"),
-            )
-        })
-        .collect();
-    let a = agent(1);
-    let held: Vec<Value> = tools[..8]
-        .iter()
-        .enumerate()
-        .map(|(i, t)| entry(t, &at(i as u32 + 1)))
-        .collect();
-    write_agent(&env, &a, &held);
-    let before = read_agent(&env, &a).unwrap();
+    let (a, before) = agent_holding_helpers(&env, 12, 8, |n| {
+        format!("Keep the ledger number {n} up to date for the team")
+    });
     for scorer in ["bm25", "keyword"] {
         for query in ["the", "do it for me", "the 2"] {
             let out = attach_ok(&env, &a, &["--query", query, "--scorer", scorer], &[]);
@@ -1299,30 +1283,37 @@ fn attach_considers_unsafe_tools_that_pick_keeps_out() {
     assert!(picked(&["--allow-unsafe"]));
 }
 
-/// 20 helpers "Unrelated helper number N for internal bookkeeping", 10 of them held, and
-/// "book me a number of flights to Paris" (with `scorer`): nothing passes, nothing leaves;
-/// then a tool about flights to Paris passes at the same minimum.
-fn matches_nothing_well(env: &TestEnv, scorer: &[&str]) {
+/// `count` tools `helpers/helper-N` described by `words(N)`, and agent 1 holding the first
+/// `held`: the agent, and its file as written.
+fn agent_holding_helpers(
+    env: &TestEnv,
+    count: u32,
+    held: usize,
+    words: impl Fn(u32) -> String,
+) -> (String, AgentDoc) {
     env.bundle("helpers");
-    env.bundle("travel");
-    let tools: Vec<Made> = (1..=20)
-        .map(|n| {
-            make(
-                env,
-                "helpers",
-                &format!("helper-{n}"),
-                &format!("Unrelated helper number {n} for internal bookkeeping"),
-            )
-        })
+    let tools: Vec<Made> = (1..=count)
+        .map(|n| make(env, "helpers", &format!("helper-{n}"), &words(n)))
         .collect();
     let a = agent(1);
-    let held: Vec<Value> = tools[..10]
+    let entries: Vec<Value> = tools[..held]
         .iter()
         .enumerate()
         .map(|(i, t)| entry(t, &at(i as u32 + 1)))
         .collect();
-    write_agent(env, &a, &held);
+    write_agent(env, &a, &entries);
     let before = read_agent(env, &a).unwrap();
+    (a, before)
+}
+
+/// 20 helpers "Unrelated helper number N for internal bookkeeping", 10 of them held, and
+/// "book me a number of flights to Paris" (with `scorer`): nothing passes, nothing leaves;
+/// then a tool about flights to Paris passes at the same minimum.
+fn matches_nothing_well(env: &TestEnv, scorer: &[&str]) {
+    env.bundle("travel");
+    let (a, before) = agent_holding_helpers(env, 20, 10, |n| {
+        format!("Unrelated helper number {n} for internal bookkeeping")
+    });
     let query = ["--query", "book me a number of flights to Paris"];
     let args: Vec<&str> = query.iter().chain(scorer).copied().collect();
     let out = attach_ok(env, &a, &args, &[]);
