@@ -422,6 +422,34 @@ impl Index {
         Ok(Some(Tiers { request, plan }))
     }
 
+    /// The plan of a task with no content word ([`text::content_tokens`]: "now", "the", "do
+    /// it"), for `pick`: a task says what it is about, and this one names at most a tool, so
+    /// one tier, the tools whose name holds each of its words whole (the built-in `now` for
+    /// "now"), ranked as the name-prefix tier. `None` for a query without tokens.
+    pub fn name_tiers(&self, request: &SearchRequest) -> Result<Option<Tiers>> {
+        let tokens = text::query_tokens(&request.query);
+        if tokens.is_empty() {
+            return Ok(None);
+        }
+        let request = SearchRequest {
+            bundles: self.bundle_dirs(&request.bundles)?,
+            ..request.clone()
+        };
+        let words: Vec<String> = tokens.iter().map(|t| quoted(t)).collect();
+        let plan = Plan {
+            tiers: vec![(
+                Tier::Prefix,
+                format!("{{name ident}} : ({})", words.join(" AND ")),
+                format!("name holds: {}", tokens.join(" ")),
+            )],
+            corrections: Vec::new(),
+            scale: None,
+            relevance: HashMap::new(),
+            shares: Shares::default(),
+        };
+        Ok(Some(Tiers { request, plan }))
+    }
+
     /// The tools of tier `i` of `tiers` that [`search`](Self::search) finds, in no order, each
     /// with its BM25 relevance in that tier; only the rows `only`, when given. A tool found in
     /// an earlier tier too is a hit of that tier (the best one), not of this one: the caller,

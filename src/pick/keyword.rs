@@ -94,7 +94,7 @@ impl KeywordScore {
 
 /// The tokens the keyword scorer looks for in `task`: its content words. A task of stop
 /// words, numbers and lone letters alone ("the", "do it", "42") says nothing of what it is
-/// about, so it has none and matches no tool.
+/// about, so it has none (`pick` then matches it against tools' names alone).
 pub fn tokens(task: &str) -> Vec<String> {
     text::content_tokens(task)
 }

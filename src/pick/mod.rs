@@ -538,7 +538,12 @@ impl Matches {
     }
 
     /// The keyword scorer's matches for `query`.
+    /// A query without content words matches as [`bm25`](Self::bm25)'s does: the tools whose
+    /// name holds its words.
     pub fn keyword(index: &Index, query: &str) -> index::Result<Self> {
+        if text::content_tokens(query).is_empty() {
+            return Self::bm25(index, query);
+        }
         let tokens = keyword::tokens(query);
         let (weights, found) = keyword::scores(index, &tokens)?;
         Ok(Self::new(Verdicts::Keyword { weights, found }))
@@ -546,11 +551,16 @@ impl Matches {
 
     /// The search index's hits for `query`, scored as the module comment says. They are read
     /// as the ranking asks for them.
-    /// A query without content words (see [`keyword::tokens`]) matches nothing: a task is
-    /// not a name, and the tiers would otherwise rank "the" as a word of every tool.
+    /// A query without content words (see [`keyword::tokens`]) matches only the tools whose
+    /// name holds its words ([`Index::name_tiers`]: "now" is the built-in `now`): the tiers
+    /// would otherwise rank "the" as a word of every tool.
     pub fn bm25(index: &Index, query: &str) -> index::Result<Self> {
         if text::content_tokens(query).is_empty() {
-            return Ok(Self::of_tiers(None));
+            let request = SearchRequest {
+                query: query.to_owned(),
+                ..SearchRequest::default()
+            };
+            return Ok(Self::of_tiers(index.name_tiers(&request)?));
         }
         let request = SearchRequest {
             query: query.to_owned(),

@@ -172,7 +172,7 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
     let lexical = matches!(request.scorer, Scorer::Keyword | Scorer::Bm25);
     let text = if items.is_empty() && lexical && text::content_tokens(&request.query).is_empty() {
         format!(
-            "no tool matches '{}': it holds no word that says what the task is about (stop words, numbers and single letters are left out)",
+            "no tool matches '{}': it holds no word that says what the task is about (stop words, numbers and single letters are left out), and no tool's name holds it",
             request.query
         )
     } else if items.is_empty() {

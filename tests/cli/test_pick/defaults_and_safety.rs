@@ -639,20 +639,24 @@ fn a_sentence_finds_the_one_usable_tool_behind_many_better_filtered_ones() {
 }
 
 /// A task of stop words, numbers and lone letters alone says nothing of what it wants: every
-/// lexical scorer picks nothing and says why (before, "the" took the name-like path, where
-/// each tool holding "the" scored 0.50, and the keyword scorer fell back to every word).
+/// lexical scorer matches it against tool names alone, so "now" finds the tool named `now`
+/// and "the" nothing, with a word of why (before, "the" took the name-like path, where each
+/// tool holding "the" anywhere scored 0.50, and the keyword scorer fell back to every word).
 #[test]
-fn a_task_of_stop_words_picks_nothing_and_says_why() {
+fn a_task_of_stop_words_matches_tool_names_alone() {
     let env = TestEnv::new();
     without_builtins(&env);
     env.bundle("n");
-    for (n, slug) in ["the-ledger", "update-the-team"].into_iter().enumerate() {
+    for (n, slug) in ["ledger-keeper", "team-update", "now"]
+        .into_iter()
+        .enumerate()
+    {
         env.put_tool_dated(
             "n",
             &native(
                 slug,
                 n as u32 + 1,
-                json!({ "description": "Do it for the team, all of the time." }),
+                json!({ "description": "Do it for the team, all of the time, now." }),
             ),
         );
     }
@@ -668,15 +672,21 @@ fn a_task_of_stop_words_picks_nothing_and_says_why() {
             assert_eq!(
                 run.stdout,
                 format!(
-                    "no tool matches '{task}': it holds no word that says what the task is about (stop words, numbers and single letters are left out)\n"
+                    "no tool matches '{task}': it holds no word that says what the task is about (stop words, numbers and single letters are left out), and no tool's name holds it\n"
                 ),
                 "{scorer}"
             );
         }
+        // A stop word that is a tool's name finds that tool, and that tool alone.
+        assert_eq!(
+            refs(&picks(&env, &["now", "--scorer", scorer])),
+            ["n/now@v1"],
+            "{scorer}"
+        );
         // A word that says what it wants still finds the tools.
         assert_eq!(
             refs(&picks(&env, &["the ledger", "--scorer", scorer])),
-            ["n/the-ledger@v1"],
+            ["n/ledger-keeper@v1"],
             "{scorer}"
         );
     }
