@@ -10,7 +10,9 @@
 
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::body::Bytes;
-use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
+use hyper::header::{
+    AUTHORIZATION, CONNECTION, CONTENT_TYPE, HeaderMap, HeaderValue, WWW_AUTHENTICATE,
+};
 use hyper::{Response, StatusCode};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
@@ -123,6 +125,12 @@ pub fn unauthorized() -> Response<BoxBody<Bytes, Infallible>> {
     response
         .headers_mut()
         .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    // The connection ends with the answer: a client without the token cannot keep one (it
+    // counts against `--max-connections`) by sending refused requests, nor fill stderr with
+    // refusals on one connection.
+    response
+        .headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
     response
 }
 

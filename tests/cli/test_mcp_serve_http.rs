@@ -250,11 +250,39 @@ fn mcp_serve_over_http_with_a_token_refuses_every_request_without_it_before_a_to
     ];
     let answer = request(port, "POST", &both, Some(&now));
     assert_eq!(answer.status, 401, "{answer:?}");
+    // Nor does the session's event stream open (GET), nor does it end (DELETE), without it.
+    for method in ["GET", "DELETE"] {
+        let headers = [
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ];
+        let answer = request(port, method, &headers, None);
+        assert_eq!(answer.status, 401, "{method}: {answer:?}");
+    }
+    assert_eq!(
+        call(Some(&bearer)).status,
+        200,
+        "the session was ended without the token"
+    );
+    // A refusal ends its connection: a second request sent on it is not read (so a client
+    // without the token can neither hold a connection nor flood stderr on one).
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let get = format!("GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    write!(stream, "{get}{get}").unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let raw = String::from_utf8_lossy(&raw);
+    assert_eq!(raw.matches("HTTP/1.1 401").count(), 1, "{raw}");
+    assert!(raw.contains("connection: close"), "{raw}");
     // Nor does a new session start without it.
     let answer = request(port, "POST", &[], Some(&initialize_request()));
     assert_eq!(answer.status, 401, "{answer:?}");
     assert_eq!(answer.header("mcp-session-id"), None);
-    assert_eq!(calls_of_now(&env), 0, "a refused request ran the tool");
+    // (One call ran: the one with the token, after GET and DELETE.)
+    assert_eq!(calls_of_now(&env), 1, "a refused request ran the tool");
 
     // With the token (the scheme in any case) the call runs.
     for auth in [bearer.clone(), format!("bearer {TOKEN}")] {
@@ -264,7 +292,7 @@ fn mcp_serve_over_http_with_a_token_refuses_every_request_without_it_before_a_to
         assert_eq!(message["id"], 2, "{message}");
         assert_eq!(message["result"]["isError"], false, "{message}");
     }
-    assert_eq!(calls_of_now(&env), 2);
+    assert_eq!(calls_of_now(&env), 3);
 
     // The SDK's client sending the header lists and calls, in both protocol eras.
     for mode in ["auto", "legacy"] {
@@ -286,7 +314,7 @@ fn mcp_serve_over_http_with_a_token_refuses_every_request_without_it_before_a_to
         assert!(names.contains(&"now"), "{mode}: {names:?}");
         assert_eq!(session.step(1)["isError"], false, "{mode}");
     }
-    assert_eq!(calls_of_now(&env), 4);
+    assert_eq!(calls_of_now(&env), 5);
     // Without it, it fails to connect.
     let refused = try_driver(
         &env,
@@ -301,7 +329,9 @@ fn mcp_serve_over_http_with_a_token_refuses_every_request_without_it_before_a_to
     assert!(refusals.len() > wrong.len(), "{said}");
     for line in &refusals {
         assert!(
-            line.starts_with("warning: refused POST /mcp from 127.0.0.1:"),
+            ["POST", "GET", "DELETE"]
+                .iter()
+                .any(|m| line.starts_with(&format!("warning: refused {m} /mcp from 127.0.0.1:"))),
             "{line}"
         );
     }
