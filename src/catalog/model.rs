@@ -262,10 +262,7 @@ fn number_message<T: DeserializeOwned>(doc: &Value, pointer: &str, message: Stri
     let text = doc.to_string();
     match serde_path_to_error::deserialize::<_, T>(&mut serde_json::Deserializer::from_str(&text)) {
         Err(e) if pointer_of(e.path()) == pointer => {
-            let e = e.into_inner();
-            let at = format!(" at line {} column {}", e.line(), e.column());
-            let said = e.to_string();
-            said.strip_suffix(&at).map_or(said.clone(), str::to_owned)
+            crate::base::syntax::SyntaxError::of(&e.into_inner()).message
         }
         _ => message,
     }

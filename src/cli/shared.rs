@@ -138,8 +138,8 @@ pub fn export_error(error: ExportError) -> CliError {
                     many => (format!("{} ask", many.join(", ")), "their tool.json files"),
                 };
                 error = error.with_hint(format!(
-                    "{tools} for strict mode itself (`\"strict\": true` in {file}, with or without \
-                        --strict); set it to false, or remove it, to export the schema as it is"
+                    "{tools} for strict mode itself (`\"strict\": true` in {file}); set it to \
+                        false, or remove it, to export the schema as it is"
                 ));
             }
             error

@@ -17,7 +17,7 @@ use crate::catalog::{
     VersionChoice, builtin, list_dir_names, store,
 };
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use uuid::Uuid;
 
@@ -840,7 +840,8 @@ struct FoldedNames {
     dir: PathBuf,
     /// `slug` or `version`.
     what: &'static str,
-    names: BTreeMap<String, BTreeSet<String>>,
+    /// By case-folded name: each name, and whether it is a folder there (not one added).
+    names: BTreeMap<String, BTreeMap<String, bool>>,
 }
 
 impl FoldedNames {
@@ -852,30 +853,33 @@ impl FoldedNames {
             what,
         };
         for name in list_dir_names(&names.dir) {
-            names.insert(name);
+            names.insert(name, true);
         }
         names
     }
 
-    fn insert(&mut self, name: String) {
+    fn insert(&mut self, name: String, there: bool) {
         self.names
             .entry(rules::case_folded(&name))
             .or_default()
-            .insert(name);
+            .insert(name, there);
     }
 
     /// Add `name`, a folder a write makes or writes into; refused when a folder there (or one
     /// added before) differs from it only by case.
     fn add(&mut self, name: &str) -> Result<()> {
         let folded = rules::case_folded(name);
-        if let Some(other) = self
+        if let Some((other, there)) = self
             .names
             .get(&folded)
-            .and_then(|same| same.iter().find(|other| *other != name))
+            .and_then(|same| same.iter().find(|(other, _)| *other != name))
         {
-            return Err(case_twin(&self.dir, name, other, self.what));
+            return Err(match there {
+                true => case_twin(&self.dir, name, other, self.what),
+                false => written_together(&self.dir, name, other, self.what),
+            });
         }
-        self.insert(name.to_owned());
+        self.insert(name.to_owned(), false);
         Ok(())
     }
 }
@@ -909,6 +913,20 @@ fn case_twin(parent: &Path, name: &str, other: &str, what: &str) -> Error {
         ),
         details: json!({ "path": parent.join(other), what: name }),
         hint: Some(format!("choose a {what} that differs from '{other}' in more than case").into()),
+    }
+}
+
+/// The error of two folders `name` and `other` of one write (an archive, an import) whose
+/// names differ only by case.
+fn written_together(parent: &Path, name: &str, other: &str, what: &str) -> Error {
+    Error::Conflict {
+        message: format!(
+            "the {what} '{name}' differs only by case from the {what} '{other}' written with it: on a case-insensitive file system (macOS, Windows) the two would be one folder (validate's rule case-collision)"
+        ),
+        details: json!({ "path": parent.join(other), what: name }),
+        hint: Some(
+            format!("keep one of '{name}' and '{other}', or rename one in more than case").into(),
+        ),
     }
 }
 

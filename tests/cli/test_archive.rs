@@ -1251,20 +1251,31 @@ fn import_refuses_names_that_differ_only_by_case() {
         .as_str()
         .unwrap()
         .to_owned();
-    let expect_twin = |err: &crate::common::ErrorDoc, what: &str, name: &str, other: &str| {
+    // `together`: both are in the archive; else `other` is a folder of the catalog.
+    let expect_twin = |err: &crate::common::ErrorDoc,
+                       what: &str,
+                       name: &str,
+                       other: &str,
+                       together: bool| {
         assert_eq!(err.error.code, "CONFLICT", "{err:?}");
-        assert_eq!(
-            err.error.message,
-            format!(
-                "the {what} '{name}' differs only by case from the {what} folder '{other}' beside it: on a case-insensitive file system (macOS, Windows) the two are one folder (validate's rule case-collision)"
-            ),
-            "{err:?}"
-        );
+        let (message, hint) = if together {
+            (
+                format!(
+                    "the {what} '{name}' differs only by case from the {what} '{other}' written with it: on a case-insensitive file system (macOS, Windows) the two would be one folder (validate's rule case-collision)"
+                ),
+                format!("keep one of '{name}' and '{other}', or rename one in more than case"),
+            )
+        } else {
+            (
+                format!(
+                    "the {what} '{name}' differs only by case from the {what} folder '{other}' beside it: on a case-insensitive file system (macOS, Windows) the two are one folder (validate's rule case-collision)"
+                ),
+                format!("choose a {what} that differs from '{other}' in more than case"),
+            )
+        };
+        assert_eq!(err.error.message, message, "{err:?}");
         assert_eq!(err.error.details[what], name, "{err:?}");
-        assert_eq!(
-            err.error.hint.as_deref(),
-            Some(format!("choose a {what} that differs from '{other}' in more than case").as_str())
-        );
+        assert_eq!(err.error.hint.as_deref(), Some(hint.as_str()));
         err.error.details["path"].as_str().unwrap().to_owned()
     };
 
@@ -1289,13 +1300,13 @@ fn import_refuses_names_that_differ_only_by_case() {
     ] {
         let bytes = zip_files(&files);
         let err = refused(&env, &bytes, 5);
-        let path = expect_twin(&err, what, name, other);
+        let path = expect_twin(&err, what, name, other, true);
         assert_eq!(path, tools_of(&env, &id).join(folder).to_str().unwrap());
         let file = input_file(&env, "twins.zip", &bytes);
         for flag in ["--update", "--as-new"] {
             let before = snapshot(env.catalog());
             let err = env.json_error(&["bundle", "import", flag, &file], 5);
-            expect_twin(&err, what, name, other);
+            expect_twin(&err, what, name, other, true);
             assert_eq!(snapshot(env.catalog()), before, "{flag}: nothing written");
             assert_eq!(staging_leftovers(&env), Vec::<String>::new());
         }
@@ -1314,7 +1325,7 @@ fn import_refuses_names_that_differ_only_by_case() {
         let file = input_file(&env, "update.zip", &zip_files(&files));
         let before = snapshot(env.catalog());
         let err = env.json_error(&["bundle", "import", "--update", &file], 5);
-        let path = expect_twin(&err, what, name, other);
+        let path = expect_twin(&err, what, name, other, false);
         let folder = if what == "slug" { "thing" } else { "thing/v1" };
         assert_eq!(path, tools_of(&env, &id).join(folder).to_str().unwrap());
         assert_eq!(snapshot(env.catalog()), before, "nothing written");

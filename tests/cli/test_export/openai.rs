@@ -983,7 +983,7 @@ fn the_strict_hint_names_the_cause_the_flag_or_the_tools_own_field() {
     own["strict"] = json!(true);
     env.put_tool("b", &own);
     env.put_tool("b", &with_schema("flag", "Fetch a URL.", &uri));
-    let own_hint = "b/own@v1 asks for strict mode itself (`\"strict\": true` in its tool.json, with or without --strict); set it to false, or remove it, to export the schema as it is";
+    let own_hint = "b/own@v1 asks for strict mode itself (`\"strict\": true` in its tool.json); set it to false, or remove it, to export the schema as it is";
     let flag_hint = "without --strict, OpenAI takes the schemas as they are";
 
     // No --strict: only the tool's own field can be the cause.
