@@ -242,7 +242,9 @@ pub fn list(root: &Path) -> Result<(Vec<AgentFile>, Vec<crate::catalog::Problem>
         let Some(name) = name.to_str().filter(|n| n.ends_with(".json")) else {
             continue;
         };
-        if name.starts_with(store::TEMP_PREFIX) {
+        // Hidden files (a write's temporary file, an editor's or a sync tool's) are no agent
+        // files, as `validate` does not name them.
+        if name.starts_with('.') {
             continue;
         }
         let loaded = match AgentId::from_file_name(name) {

@@ -227,6 +227,8 @@ fn agent_list_reports_unreadable_files_and_skips_temporary_ones() {
     std::fs::write(dir.join(format!("{}.json", agent(2))), "{ broken").unwrap();
     std::fs::write(dir.join("agent-nope.json"), "{}").unwrap();
     std::fs::write(dir.join(".toolctl-tmp-abc123.json"), "{}").unwrap();
+    // A hidden file is no agent file (validate does not name it either).
+    std::fs::write(dir.join(".hidden.json"), "{ broken").unwrap();
     std::fs::write(dir.join("README.md"), "notes").unwrap();
     let run = env.run(&["--json", "agent", "list"]);
     run.success();
@@ -260,6 +262,10 @@ fn agent_list_reports_unreadable_files_and_skips_temporary_ones() {
     assert!(run.stderr.contains(&agent(2)), "{run}");
     assert!(run.stderr.contains("agent-nope.json"), "{run}");
     assert!(!run.stderr.contains(".toolctl-tmp-"), "{run}");
+    assert!(!run.stderr.contains(".hidden"), "{run}");
+    let validated = env.run(&["validate"]);
+    validated.failure(3);
+    assert!(!validated.stdout.contains(".hidden"), "{validated}");
 }
 
 #[test]
