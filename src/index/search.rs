@@ -410,6 +410,16 @@ impl Index {
     ///
     /// [`tier_hits`]: Self::tier_hits
     pub fn search_tiers(&self, request: &SearchRequest) -> Result<Option<Tiers>> {
+        self.tiers_of(request, |tokens| self.plan(&request.query, tokens))
+    }
+
+    /// The tiers `plan` makes of `request`'s tokens, bundles named by folder; `None` for a
+    /// query without tokens.
+    fn tiers_of(
+        &self,
+        request: &SearchRequest,
+        plan: impl FnOnce(&[String]) -> Result<Plan>,
+    ) -> Result<Option<Tiers>> {
         let tokens = text::query_tokens(&request.query);
         if tokens.is_empty() {
             return Ok(None);
@@ -418,7 +428,7 @@ impl Index {
             bundles: self.bundle_dirs(&request.bundles)?,
             ..request.clone()
         };
-        let plan = self.plan(&request.query, &tokens)?;
+        let plan = plan(&tokens)?;
         Ok(Some(Tiers { request, plan }))
     }
 
@@ -427,27 +437,20 @@ impl Index {
     /// one tier, the tools whose name holds each of its words whole (the built-in `now` for
     /// "now"), ranked as the name-prefix tier. `None` for a query without tokens.
     pub fn name_tiers(&self, request: &SearchRequest) -> Result<Option<Tiers>> {
-        let tokens = text::query_tokens(&request.query);
-        if tokens.is_empty() {
-            return Ok(None);
-        }
-        let request = SearchRequest {
-            bundles: self.bundle_dirs(&request.bundles)?,
-            ..request.clone()
-        };
-        let words: Vec<String> = tokens.iter().map(|t| quoted(t)).collect();
-        let plan = Plan {
-            tiers: vec![(
-                Tier::Prefix,
-                format!("{{name ident}} : ({})", words.join(" AND ")),
-                format!("name holds: {}", tokens.join(" ")),
-            )],
-            corrections: Vec::new(),
-            scale: None,
-            relevance: HashMap::new(),
-            shares: Shares::default(),
-        };
-        Ok(Some(Tiers { request, plan }))
+        self.tiers_of(request, |tokens| {
+            let words: Vec<String> = tokens.iter().map(|t| quoted(t)).collect();
+            Ok(Plan {
+                tiers: vec![(
+                    Tier::Prefix,
+                    format!("{{name ident}} : ({})", words.join(" AND ")),
+                    format!("name holds: {}", tokens.join(" ")),
+                )],
+                corrections: Vec::new(),
+                scale: None,
+                relevance: HashMap::new(),
+                shares: Shares::default(),
+            })
+        })
     }
 
     /// The tools of tier `i` of `tiers` that [`search`](Self::search) finds, in no order, each
