@@ -113,19 +113,14 @@ impl NameMap {
         let mut map = Self::default();
         let mut colliding = Vec::new();
         for (name, owners) in wanted {
-            match owners.as_slice() {
-                // A name that is another tool's slug (`meteo` for `météo` beside a bundle's
-                // `meteo`) would be read as that slug by `invoke`: it collides too.
-                [key] if name == key.1 || !bundles_per_slug.contains_key(name.as_str()) => {
-                    map.insert(name, key)
-                }
-                _ => {
-                    let keys = owners
-                        .iter()
-                        .map(|(b, s)| ((*b).to_owned(), (*s).to_owned()));
-                    map.collisions.push((name.clone(), keys.collect()));
-                    colliding.extend(owners.into_iter().map(|key| (name.clone(), key)));
-                }
+            if !collides(&name, &owners, |name| bundles_per_slug.contains_key(name)) {
+                map.insert(name, &owners[0]);
+            } else {
+                let keys = owners
+                    .iter()
+                    .map(|(b, s)| ((*b).to_owned(), (*s).to_owned()));
+                map.collisions.push((name.clone(), keys.collect()));
+                colliding.extend(owners.into_iter().map(|key| (name.clone(), key)));
             }
         }
         for (name, key) in colliding {
@@ -159,12 +154,15 @@ impl NameMap {
     ) -> Option<String> {
         let (bundle, slug) = key;
         let name = wanted(bundle, slug, shared(slug));
-        let collides = near.into_iter().any(|(other_bundle, other_slug)| {
-            (other_bundle, other_slug) != key
-                && (wanted(other_bundle, other_slug, shared(other_slug)) == name
-                    || (other_slug == name && name != slug))
-        });
-        (!collides).then_some(name)
+        let others: Vec<(&str, &str)> = near.into_iter().filter(|&k| k != key).collect();
+        let mut owners = vec![key];
+        owners.extend(
+            others
+                .iter()
+                .filter(|&&(b, s)| wanted(b, s, shared(s)) == name),
+        );
+        let is_slug = |name: &str| others.iter().any(|&(_, s)| s == name);
+        (!collides(&name, &owners, is_slug)).then_some(name)
     }
 
     fn insert(&mut self, name: String, (bundle, slug): &(&str, &str)) {
@@ -337,18 +335,15 @@ pub fn new_collision_adding<'a>(
             owners_after[i].push((bundle, slug));
         }
     }
-    // As `NameMap::build` decides: a name collides when several tool slugs want it, or one
-    // does and it is another tool's slug.
+    // Rule 4 as `NameMap::build` applies it, with the catalog's slugs before or after.
     let is_slug = |name: &str, after: bool| {
         index.get(name).is_some_and(|&at| {
             let count = &counts[at];
             (if after { count.after } else { count.before }) > 0
         })
     };
-    let collides = |name: &str, owners: &[(&str, &str)], after: bool| match owners {
-        [] => false,
-        [(_, slug)] => name != *slug && is_slug(name, after),
-        _ => true,
+    let collides = |name: &str, owners: &[(&str, &str)], after: bool| {
+        collides(name, owners, |name| is_slug(name, after))
     };
     let old: HashSet<(&str, &str)> = names
         .iter()
@@ -369,6 +364,18 @@ pub fn new_collision_adding<'a>(
                 (name.clone(), keys.collect())
             })
         })
+}
+
+/// Rule 4's test, the one place it is written: whether `name`, which the tool slugs `owners`
+/// want, must take a hash suffix. It must when several want it, or when one does and it is
+/// another tool's slug (`meteo` for `météo` beside a bundle's `meteo`), which `invoke` would
+/// read as that slug. `is_slug(name)` says whether some tool of the catalog has the slug `name`.
+fn collides(name: &str, owners: &[(&str, &str)], is_slug: impl FnOnce(&str) -> bool) -> bool {
+    match owners {
+        [] => false,
+        [(_, slug)] => name != *slug && is_slug(name),
+        _ => true,
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
