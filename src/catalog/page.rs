@@ -49,6 +49,14 @@ pub fn forged() -> Error {
     bad_token("not a page token from toolctl")
 }
 
+/// The error of a search page token whose earlier pages no longer hold the same hits: the
+/// catalog changed, so the page it asks for would repeat or skip hits.
+pub fn reordered() -> Error {
+    bad_token(
+        "the catalog changed since this page token was made, and the hits before its page are no longer the same; search again without a token",
+    )
+}
+
 fn bad_token(message: &str) -> Error {
     Error::invalid(TOKEN_INPUT, vec![Violation::new("", message)])
 }

@@ -329,11 +329,12 @@ impl Index {
             ..request.clone()
         };
         let fingerprint = page::fingerprint(request);
-        let offset: usize = match page_token {
-            None => 0,
-            // A search token carries one number, the offset; anything else was not made here.
+        // A search token carries the offset and a fingerprint of the hits before it, in order;
+        // anything else was not made here.
+        let (offset, shown) = match page_token {
+            None => (0, None),
             Some(token) => match page::decode(token, &fingerprint)?.as_slice() {
-                [n] => n.parse().map_err(|_| page::forged())?,
+                [n, shown] => (n.parse().map_err(|_| page::forged())?, Some(shown.clone())),
                 _ => return Err(page::forged().into()),
             },
         };
@@ -359,17 +360,27 @@ impl Index {
             Some(size) => offset + size + 1,
             None => offset + self.tool_count()?,
         };
-        let mut hits: Vec<Hit> = order(self, tiers, wanted)?
-            .into_iter()
-            .skip(offset)
-            .collect();
-        let next_page_token = match size {
-            Some(size) if hits.len() > size => {
-                hits.truncate(size);
-                Some(page::encode(&[(offset + size).to_string()], &fingerprint))
-            }
-            _ => None,
+        let mut hits: Vec<Hit> = order(self, tiers, wanted)?;
+        // Pages are stretches of one order by position. A change to the catalog can reorder
+        // the hits (a new tool, or new word weights), and a page after it would then repeat
+        // or skip hits: the token holds the hits before its page, and a page whose earlier
+        // hits are no longer those is refused rather than served wrong.
+        let before = |hits: &[Hit], n: usize| {
+            page::fingerprint(&hits.iter().take(n).map(|h| &h.path).collect::<Vec<_>>())
         };
+        if let Some(shown) = shown
+            && (hits.len() < offset || before(&hits, offset) != shown)
+        {
+            return Err(page::reordered().into());
+        }
+        let next_page_token = size.filter(|&size| hits.len() > offset + size).map(|size| {
+            let next = offset + size;
+            page::encode(&[next.to_string(), before(&hits, next)], &fingerprint)
+        });
+        let mut hits: Vec<Hit> = hits.drain(offset.min(hits.len())..).collect();
+        if let Some(size) = size {
+            hits.truncate(size);
+        }
         Ok(SearchResults {
             hits,
             next_page_token,

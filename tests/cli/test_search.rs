@@ -1159,6 +1159,50 @@ fn paging_walks_every_hit_once_in_order() {
     assert_eq!(every.stdout.lines().count(), 8, "{every}");
 }
 
+/// Search pages are stretches of one order by position, and a change to the catalog can
+/// reorder it: a page whose earlier hits are no longer the ones shown is refused (it would
+/// repeat or skip hits), and a change that leaves them alone does not stop the paging.
+#[test]
+fn a_page_after_the_catalog_reordered_the_hits_before_it_is_refused() {
+    let env = widget_catalog();
+    let all = search(&env, "widget", &[]).refs();
+    let first = search(&env, "widget", &["--page-size", "2"]);
+    let token = first.next_page_token.unwrap();
+    let page2 = ["--page-size", "2", "--page-token", token.as_str()];
+
+    // A tool the query does not find changes nothing before page 2.
+    put_described(&env, "w", "gadget", "Gadget.");
+    assert_eq!(search(&env, "widget", &page2).refs(), all[2..4]);
+    // Nor does one that ranks after page 2's hits.
+    put_described(
+        &env,
+        "w",
+        "last",
+        &format!("Widget{}.", " filler".repeat(40)),
+    );
+    assert_eq!(
+        search(&env, "widget", &["--all"]).refs().last().unwrap(),
+        "w/last@v1"
+    );
+    assert_eq!(search(&env, "widget", &page2).refs(), all[2..4]);
+
+    // A tool that ranks first moves page 1's last hit onto page 2.
+    put_described(&env, "w", "top", "Widget widget widget.");
+    assert_eq!(search(&env, "widget", &[]).refs()[0], "w/top@v1");
+    let mut args = vec!["search", "widget"];
+    args.extend(page2);
+    env.run(&args)
+        .failure(3)
+        .stderr_has("--page-token: the catalog changed since this page token was made");
+    let err = env.json_error(&args, 3);
+    assert_eq!(err.error.code, "VALIDATION_ERROR");
+    // `--all` from the token is refused the same way; from the start it reads the new order.
+    env.run(&["search", "widget", "--all", "--page-token", &token])
+        .failure(3)
+        .stderr_has("hits before its page are no longer the same");
+    assert_eq!(search(&env, "widget", &["--all"]).refs().len(), 9);
+}
+
 /// What a test compares of hits: each one's ref, rank, score, tier and why.
 fn shown(hits: &[Hit]) -> Vec<(String, u64, f64, String, String)> {
     hits.iter()
