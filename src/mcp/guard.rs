@@ -1,7 +1,8 @@
 //! What makes `mcp serve --http` safe to reach from other machines: a bearer token checked on
-//! every request before the MCP service sees it, a cap on live MCP sessions, and the limits on
-//! connections ([`DEFAULT_MAX_CONNECTIONS`], [`HEADER_READ_TIMEOUT`]) that `serve` applies
-//! where it accepts them.
+//! every request before the MCP service sees it, a cap on live MCP sessions, the limits on
+//! connections ([`DEFAULT_MAX_CONNECTIONS`], [`DEFAULT_CLIENT_TIMEOUT`]) that `serve` applies
+//! where it accepts them, the bound on a request's body ([`read_body`]), and warnings about
+//! turned-away clients told at most once every [`WARN_EVERY`] ([`Throttled`]).
 //!
 //! The SDK's session manager has no cap of its own, so [`CappedSessions`] wraps it: a session
 //! past the cap is refused where the SDK creates it, and the request that asked for it (an
@@ -22,8 +23,10 @@ use rmcp::transport::streamable_http_server::session::{
     RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
 use std::cell::Cell;
+use std::collections::HashSet;
 use std::convert::Infallible;
-use std::time::Duration;
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
 use subtle::ConstantTimeEq;
 
 /// Live MCP sessions (handshake-era clients: one per `initialize`) unless `--max-sessions`
@@ -40,9 +43,25 @@ pub const SESSION_IDLE_EXPIRY: Duration = Duration::from_secs(300);
 /// which the catalog's files, SQLite and the tools' processes share.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 
-/// How long a client may take to send a request's headers, and how long a kept-alive
-/// connection may stay idle between requests, before the connection is closed.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's headers (from connecting, or from the end
+/// of the last answer on a kept-alive connection: an idle connection is closed then), and then
+/// its body, unless `--client-timeout` says otherwise.
+pub const DEFAULT_CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The largest request body read (the SDK's own default, set here so that the README's figure
+/// and the SDK's cap cannot drift apart): a JSON-RPC message, whose arguments may hold a file.
+/// Each connection holds at most one such body at a time, so `--max-connections` bounds them
+/// together (1 GiB at the default 256, reachable only by clients that hold the token when
+/// there is one).
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// [`MAX_BODY_BYTES`] in words ("4 MiB").
+pub fn max_body() -> String {
+    format!("{} MiB", MAX_BODY_BYTES / (1024 * 1024))
+}
+
+/// Warnings of one kind about turned-away clients are told at most once this often.
+pub const WARN_EVERY: Duration = Duration::from_secs(10);
 
 /// The shortest token accepted (in characters).
 pub const MIN_TOKEN_LEN: usize = 16;
@@ -152,6 +171,185 @@ pub fn sessions_full(cap: usize) -> Response<BoxBody<Bytes, Infallible>> {
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
+}
+
+/// Why a request's body was not read whole.
+#[derive(Debug, PartialEq, Eq)]
+pub enum BodyRefusal {
+    /// It did not come whole in time (408).
+    Late,
+    /// It is longer than [`MAX_BODY_BYTES`], by its `Content-Length` or as it came (413).
+    TooLarge,
+    /// The client ended it badly (closed the connection, broke the chunked encoding): 400.
+    Broken,
+}
+
+impl BodyRefusal {
+    /// What the server answers: the connection ends with it, as the rest of the body (if the
+    /// client is still sending it) is not read.
+    pub fn response(&self, timeout: Duration) -> Response<BoxBody<Bytes, Infallible>> {
+        let mut response = match self {
+            Self::Late => text_response(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "Request Timeout: the request's body did not arrive whole within {} s of its headers\n",
+                    timeout.as_secs()
+                ),
+            ),
+            Self::TooLarge => text_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "Payload Too Large: a request's body may hold at most {} ({MAX_BODY_BYTES} bytes)\n",
+                    max_body()
+                ),
+            ),
+            Self::Broken => text_response(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: the request's body ended badly\n",
+            ),
+        };
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+        response
+    }
+}
+
+/// A request's body read whole, at most [`MAX_BODY_BYTES`] of it and within `timeout` (from
+/// now, that is from the end of its headers), so that a client trickling a body (or announcing
+/// a body it never sends) does not hold its connection, and a huge one is refused by its
+/// `Content-Length` before a byte of it is read. Only the request is bounded: the answer (an
+/// event stream, a slow tool's result) takes as long as it takes.
+pub async fn read_body<B>(
+    request: hyper::Request<B>,
+    timeout: Duration,
+) -> Result<hyper::Request<Full<Bytes>>, BodyRefusal>
+where
+    B: hyper::body::Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let announced = request
+        .headers()
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if announced.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+        return Err(BodyRefusal::TooLarge);
+    }
+    let (parts, body) = request.into_parts();
+    let limited = http_body_util::Limited::new(body, MAX_BODY_BYTES);
+    match tokio::time::timeout(timeout, limited.collect()).await {
+        Err(_) => Err(BodyRefusal::Late),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(BodyRefusal::TooLarge),
+        Ok(Err(_)) => Err(BodyRefusal::Broken),
+        Ok(Ok(collected)) => Ok(hyper::Request::from_parts(
+            parts,
+            Full::new(collected.to_bytes()),
+        )),
+    }
+}
+
+/// Warnings of one kind about turned-away clients (refused without the token, closed past
+/// the connection cap…): the first is told, then at most one every [`WARN_EVERY`], each
+/// saying how many were not told since the one before and from how many addresses; what is
+/// left untold when they stop is told by [`Throttled::overdue`], which the server asks every
+/// second. A client that sends refused request after refused request cannot fill the log, and
+/// no refusal goes uncounted.
+#[derive(Debug)]
+pub struct Throttled {
+    /// What the warnings are about, as a plural noun phrase ("requests refused without the
+    /// token (401)").
+    kind: String,
+    pending: std::sync::Mutex<Pending>,
+}
+
+#[derive(Debug, Default)]
+struct Pending {
+    last_told: Option<Instant>,
+    last_noted: Option<Instant>,
+    untold: usize,
+    /// The addresses of the untold ones, at most [`MAX_ADDRESSES_COUNTED`].
+    peers: HashSet<IpAddr>,
+}
+
+/// How many addresses a summary counts one by one (past it: "10000 or more").
+const MAX_ADDRESSES_COUNTED: usize = 10_000;
+
+impl Throttled {
+    pub fn new(kind: impl Into<String>) -> Self {
+        Self {
+            kind: kind.into(),
+            pending: std::sync::Mutex::new(Pending::default()),
+        }
+    }
+
+    /// One more of this kind, from `peer`: the line to tell now (`line()`, with the count of
+    /// those not told since the last), or `None` when one was told less than [`WARN_EVERY`]
+    /// ago (it is counted).
+    pub fn note(&self, peer: SocketAddr, line: impl FnOnce() -> String) -> Option<String> {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        pending.last_noted = Some(now);
+        if pending
+            .last_told
+            .is_some_and(|told| now.duration_since(told) < WARN_EVERY)
+        {
+            pending.untold += 1;
+            if pending.peers.len() < MAX_ADDRESSES_COUNTED {
+                pending.peers.insert(peer.ip());
+            }
+            return None;
+        }
+        let mut told = line();
+        if let Some((more, addresses)) = pending.take() {
+            told.push_str(&format!(
+                "; {more} more since the last warning, from {addresses}"
+            ));
+        }
+        pending.last_told = Some(now);
+        Some(told)
+    }
+
+    /// The count of those not told, once none came for a second and [`WARN_EVERY`] passed
+    /// since the last line told: what would otherwise never be said when they stop.
+    pub fn overdue(&self) -> Option<String> {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        let quiet = pending
+            .last_noted
+            .is_none_or(|noted| now.duration_since(noted) >= Duration::from_secs(1));
+        let due = pending
+            .last_told
+            .is_none_or(|told| now.duration_since(told) >= WARN_EVERY);
+        if !(quiet && due) {
+            return None;
+        }
+        let (more, addresses) = pending.take()?;
+        pending.last_told = Some(now);
+        Some(format!(
+            "{more} more {} since the last warning, from {addresses}",
+            self.kind
+        ))
+    }
+}
+
+impl Pending {
+    /// How many were not told and from how many addresses (in words), then none are; or
+    /// `None`.
+    fn take(&mut self) -> Option<(usize, String)> {
+        if self.untold == 0 {
+            return None;
+        }
+        let addresses = match self.peers.len() {
+            1 => "1 address".to_owned(),
+            n if n >= MAX_ADDRESSES_COUNTED => format!("{n} or more addresses"),
+            n => format!("{n} addresses"),
+        };
+        let more = self.untold;
+        self.untold = 0;
+        self.peers.clear();
+        Some((more, addresses))
+    }
 }
 
 fn text_response(
@@ -287,5 +485,86 @@ impl SessionManager for CappedSessions {
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
         Ok(self.inner.restore_session(id).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(values: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append(AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+        }
+        headers
+    }
+
+    #[test]
+    fn a_refused_token_is_told_why_without_what_was_sent() {
+        let token = Token::new("t0ken-for-tests-0123456789abcdef").unwrap();
+        let right = "Bearer t0ken-for-tests-0123456789abcdef";
+        assert_eq!(token.check(&headers(&[right])), Ok(()));
+        assert_eq!(
+            token.check(&headers(&["bearer t0ken-for-tests-0123456789abcdef"])),
+            Ok(())
+        );
+        for (sent, why) in [
+            (&[][..], "no Authorization header"),
+            (
+                &[right, "Bearer x"][..],
+                "more than one Authorization header",
+            ),
+            (
+                &["t0ken-for-tests-0123456789abcdef"][..],
+                "the Authorization header is not \"Bearer <token>\"",
+            ),
+            (
+                &["Basic t0ken-for-tests-0123456789abcdef"][..],
+                "the Authorization header is not a Bearer token",
+            ),
+            (
+                &["Bearer t0ken-for-tests-0123456789abcdefx"][..],
+                "wrong bearer token",
+            ),
+            (
+                &["Bearer t0ken-for-tests-0123456789abcde"][..],
+                "wrong bearer token",
+            ),
+        ] {
+            assert_eq!(token.check(&headers(sent)), Err(why), "{sent:?}");
+        }
+    }
+
+    #[test]
+    fn throttled_warnings_tell_the_first_and_count_the_rest() {
+        let warnings = Throttled::new("things refused");
+        let a: SocketAddr = "192.0.2.1:1000".parse().unwrap();
+        let b: SocketAddr = "192.0.2.2:1000".parse().unwrap();
+        assert_eq!(warnings.note(a, || "first".into()), Some("first".into()));
+        assert_eq!(warnings.note(a, || "second".into()), None);
+        assert_eq!(warnings.note(b, || "third".into()), None);
+        assert_eq!(warnings.note(a, || "fourth".into()), None);
+        // Not overdue: the last line was told a moment ago.
+        assert_eq!(warnings.overdue(), None);
+        // Once WARN_EVERY has passed (as if), the next is told with the count...
+        warnings.pending.lock().unwrap().last_told = Some(Instant::now() - WARN_EVERY);
+        assert_eq!(
+            warnings.note(b, || "fifth".into()),
+            Some("fifth; 3 more since the last warning, from 2 addresses".into())
+        );
+        assert_eq!(warnings.note(b, || "sixth".into()), None);
+        // ... or, when none came for a second, the count alone.
+        assert_eq!(warnings.overdue(), None);
+        {
+            let mut pending = warnings.pending.lock().unwrap();
+            pending.last_told = Some(Instant::now() - WARN_EVERY);
+            pending.last_noted = Some(Instant::now() - Duration::from_secs(1));
+        }
+        assert_eq!(
+            warnings.overdue(),
+            Some("1 more things refused since the last warning, from 1 address".into())
+        );
+        assert_eq!(warnings.overdue(), None);
     }
 }

@@ -23,8 +23,9 @@
 //! - Over HTTP a request must name a loopback host (or the `--public` address) in `Host`, and
 //!   one with an `Origin` must come from such a host: the SDK's DNS rebinding check, plus the
 //!   `Origin` check it leaves off by default ([`allowed_origins`]). With a token, every
-//!   request must carry it before the SDK sees it; sessions and connections are capped and a
-//!   client that is slow to send its headers is cut off ([`guard`]).
+//!   request must carry it before the SDK sees it; sessions and connections are capped, a
+//!   client that is slow to send a request (its headers or its body) or that keeps a connection
+//!   idle is cut off, and a request's body is bounded ([`guard`]).
 //!
 //! The catalog is read and tools run on tokio's blocking threads: the SDK's tasks never wait
 //! for SQLite, files or an HTTP tool.
@@ -120,6 +121,9 @@ pub struct Http {
     pub max_sessions: usize,
     /// Open connections at most ([`guard::DEFAULT_MAX_CONNECTIONS`]).
     pub max_connections: usize,
+    /// How long a client may take to send a request's headers, then its body, and how long a
+    /// kept-alive connection may stay idle ([`guard::DEFAULT_CLIENT_TIMEOUT`]).
+    pub client_timeout: Duration,
 }
 
 /// Where the server's lines go (stderr: stdout is the protocol).
@@ -265,7 +269,8 @@ async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
     let hosts = allowed_hosts(bound);
     let config = StreamableHttpServerConfig::default()
         .with_allowed_origins(allowed_origins(&hosts))
-        .with_allowed_hosts(hosts);
+        .with_allowed_hosts(hosts)
+        .with_max_request_body_bytes(guard::MAX_BODY_BYTES);
     let token = config.cancellation_token.clone();
     let factory = shared.clone();
     let mcp = Arc::new(StreamableHttpService::new(
@@ -276,16 +281,20 @@ async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
     let gate = Arc::new(Gate {
         token: http.token.clone(),
         max_sessions: http.max_sessions,
+        client_timeout: http.client_timeout,
         log: shared.log.clone(),
+        warnings: Warnings::new(&http),
     });
     // HTTP/1.1 only: without TLS, clients speak it (HTTP/2 would need ALPN or prior
     // knowledge), and its header-read timeout then bounds every connection from its first
-    // byte, which the version sniffing of HTTP/1-or-2 does not.
+    // byte, which the version sniffing of HTTP/1-or-2 does not. hyper starts that timeout
+    // again when an answer ends, so it is also the idle timeout of a kept-alive connection;
+    // it does not run while an answer is being sent (an event stream, a slow tool's result).
     let mut builder = Builder::new(TokioExecutor::new()).http1_only();
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(guard::HEADER_READ_TIMEOUT);
+        .header_read_timeout(http.client_timeout);
     let builder = Arc::new(builder);
     let connections = Arc::new(tokio::sync::Semaphore::new(http.max_connections));
     shared
@@ -297,7 +306,7 @@ async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
             bound.port()
         ));
     }
-    let mut turned_away = TurnedAway::default();
+    tokio::spawn(tell_overdue(gate.clone()));
     let stop = stop_signal();
     tokio::pin!(stop);
     loop {
@@ -322,7 +331,12 @@ async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
         // reading its request, which is what a client holding connections open withholds.
         let Ok(permit) = connections.clone().try_acquire_owned() else {
             drop(stream);
-            turned_away.note(peer, http.max_connections, shared.log.as_ref());
+            gate.warn(&gate.warnings.connections_full, peer, || {
+                format!(
+                    "closed a connection from {peer}: all {} connections are open",
+                    http.max_connections
+                )
+            });
             continue;
         };
         let (gate, mcp, builder) = (gate.clone(), mcp.clone(), builder.clone());
@@ -339,11 +353,63 @@ async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
     }
 }
 
-/// What stands before the SDK's service: the token, and the answer past the session cap.
+/// What stands before the SDK's service: the token, the bound on a request's body, and the
+/// answer past the session cap; and the warnings about the clients turned away.
 struct Gate {
     token: Option<Token>,
     max_sessions: usize,
+    client_timeout: Duration,
     log: Arc<dyn Log>,
+    warnings: Warnings,
+}
+
+/// The warnings about turned-away clients, by kind: each told at most once every
+/// [`guard::WARN_EVERY`], with the count of those not told.
+struct Warnings {
+    unauthorized: guard::Throttled,
+    body_refused: guard::Throttled,
+    sessions_full: guard::Throttled,
+    connections_full: guard::Throttled,
+}
+
+impl Warnings {
+    fn new(http: &Http) -> Self {
+        Self {
+            unauthorized: guard::Throttled::new("requests refused without the token (401)"),
+            body_refused: guard::Throttled::new("requests refused for their body (408 or 413)"),
+            sessions_full: guard::Throttled::new(format!(
+                "new MCP sessions refused, all {} being in use (503)",
+                http.max_sessions
+            )),
+            connections_full: guard::Throttled::new(format!(
+                "connections closed at once, all {} being open",
+                http.max_connections
+            )),
+        }
+    }
+
+    fn all(&self) -> [&guard::Throttled; 4] {
+        [
+            &self.unauthorized,
+            &self.body_refused,
+            &self.sessions_full,
+            &self.connections_full,
+        ]
+    }
+}
+
+/// Tell, once a second, what the warnings left untold when the clients they are about
+/// stopped coming.
+async fn tell_overdue(gate: Arc<Gate>) {
+    let mut ticks = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        ticks.tick().await;
+        for warnings in gate.warnings.all() {
+            if let Some(line) = warnings.overdue() {
+                gate.log.warn(&line);
+            }
+        }
+    }
 }
 
 impl Gate {
@@ -355,53 +421,57 @@ impl Gate {
     ) -> hyper::Response<
         http_body_util::combinators::BoxBody<hyper::body::Bytes, std::convert::Infallible>,
     > {
+        let (method, path) = (request.method().clone(), request.uri().path().to_owned());
         if let Some(token) = &self.token
             && let Err(why) = token.check(request.headers())
         {
-            self.log.warn(&format!(
-                "refused {} {} from {peer}: {why} (401)",
-                request.method(),
-                request.uri().path()
-            ));
+            self.warn(&self.warnings.unauthorized, peer, || {
+                format!("refused {method} {path} from {peer}: {why} (401)")
+            });
             return guard::unauthorized();
         }
+        // The body is read here, bounded, rather than by the SDK, which waits for it as long
+        // as the client takes.
+        let request = match guard::read_body(request, self.client_timeout).await {
+            Ok(request) => request,
+            Err(refusal) => {
+                let response = refusal.response(self.client_timeout);
+                if refusal != guard::BodyRefusal::Broken {
+                    let why = match refusal {
+                        guard::BodyRefusal::Late => format!(
+                            "its body did not arrive whole within {} s",
+                            self.client_timeout.as_secs()
+                        ),
+                        _ => format!("its body is over {}", guard::max_body()),
+                    };
+                    self.warn(&self.warnings.body_refused, peer, || {
+                        format!(
+                            "refused {method} {path} from {peer}: {why} ({})",
+                            response.status().as_u16()
+                        )
+                    });
+                }
+                return response;
+            }
+        };
         let (response, refused) = guard::with_session_refusal(mcp.handle(request)).await;
         if refused {
-            self.log.warn(&format!(
-                "refused a new MCP session from {peer}: all {} are in use (503)",
-                self.max_sessions
-            ));
+            self.warn(&self.warnings.sessions_full, peer, || {
+                format!(
+                    "refused a new MCP session from {peer}: all {} are in use (503)",
+                    self.max_sessions
+                )
+            });
             return guard::sessions_full(self.max_sessions);
         }
         response
     }
-}
 
-/// Connections closed past the cap, told on stderr at most once every ten seconds.
-#[derive(Default)]
-struct TurnedAway {
-    last_told: Option<std::time::Instant>,
-    untold: usize,
-}
-
-impl TurnedAway {
-    fn note(&mut self, peer: SocketAddr, cap: usize, log: &dyn Log) {
-        self.untold += 1;
-        if self
-            .last_told
-            .is_some_and(|told| told.elapsed() < Duration::from_secs(10))
-        {
-            return;
+    /// Tell a warning of this kind about `peer`, unless one was told a moment ago.
+    fn warn(&self, kind: &guard::Throttled, peer: SocketAddr, line: impl FnOnce() -> String) {
+        if let Some(line) = kind.note(peer, line) {
+            self.log.warn(&line);
         }
-        let others = match self.untold - 1 {
-            0 => String::new(),
-            n => format!(" ({n} others since the last warning)"),
-        };
-        log.warn(&format!(
-            "closed a connection from {peer}: all {cap} connections are open{others}"
-        ));
-        self.last_told = Some(std::time::Instant::now());
-        self.untold = 0;
     }
 }
 

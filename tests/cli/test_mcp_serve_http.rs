@@ -73,7 +73,12 @@ impl Served {
 
     /// Its stderr once it holds `needle` (it is read by another thread: wait a little).
     fn said(&self, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(5);
+        self.said_within(needle, Duration::from_secs(5))
+    }
+
+    /// Its stderr once it holds `needle`, waiting at most `wait`.
+    fn said_within(&self, needle: &str, wait: Duration) -> String {
+        let deadline = Instant::now() + wait;
         loop {
             let said = self.stderr();
             if said.contains(needle) || Instant::now() > deadline {
@@ -323,25 +328,25 @@ fn mcp_serve_over_http_with_a_token_refuses_every_request_without_it_before_a_to
     assert!(!refused.status.success());
     assert_eq!(String::from_utf8_lossy(&refused.stdout), "");
 
-    // Each refusal is told on stderr with the client's address; the token never is.
-    let said = server.said("not a Bearer token");
+    // The first refusal is told on stderr with the client's address and why (the reasons are
+    // pinned by guard's unit tests), the others counted and the count told once they stop
+    // (at most one line every 10 s); the token never is.
+    let summary =
+        "more requests refused without the token (401) since the last warning, from 1 address";
+    let said = server.said_within(summary, Duration::from_secs(15));
     let refusals: Vec<&str> = said.lines().filter(|l| l.contains("(401)")).collect();
-    assert!(refusals.len() > wrong.len(), "{said}");
-    for line in &refusals {
-        assert!(
-            ["POST", "GET", "DELETE"]
-                .iter()
-                .any(|m| line.starts_with(&format!("warning: refused {m} /mcp from 127.0.0.1:"))),
-            "{line}"
-        );
-    }
-    assert!(said.contains("wrong bearer token"), "{said}");
-    assert!(said.contains("no Authorization header"), "{said}");
-    assert!(said.contains("not a Bearer token"), "{said}");
+    assert_eq!(refusals.len(), 2, "{said}");
     assert!(
-        said.contains("more than one Authorization header"),
+        refusals[0].starts_with("warning: refused POST /mcp from 127.0.0.1:")
+            && refusals[0].ends_with(": no Authorization header (401)"),
         "{said}"
     );
+    let counted: usize = refusals[1]
+        .strip_prefix("warning: ")
+        .and_then(|line| line.strip_suffix(summary))
+        .and_then(|count| count.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(counted > wrong.len() + 3, "{said}");
     assert!(!said.contains(TOKEN), "{said}");
 }
 
@@ -389,6 +394,17 @@ fn mcp_serve_refuses_to_start_public_without_a_token_or_with_an_unusable_one() {
     start(Some(TOKEN), &["--token-env", TOKEN_VAR])
         .failure(2)
         .stderr_has("--http <ADDR>");
+    // So does the client timeout, a whole number of seconds from 1 to 3600.
+    start(None, &["--client-timeout", "5"])
+        .failure(2)
+        .stderr_has("--http <ADDR>");
+    for secs in ["0", "3601", "1.5", "ten"] {
+        start(None, &["--http", "127.0.0.1:0", "--client-timeout", secs])
+            .failure(2)
+            .stderr_has(&format!(
+                "'{secs}' is not a number of seconds from 1 to 3600"
+            ));
+    }
 
     // With a token it starts on every interface, and serves those who send it.
     let server = Served::start(
@@ -541,4 +557,284 @@ fn mcp_serve_over_http_closes_a_connection_whose_request_head_does_not_come_in_t
         took >= Duration::from_secs(8) && took < Duration::from_secs(20),
         "closed after {took:?}"
     );
+}
+
+/// A raw connection to the server, reading with a timeout of `secs`.
+fn connect(port: u16, secs: u64) -> TcpStream {
+    let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(secs)))
+        .unwrap();
+    stream
+}
+
+/// Everything the server sends until it closes the connection (a reset counts as closing),
+/// and how long that took.
+fn read_until_closed(stream: &mut TcpStream) -> (String, Duration) {
+    let started = Instant::now();
+    let mut raw = Vec::new();
+    let mut buf = [0; 8192];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!(
+                "not closed after {:?} ({e}); read {:?}",
+                started.elapsed(),
+                String::from_utf8_lossy(&raw)
+            ),
+        }
+    }
+    (
+        String::from_utf8_lossy(&raw).into_owned(),
+        started.elapsed(),
+    )
+}
+
+/// The head of a POST to `/mcp` with a JSON body, without its `Content-Length` (or with it).
+fn post_head(port: u16, extra: &str) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{extra}\r\n"
+    )
+}
+
+#[test]
+fn mcp_serve_over_http_refuses_a_request_body_too_large_or_too_slow_and_frees_its_connection() {
+    let env = TestEnv::new();
+    let server = Served::start(&env, &["--http", "127.0.0.1:0", "--client-timeout", "2"]);
+    let port = server.port;
+    let body = initialize_request().to_string();
+
+    // A 1 GiB body is refused by its Content-Length, before it is sent.
+    let mut stream = connect(port, 20);
+    let head = post_head(port, "Content-Length: 1073741824\r\n");
+    write!(stream, "{head}{{").unwrap();
+    let (raw, took) = read_until_closed(&mut stream);
+    assert!(raw.starts_with("HTTP/1.1 413 "), "{raw}");
+    assert!(raw.contains("connection: close"), "{raw}");
+    assert!(
+        raw.ends_with(
+            "Payload Too Large: a request's body may hold at most 4 MiB (4194304 bytes)\n"
+        ),
+        "{raw}"
+    );
+    assert!(took < Duration::from_secs(2), "answered after {took:?}");
+
+    // So is one that says nothing of its length and grows past 4 MiB as it comes (chunked).
+    let mut stream = connect(port, 20);
+    write!(
+        stream,
+        "{}",
+        post_head(port, "Transfer-Encoding: chunked\r\n")
+    )
+    .unwrap();
+    let chunk = format!("10000\r\n{}\r\n", " ".repeat(0x10000));
+    for _ in 0..80 {
+        // 5 MiB: the server may close before all of it is written.
+        if stream.write_all(chunk.as_bytes()).is_err() {
+            break;
+        }
+    }
+    let (raw, _) = read_until_closed(&mut stream);
+    assert!(raw.starts_with("HTTP/1.1 413 "), "{raw}");
+    assert!(raw.contains("connection: close"), "{raw}");
+    assert!(raw.contains("at most 4 MiB"), "{raw}");
+
+    // A body that trickles (or never comes whole) gets 408 once the client timeout has passed
+    // since its headers, and its connection ends.
+    let mut stream = connect(port, 20);
+    let head = post_head(port, &format!("Content-Length: {}\r\n", body.len()));
+    write!(stream, "{head}").unwrap();
+    let started = Instant::now();
+    let trickle = body.as_bytes()[..body.len() - 1].to_vec();
+    let mut writer = stream.try_clone().unwrap();
+    let trickler = std::thread::spawn(move || {
+        for byte in trickle {
+            if writer.write_all(&[byte]).is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let (raw, _) = read_until_closed(&mut stream);
+    let took = started.elapsed();
+    assert!(raw.starts_with("HTTP/1.1 408 "), "{raw}");
+    assert!(raw.contains("connection: close"), "{raw}");
+    assert!(
+        raw.ends_with(
+            "Request Timeout: the request's body did not arrive whole within 2 s of its headers\n"
+        ),
+        "{raw}"
+    );
+    assert!(
+        took >= Duration::from_millis(1800) && took < Duration::from_secs(6),
+        "answered after {took:?}"
+    );
+    trickler.join().unwrap();
+
+    // A body that comes in pieces, whole within the time, is served.
+    let mut stream = connect(port, 20);
+    let head = post_head(
+        port,
+        &format!("Content-Length: {}\r\nConnection: close\r\n", body.len()),
+    );
+    let (first, second) = body.split_at(body.len() / 2);
+    write!(stream, "{head}{first}").unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    write!(stream, "{second}").unwrap();
+    let (raw, _) = read_until_closed(&mut stream);
+    assert!(raw.starts_with("HTTP/1.1 200 "), "{raw}");
+    open_session(port, None);
+
+    // The refusals are told on stderr with the client's address (the first of a kind at once,
+    // the others counted: the 408 came less than 10 s after the first 413).
+    let said = server.said("(413)");
+    assert!(
+        said.contains("warning: refused POST /mcp from 127.0.0.1:")
+            && said.contains(": its body is over 4 MiB (413)"),
+        "{said}"
+    );
+    let said = server.said_within(
+        "more requests refused for their body",
+        Duration::from_secs(15),
+    );
+    assert!(
+        said.contains(
+            "warning: 2 more requests refused for their body (408 or 413) since the last warning, from 1 address"
+        ),
+        "{said}"
+    );
+}
+
+#[test]
+fn mcp_serve_over_http_closes_an_idle_connection_but_not_a_long_answer() {
+    // A local HTTP tool that answers after 5 s: a call to it through the server is an answer
+    // that takes longer than the client timeout (2 s).
+    let slow = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let slow_port = slow.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in slow.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut head = Vec::new();
+            let mut byte = [0];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            std::thread::sleep(Duration::from_secs(5));
+            let body = r#"{"slept":5}"#;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let env = TestEnv::new();
+    env.edit_config(|config| {
+        config["allowedHosts"] = json!([format!("127.0.0.1:{slow_port}")]);
+    });
+    env.bundle("h");
+    let imp = json!({"method": "GET", "urlTemplate": format!("http://127.0.0.1:{slow_port}/slow"), "timeoutMs": 20000});
+    env.put_tool(
+        "h",
+        &crate::test_invoke_http::http_doc("slow", imp, json!({})),
+    );
+    let server = Served::start(&env, &["--http", "127.0.0.1:0", "--client-timeout", "2"]);
+    let port = server.port;
+    let session = open_session(port, None);
+    let in_session = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n");
+
+    // A kept-alive connection is closed once it has been idle for the client timeout after
+    // its answer.
+    let mut stream = connect(port, 20);
+    let ping = json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}).to_string();
+    let head = post_head(
+        port,
+        &format!("{in_session}Content-Length: {}\r\n", ping.len()),
+    );
+    write!(stream, "{head}{ping}").unwrap();
+    let (raw, idle) = read_until_closed(&mut stream);
+    assert!(raw.starts_with("HTTP/1.1 200 "), "{raw}");
+    assert!(raw.contains(r#""id":7"#), "{raw}");
+    assert!(
+        idle >= Duration::from_millis(1800) && idle < Duration::from_secs(6),
+        "closed after {idle:?}"
+    );
+
+    // The session's event stream (GET) stays open past it: its answer is still being sent.
+    let mut events = connect(port, 4);
+    write!(
+        events,
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n{in_session}\r\n"
+    )
+    .unwrap();
+    let mut buf = [0; 4096];
+    let n = events.read(&mut buf).unwrap();
+    let start = String::from_utf8_lossy(&buf[..n]).into_owned();
+    assert!(start.starts_with("HTTP/1.1 200 "), "{start}");
+    let opened = Instant::now();
+    let mut more = Vec::new();
+    let outcome = events.read_to_end(&mut more);
+    assert!(
+        outcome.as_ref().is_err_and(|e| matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        )),
+        "the event stream ended after {:?}: {outcome:?} {:?}",
+        opened.elapsed(),
+        String::from_utf8_lossy(&more)
+    );
+
+    // So does a call whose tool takes longer than it, answered when the tool is done.
+    let call = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "slow", "arguments": {}}});
+    let started = Instant::now();
+    let answer = request(
+        port,
+        "POST",
+        &[
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ],
+        Some(&call),
+    );
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let message = answer.message();
+    assert_eq!(message["id"], 8, "{message}");
+    assert_eq!(message["result"]["isError"], false, "{message}");
+    assert_eq!(
+        message["result"]["structuredContent"],
+        json!({"slept": 5}),
+        "{message}"
+    );
+    assert!(started.elapsed() >= Duration::from_secs(5), "{message}");
+    drop(events);
+}
+
+#[test]
+fn mcp_serve_over_http_tells_refusals_without_the_token_at_most_once_every_ten_seconds() {
+    // A client without the token opening connection after connection does not fill stderr:
+    // the first refusal is told, the others counted, and the count told once they stop.
+    let env = TestEnv::new();
+    let server = Served::start(&env, &["--http", "127.0.0.1:0", "--token-env", TOKEN_VAR]);
+    let port = server.port;
+    for _ in 0..30 {
+        let answer = request(port, "POST", &[], Some(&initialize_request()));
+        assert_eq!(answer.status, 401, "{answer:?}");
+    }
+    let said = server.said_within("29 more requests refused", Duration::from_secs(15));
+    let refusals: Vec<&str> = said.lines().filter(|l| l.contains("(401)")).collect();
+    assert_eq!(refusals.len(), 2, "{said}");
+    assert!(
+        refusals[0].starts_with("warning: refused POST /mcp from 127.0.0.1:")
+            && refusals[0].ends_with(": no Authorization header (401)"),
+        "{said}"
+    );
+    assert_eq!(
+        refusals[1],
+        "warning: 29 more requests refused without the token (401) since the last warning, from 1 address",
+        "{said}"
+    );
+    // Meanwhile a client with the token is served.
+    open_session(port, Some(&format!("Bearer {TOKEN}")));
 }

@@ -86,6 +86,10 @@ pub struct ServeArgs {
     /// Open HTTP connections at most with --http; past it, a new connection is closed at once
     #[arg(long, value_name = "N", default_value_t = guard::DEFAULT_MAX_CONNECTIONS, value_parser = parse_cap, requires = "http")]
     pub max_connections: usize,
+    /// Seconds a client has to send a request's headers, then its body, with --http; a
+    /// kept-alive connection idle that long is closed
+    #[arg(long, value_name = "SECS", default_value_t = guard::DEFAULT_CLIENT_TIMEOUT.as_secs(), value_parser = parse_seconds, requires = "http")]
+    pub client_timeout: u64,
     /// The folder file tools work in (default: the current folder); they cannot leave it
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -95,6 +99,15 @@ fn parse_cap(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(n) if (1..=100_000).contains(&n) => Ok(n),
         _ => Err(format!("'{text}' is not a number from 1 to 100000")),
+    }
+}
+
+fn parse_seconds(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(n) if (1..=3600).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "'{text}' is not a number of seconds from 1 to 3600"
+        )),
     }
 }
 
@@ -152,6 +165,7 @@ fn run_serve(ctx: &Ctx, args: &ServeArgs) -> Result<Output, CliError> {
             token,
             max_sessions: args.max_sessions,
             max_connections: args.max_connections,
+            client_timeout: std::time::Duration::from_secs(args.client_timeout),
         }),
     };
     serve::serve(settings, Arc::new(StderrLog(ctx.ui.clone()))).map_err(|e| match e {
