@@ -781,7 +781,7 @@ pub(super) fn blocked_message(blocked: &Blocked, port: Option<u16>) -> String {
         (ip, None) => ip.to_string(),
     };
     format!(
-        "{blocked} (a DNS answer must not turn a call to this machine or to its network's \
+        "{blocked} (a DNS answer must not send a call to this machine or to its network's \
             metadata service); if the host is meant to be reached there, add '{address}' to \
             allowedHosts of toolctl.json"
     )
