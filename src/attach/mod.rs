@@ -751,15 +751,26 @@ impl Lookup<'_> {
             .collect();
         let entries = keys
             .into_iter()
+            .zip(tools)
             .map(
-                |key| match key.and_then(|k| members.get(&k).map(|m| (k, m))) {
-                    Some((key, member)) if member.is_usable() => Ok(key),
-                    Some((_, member)) => Err(unusable_reason(member)),
-                    None => Err(GONE.to_owned()),
+                |(key, tool)| match key.and_then(|k| members.get(&k).map(|m| (k, m))) {
+                    Some((key, member)) if member.is_usable() => Ok(Ok(key)),
+                    Some((_, member)) => Ok(Err(unusable_reason(member))),
+                    None => self.gone_reason(tool).map(Err),
                 },
             )
-            .collect();
+            .collect::<index::Result<_>>()?;
         Ok(Found { entries, members })
+    }
+
+    /// Why `tool`, whose slug no live bundle has, is gone: its bundle was deleted (soft, so it
+    /// can be restored), or it is no longer in the catalog at all.
+    fn gone_reason(&self, tool: &AttachedTool) -> index::Result<String> {
+        let deleted = self.index.deleted_bundle_of(&tool.tool_id.to_string())?;
+        Ok(deleted.map_or_else(
+            || GONE.to_owned(),
+            |slug| format!("its bundle {slug} is deleted"),
+        ))
     }
 }
 
@@ -790,6 +801,18 @@ pub fn inspect(index: &Index, file: &AgentFile) -> index::Result<Vec<ToolStatus>
             Err(why) => ToolStatus::Gone(why),
         })
         .collect())
+}
+
+/// The status of each tool of each of `files` in `catalog` ([`inspect`] on its index, which is
+/// opened and brought up to date first): for `validate`, which reads agent files without an
+/// index of its own.
+pub fn inspect_files(
+    catalog: &Catalog,
+    files: &[&AgentFile],
+) -> index::Result<Vec<Vec<ToolStatus>>> {
+    Index::read(catalog, &mut |_, _| {}, |index| {
+        files.iter().map(|file| inspect(index, file)).collect()
+    })
 }
 
 /// The processing phase on the agent's tools: each follows its slug to the version that

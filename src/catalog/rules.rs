@@ -142,6 +142,25 @@ impl HostPolicy {
     }
 }
 
+impl HostPolicy {
+    /// The IP addresses listed (`127.0.0.1:8080`, `[::1]`): a host name may lead to these even
+    /// when they are this machine's (see `base::http::GuardedDns`). An entry's port is not
+    /// checked there: the URL's port was, with its host name.
+    pub fn addresses(&self) -> Vec<std::net::IpAddr> {
+        self.entries
+            .iter()
+            .filter(|e| !e.wildcard)
+            .filter_map(|e| {
+                e.host
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse()
+                    .ok()
+            })
+            .collect()
+    }
+}
+
 fn parse_host_entry(entry: &str) -> Result<HostEntry, String> {
     let trimmed = entry.trim();
     let (wildcard, rest) = match trimmed.strip_prefix("*.") {

@@ -198,6 +198,19 @@ impl Index {
         self.first(&sql, [tool_id], |r| Ok((r.get(0)?, r.get(1)?)))
     }
 
+    /// The slug of a soft-deleted bundle that holds the tool with this toolID: why a tool no
+    /// live bundle has left the catalog.
+    pub fn deleted_bundle_of(&self, tool_id: &str) -> Result<Option<String>> {
+        self.first(
+            "SELECT bu.slug FROM tool t JOIN bundle bu ON bu.dir = t.bundle_dir
+             WHERE t.tool_id = ?1 AND bu.is_deleted = 1 AND bu.bundle_id IS NOT NULL
+               AND bu.problem IS NULL
+             ORDER BY t.created_ns DESC, t.path LIMIT 1",
+            [tool_id],
+            |r| r.get(0),
+        )
+    }
+
     /// How many live bundles have a tool of each of `slugs` (slugs no live bundle has are left
     /// out).
     pub fn bundles_per_slug(&self, slugs: &[&str]) -> Result<HashMap<String, usize>> {

@@ -29,7 +29,7 @@ use crate::base::error_code::ErrorCode;
 use crate::base::http::encode_component;
 use crate::base::redact::Redactor;
 use crate::catalog::auth::{Auth, ClientAuth, Hmac, HmacAlgorithm, OAuth2, SignatureEncoding};
-use crate::catalog::rules::PLACEHOLDER;
+use crate::catalog::rules::{HostPolicy, PLACEHOLDER};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use hmac::Mac;
@@ -288,6 +288,7 @@ fn oauth2_token(
     let token = fetch(
         oauth,
         url,
+        &options.hosts,
         &client_id,
         &client_secret,
         clock,
@@ -302,6 +303,7 @@ fn oauth2_token(
 fn fetch(
     oauth: &OAuth2,
     url: url::Url,
+    hosts: &HostPolicy,
     client_id: &str,
     client_secret: &str,
     clock: &Clock,
@@ -325,7 +327,11 @@ fn fetch(
         .map(|(k, v)| format!("{k}={}", encode_component(v)))
         .collect::<Vec<_>>()
         .join("&");
-    let client = crate::base::http::client(reqwest::redirect::Policy::none()).map_err(|e| {
+    let client = crate::base::http::client(
+        reqwest::redirect::Policy::none(),
+        Some(super::http::guarded_dns(hosts)),
+    )
+    .map_err(|e| {
         Failure::new(
             ErrorCode::Internal,
             format!("cannot make an HTTP client: {e}"),

@@ -34,7 +34,7 @@
 
 use super::{Failure, Options, auth, limits, sse};
 use crate::base::error_code::ErrorCode;
-use crate::base::http::{CappedRead, encode_component};
+use crate::base::http::{Blocked, CappedRead, GuardedDns, encode_component};
 use crate::base::redact::Redactor;
 use crate::base::secrets::Secrets;
 use crate::catalog::ToolEntry;
@@ -454,7 +454,11 @@ fn run(
 ) -> Result<Value, Failure> {
     // Redirects are followed here ([`follow`]), not by reqwest, so secret-bearing headers can
     // be dropped when one leads to another origin (reqwest would keep `X-Api-Key`).
-    let client = crate::base::http::client(reqwest::redirect::Policy::none()).map_err(|e| {
+    let client = crate::base::http::client(
+        reqwest::redirect::Policy::none(),
+        Some(guarded_dns(&options.hosts)),
+    )
+    .map_err(|e| {
         Failure::new(
             ErrorCode::Internal,
             format!("cannot make an HTTP client: {e}"),
@@ -602,6 +606,8 @@ fn send(
                     Some(response)
                 }
             }
+            // A name the resolver refused ([`GuardedDns`]) is not a connection error: it is
+            // not retried.
             Err(e) if e.is_connect() && attempt < retries && clock.wait(backoff(attempt)) => None,
             Err(e) => return Err(transport_error(&e, redactor, clock)),
         };
@@ -745,6 +751,9 @@ fn follow(
 }
 
 pub(super) fn transport_error(e: &reqwest::Error, redactor: &Redactor, clock: &Clock) -> Failure {
+    if let Some(blocked) = crate::base::http::blocked_in(e) {
+        return blocked_failure(blocked, e.url().and_then(url::Url::port_or_known_default));
+    }
     if e.is_timeout() {
         return clock.timed_out("no answer came");
     }
@@ -754,6 +763,36 @@ pub(super) fn transport_error(e: &reqwest::Error, redactor: &Redactor, clock: &C
         message.push_str(&format!(": {cause}"));
     }
     Failure::new(ErrorCode::UpstreamError, redactor.text(&message))
+}
+
+/// A connection the resolver refused ([`GuardedDns`]): the host name allowed resolved only to
+/// this machine or its link. `port` is the URL's, for the entry that would allow the address.
+pub(super) fn blocked_failure(blocked: &Blocked, port: Option<u16>) -> Failure {
+    Failure::new(ErrorCode::HostNotAllowed, blocked_message(blocked, port))
+        .with_details(json!({ "host": blocked.host, "address": blocked.address.to_string() }))
+}
+
+/// What [`blocked_failure`] says: the host, the address, and the `allowedHosts` entry that
+/// would allow it.
+pub(super) fn blocked_message(blocked: &Blocked, port: Option<u16>) -> String {
+    let address = match (blocked.address, port) {
+        (std::net::IpAddr::V6(v6), Some(port)) => format!("[{v6}]:{port}"),
+        (ip, Some(port)) => format!("{ip}:{port}"),
+        (ip, None) => ip.to_string(),
+    };
+    format!(
+        "{blocked} (a DNS answer must not send a call to this machine or to its network's \
+            metadata service); if the host is meant to be reached there, add '{address}' to \
+            allowedHosts of toolctl.json"
+    )
+}
+
+/// The resolver of clients whose destinations `allowedHosts` decides: a host name in it may
+/// not lead to this machine or its link, unless the address itself is listed too.
+pub(super) fn guarded_dns(hosts: &HostPolicy) -> GuardedDns {
+    GuardedDns {
+        allowed: hosts.addresses(),
+    }
 }
 
 /// Exponential back-off with ±50% jitter.

@@ -180,8 +180,38 @@ enum Answer {
 enum Trouble {
     /// The transport or handshake failed.
     Start(String),
+    /// The server's host name resolved only to addresses it may not lead to; with the URL's
+    /// port.
+    Blocked(crate::base::http::Blocked, Option<u16>),
     /// The request failed.
     Request(String),
+}
+
+/// The trouble of a session that did not start: [`Trouble::Blocked`] when the resolver refused
+/// the server's address (`port` is its URL's, when known), else the error said.
+fn start_trouble(e: &(dyn std::error::Error + 'static), port: Option<u16>) -> Trouble {
+    use rmcp::service::ClientInitializeError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    // The SDK's errors do not give what they hold as their source (the transport's error in
+    // `TransportError`, the HTTP client's in `Client`): it is looked for inside.
+    let mut next = Some(e);
+    while let Some(error) = next {
+        if let Some(blocked) = crate::base::http::blocked_in(error) {
+            return Trouble::Blocked(blocked.clone(), port);
+        }
+        next = if let Some(ClientInitializeError::TransportError { error, .. }) =
+            error.downcast_ref::<ClientInitializeError>()
+        {
+            Some(&*error.error as &(dyn std::error::Error + 'static))
+        } else if let Some(StreamableHttpError::Client(client)) =
+            error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        {
+            Some(client as &(dyn std::error::Error + 'static))
+        } else {
+            error.source()
+        };
+    }
+    Trouble::Start(e.to_string())
 }
 
 /// Reach server `name` and make `request`, the whole within `timeout`: a stdio server on its
@@ -216,6 +246,7 @@ fn session(
         name,
         what: &what,
         timeout,
+        hosts,
         redactor: &values.redactor,
     };
     let single = || {
@@ -255,6 +286,8 @@ struct Call<'a> {
     /// What the request is (`the call of tool 'x'`).
     what: &'a str,
     timeout: Duration,
+    /// `allowedHosts`, whose addresses an HTTP server's host name may resolve to.
+    hosts: &'a HostPolicy,
     redactor: &'a Redactor,
 }
 
@@ -271,6 +304,13 @@ impl Call<'_> {
             None => (
                 ErrorCode::Timeout,
                 format!("MCP server '{name}' did not answer initialize within {ms} ms"),
+            ),
+            Some(Trouble::Blocked(blocked, port)) => (
+                ErrorCode::HostNotAllowed,
+                format!(
+                    "MCP server '{name}': {}",
+                    super::http::blocked_message(&blocked, port)
+                ),
             ),
             Some(Trouble::Start(e)) => (
                 ErrorCode::UpstreamError,
@@ -374,7 +414,7 @@ where
     let client = client_config()
         .serve(transport)
         .await
-        .map_err(|e| Trouble::Start(e.to_string()))?;
+        .map_err(|e| start_trouble(&e, None))?;
     started.store(true, Ordering::SeqCst);
     let answer = ask(client.peer(), request, None).await;
     let _ = tokio::time::timeout(CLOSE_GRACE, client.cancel()).await;
@@ -651,7 +691,11 @@ impl Reach<'_> {
                 let transport = http_transport(call, url, headers.clone())?;
                 match tokio::time::timeout_at(deadline, client_config().serve(transport)).await {
                     Ok(Ok(client)) => Ok((None, client)),
-                    Ok(Err(e)) => Err(call.failure(Some(Trouble::Start(e.to_string())), false, "")),
+                    Ok(Err(e)) => Err(call.failure(
+                        Some(start_trouble(&e, url.port_or_known_default())),
+                        false,
+                        "",
+                    )),
                     Err(_) => Err(call.failure(None, false, "")),
                 }
             }
@@ -1129,6 +1173,11 @@ async fn http(
     let started = AtomicBool::new(false);
     match tokio::time::timeout(call.timeout, exchange(transport, request, &started)).await {
         Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(Trouble::Blocked(blocked, _))) => Err(call.failure(
+            Some(Trouble::Blocked(blocked, url.port_or_known_default())),
+            false,
+            "",
+        )),
         Ok(Err(trouble)) => Err(call.failure(Some(trouble), started.load(Ordering::SeqCst), "")),
         Err(_) => Err(call.failure(None, started.load(Ordering::SeqCst), "")),
     }
@@ -1156,9 +1205,11 @@ fn http_transport(
             .map_err(|e| bad(format!("MCP server '{name}': header '{key}': {e}")))?;
         custom.insert(header, value);
     }
-    // No redirects: the host allowed is the host called.
+    // No redirects: the host allowed is the host called; and its name may not lead to this
+    // machine or its link.
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
+        .dns_resolver(std::sync::Arc::new(super::http::guarded_dns(call.hosts)))
         .build()
         .map_err(|e| {
             Failure::new(

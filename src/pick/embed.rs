@@ -275,11 +275,14 @@ impl<'a> Client<'a> {
         if let Some(key) = &endpoint.api_key {
             redactor.add(key);
         }
-        let http = crate::base::http::client(reqwest::redirect::Policy::none()).map_err(|e| {
-            ScorerError::Upstream(
-                redactor.text(&format!("cannot make an HTTP client: {}", chain(&e))),
-            )
-        })?;
+        // The endpoint is the user's own choice (often a model server on this machine), not
+        // under allowedHosts.
+        let http =
+            crate::base::http::client(reqwest::redirect::Policy::none(), None).map_err(|e| {
+                ScorerError::Upstream(
+                    redactor.text(&format!("cannot make an HTTP client: {}", chain(&e))),
+                )
+            })?;
         Ok(Self {
             endpoint,
             http,

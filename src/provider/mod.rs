@@ -1,8 +1,9 @@
 //! What each LLM provider accepts, and the translation of catalog tools into it.
 //!
 //! The canonical `argSchema` of a tool is never changed. Where a provider takes JSON Schema as
-//! it is (OpenAI without strict mode, Anthropic, Ollama, MCP) the schema goes out verbatim, key
-//! order and all. Where it does not (OpenAI strict mode, Gemini's OpenAPI subset) the schema
+//! it is (OpenAI without strict mode, Anthropic without a tool's own `"strict": true`, Ollama,
+//! MCP) the schema goes out verbatim, key order and all. Where it does not (OpenAI strict mode,
+//! Anthropic's strict tool use, Gemini's OpenAPI subset) the schema
 //! sent is a computed copy ([`strict`](crate::schema::strict), [`gemini`](crate::schema::gemini)), and whatever the copy cannot say with the
 //! same meaning is an [`Unexpressible`] naming the keyword and its JSON pointer — never a
 //! silent change. The facts behind each rule are in `PROVIDERS.md` of the project.
@@ -192,7 +193,11 @@ fn definition(
     } else {
         view.description.clone()
     };
-    let strict = strict || view.strict == Some(true);
+    // OpenAI's strict mode and Anthropic's strict tool use take the same shape: a computed
+    // copy in which every object is closed, or the keyword and pointer that keep the schema
+    // from having one (`PROVIDERS.md` lists OpenAI's rules; Anthropic's are taken to be the
+    // same, the safe side: a schema sent as it is would be refused, or followed loosely).
+    let strict = closes_objects(provider, tool, strict);
     let mut def = Map::new();
     match provider {
         Provider::Openai | Provider::OpenaiResponses => {
@@ -232,11 +237,17 @@ fn definition(
             if !problems.is_empty() {
                 return Err(in_tool(problems));
             }
+            // Anthropic's strict tool use: the tool's own `strict` carries over, with the
+            // strict copy of its schema.
+            let input_schema = if strict {
+                strict::openai_strict(&canonical).map_err(in_tool)?
+            } else {
+                canonical
+            };
             def.insert("name".into(), name.into());
             def.insert("description".into(), description.into());
-            def.insert("input_schema".into(), canonical);
-            // Anthropic's strict tool use: the tool's own `strict` carries over.
-            if view.strict == Some(true) {
+            def.insert("input_schema".into(), input_schema);
+            if strict {
                 def.insert("strict".into(), true.into());
             }
             Ok(Value::Object(def))

@@ -1,4 +1,5 @@
-//! OpenAI strict mode (`strict: true`): a transformed copy of a tool's argument schema.
+//! OpenAI strict mode (`strict: true`), also used for Anthropic's strict tool use: a
+//! transformed copy of a tool's argument schema.
 //!
 //! Strict mode makes OpenAI sample arguments that follow the schema exactly, but it takes only a
 //! subset of JSON Schema, in one shape: every object closed and every property required.
@@ -771,7 +772,7 @@ fn unsupported(keyword: &str) -> String {
         | "then" | "else" | "not" => "state the rule in the description instead",
         _ => "remove it",
     };
-    format!("OpenAI strict mode has no `{keyword}`; {hint}")
+    format!("strict mode has no `{keyword}`; {hint}")
 }
 
 // Exclusivity of `oneOf` branches, shared with the Gemini view. Each branch is reduced to facts

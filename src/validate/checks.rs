@@ -142,19 +142,23 @@ pub fn check(
 /// The checks of an agent file's document: the rules attach and `agent` read it by
 /// ([`AgentFile::from_doc`]), with the agent its file name says it is when it is in a
 /// catalog's `agents/`.
-pub fn check_agent(doc: &Value, place: &Place) -> Vec<Note> {
+/// A file that reads without a problem is kept, for the check of its tools against the
+/// catalog ([`Constraints::Agent`]).
+pub fn check_agent(doc: &Value, place: &Place) -> (Vec<Note>, Constraints) {
     let named = match place {
         Place::Agent { named } => *named,
         _ => None,
     };
     match AgentFile::from_doc(doc, "", named) {
-        Ok(_) => Vec::new(),
-        Err(e) => e
-            .violations()
-            .iter()
-            .cloned()
-            .map(Note::from_violation)
-            .collect(),
+        Ok(file) => (Vec::new(), Constraints::Agent(Box::new(file))),
+        Err(e) => (
+            e.violations()
+                .iter()
+                .cloned()
+                .map(Note::from_violation)
+                .collect(),
+            Constraints::None,
+        ),
     }
 }
 

@@ -23,6 +23,7 @@ pub use checks::MAX_DESCRIPTION;
 pub use locate::{Locator, Position};
 
 use crate::attach::agent::{AGENTS_DIR, AgentId};
+use crate::attach::{AgentFile, ToolStatus};
 use crate::catalog::config::Config;
 use crate::catalog::names::NameMap;
 use crate::catalog::schemas::Kind;
@@ -171,6 +172,8 @@ pub enum Constraints {
         /// Enabled, and without errors.
         enabled: bool,
     },
+    /// An agent file that reads as attach reads it.
+    Agent(Box<AgentFile>),
 }
 
 /// One file to check.
@@ -249,6 +252,9 @@ pub fn validate(
             &request.providers,
             &mut across,
         );
+        if let Some(root) = &root {
+            agent_tools(root, &checked, &mut across);
+        }
         for (_, findings, _) in checked {
             report.findings.extend(findings);
         }
@@ -695,7 +701,7 @@ fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Const
         );
     }
     let (notes, facts) = match target.kind {
-        Doc::Agent => (checks::check_agent(&doc, &target.place), Constraints::None),
+        Doc::Agent => checks::check_agent(&doc, &target.place),
         Doc::Schema(kind) => {
             if target.as_put
                 && let Some(fields) = doc.as_object_mut()
@@ -765,6 +771,67 @@ fn place_all(across: Vec<Across>) -> Vec<Finding> {
     out
 }
 
+/// Rule `agent-tool`: each tool of the agent files among `checked` that attach would remove
+/// from its agent (gone from the catalog, its bundle deleted or disabled, disabled,
+/// unavailable), found as attach finds it ([`crate::attach::inspect_files`]) in the whole
+/// catalog at `root`, whichever files were given. A warning: the agent still works, without
+/// the tool. A catalog whose `toolctl.json` is unusable (reported itself) is not searched.
+fn agent_tools(
+    root: &Path,
+    checked: &[(Target, Vec<Finding>, Constraints)],
+    out: &mut Vec<Across>,
+) {
+    let agents: Vec<(&Path, &AgentFile)> = checked
+        .iter()
+        .filter_map(|(target, _, facts)| match facts {
+            Constraints::Agent(file) if !file.tools.is_empty() => {
+                Some((target.file.as_path(), &**file))
+            }
+            _ => None,
+        })
+        .collect();
+    if agents.is_empty() {
+        return;
+    }
+    let Ok(catalog) = crate::catalog::Catalog::open(root) else {
+        return;
+    };
+    let files: Vec<&AgentFile> = agents.iter().map(|(_, file)| *file).collect();
+    let statuses = match crate::attach::inspect_files(&catalog, &files) {
+        Ok(statuses) => statuses,
+        Err(e) => {
+            for (path, _) in &agents {
+                out.push(Across {
+                    file: path.to_path_buf(),
+                    note: Note::warning(
+                        "agent-tool",
+                        "",
+                        format!("cannot check the attached tools against the catalog: {e}"),
+                    ),
+                });
+            }
+            return;
+        }
+    };
+    for ((path, file), statuses) in agents.iter().zip(statuses) {
+        for (i, (tool, status)) in file.tools.iter().zip(statuses).enumerate() {
+            if let ToolStatus::Gone(why) = status {
+                out.push(Across {
+                    file: path.to_path_buf(),
+                    note: Note::warning(
+                        "agent-tool",
+                        format!("/tools/{i}"),
+                        format!(
+                            "the attached tool {} ({}) cannot be called: {why}; the next attach removes it from the agent",
+                            tool.reference, tool.name
+                        ),
+                    ),
+                });
+            }
+        }
+    }
+}
+
 /// The checks across the files of one catalog.
 fn across_files(
     root: Option<&Path>,
@@ -801,7 +868,7 @@ fn across_files(
                     .or_default()
                     .push(&target.file);
             }
-            Constraints::None => {}
+            Constraints::None | Constraints::Agent(_) => {}
         }
     }
     // Other files are named from the catalog's root, the way its layout reads.

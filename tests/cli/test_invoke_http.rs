@@ -346,6 +346,7 @@ fn files_holding(dir: &Path, needle: &str) -> Vec<std::path::PathBuf> {
 // --- arguments are checked before any request ---------------------------------------------------
 
 mod auth;
+mod dns;
 mod limits;
 mod requests;
 mod responses;

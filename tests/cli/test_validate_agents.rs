@@ -226,3 +226,121 @@ fn agent_list_names_unreadable_agent_files_under_problems() {
         .success()
         .stdout_has("no agents yet");
 }
+
+/// A tool attach would take off an agent — deleted, in a soft-deleted or disabled bundle,
+/// disabled — is a warning of `validate` (rule `agent-tool`) at its entry, naming the tool
+/// and why, as attach says it when it removes it (one resolver: `attach::inspect`). A tool
+/// whose attached version was deleted while another stands for its slug is still callable
+/// (attach follows it): no finding.
+#[test]
+fn attached_tools_attach_would_remove_are_validate_warnings_at_their_entries() {
+    let env = TestEnv::new();
+    for bundle in ["north", "south", "east"] {
+        env.bundle(bundle);
+    }
+    let put = |bundle: &str, slug: &str, version: &str| {
+        let doc = crate::common::tool_doc_with(
+            slug,
+            version,
+            json!({ "description": format!("The {slug} tool of {bundle}.") }),
+        );
+        let put = env.put_tool(bundle, &doc);
+        json!({
+            "toolID": put["toolID"],
+            "ref": put["ref"],
+            "name": slug,
+            "kind": "external",
+            "attachedAt": "2025-01-01T00:00:00Z",
+            "matchScore": null,
+        })
+    };
+    let tools = [
+        put("north", "kept", "v1"),
+        put("north", "removed", "v1"),
+        put("north", "switched-off", "v1"),
+        put("south", "in-deleted", "v1"),
+        put("east", "in-off", "v1"),
+        put("north", "moved", "v1"),
+    ];
+    put("north", "moved", "v2");
+    let file = env.catalog().join("agents").join(format!("{AGENT}.json"));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let doc = json!({
+        "schemaVersion": "1",
+        "agentID": AGENT,
+        "createdAt": "2025-01-01T00:00:00Z",
+        "modifiedAt": "2025-01-01T00:00:00Z",
+        "tools": tools,
+    });
+    std::fs::write(&file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    env.run(&["validate", "--strict"]).success();
+
+    env.run(&["tool", "delete", "north/removed"]).success();
+    env.run(&["tool", "disable", "north/switched-off"])
+        .success();
+    env.run(&["bundle", "delete", "south"]).success();
+    env.run(&["bundle", "disable", "east"]).success();
+    env.run(&["tool", "delete", "north/moved@v1"]).success();
+
+    let run = env.run(&["--json", "validate"]);
+    run.success();
+    let name = format!("{AGENT}.json");
+    let found: Vec<_> = findings(&run)
+        .into_iter()
+        .map(|(rule, severity, file, pointer, line, _)| {
+            assert!(line.as_u64().is_some_and(|l| l > 1), "{run}");
+            (rule, severity, file, pointer)
+        })
+        .collect();
+    let expected: Vec<_> = (1..=4)
+        .map(|i| {
+            (
+                "agent-tool".to_owned(),
+                "warning".to_owned(),
+                name.clone(),
+                json!(format!("/tools/{i}")),
+            )
+        })
+        .collect();
+    assert_eq!(found, expected, "{run}");
+    let messages: Vec<String> = run.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["message"].as_str().unwrap().to_owned())
+        .collect();
+    let why = [
+        ("north/removed@v1", "no longer in the catalog"),
+        ("north/switched-off@v1", "disabled"),
+        ("south/in-deleted@v1", "its bundle south is deleted"),
+        ("east/in-off@v1", "its bundle is disabled"),
+    ];
+    for (message, (reference, reason)) in messages.iter().zip(why) {
+        assert!(
+            message.contains(reference) && message.contains(&format!(": {reason};")),
+            "{reference}: {message}"
+        );
+    }
+    // --strict fails on them; the human format names the rule.
+    let strict = env.run(&["validate", "--strict"]);
+    strict.failure(3);
+    strict.stdout_has("[agent-tool]");
+    // Checking only the agent file still checks it against the whole catalog.
+    let alone = env.run(&["--json", "validate", file.to_str().unwrap()]);
+    assert_eq!(findings(&alone).len(), 4, "{alone}");
+
+    // Attach removes the same four, for the same reasons, and then validate is clean.
+    let attach = env.run(&["attach", AGENT]);
+    attach.success();
+    for (reference, reason) in why {
+        attach.stderr_has(&format!("{reference} left the agent: {reason}"));
+    }
+    env.run(&["validate", "--strict"]).success();
+    let left: Vec<String> = read_json(&file)["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["ref"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(left, ["north/kept@v1", "north/moved@v2"]);
+}

@@ -33,7 +33,7 @@ Examples:
 /// placeholders, native functions this toolctl lacks, exported names that collide, tools
 /// without a schema, agent files (agents/*.json) attach cannot read. Warnings: missing or long
 /// descriptions, HTTP tools that change things without an explicit "safe", unknown fields,
-/// files nobody reads, and with --provider what that provider would refuse. Exit 0 when clean, 3 when errors were found (with --strict: warnings too).
+/// files nobody reads, tools an agent file lists that attach would remove, and with --provider what that provider would refuse. Exit 0 when clean, 3 when errors were found (with --strict: warnings too).
 #[derive(Debug, Args)]
 #[command(after_long_help = EXAMPLES)]
 pub struct ValidateArgs {

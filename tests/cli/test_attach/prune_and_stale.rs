@@ -140,7 +140,7 @@ fn tools_disabled_or_deleted_since_attaching_leave_in_processing() {
     env.run(&["bundle", "disable", "d"]).success();
     let s = statuses(&env, &a);
     assert_eq!(s[&alpha.reference], "gone: disabled");
-    assert_eq!(s[&gamma.reference], "gone: no longer in the catalog");
+    assert_eq!(s[&gamma.reference], "gone: its bundle c is deleted");
     assert_eq!(s[&eps.reference], "gone: its bundle is disabled");
     assert_eq!(s[&beta.reference], "ok");
     assert_eq!(s[&keep.reference], "ok");
@@ -172,7 +172,7 @@ fn tools_disabled_or_deleted_since_attaching_leave_in_processing() {
     );
     assert!(
         w.contains(&format!(
-            "{} left the agent: no longer in the catalog",
+            "{} left the agent: its bundle c is deleted",
             gamma.reference
         )),
         "{w:?}"

@@ -61,7 +61,7 @@ fn openai_responses_is_flat_and_says_strict() {
 }
 
 #[test]
-fn a_tool_that_asks_for_strict_mode_gets_it_from_openai_only() {
+fn a_tool_that_asks_for_strict_mode_gets_it_from_openai_and_anthropic() {
     let env = TestEnv::new();
     env.bundle("b");
     let mut doc = with_schema("weather", "Weather for a city.", &weather_schema());
@@ -73,7 +73,7 @@ fn a_tool_that_asks_for_strict_mode_gets_it_from_openai_only() {
     let responses = export(&env, &["--provider", "openai-responses", "--bundle", "b"]);
     assert_eq!(responses[0]["strict"], true);
     assert_eq!(responses[0]["parameters"], weather_schema_strict());
-    // Providers without strict mode send the canonical schema.
+    // Providers without a strict mode send the canonical schema.
     let ollama = export(&env, &["--provider", "ollama", "--bundle", "b"]);
     assert_eq!(
         keys(&ollama[0]["function"]),
@@ -83,11 +83,10 @@ fn a_tool_that_asks_for_strict_mode_gets_it_from_openai_only() {
         ordered(&ollama[0]["function"]["parameters"]),
         ordered(&weather_schema())
     );
+    // Anthropic's strict tool use takes the strict copy too.
     let anthropic = export(&env, &["--provider", "anthropic", "--bundle", "b"]);
-    assert_eq!(
-        ordered(&anthropic[0]["input_schema"]),
-        ordered(&weather_schema())
-    );
+    assert_eq!(anthropic[0]["strict"], true);
+    assert_eq!(anthropic[0]["input_schema"], weather_schema_strict());
 }
 
 #[test]
@@ -697,7 +696,7 @@ fn strict_refusal_reads_well_without_json() {
             .starts_with("error: openai cannot take 1 of the tools as they are\n"),
         "{run}"
     );
-    run.stderr_has("caused by: b/tags@v1: uniqueItems at /argSchema/properties/tags: OpenAI strict mode has no `uniqueItems`");
+    run.stderr_has("caused by: b/tags@v1: uniqueItems at /argSchema/properties/tags: strict mode has no `uniqueItems`");
     run.stderr_has("hint: --lenient leaves them out with a warning");
 }
 
@@ -1016,4 +1015,99 @@ fn the_strict_hint_names_the_cause_the_flag_or_the_tools_own_field() {
         hint,
         format!("--lenient leaves them out with a warning\n{flag_hint}\n{own_hint}")
     );
+}
+
+/// A tool with its own `"strict": true` and a schema strict mode would have to close (an
+/// optional argument, no `additionalProperties: false`) goes to Anthropic as to OpenAI: the
+/// strict copy (closed, every property required, optional ones nullable), with `strict: true`.
+/// One strict mode cannot say (`uniqueItems`) is refused by both, naming the keyword and its
+/// pointer, and `--lenient` leaves it out. Without its own strict, Anthropic gets the schema
+/// as it is.
+#[test]
+fn anthropic_sends_a_tool_that_asks_for_strict_the_strict_copy_or_refuses_it_as_openai_does() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    let open = json!({
+        "type": "object",
+        "properties": {
+            "city": { "type": "string", "description": "City name." },
+            "days": { "type": "integer", "default": 3 }
+        },
+        "required": ["city"]
+    });
+    let closed = json!({
+        "type": "object",
+        "properties": {
+            "city": { "type": "string", "description": "City name." },
+            "days": { "type": ["integer", "null"] }
+        },
+        "required": ["city", "days"],
+        "additionalProperties": false
+    });
+    let own_strict = |slug: &str, schema: &Value| {
+        tool_doc_with(
+            slug,
+            "v1",
+            json!({ "description": "Weather.", "strict": true, "argSchema": schema }),
+        )
+    };
+    env.put_tool("b", &own_strict("open", &open));
+    env.put_tool("b", &with_schema("loose", "Weather, loosely.", &open));
+    let tags = json!({
+        "type": "object",
+        "properties": { "tags": { "type": "array", "items": { "type": "string" }, "uniqueItems": true } },
+        "required": ["tags"],
+        "additionalProperties": false
+    });
+    env.put_tool("b", &own_strict("tags", &tags));
+
+    for provider in ["anthropic", "openai"] {
+        let list = export(&env, &["--provider", provider, "--tool", "b/open"]);
+        let entry = entry_named(provider, &list, "open");
+        assert_eq!(
+            schema_of(provider, entry),
+            Some(&closed),
+            "{provider}: {list:#}"
+        );
+        assert_eq!(
+            function(provider, entry)["strict"],
+            true,
+            "{provider}: {list:#}"
+        );
+
+        let error = env.json_error(&["export", "--provider", provider, "--tool", "b/tags"], 3);
+        let refused = refused_problems(&error);
+        let [(keyword, pointer, message)] = refused["b/tags@v1"].as_slice() else {
+            panic!("{provider}: {refused:#?}");
+        };
+        assert_eq!(
+            (keyword.as_str(), pointer.as_str()),
+            ("uniqueItems", "/argSchema/properties/tags"),
+            "{provider}"
+        );
+        assert!(
+            message.starts_with("strict mode has no `uniqueItems`"),
+            "{provider}: {message}"
+        );
+        let hint = error.error.hint.unwrap();
+        assert!(
+            hint.contains("b/tags@v1 asks for strict mode itself"),
+            "{provider}: {hint}"
+        );
+
+        let (list, left) = export_lenient(
+            &env,
+            &["--provider", provider, "--bundle", "b", "--lenient"],
+        );
+        assert_eq!(left, ["b/tags@v1"], "{provider}");
+        assert_eq!(names_of(provider, &list), ["open", "loose"], "{provider}");
+    }
+    // Not asked for: Anthropic takes the schema verbatim, and no `strict`.
+    let list = export(&env, &["--provider", "anthropic", "--tool", "b/loose"]);
+    let entry = entry_named("anthropic", &list, "loose");
+    assert_eq!(ordered(&entry["input_schema"]), ordered(&open), "{list:#}");
+    assert!(entry.get("strict").is_none(), "{list:#}");
+    // The canonical schema is untouched.
+    let stored = env.json(&["tool", "get", "b/open"]);
+    assert_eq!(stored["document"]["argSchema"], open);
 }
