@@ -167,10 +167,7 @@ pub fn host_problem(
     };
     match token_url(oauth) {
         Err(message) => Some(message),
-        Ok(url) if !hosts.allows(&url) => Some(format!(
-            "host '{}' of auth.tokenUrl is not in allowedHosts of toolctl.json",
-            url.host_str().unwrap_or_default()
-        )),
+        Ok(url) if !hosts.allows(&url) => Some(hosts.refusal(&url, Some("auth.tokenUrl"))),
         Ok(_) => None,
     }
 }

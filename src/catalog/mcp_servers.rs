@@ -127,10 +127,7 @@ impl McpServer {
                 let shape =
                     rules::check_url_shape(url).map_err(|m| m.replacen("urlTemplate", "url", 1))?;
                 if !hosts.allows(&shape) {
-                    return Err(format!(
-                        "host '{}' of url is not in allowedHosts of toolctl.json",
-                        shape.host_str().unwrap_or_default()
-                    ));
+                    return Err(hosts.refusal(&shape, Some("url")));
                 }
                 let url = url::Url::parse(url).map_err(|e| format!("url '{url}': {e}"))?;
                 Ok(Transport::Http {

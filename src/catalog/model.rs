@@ -518,6 +518,20 @@ impl Tool {
         out
     }
 
+    /// The catalog's host policy applied to an HTTP tool: where its `urlTemplate` and its
+    /// OAuth2 `tokenUrl` lead that `allowedHosts` does not allow, each at its pointer. One set
+    /// of rules: `tool put` refuses these, `validate` reports them (rule `host`).
+    pub fn host_violations(&self, hosts: &rules::HostPolicy) -> Vec<Violation> {
+        let Some(http) = self.http_impl() else {
+            return Vec::new();
+        };
+        let url = rules::host_policy_problem(&http.url_template, hosts)
+            .map(|message| Violation::new("/impl/urlTemplate", message));
+        let token = super::auth::host_problem(&http, hosts)
+            .map(|message| Violation::new("/impl/auth/tokenUrl", message));
+        url.into_iter().chain(token).collect()
+    }
+
     /// Why this tool cannot be used by this binary with this configuration, if it cannot.
     pub fn unavailable_reason(&self, config: &super::config::Config) -> Option<String> {
         let hosts = &config.hosts;

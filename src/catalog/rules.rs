@@ -143,6 +143,28 @@ impl HostPolicy {
 }
 
 impl HostPolicy {
+    /// Why `url` may not be called (`of`: which of the tool's URLs it is, `urlTemplate`,
+    /// `auth.tokenUrl`, `url`), in the words every refusal uses, with the ports listed for its
+    /// host when an entry names the host with another port (`127.0.0.1:8080` for `:9090`).
+    pub fn refusal(&self, url: &url::Url, of: Option<&str>) -> String {
+        let host = url.host_str().unwrap_or_default();
+        let of = of.map(|of| format!(" of {of}")).unwrap_or_default();
+        let lowered = host.to_ascii_lowercase();
+        let ports: Vec<String> = self
+            .entries
+            .iter()
+            .filter(|e| !e.wildcard && e.host == lowered)
+            .filter_map(|e| e.port.map(|p| p.to_string()))
+            .collect();
+        match (ports.is_empty(), url.port_or_known_default()) {
+            (false, Some(port)) => format!(
+                "host '{host}'{of} is not in allowedHosts of toolctl.json with port {port}: it is listed only with port {}",
+                ports.join(", ")
+            ),
+            _ => format!("host '{host}'{of} is not in allowedHosts of toolctl.json"),
+        }
+    }
+
     /// The IP addresses listed (`127.0.0.1:8080`, `[::1]`): a host name may lead to these even
     /// when they are this machine's (see `base::http::GuardedDns`). An entry's port is not
     /// checked there: the URL's port was, with its host name.
@@ -174,6 +196,26 @@ fn parse_host_entry(entry: &str) -> Result<HostEntry, String> {
         .host_str()
         .filter(|h| !h.is_empty())
         .ok_or_else(|| format!("allowedHosts entry '{entry}' is not a host"))?;
+    if trimmed == "*" {
+        return Err(format!(
+            "allowedHosts entry '{entry}' would allow every host, which allowedHosts never does: list each host, or '*.example.com' for the subdomains of one"
+        ));
+    }
+    let is_domain = matches!(url.host(), Some(url::Host::Domain(_)));
+    if is_domain
+        && !host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'))
+    {
+        return Err(format!(
+            "allowedHosts entry '{entry}' is not a host name: a wildcard is only '*.' before a domain ('*.example.com'), and a name holds letters, digits, '-', '_' and '.'"
+        ));
+    }
+    if wildcard && !is_domain {
+        return Err(format!(
+            "allowedHosts entry '{entry}' is not a wildcard of a domain: '*.' goes before a domain name ('*.example.com'), not an IP address"
+        ));
+    }
     if url.path() != "/" || !url.username().is_empty() || url.query().is_some() {
         return Err(format!(
             "allowedHosts entry '{entry}' must be a bare host, optionally with :port"
@@ -192,7 +234,7 @@ fn parse_host_entry(entry: &str) -> Result<HostEntry, String> {
 pub fn check_url_template(template: &str, hosts: &HostPolicy) -> Result<url::Url, String> {
     let url = check_url_shape(template)?;
     if !hosts.allows(&url) {
-        return Err(host_not_allowed(&url));
+        return Err(hosts.refusal(&url, Some("urlTemplate")));
     }
     Ok(url)
 }
@@ -203,13 +245,7 @@ pub fn host_policy_problem(template: &str, hosts: &HostPolicy) -> Option<String>
     check_url_shape(template)
         .ok()
         .filter(|url| !hosts.allows(url))
-        .map(|url| host_not_allowed(&url))
-}
-
-/// Why `url`'s host may not be called.
-pub fn host_not_allowed(url: &url::Url) -> String {
-    let host = url.host_str().unwrap_or_default();
-    format!("host '{host}' of urlTemplate is not in allowedHosts of toolctl.json")
+        .map(|url| hosts.refusal(&url, Some("urlTemplate")))
 }
 
 /// [`check_url_template`] without the host policy: the scheme, a literal host, no user info.
@@ -330,6 +366,41 @@ mod tests {
         assert!(allows("http://127.0.0.1:8080/"));
         assert!(!allows("http://127.0.0.1:8081/"));
         assert!(!allows("http://api.example.com@evil.test/"));
+    }
+
+    #[test]
+    fn host_entries_that_are_no_host_are_refused_with_why() {
+        for (entry, why) in [
+            ("*", "would allow every host"),
+            ("*.*.com", "is not a host name"),
+            ("a*b.com", "is not a host name"),
+            ("*.127.0.0.1", "not an IP address"),
+        ] {
+            let err = HostPolicy::new([entry]).unwrap_err();
+            assert!(err.contains(why), "{entry}: {err}");
+        }
+        for entry in [
+            "*.example.com",
+            "my_host.internal",
+            "[::1]:8080",
+            "xn--mt-bja.test",
+        ] {
+            assert!(HostPolicy::new([entry]).is_ok(), "{entry}");
+        }
+    }
+
+    #[test]
+    fn a_refusal_names_the_ports_its_host_is_listed_with() {
+        let policy = HostPolicy::new(["127.0.0.1:8080", "127.0.0.1:8081", "api.test"]).unwrap();
+        let refusal = |u: &str| policy.refusal(&url::Url::parse(u).unwrap(), Some("url"));
+        assert_eq!(
+            refusal("http://127.0.0.1:9090/"),
+            "host '127.0.0.1' of url is not in allowedHosts of toolctl.json with port 9090: it is listed only with port 8080, 8081"
+        );
+        assert_eq!(
+            refusal("http://other.test/"),
+            "host 'other.test' of url is not in allowedHosts of toolctl.json"
+        );
     }
 
     #[test]

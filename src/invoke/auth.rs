@@ -241,10 +241,7 @@ fn oauth2_token(
     if !options.hosts.allows(&url) {
         return Err(Failure::new(
             ErrorCode::HostNotAllowed,
-            format!(
-                "auth.tokenUrl: host '{}' is not in allowedHosts of toolctl.json",
-                url.host_str().unwrap_or_default()
-            ),
+            format!("auth.tokenUrl: {}", options.hosts.refusal(&url, None)),
         ));
     }
     let client_id = values.secret(&oauth.client_id_secret)?;

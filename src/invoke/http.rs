@@ -301,7 +301,10 @@ fn build(spec: &HttpImpl, values: &mut Values, hosts: &HostPolicy) -> Result<Req
     let url = url::Url::parse(&format!("{}{rest}", &template[..authority_end]))
         .map_err(|e| invalid(format!("urlTemplate gives no URL: {e}")))?;
     if !hosts.allows(&url) {
-        return Err(host_refused(&url));
+        return Err(Failure::new(
+            ErrorCode::HostNotAllowed,
+            hosts.refusal(&url, None),
+        ));
     }
 
     let mut headers = reqwest::header::HeaderMap::new();
@@ -366,16 +369,6 @@ fn json_body(tree: Option<Value>, headers: &mut reqwest::header::HeaderMap) -> V
         reqwest::header::HeaderValue::from_static("application/json"),
     );
     serde_json::to_vec(&tree.unwrap_or_default()).unwrap_or_default()
-}
-
-fn host_refused(url: &url::Url) -> Failure {
-    Failure::new(
-        ErrorCode::HostNotAllowed,
-        format!(
-            "host '{}' is not in allowedHosts of toolctl.json",
-            url.host_str().unwrap_or_default()
-        ),
-    )
 }
 
 /// What the response must become.

@@ -276,9 +276,7 @@ impl Catalog {
 
         let tool: Tool = model::typed(&doc, source_name)?;
         let mut violations = tool.check(&doc);
-        if let Err(message) = tool_destination_rules(&tool, self) {
-            violations.push(message);
-        }
+        violations.extend(tool.host_violations(&self.config().hosts));
         let file = store::JsonFile::new(&doc);
         violations.extend(file.oversized());
         if !violations.is_empty() {
@@ -954,17 +952,6 @@ fn check_bundle_writable(bundle: &BundleEntry, action: &str) -> Result<()> {
             ),
             Some(Hint::EnableBundle(bundle.bundle.slug.as_str().into())),
         ));
-    }
-    Ok(())
-}
-
-/// Rules that depend on the catalog: an HTTP tool's host must be allowed.
-fn tool_destination_rules(tool: &Tool, catalog: &Catalog) -> Result<(), Violation> {
-    if let Some(http) = tool.http_impl()
-        && let Some(message) =
-            rules::host_policy_problem(&http.url_template, &catalog.config().hosts)
-    {
-        return Err(Violation::new("/impl/urlTemplate", message));
     }
     Ok(())
 }

@@ -8,7 +8,7 @@ use crate::base::pointer::join as pointer_join;
 use crate::catalog::config::Config;
 use crate::catalog::model::{self, Bundle, Tool, ToolType};
 use crate::catalog::names;
-use crate::catalog::rules::{self, HostPolicy};
+use crate::catalog::rules::HostPolicy;
 use crate::catalog::schemas::{self, Kind};
 use crate::catalog::{ToolEntry, Violation};
 use crate::provider::{self, Provider};
@@ -299,16 +299,11 @@ fn check_http(tool: &Tool, cx: &Context, notes: &mut Vec<Note>) {
         return;
     };
     // The URL's shape is `Tool::check`'s (reported with the tool's other rules); the host
-    // policy is the catalog's.
-    if let Some(hosts) = cx.hosts
-        && let Some(message) = rules::host_policy_problem(&http.url_template, hosts)
-    {
-        notes.push(Note::error("host", "/impl/urlTemplate", message));
-    }
-    if let Some(hosts) = cx.hosts
-        && let Some(message) = crate::catalog::auth::host_problem(&http, hosts)
-    {
-        notes.push(Note::error("host", "/impl/auth/tokenUrl", message));
+    // policy is the catalog's, as `tool put` applies it.
+    if let Some(hosts) = cx.hosts {
+        for v in tool.host_violations(hosts) {
+            notes.push(Note::error("host", v.pointer, v.message));
+        }
     }
     // Annotations that speak of side effects say it as clearly as `safe` does.
     let said = tool.safe.is_some()

@@ -125,6 +125,13 @@ fn bad_keys_and_values_are_refused_and_nothing_is_written() {
         host.error.details["problems"][0]["pointer"],
         "/allowedHosts"
     );
+    // `*` allows nothing (there is no entry for every host), so it is refused, not kept.
+    env.run(&["config", "add", "allowedHosts", "*"])
+        .failure(3)
+        .stderr_has("allowedHosts entry '*' would allow every host");
+    env.run(&["config", "add", "allowedHosts", "a*b.example"])
+        .failure(3)
+        .stderr_has("is not a host name");
     unchanged();
 
     // A key that is a value, not a list; a key below a value; a pointer in the wrong form.

@@ -499,15 +499,31 @@ fn a_401_to_a_token_renews_it_once() {
 }
 
 #[test]
-fn a_token_url_whose_host_is_not_allowed_is_refused_by_validate_and_invoke() {
+fn a_token_url_whose_host_is_not_allowed_is_refused_by_put_validate_and_invoke() {
     let api = oauth_api(&[]);
-    api.tool(
+    let doc = http_doc(
         "elsewhere",
         json!({ "urlTemplate": api.url("/api"),
                 "auth": { "type": "oauth2-client-credentials", "tokenUrl": "https://auth.example.com/token",
                           "clientIdSecret": "CID", "clientSecretSecret": "CSECRET" } }),
         json!({ "secrets": ["CID", "CSECRET"] }),
     );
+    // `tool put` refuses it as it refuses a urlTemplate's host (one set of rules with
+    // validate), naming the pointer.
+    let put = api
+        .env
+        .run_stdin(&["tool", "put", "--bundle", "h", "-"], &doc.to_string());
+    put.failure(3).stderr_has(
+        "/impl/auth/tokenUrl: host 'auth.example.com' of auth.tokenUrl is not in allowedHosts",
+    );
+    // Allowed when it was put, and no longer (a config edit, a `git pull`).
+    api.env
+        .run(&["config", "add", "allowedHosts", "auth.example.com"])
+        .success();
+    api.env.put_tool("h", &doc);
+    api.env
+        .run(&["config", "remove", "allowedHosts", "auth.example.com"])
+        .success();
     let run = api.env.run(&["--json", "validate"]);
     run.failure(3);
     assert!(
