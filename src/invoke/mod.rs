@@ -151,6 +151,10 @@ pub struct Options<'a> {
     pub mcp_sessions: Option<Arc<mcp::Sessions>>,
     /// When the call must be over (a batch's `wait_ms`): tools stop their work by then.
     pub deadline: Option<Instant>,
+    /// Set when whoever asked for the call no longer waits for it (`mcp serve`: the client
+    /// cancelled it, left, or the server is stopping): `exec` then kills its program with
+    /// everything it started at once, as at its `timeout_ms`.
+    pub cancel: Option<Cancel>,
     /// The catalog's state folder (`.toolctl/`): rate-limit counts, OAuth2 tokens.
     pub state_dir: PathBuf,
     /// `http` of `toolctl.json`: defaults of HTTP tools.
@@ -172,6 +176,7 @@ impl Options<'static> {
             approved: false,
             hosts: config.hosts.clone(),
             deadline: None,
+            cancel: None,
             mcp_servers: config.mcp_servers.clone(),
             mcp_sessions: None,
             state_dir: catalog.root().join(crate::catalog::STATE_DIR),
@@ -190,6 +195,30 @@ impl Options<'_> {
             None => limit,
         }
     }
+
+    /// Whoever asked for the call no longer waits for it ([`Options::cancel`]).
+    pub fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(Cancel::is_cancelled)
+    }
+}
+
+/// A call's cancellation: a flag its caller sets (from any thread), which a tool that runs a
+/// long time (`exec`) looks at while it waits.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<std::sync::atomic::AtomicBool>);
+
+impl Cancel {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn cancel(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 impl std::fmt::Debug for Options<'_> {
@@ -199,6 +228,7 @@ impl std::fmt::Debug for Options<'_> {
             .field("can_confirm", &self.confirm.is_some())
             .field("approved", &self.approved)
             .field("deadline", &self.deadline)
+            .field("cancel", &self.cancel)
             .field("state_dir", &self.state_dir)
             .field("streams", &self.on_event.is_some())
             .finish()

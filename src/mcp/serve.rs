@@ -36,7 +36,7 @@ use super::view::{self, Candidate, Filters, Survey, Translated};
 use crate::base::error_code::ErrorCode;
 use crate::catalog::Catalog;
 use crate::index::Index;
-use crate::invoke::{Failure, Options};
+use crate::invoke::{Cancel, Failure, Options};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -161,8 +161,10 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
         .map_err(|e| Error::Io(format!("cannot start the async runtime: {e}")))?;
     let sessions = Arc::new(crate::invoke::mcp::Sessions::new());
     let pooled = Arc::clone(&sessions);
+    let shared = Arc::new(Shared::new(settings, log, pooled));
+    let serving = shared.clone();
     let served = runtime.block_on(async move {
-        let shared = Arc::new(Shared::new(settings, log, pooled));
+        let shared = serving;
         let first = shared.clone();
         tokio::task::spawn_blocking(move || first.start())
             .await
@@ -176,7 +178,10 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
             Some(http) => serve_http(shared, http).await,
         }
     });
-    // A tool still running (its client gone) is not waited for long.
+    // A call still running has nobody to answer: an `exec` program goes now, with what it
+    // started (the process ends before the call's own thread would), and any other tool is
+    // not waited for long.
+    shared.cancel_calls();
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     // The MCP servers its tools' calls started end with it.
     sessions.close();
@@ -577,6 +582,8 @@ struct Shared {
     checking: std::sync::Mutex<()>,
     /// The stdio MCP servers `mcp` tools' calls started, kept for the next calls.
     sessions: Arc<crate::invoke::mcp::Sessions>,
+    /// The calls under way, by a number of their own: cancelled when the server stops.
+    calls: std::sync::Mutex<(u64, std::collections::HashMap<u64, Cancel>)>,
 }
 
 #[derive(Default)]
@@ -619,7 +626,28 @@ impl Shared {
             closed: watch::Sender::new(false),
             answered: watch::Sender::new(false),
             checking: std::sync::Mutex::new(()),
+            calls: std::sync::Mutex::default(),
         }
+    }
+
+    /// A call under way until the guard is dropped, which cancels it (its handler was
+    /// dropped, or it is over).
+    fn running(self: &Arc<Self>, cancel: Cancel) -> Running {
+        let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        calls.0 += 1;
+        let id = calls.0;
+        calls.1.insert(id, cancel.clone());
+        Running {
+            shared: self.clone(),
+            id,
+            cancel,
+        }
+    }
+
+    /// Cancel every call under way (the server is stopping).
+    fn cancel_calls(&self) {
+        let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        calls.1.values().for_each(Cancel::cancel);
     }
 
     fn catalog(&self) -> Result<Catalog, Error> {
@@ -713,9 +741,15 @@ impl Shared {
             // The index as toolctl left it, unchecked: its change check (a stat of every
             // tool's folder) is the first check's, after the first answer. `stamp` was taken
             // before: that check sees what moved since.
-            let (found, unchecked) = match view::candidates_unchecked(&catalog, filters) {
-                Some(found) => (Some(found), true),
-                None => (view::candidates(&catalog, filters)?, false),
+            let (found, unchecked, stamp) = match view::candidates_unchecked(&catalog, filters) {
+                Some(found) => (Some(found), true, stamp),
+                // Read after the index's change check, which may have built the index (a
+                // fresh catalog) or taken in what the files moved: the pages are made from
+                // the index as it is now, and that is no change of the list to announce.
+                None => {
+                    let found = view::candidates(&catalog, filters)?;
+                    (found, false, cache::stamp(root))
+                }
             };
             if let Some((candidates, _)) = found {
                 let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
@@ -878,20 +912,21 @@ impl Shared {
         find(self.snapshot())
     }
 
-    fn options(&self, catalog: &Catalog) -> Options<'static> {
+    fn options(&self, catalog: &Catalog, cancel: &Cancel) -> Options<'static> {
         Options {
             mcp_sessions: Some(Arc::clone(&self.sessions)),
+            cancel: Some(cancel.clone()),
             ..Options::new(catalog, self.settings.workspace.clone())
         }
     }
 
     /// Call a catalog tool as `invoke` does.
-    fn call(&self, name: &str, arguments: Value) -> CallToolResult {
+    fn call(&self, name: &str, arguments: Value, cancel: &Cancel) -> CallToolResult {
         let catalog = match self.catalog() {
             Ok(catalog) => catalog,
             Err(e) => return failure(Failure::new(ErrorCode::Internal, e.to_string())),
         };
-        match view::call(&catalog, name, arguments, &self.options(&catalog)) {
+        match view::call(&catalog, name, arguments, &self.options(&catalog, cancel)) {
             Ok(value) => success(value),
             Err(e) => failure(e),
         }
@@ -940,7 +975,7 @@ impl Shared {
     }
 
     /// `call_tool`: any tool the list would show, by its exported name.
-    fn call_tool(&self, arguments: &Map<String, Value>) -> CallToolResult {
+    fn call_tool(&self, arguments: &Map<String, Value>, cancel: &Cancel) -> CallToolResult {
         let Some(name) = arguments.get("name").and_then(Value::as_str) else {
             return invalid("call_tool needs \"name\", the exported name of a tool");
         };
@@ -967,7 +1002,7 @@ impl Shared {
                 Err(e) => return failure(Failure::new(ErrorCode::Internal, e)),
             }
         }
-        self.call(name, inner)
+        self.call(name, inner, cancel)
     }
 }
 
@@ -1076,6 +1111,47 @@ impl Server {
             .await
             .map_err(|e| ErrorData::internal_error(format!("the call did not finish: {e}"), None))
     }
+
+    /// `tools/call`: the tool's result (cancelled with `cancel`).
+    async fn run_call(
+        &self,
+        request: CallToolRequestParams,
+        cancel: Cancel,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+
+        let arguments = request.arguments.unwrap_or_default();
+        let search = self.0.snapshot().search;
+        let result = if search {
+            match name.as_str() {
+                SEARCH_TOOLS => self.blocking(move |s| s.search_tools(&arguments)).await?,
+                CALL_TOOL => {
+                    self.blocking(move |s| s.call_tool(&arguments, &cancel))
+                        .await?
+                }
+                _ => return Err(unknown_tool(&name)),
+            }
+        } else {
+            let called = name.clone();
+            let outcome = self
+                .blocking(move |s| {
+                    let tool = s.listed(&called)?;
+                    let mut result = s.call(&called, Value::Object(arguments), &cancel);
+                    // Clients check structuredContent against the outputSchema even on an
+                    // error (the TypeScript SDK does): the error is then told as text only.
+                    if result.is_error == Some(true) && tool.output_schema.is_some() {
+                        result.structured_content = None;
+                    }
+                    Some(result)
+                })
+                .await?;
+            match outcome {
+                Some(result) => result,
+                None => return Err(unknown_tool(&name)),
+            }
+        };
+        Ok(result.into())
+    }
 }
 
 impl ServerHandler for Server {
@@ -1135,40 +1211,28 @@ impl ServerHandler for Server {
         Ok(page)
     }
 
+    /// A call runs until it is over, or until nobody waits for it: the client cancelled it
+    /// (`notifications/cancelled`; the SDK also cancels the calls of a session that ends),
+    /// standard input closed (the client left), or this handler was dropped; then it is
+    /// cancelled ([`Options::cancel`]: an `exec` program is killed with what it started) and
+    /// its end (soon) is waited for.
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.to_string();
-        let arguments = request.arguments.unwrap_or_default();
-        let search = self.0.snapshot().search;
-        let result = if search {
-            match name.as_str() {
-                SEARCH_TOOLS => self.blocking(move |s| s.search_tools(&arguments)).await?,
-                CALL_TOOL => self.blocking(move |s| s.call_tool(&arguments)).await?,
-                _ => return Err(unknown_tool(&name)),
-            }
-        } else {
-            let called = name.clone();
-            let outcome = self
-                .blocking(move |s| {
-                    let tool = s.listed(&called)?;
-                    let mut result = s.call(&called, Value::Object(arguments));
-                    // Clients check structuredContent against the outputSchema even on an
-                    // error (the TypeScript SDK does): the error is then told as text only.
-                    if result.is_error == Some(true) && tool.output_schema.is_some() {
-                        result.structured_content = None;
-                    }
-                    Some(result)
-                })
-                .await?;
-            match outcome {
-                Some(result) => result,
-                None => return Err(unknown_tool(&name)),
-            }
-        };
-        Ok(result.into())
+        let cancel = Cancel::new();
+        let _running = self.0.running(cancel.clone());
+        let work = self.run_call(request, cancel.clone());
+        tokio::pin!(work);
+        let closed = until_set(self.0.closed.subscribe());
+        tokio::select! {
+            result = &mut work => return result,
+            _ = context.ct.cancelled() => {}
+            _ = closed => {}
+        }
+        cancel.cancel();
+        work.await
     }
 
     fn accepted_subscription_filter(
@@ -1207,6 +1271,21 @@ impl ServerHandler for Server {
                 }
             }
         });
+    }
+}
+
+/// A call under way ([`Shared::running`]): dropped, it is cancelled and forgotten.
+struct Running {
+    shared: Arc<Shared>,
+    id: u64,
+    cancel: Cancel,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+        let mut calls = self.shared.calls.lock().unwrap_or_else(|e| e.into_inner());
+        calls.1.remove(&self.id);
     }
 }
 

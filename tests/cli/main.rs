@@ -45,6 +45,7 @@ mod test_mcp;
 mod test_mcp_cache;
 mod test_mcp_cgroup;
 mod test_mcp_http;
+mod test_mcp_serve_calls;
 mod test_mcp_serve_http;
 mod test_mcp_tools;
 mod test_name_collisions;

@@ -6,7 +6,7 @@
 //! with stdin closed and an environment reduced to [`PASSED_ENV`] (secrets such as
 //! `TOOLCTL_SECRET_*` never reach the program). It is killed, with every process it started
 //! (its own cgroup where there can be one, [`super::cgroup`], then [`kill_tree`]), after
-//! `timeout_ms`; when it ends by itself, whatever it left running goes
+//! `timeout_ms`, or at once when the call is cancelled ([`Options::cancel`]); when it ends by itself, whatever it left running goes
 //! too, and its output is what arrived by then (plus [`PIPE_GRACE`]), even if a leftover kept
 //! the pipes open. stdout and stderr keep their first [`OUTPUT_CAP`] bytes each.
 
@@ -104,6 +104,17 @@ pub(super) fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
+            // Nobody waits for the value any more (`mcp serve`'s client cancelled the call,
+            // left, or the server is stopping): the program goes now, with what it started.
+            Ok(None) if options.cancelled() => {
+                sweep();
+                let _ = child.wait();
+                return Err(Failure::new(
+                    ErrorCode::Timeout,
+                    format!("'{program}' was stopped: the call was cancelled"),
+                )
+                .ran());
+            }
             Ok(None) if started.elapsed() >= timeout => {
                 timed_out = true;
                 sweep();
