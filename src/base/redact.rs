@@ -422,7 +422,10 @@ mod tests {
         // A short secret: where the number is the whole token only.
         let r = redactor("7");
         let value: Value = serde_json::from_str(r#"[7, 7.0, 17, 70, true]"#).unwrap();
-        assert_eq!(r.value(value).to_string(), r#"["[redacted]","[redacted]",17,70,true]"#);
+        assert_eq!(
+            r.value(value).to_string(),
+            r#"["[redacted]","[redacted]",17,70,true]"#
+        );
         let r = redactor("true");
         let value: Value = serde_json::from_str(r#"[true, false, "true"]"#).unwrap();
         assert_eq!(
