@@ -339,11 +339,14 @@ async fn a_secrets_file_that_is_not_an_object_of_strings_is_refused() {
         "FORBIDDEN"
     );
 
-    // A name whose value is not a string has no value.
+    // A name whose value is not a string: the file is refused, naming the place (below).
     write_secrets(&w.env, &json!({ "API_KEY": 12345 }), 0o600);
-    let err = w.failure("keyed", &json!({ "q": "x" }), 3);
-    assert_eq!(err.error.code, "VALIDATION_ERROR");
-    assert!(err.error.message.contains("has no value"), "{err:?}");
+    let err = w.failure("keyed", &json!({ "q": "x" }), 6);
+    assert_eq!(err.error.code, "FORBIDDEN");
+    assert!(
+        err.error.message.contains("/API_KEY is a number"),
+        "{err:?}"
+    );
     assert!(w.requests().await.is_empty());
 }
 
