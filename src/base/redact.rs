@@ -4,9 +4,19 @@
 //! pattern that takes every character in any of the forms it may come back in, mixed freely:
 //! as it is; JSON/JavaScript-escaped (`\/`, `\uXXXX` in either case, `\n`…, escaped again
 //! inside another JSON string: `\\u002f`); percent-encoded (either case, `+` for a space);
-//! as an HTML character reference. Its base64 forms (standard and URL-safe, also as the
-//! middle of a longer base64 text, which is how `user:secret` of basic auth comes back) are
-//! matched too.
+//! as an HTML character reference. Its base64 forms (standard and URL-safe, also as part of
+//! a longer base64 text at any of the three byte alignments, which is how `user:secret` of
+//! basic auth comes back) are matched too; a secret that is itself base64 (a basic token) is
+//! matched in the other alphabet and decoded as well.
+//!
+//! **One pass.** Every secret is matched against the text as it came, and the union of what
+//! they match is replaced: replacing one secret after another would let the first replacement
+//! break a longer match of the next (a basic token whose password was redacted first, leaving
+//! the base64 of `user:` in sight).
+//!
+//! **Values.** In a JSON value every string is redacted, and so is a number, boolean or null
+//! whose JSON text holds a secret (a number also by its integer value, `4.0961234e7` as
+//! `40961234`): it becomes the string `"[redacted]"`, since part of a number is no number.
 //!
 //! **Short secrets.** A secret of fewer than [`SHORT`] characters is replaced only where it
 //! stands as a whole token — no letter or digit right before or after it (`Bearer x`, `"x"`,
@@ -55,20 +65,33 @@ impl Redactor {
             if !short {
                 // Inside a longer base64 text the secret's bytes start at any of three
                 // alignments; the characters that depend on its bytes alone are the same.
-                for offset in 1..3 {
+                // At offset 0 too: the whole encoding's last character may mix in the
+                // next byte (`user:` of basic auth), so it cannot be relied on.
+                for offset in 0..3 {
                     if let Some(core) = base64_core(&engine, bytes, offset) {
                         forms.push(regex::escape(&core));
                     }
                 }
             }
         }
-        // A base64 secret (a basic-auth token) echoed decoded: `user:password`.
-        if let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(value)
-            && let Ok(text) = String::from_utf8(decoded)
-            && text.chars().count() >= SHORT
-            && !text.chars().any(char::is_control)
+        // A base64 secret (a basic-auth token) echoed in the other alphabet, or decoded:
+        // `user:password`.
+        if let Some(decoded) = [
+            base64::engine::general_purpose::STANDARD,
+            base64::engine::general_purpose::URL_SAFE,
+        ]
+        .iter()
+        .find_map(|engine| engine.decode(value).ok())
         {
-            forms.push(text.chars().map(char_pattern).collect());
+            for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
+                forms.push(regex::escape(&engine.encode(&decoded)));
+            }
+            if let Ok(text) = String::from_utf8(decoded)
+                && text.chars().count() >= SHORT
+                && !text.chars().any(char::is_control)
+            {
+                forms.push(text.chars().map(char_pattern).collect());
+            }
         }
         let pattern = regex::RegexBuilder::new(&format!("(?:{})", forms.join("|")))
             .size_limit(64 << 20)
@@ -92,12 +115,36 @@ impl Redactor {
     }
 
     pub fn text(&self, text: &str) -> String {
-        self.secrets
+        let mut found: Vec<(usize, usize)> = self
+            .secrets
             .iter()
-            .fold(text.to_owned(), |out, secret| secret.redact(&out))
+            .flat_map(|secret| secret.matches(text))
+            .collect();
+        if found.is_empty() {
+            return text.to_owned();
+        }
+        found.sort_unstable();
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        let mut spans = found.into_iter().peekable();
+        while let Some((start, mut end)) = spans.next() {
+            // Overlapping or touching matches (of one secret or several) are one redaction.
+            while let Some(&(next, next_end)) = spans.peek()
+                && next <= end
+            {
+                end = end.max(next_end);
+                spans.next();
+            }
+            out.push_str(&text[last..start]);
+            out.push_str(REDACTED);
+            last = end;
+        }
+        out.push_str(&text[last..]);
+        out
     }
 
-    /// Redact every string inside a JSON value.
+    /// Redact every string inside a JSON value, and every number, boolean or null whose text
+    /// holds a secret (it becomes the string `"[redacted]"`).
     pub fn value(&self, value: Value) -> Value {
         if self.secrets.is_empty() {
             return value;
@@ -110,31 +157,41 @@ impl Redactor {
                     .map(|(k, v)| (self.text(&k), self.value(v)))
                     .collect(),
             ),
-            other => other,
+            scalar => {
+                let mut texts = vec![scalar.to_string()];
+                // The integer a number stands for, however it is written (`40961234.0`,
+                // `4.0961234e7`), up to where f64 still holds every integer exactly.
+                if let Value::Number(n) = &scalar
+                    && let Some(f) = n.as_f64()
+                    && f.fract() == 0.0
+                    && f.abs() < 9.007_199_254_740_992e15
+                {
+                    texts.push(format!("{f:.0}"));
+                }
+                if texts.iter().any(|t| self.text(t) != *t) {
+                    Value::String(REDACTED.to_owned())
+                } else {
+                    scalar
+                }
+            }
         }
     }
 }
 
 impl Secret {
-    fn redact(&self, text: &str) -> String {
-        let mut out = String::with_capacity(text.len());
-        let mut last = 0;
-        for found in self.pattern.find_iter(text) {
-            if self.whole_token {
-                let before = text[..found.start()].chars().next_back();
-                let after = text[found.end()..].chars().next();
-                if before.is_some_and(char::is_alphanumeric)
-                    || after.is_some_and(char::is_alphanumeric)
-                {
-                    continue;
+    /// Where this secret stands in `text` (byte ranges).
+    fn matches<'t>(&'t self, text: &'t str) -> impl Iterator<Item = (usize, usize)> + 't {
+        self.pattern
+            .find_iter(text)
+            .filter(move |found| {
+                !self.whole_token || {
+                    let before = text[..found.start()].chars().next_back();
+                    let after = text[found.end()..].chars().next();
+                    !before.is_some_and(char::is_alphanumeric)
+                        && !after.is_some_and(char::is_alphanumeric)
                 }
-            }
-            out.push_str(&text[last..found.start()]);
-            out.push_str(REDACTED);
-            last = found.end();
-        }
-        out.push_str(&text[last..]);
-        out
+            })
+            .map(|found| (found.start(), found.end()))
     }
 }
 
@@ -246,6 +303,134 @@ mod tests {
         assert_eq!(
             r.text(r#"{"auth":"Bearer q","k":"\u0071","query":"quiet"}"#),
             r#"{"auth":"Bearer [redacted]","k":"[redacted]","query":"quiet"}"#
+        );
+    }
+
+    /// Every byte string a reader could decode from `text`: each run of base64 characters
+    /// (either alphabet) outside the redactions, read from each of the four alignments.
+    fn decodings(text: &str) -> Vec<Vec<u8>> {
+        let sextet = |c: char| match c {
+            'A'..='Z' => Some(c as u8 - b'A'),
+            'a'..='z' => Some(c as u8 - b'a' + 26),
+            '0'..='9' => Some(c as u8 - b'0' + 52),
+            '+' | '-' => Some(62),
+            '/' | '_' => Some(63),
+            _ => None,
+        };
+        let mut out = Vec::new();
+        for piece in text.split(REDACTED) {
+            for run in piece.split(|c: char| sextet(c).is_none()) {
+                let bits: Vec<u8> = run.chars().filter_map(sextet).collect();
+                for align in 0..4.min(bits.len()) {
+                    let mut bytes = Vec::new();
+                    let (mut acc, mut held) = (0u32, 0);
+                    for &b in &bits[align..] {
+                        acc = (acc << 6) | u32::from(b);
+                        held += 6;
+                        if held >= 8 {
+                            held -= 8;
+                            bytes.push((acc >> held) as u8);
+                            acc &= (1 << held) - 1;
+                        }
+                    }
+                    out.push(bytes);
+                }
+            }
+        }
+        out
+    }
+
+    fn leaks(out: &str, secret: &str) -> bool {
+        out.split(REDACTED).any(|piece| piece.contains(secret))
+            || decodings(out)
+                .iter()
+                .any(|bytes| bytes.windows(secret.len()).any(|w| w == secret.as_bytes()))
+    }
+
+    const USER: &str = "alice_user.name-of-24chr";
+    const PASSWORD: &str = "correct-horse-battery-st";
+
+    /// Basic auth as `impl.auth` makes it: the user, the password and the token are each
+    /// a secret; the server echoes the header, or the pair re-encoded in base64url.
+    #[test]
+    fn no_basic_token_leaks_its_user_or_password_whatever_their_lengths() {
+        for user_len in 1..=24 {
+            for password_len in 1..=24 {
+                let (user, password) = (&USER[..user_len], &PASSWORD[..password_len]);
+                let pair = format!("{user}:{password}");
+                let token = base64::engine::general_purpose::STANDARD.encode(&pair);
+                let mut r = Redactor::default();
+                r.add(user);
+                r.add(password);
+                r.add(&token);
+                for echo in [
+                    token.clone(),
+                    base64::engine::general_purpose::URL_SAFE.encode(&pair),
+                    URL_SAFE_NO_PAD.encode(&pair),
+                ] {
+                    let out = r.text(&format!("Basic {echo}"));
+                    let out = out.trim_start_matches("Basic ");
+                    for secret in [user, password] {
+                        assert!(!leaks(out, secret), "{secret:?} of {pair:?}: {out}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The user and the password alone (no token among the secrets), inside a longer base64
+    /// text at every alignment: each is matched by its own base64 forms.
+    #[test]
+    fn a_secret_inside_a_longer_base64_text_is_redacted_at_every_alignment() {
+        for user_len in SHORT..=24 {
+            for password_len in SHORT..=24 {
+                let (user, password) = (&USER[..user_len], &PASSWORD[..password_len]);
+                let pair = format!("{user}:{password}");
+                let mut r = Redactor::default();
+                r.add(user);
+                r.add(password);
+                for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
+                    let out = r.text(&engine.encode(&pair));
+                    for secret in [user, password] {
+                        assert!(!leaks(&out, secret), "{secret:?} of {pair:?}: {out}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_check_sees_a_secret_in_base64_at_any_alignment() {
+        for prefix in ["", "a", "ab", "abc"] {
+            let text = STANDARD_NO_PAD.encode(format!("{prefix}alice_user:x"));
+            assert!(leaks(&text, "alice_user"), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_number_or_boolean_holding_a_secret_becomes_the_redacted_string() {
+        let r = redactor("40961234");
+        let value: Value = serde_json::from_str(
+            r#"{"v": 40961234, "f": 40961234.0, "e": 4.0961234e7, "in": 1409612345,
+                "neg": -40961234, "other": 40961235, "s": "40961234", "t": true}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            r.value(value).to_string(),
+            r#"{"v":"[redacted]","f":"[redacted]","e":"[redacted]","in":"[redacted]","neg":"[redacted]","other":40961235,"s":"[redacted]","t":true}"#
+        );
+        // A short secret: where the number is the whole token only.
+        let r = redactor("7");
+        let value: Value = serde_json::from_str(r#"[7, 7.0, 17, 70, true]"#).unwrap();
+        assert_eq!(
+            r.value(value).to_string(),
+            r#"["[redacted]","[redacted]",17,70,true]"#
+        );
+        let r = redactor("true");
+        let value: Value = serde_json::from_str(r#"[true, false, "true"]"#).unwrap();
+        assert_eq!(
+            r.value(value).to_string(),
+            r#"["[redacted]",false,"[redacted]"]"#
         );
     }
 }

@@ -4,7 +4,12 @@
 //! environment variables (SPEC §7). Two sources, the first that has the name wins:
 //! - `TOOLCTL_SECRET_<NAME>` environment variables (for CI);
 //! - `$XDG_CONFIG_HOME/toolctl/secrets.json` (else `~/.config/toolctl/secrets.json`): an object
-//!   of strings, refused unless only its owner can read it (mode 0600 or stricter).
+//!   of strings, refused unless only its owner can read it (mode 0600 or stricter), and
+//!   refused whole (naming the place) when it is not JSON or holds a value that is not a
+//!   string: a number is not taken as its digits (`0042`, `1e3` would not be what was meant).
+//!
+//! An empty value counts as not set: an empty variable falls through to the file, and a call
+//! that needs a secret set nowhere but empty says so.
 //!
 //! Every secret value used by a call is redacted from what the call prints ([`Redactor`](super::redact::Redactor)).
 
@@ -24,6 +29,33 @@ pub fn file() -> Option<PathBuf> {
 #[derive(Default)]
 pub struct Secrets {
     file: Option<Map<String, Value>>,
+}
+
+/// Why a secret has no value; `Display` ends "the secret 'K' …".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unset {
+    Missing,
+    /// `TOOLCTL_SECRET_<NAME>` is set to the empty string (and the file has no value).
+    EmptyVariable(String),
+    /// The secrets file holds `""` for it.
+    EmptyInFile,
+}
+
+impl std::fmt::Display for Unset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Missing => write!(f, "is not set"),
+            Self::EmptyVariable(var) => {
+                write!(
+                    f,
+                    "is empty ({var} is set to an empty value), as good as not set"
+                )
+            }
+            Self::EmptyInFile => {
+                write!(f, "is empty (\"\" in the secrets file), as good as not set")
+            }
+        }
+    }
 }
 
 /// Names only: a secret's value never reaches a debug print or a panic message.
@@ -73,24 +105,72 @@ impl Secrets {
                     .map_err(|e| super::capped::ReadError::NotUtf8(e.utf8_error().valid_up_to()))
             })
             .map_err(|e| problem(&path, format!("cannot read it: {e}")))?;
-        let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text) else {
-            return Err(problem(
-                &path,
-                "it is not a JSON object of names to strings".to_owned(),
-            ));
+        let map = match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(map)) => map,
+            Ok(other) => {
+                return Err(problem(
+                    &path,
+                    format!(
+                        "it is {}, not a JSON object of names to strings",
+                        kind(&other)
+                    ),
+                ));
+            }
+            Err(e) => {
+                return Err(problem(
+                    &path,
+                    format!(
+                        "it is not valid JSON: {}",
+                        super::syntax::SyntaxError::of(&e)
+                    ),
+                ));
+            }
         };
+        // Never the value itself in the message: it may be a secret, if of the wrong type.
+        if let Some((name, value)) = map.iter().find(|(_, v)| !v.is_string()) {
+            let at = super::pointer::join("", name);
+            let hint = match value {
+                Value::Number(_) => format!("write it as a string: {{\"{name}\": \"…\"}}"),
+                _ => format!("give \"{name}\" a string value, or remove it"),
+            };
+            return Err(SecretsError {
+                hint: Some(hint),
+                ..problem(
+                    &path,
+                    format!("the value at {at} is {}, not a string", kind(value)),
+                )
+            });
+        }
         Ok(Self { file: Some(map) })
     }
 
-    /// The value of secret `name`, if set.
-    pub fn get(&self, name: &str) -> Option<String> {
-        if let Some(value) = std::env::var_os(format!("TOOLCTL_SECRET_{name}")) {
-            return Some(value.to_string_lossy().into_owned());
+    /// The value of secret `name`; an empty one counts as not set.
+    pub fn get(&self, name: &str) -> Result<String, Unset> {
+        let var = format!("TOOLCTL_SECRET_{name}");
+        let from_env = std::env::var_os(&var);
+        if let Some(value) = &from_env
+            && !value.is_empty()
+        {
+            return Ok(value.to_string_lossy().into_owned());
         }
-        match self.file.as_ref()?.get(name)? {
-            Value::String(s) => Some(s.clone()),
-            _ => None,
+        match self.file.as_ref().and_then(|file| file.get(name)) {
+            Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+            _ if from_env.is_some() => Err(Unset::EmptyVariable(var)),
+            Some(Value::String(_)) => Err(Unset::EmptyInFile),
+            _ => Err(Unset::Missing),
         }
+    }
+}
+
+/// A JSON value's kind, as a message names it: "a number", "an array".
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 

@@ -36,7 +36,7 @@ use super::{Failure, Options, auth, limits, sse};
 use crate::base::error_code::ErrorCode;
 use crate::base::http::{Blocked, CappedRead, GuardedDns, encode_component};
 use crate::base::redact::Redactor;
-use crate::base::secrets::Secrets;
+use crate::base::secrets::{Secrets, Unset};
 use crate::catalog::ToolEntry;
 use crate::catalog::model::{ErrorMode, HttpImpl, ResponseEncoding};
 use crate::catalog::rules::{HostPolicy, check_url_template};
@@ -106,14 +106,18 @@ impl<'a> Values<'a> {
             if self.secrets.is_none() {
                 self.secrets = Some(Secrets::load()?);
             }
-            return match self.secrets.as_ref().and_then(|s| s.get(name)) {
-                Some(secret) => {
+            let secret = self
+                .secrets
+                .as_ref()
+                .map_or(Err(Unset::Missing), |s| s.get(name));
+            return match secret {
+                Ok(secret) => {
                     self.redactor.add(&secret);
                     Ok(Some(Value::String(secret)))
                 }
-                None => Err(Failure::new(
+                Err(unset) => Err(Failure::new(
                     ErrorCode::ValidationError,
-                    format!("${{{name}}} has no value: the tool's secret '{name}' is not set"),
+                    format!("${{{name}}} has no value: the tool's secret '{name}' {unset}"),
                 )
                 .with_hint(format!(
                     "set TOOLCTL_SECRET_{name}, or add \"{name}\" to the secrets file (secrets.json)"

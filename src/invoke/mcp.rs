@@ -27,7 +27,7 @@ use super::{Failure, Options};
 use crate::base::error_code::ErrorCode;
 use crate::base::json_kind;
 use crate::base::redact::Redactor;
-use crate::base::secrets::Secrets;
+use crate::base::secrets::{Secrets, Unset};
 use crate::catalog::ToolEntry;
 use crate::catalog::mcp_servers::{McpServer, Transport};
 use crate::catalog::rules::{HostPolicy, PLACEHOLDER};
@@ -375,14 +375,19 @@ impl<'a> Expander<'a> {
             if self.secrets.is_none() {
                 self.secrets = Some(Secrets::load()?);
             }
-            let Some(secret) = self.secrets.as_ref().and_then(|s| s.get(name)) else {
-                return Err(Failure::new(
+            let secret = self
+                .secrets
+                .as_ref()
+                .map_or(Err(Unset::Missing), |s| s.get(name));
+            let secret = match secret {
+                Ok(secret) => secret,
+                Err(unset) => return Err(Failure::new(
                     ErrorCode::ValidationError,
-                    format!("${{{name}}} has no value: the MCP server's secret '{name}' is not set"),
+                    format!("${{{name}}} has no value: the MCP server's secret '{name}' {unset}"),
                 )
                 .with_hint(format!(
                     "set TOOLCTL_SECRET_{name}, or add \"{name}\" to the secrets file (secrets.json)"
-                )));
+                ))),
             };
             self.redactor.add(&secret);
             out.push_str(&template[last..whole.start()]);

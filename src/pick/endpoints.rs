@@ -93,9 +93,9 @@ fn endpoint(
         None => None,
         Some(name) => {
             let secrets = Secrets::load()?;
-            Some(secrets.get(name).ok_or_else(|| PickError::Invalid {
+            Some(secrets.get(name).map_err(|unset| PickError::Invalid {
                 message: format!(
-                    "pick.{which}.apiKeySecret names the secret '{name}', which is not set"
+                    "pick.{which}.apiKeySecret names the secret '{name}', which {unset}"
                 ),
                 hint: format!(
                     "set TOOLCTL_SECRET_{name}, or add \"{name}\" to the secrets file ({})",

@@ -215,6 +215,75 @@ fn basic_header_and_query_auth_put_the_secret_where_they_say_and_never_print_it(
     );
 }
 
+/// Basic auth's user name is not left in sight as the base64 of `user:` (the token's first
+/// characters) whatever its length, and the whole header comes back redacted.
+#[test]
+fn basic_auth_echoed_shows_no_base64_of_the_user_name() {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD_NO_PAD;
+    let api = Api::start(&[]);
+    api.tool(
+        "basic",
+        json!({ "urlTemplate": api.url("/echo"), "auth": { "type": "basic", "userSecret": "U", "passwordSecret": "P" } }),
+        json!({ "secrets": ["U", "P"] }),
+    );
+    for user in ["alice_user", "alice_user_13", "alice_user_name", "bob"] {
+        let password = "correct-horse-battery";
+        let run = api.run("basic", &json!({}), &[("U", user), ("P", password)]);
+        run.success();
+        let value = &run.json()["value"];
+        assert_eq!(
+            value["headers"]["authorization"], "Basic [redacted]",
+            "{run}"
+        );
+        // The characters the user name's bytes alone decide.
+        let encoded = STANDARD_NO_PAD.encode(user);
+        let own = &encoded[..user.len() * 8 / 6];
+        for secret in [user, own, password] {
+            assert!(!run.stdout.contains(secret), "{secret}: {run}");
+        }
+    }
+    let sent = api.requests("/echo");
+    let token =
+        base64::engine::general_purpose::STANDARD.encode("alice_user:correct-horse-battery");
+    assert_eq!(
+        sent[0]["headers"]["authorization"],
+        format!("Basic {token}")
+    );
+}
+
+/// A secret the server answers as a JSON number (`{"v": 40961234, "f": 40961234.0}`) is
+/// redacted as a string is, in `invoke`, `invoke --json` and `invoke --batch`.
+#[test]
+fn a_secret_that_comes_back_as_a_number_is_redacted() {
+    let api = Api::start(&[]);
+    api.tool(
+        "num",
+        json!({ "urlTemplate": api.url("/num?v=${PIN}") }),
+        json!({ "secrets": ["PIN"] }),
+    );
+    let pin = [("PIN", "40961234")];
+    let value = api.value("num", &json!({}), &pin);
+    assert_eq!(value, json!({ "v": "[redacted]", "f": "[redacted]" }));
+    let mut plain = api.env.command(&["invoke", "h/num"]);
+    plain.env("TOOLCTL_SECRET_PIN", pin[0].1);
+    let run = Run::of(plain, None);
+    run.success();
+    assert!(run.stdout.contains("[redacted]"), "{run}");
+    assert!(!run.stdout.contains("4096"), "{run}");
+
+    let batch = json!({ "calls": [{ "call_id": "a", "name": "h/num", "arguments": {} }] });
+    let mut cmd = api.env.command(&["--json", "invoke", "--batch", "-"]);
+    cmd.env("TOOLCTL_SECRET_PIN", pin[0].1);
+    let run = Run::of(cmd, Some(&batch.to_string()));
+    run.success();
+    assert!(!run.stdout.contains("4096"), "{run}");
+    assert!(run.stdout.contains("[redacted]"), "{run}");
+    // A short PIN: the number that is it (its integer part) only.
+    let value = api.value("num", &json!({}), &[("PIN", "4096")]);
+    assert_eq!(value, json!({ "v": "[redacted]", "f": "[redacted]" }));
+}
+
 // --- HMAC ---------------------------------------------------------------------------------------
 
 const HMAC_KEY: &str = "whsec_0123456789abcdefghijklmnopqrstuv";

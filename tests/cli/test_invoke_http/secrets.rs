@@ -339,11 +339,14 @@ async fn a_secrets_file_that_is_not_an_object_of_strings_is_refused() {
         "FORBIDDEN"
     );
 
-    // A name whose value is not a string has no value.
+    // A name whose value is not a string: the file is refused, naming the place (below).
     write_secrets(&w.env, &json!({ "API_KEY": 12345 }), 0o600);
-    let err = w.failure("keyed", &json!({ "q": "x" }), 3);
-    assert_eq!(err.error.code, "VALIDATION_ERROR");
-    assert!(err.error.message.contains("has no value"), "{err:?}");
+    let err = w.failure("keyed", &json!({ "q": "x" }), 6);
+    assert_eq!(err.error.code, "FORBIDDEN");
+    assert!(
+        err.error.message.contains("/API_KEY is a number"),
+        "{err:?}"
+    );
     assert!(w.requests().await.is_empty());
 }
 
@@ -408,4 +411,94 @@ async fn invalid_arguments_are_refused_before_any_request() {
         requests[0].body_json::<Value>().unwrap(),
         json!({ "id": 7, "name": "ok" })
     );
+}
+
+/// A secrets file that is not JSON, not an object, or holds a value that is not a string is
+/// refused whole, naming the file and the place (never the value), and nothing is sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_secrets_file_with_a_wrong_value_or_bad_json_is_refused_naming_the_place() {
+    let w = World::new().await;
+    Mock::given(method("GET"))
+        .respond_with(ok_json(json!("fine")))
+        .mount(&w.server)
+        .await;
+    keyed_tool(&w, "keyed", &w.url(""));
+    let file = secrets_file(&w.env);
+    let cases = [
+        (
+            json!({ "API_KEY": 12345678 }).to_string(),
+            "the value at /API_KEY is a number, not a string",
+            Some("write it as a string: {\"API_KEY\": \"…\"}"),
+        ),
+        (
+            json!({ "API_KEY": SECRET, "X/Y": ["arr"] }).to_string(),
+            "the value at /X~1Y is an array, not a string",
+            Some("give \"X/Y\" a string value, or remove it"),
+        ),
+        (
+            "{\"API_KEY\": \"k\",\n  oops}".to_owned(),
+            "it is not valid JSON: key must be a string at line 2 column 3",
+            None,
+        ),
+        (
+            "[\"k\"]".to_owned(),
+            "it is an array, not a JSON object of names to strings",
+            None,
+        ),
+    ];
+    for (text, why, hint) in cases {
+        write_file(&file, &text);
+        write_secrets_mode(&file);
+        let err = w.failure("keyed", &json!({ "q": "1" }), 6);
+        assert_eq!(err.error.code, "FORBIDDEN", "{err:?}");
+        assert_eq!(
+            err.error.message,
+            format!("secrets file {}: {why}", file.display()),
+            "{text}"
+        );
+        assert_eq!(err.error.hint.as_deref(), hint, "{text}");
+        assert!(!format!("{err:?}").contains("12345678"), "{err:?}");
+    }
+    assert!(w.requests().await.is_empty());
+}
+
+fn write_secrets_mode(file: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+/// An empty secret counts as not set: an empty variable, or `""` in the file, is the error an
+/// unset secret is (saying it is empty) and nothing is sent; an empty variable falls through
+/// to the file.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_secret_counts_as_not_set() {
+    let w = World::new().await;
+    Mock::given(method("GET"))
+        .respond_with(ok_json(json!("fine")))
+        .mount(&w.server)
+        .await;
+    keyed_tool(&w, "keyed", &w.url(""));
+    let mut cmd = w.command("keyed", &json!({ "q": "1" }));
+    cmd.env("TOOLCTL_SECRET_API_KEY", "");
+    let err = error_doc(&Run::of(cmd, None), 3);
+    assert_eq!(err.error.code, "VALIDATION_ERROR", "{err:?}");
+    assert_eq!(
+        err.error.message,
+        "${API_KEY} has no value: the tool's secret 'API_KEY' is empty \
+         (TOOLCTL_SECRET_API_KEY is set to an empty value), as good as not set"
+    );
+    write_secrets(&w.env, &json!({ "API_KEY": "" }), 0o600);
+    let err = w.failure("keyed", &json!({ "q": "2" }), 3);
+    assert_eq!(
+        err.error.message,
+        "${API_KEY} has no value: the tool's secret 'API_KEY' is empty \
+         (\"\" in the secrets file), as good as not set"
+    );
+    assert!(w.requests().await.is_empty());
+
+    write_secrets(&w.env, &json!({ "API_KEY": SECRET }), 0o600);
+    let mut cmd = w.command("keyed", &json!({ "q": "3" }));
+    cmd.env("TOOLCTL_SECRET_API_KEY", "");
+    Run::of(cmd, None).success();
+    assert_eq!(w.requests().await[0].headers["x-api-key"], SECRET);
 }
