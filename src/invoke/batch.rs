@@ -239,12 +239,13 @@ pub fn truncate(output: &Value) -> Value {
     })
 }
 
-/// The `TIMEOUT` of a call that did not finish within `wait_ms`.
+/// The `TIMEOUT` of a call that did not finish within `wait_ms` (`details.wait_ms` says it).
 pub fn timed_out(wait_ms: u64) -> Failure {
     Failure::new(
         ErrorCode::Timeout,
         format!("the call did not finish within wait_ms ({wait_ms} ms) and was cancelled"),
     )
+    .with_details(json!({ "wait_ms": wait_ms }))
 }
 
 /// How a batch finds the tool a call names (the index resolves references, above this layer).
@@ -291,6 +292,14 @@ pub fn run(
         let left = deadline.saturating_duration_since(Instant::now());
         let Ok((i, outcome)) = answers.recv_timeout(left) else {
             break;
+        };
+        // A call stopped by the batch's deadline (its tool was told it) ran out of wait_ms,
+        // whichever of the two noticed first: the same TIMEOUT as a call still running.
+        let outcome = match outcome {
+            Err(failure) if failure.code == ErrorCode::Timeout && Instant::now() >= deadline => {
+                Err(timed_out(request.wait_ms))
+            }
+            outcome => outcome,
         };
         outcomes[i] = Some(outcome);
         done += 1;
