@@ -191,6 +191,7 @@ fn a_hand_written_bundle_file_validates_as_bundle_put_reads_it() {
 #[test]
 fn a_broken_extract_expr_is_refused_by_put_and_validate() {
     let env = TestEnv::new();
+    env.edit_config(|c| c["allowedHosts"] = json!(["127.0.0.1:1"]));
     env.run(&["bundle", "put", "--slug", "mine"]).success();
     let cases = [
         ("regex", "text", "(unclosed", "is not a regex"),
