@@ -370,7 +370,12 @@ mod tests {
     #[test]
     fn a_timeout_at_the_deadline_is_the_batchs() {
         let deadline = Instant::now();
-        let own = || Err(Failure::new(ErrorCode::Timeout, "no answer came within timeoutMs"));
+        let own = || {
+            Err(Failure::new(
+                ErrorCode::Timeout,
+                "no answer came within timeoutMs",
+            ))
+        };
         let late = settled(own(), deadline + Duration::from_millis(1), deadline, 300);
         let at = settled(own(), deadline, deadline, 300);
         for outcome in [late, at] {

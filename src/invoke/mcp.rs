@@ -193,7 +193,8 @@ fn rmcp_words(error: &(dyn std::error::Error + 'static)) -> String {
         return inner(error);
     }
     if let Some(
-        ClientInitializeError::ExpectedInitResponse(_) | ClientInitializeError::ExpectedInitResult(_),
+        ClientInitializeError::ExpectedInitResponse(_)
+        | ClientInitializeError::ExpectedInitResult(_),
     ) = error.downcast_ref()
     {
         return "the answer to initialize is not an MCP initialize result".to_owned();
@@ -687,7 +688,9 @@ impl Reach<'_> {
                 let transport = http_transport(call, url, headers.clone())?;
                 match tokio::time::timeout_at(deadline, client_config().serve(transport)).await {
                     Ok(Ok(client)) => Ok((None, client)),
-                    Ok(Err(e)) => Err(call.failure(Some(Trouble::Start(rmcp_words(&e))), false, "")),
+                    Ok(Err(e)) => {
+                        Err(call.failure(Some(Trouble::Start(rmcp_words(&e))), false, ""))
+                    }
                     Err(_) => Err(call.failure(None, false, "")),
                 }
             }

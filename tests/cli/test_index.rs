@@ -1122,7 +1122,10 @@ fn index_rebuild_reports_the_size_index_status_reports() {
     let (env, _) = damage_fixture();
     let rebuilt: IndexStatus = env.run(&["--json", "index", "rebuild"]).success().parse();
     let status = status(&env);
-    assert_eq!(rebuilt.size_bytes, status.size_bytes, "{rebuilt:?}\n{status:?}");
+    assert_eq!(
+        rebuilt.size_bytes, status.size_bytes,
+        "{rebuilt:?}\n{status:?}"
+    );
     assert!(rebuilt.size_bytes > 4096 * 4, "{rebuilt:?}");
     // No toolctl runs now: the file is checkpointed and is that long.
     let on_disk = std::fs::metadata(index_file(&env)).unwrap().len();
@@ -1130,10 +1133,7 @@ fn index_rebuild_reports_the_size_index_status_reports() {
     // The human output says the same.
     let run = env.run(&["index", "rebuild"]);
     run.success();
-    assert!(
-        run.stdout.contains(&format!("{} bytes", on_disk)),
-        "{run}"
-    );
+    assert!(run.stdout.contains(&format!("{} bytes", on_disk)), "{run}");
 }
 
 #[test]

@@ -55,7 +55,11 @@ fn a_failed_init_leaves_no_toolctl_json() {
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                 .collect();
             left.sort();
-            assert_eq!(left, [blocker], "{name}: init left more than was there: {run}");
+            assert_eq!(
+                left,
+                [blocker],
+                "{name}: init left more than was there: {run}"
+            );
         }
         // Once the file is out of the way, init makes the catalog.
         std::fs::remove_file(dir.join(blocker)).unwrap();

@@ -287,5 +287,8 @@ async fn an_http_error_at_initialize_is_said_without_rust_type_names() {
     let run = env.run(&["mcp", "import", "web"]);
     assert!(!run.stderr.contains("rmcp::"), "{run}");
     assert!(!run.stderr.contains("Transport ["), "{run}");
-    assert!(run.stderr.contains(&format!("HTTP 500 from {url}")), "{run}");
+    assert!(
+        run.stderr.contains(&format!("HTTP 500 from {url}")),
+        "{run}"
+    );
 }

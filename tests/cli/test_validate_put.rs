@@ -216,7 +216,10 @@ fn a_broken_extract_expr_is_refused_by_put_and_validate() {
         assert_eq!(finding["rule"], "extract", "{finding}");
         assert_eq!(finding["severity"], "error", "{finding}");
         let message = finding["message"].as_str().unwrap();
-        assert!(message.contains(expr) && message.contains(says), "{message}");
+        assert!(
+            message.contains(expr) && message.contains(says),
+            "{message}"
+        );
 
         let run = env.run(&["--json", "tool", "put", &file, "--bundle", "mine"]);
         run.failure(3);
