@@ -465,17 +465,6 @@ fn subcommand(args: &[std::ffi::OsString]) -> Option<&str> {
     None
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-
-    #[test]
-    fn verify_app() {
-        Cli::command().debug_assert();
-    }
-}
-
 /// `word` as a POSIX shell reads it back: as it is when it holds nothing the shell treats
 /// specially, else in single quotes.
 fn shell_word(word: &str) -> String {
@@ -484,5 +473,16 @@ fn shell_word(word: &str) -> String {
         word.to_owned()
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn verify_app() {
+        Cli::command().debug_assert();
     }
 }
