@@ -698,6 +698,7 @@ fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
             "timeoutMs must be more than 0",
         ));
     }
+    super::tool_rules::check_extract(&http, out);
     super::templates::check(tool, &http, doc, out);
     if let Some(auth) = &http.auth {
         super::auth::check(tool, auth, out);

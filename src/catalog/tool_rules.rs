@@ -2,13 +2,16 @@
 //! and usable (patterns compile, no remote `$ref`). An HTTP tool's templates (every
 //! `${placeholder}` an argument or a declared secret, …) are checked by [`super::templates`].
 //!
+//! An HTTP tool's `extractExpr` is parsed here too ([`extractor`]): `invoke` uses the parse
+//! this module checks, so a file `tool put` accepts never fails every call on it.
+//!
 //! [`check`] is the one entry point: [`Tool::check`](super::model::Tool::check) runs it, so
 //! `tool put`, `tool new`, `bundle import`, `validate` and the index (which lists a hand-edited
 //! file that breaks a rule as unavailable, with the reason) all apply the same rules. A new
 //! rule about one tool document goes here.
 
 use super::error::Violation;
-use super::model::Tool;
+use super::model::{HttpImpl, Tool};
 use crate::base::pointer::join as pointer_join;
 use serde_json::Value;
 
@@ -93,5 +96,39 @@ fn remote_refs(schema: &Value, at: &str, out: &mut Vec<Violation>) {
             }
         }
         _ => {}
+    }
+}
+
+/// What an HTTP tool's response must become, read from its `extractExpr`.
+#[derive(Debug)]
+pub enum Extract {
+    /// No `extractExpr` (or an empty one): the response as it is.
+    None,
+    /// An expression starting with `$`: a JSONPath (RFC 9535) over the JSON response.
+    Path(serde_json_path::JsonPath),
+    /// Any other expression: a regular expression over the response's text.
+    Regex(regex::Regex),
+}
+
+/// Parse `http`'s `extractExpr`; the error says why it is not a JSONPath or a regex. The one
+/// parse `tool put`, `validate` and `invoke` share.
+pub fn extractor(http: &HttpImpl) -> Result<Extract, String> {
+    Ok(match http.extract_expr.as_deref() {
+        None | Some("") => Extract::None,
+        Some(expr) if expr.starts_with('$') => Extract::Path(
+            serde_json_path::JsonPath::parse(expr)
+                .map_err(|e| format!("extractExpr '{expr}' is not a JSONPath: {e}"))?,
+        ),
+        Some(expr) => Extract::Regex(
+            regex::Regex::new(expr)
+                .map_err(|e| format!("extractExpr '{expr}' is not a regex: {e}"))?,
+        ),
+    })
+}
+
+/// `impl.extractExpr` must parse ([`extractor`]).
+pub fn check_extract(http: &HttpImpl, out: &mut Vec<Violation>) {
+    if let Err(message) = extractor(http) {
+        out.push(Violation::new("/impl/extractExpr", message).rule("extract"));
     }
 }

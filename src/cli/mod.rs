@@ -225,8 +225,17 @@ pub fn main() -> ExitCode {
         } else {
             format!("{idle} s")
         };
+        // The stop command must find this catalog from wherever it is typed: it names the
+        // catalog unless that is the user's default one.
+        let stop = match ctx.location() {
+            Ok(Location::UserDefault(_)) => "toolctl index watch --stop".to_owned(),
+            _ => format!(
+                "toolctl --catalog {} index watch --stop",
+                shell_word(&catalog.root().display().to_string())
+            ),
+        };
         ctx.ui.status(&format!(
-            "Started an index watcher for {} (pid {pid}) so the next commands need not check every file; it exits after {idle} without a command.\nStop it: toolctl index watch --stop. Turn this off: \"index\": {{\"watch\": \"never\"}} in toolctl.json, or TOOLCTL_WATCH=never.",
+            "Started an index watcher for {} (pid {pid}) so the next commands need not check every file; it exits after {idle} without a command.\nStop it: {stop}. Turn this off: \"index\": {{\"watch\": \"never\"}} in toolctl.json, or TOOLCTL_WATCH=never.",
             catalog.root().display(),
         ));
     }
@@ -454,6 +463,17 @@ fn subcommand(args: &[std::ffi::OsString]) -> Option<&str> {
         }
     }
     None
+}
+
+/// `word` as a POSIX shell reads it back: as it is when it holds nothing the shell treats
+/// specially, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:,=@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 #[cfg(test)]

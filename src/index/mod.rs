@@ -513,6 +513,23 @@ impl Index {
             .collect())
     }
 
+    /// The index's size: its pages times the page size, what the file holds once its
+    /// write-ahead log is checkpointed. (The file's length alone is not it: right after a
+    /// rebuild most pages are still in the log, and the file is one page long.) 0 in memory.
+    fn size_bytes(&self) -> Result<u64> {
+        if self.path.is_none() {
+            return Ok(0);
+        }
+        self.conn
+            .query_row(
+                "SELECT c.page_count * s.page_size FROM pragma_page_count() c, pragma_page_size() s",
+                [],
+                |row| row.get::<_, i64>(0),
+            )
+            .map(|n| n.max(0) as u64)
+            .map_err(|e| self.db_error(e))
+    }
+
     /// Counts and size for `index status`; `problems` counts what [`problems`](Self::problems)
     /// lists, folder problems (a `bundles` or a bundle's `tools` that is not a folder) included.
     pub fn status(&self, catalog: &Catalog, last_sync: SyncReport) -> Result<Status> {
@@ -536,11 +553,7 @@ impl Index {
             problems: count(
                 "SELECT (SELECT count(*) FROM tool WHERE problem IS NOT NULL) + (SELECT count(*) FROM bundle WHERE problem IS NOT NULL)",
             )? + self.folder_problems(catalog)?.len() as u64,
-            size_bytes: self
-                .path
-                .as_ref()
-                .and_then(|p| std::fs::metadata(p).ok())
-                .map_or(0, |m| m.len()),
+            size_bytes: self.size_bytes()?,
             last_sync,
             // The index lives in <root>/.toolctl/.
             watcher: self

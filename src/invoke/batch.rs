@@ -239,12 +239,13 @@ pub fn truncate(output: &Value) -> Value {
     })
 }
 
-/// The `TIMEOUT` of a call that did not finish within `wait_ms`.
+/// The `TIMEOUT` of a call that did not finish within `wait_ms` (`details.wait_ms` says it).
 pub fn timed_out(wait_ms: u64) -> Failure {
     Failure::new(
         ErrorCode::Timeout,
         format!("the call did not finish within wait_ms ({wait_ms} ms) and was cancelled"),
     )
+    .with_details(json!({ "wait_ms": wait_ms }))
 }
 
 /// How a batch finds the tool a call names (the index resolves references, above this layer).
@@ -292,7 +293,7 @@ pub fn run(
         let Ok((i, outcome)) = answers.recv_timeout(left) else {
             break;
         };
-        outcomes[i] = Some(outcome);
+        outcomes[i] = Some(settled(outcome, Instant::now(), deadline, request.wait_ms));
         done += 1;
         progress(done, total);
     }
@@ -313,6 +314,23 @@ pub fn run(
         .into_iter()
         .map(|outcome| outcome.unwrap_or_else(|| Err(timed_out(request.wait_ms))))
         .collect()
+}
+
+/// A call's outcome as the batch reports it, `at` the time it came: a `TIMEOUT` that came at
+/// or after the deadline is the batch's (its tool was told the deadline), whichever of the two
+/// noticed first, so it is the same [`timed_out`] as a call still running then.
+fn settled(
+    outcome: Result<Value, Failure>,
+    at: Instant,
+    deadline: Instant,
+    wait_ms: u64,
+) -> Result<Value, Failure> {
+    match outcome {
+        Err(failure) if failure.code == ErrorCode::Timeout && at >= deadline => {
+            Err(timed_out(wait_ms))
+        }
+        outcome => outcome,
+    }
 }
 
 /// One call of a batch: resolve its name, invoke, count the call.
@@ -345,6 +363,34 @@ pub fn not_resolved(name: &str, error: crate::catalog::Error) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A call that stops itself at the batch's deadline says what a call the batch stopped
+    /// says (the race behind the two messages the end-to-end test sees only now and then); a
+    /// tool's own timeout before the deadline stays its own.
+    #[test]
+    fn a_timeout_at_the_deadline_is_the_batchs() {
+        let deadline = Instant::now();
+        let own = || {
+            Err(Failure::new(
+                ErrorCode::Timeout,
+                "no answer came within timeoutMs",
+            ))
+        };
+        let late = settled(own(), deadline + Duration::from_millis(1), deadline, 300);
+        let at = settled(own(), deadline, deadline, 300);
+        for outcome in [late, at] {
+            let failure = outcome.unwrap_err();
+            assert_eq!(failure.message(), timed_out(300).message());
+            assert_eq!(failure.details(), &json!({ "wait_ms": 300 }));
+        }
+        let early = settled(own(), deadline - Duration::from_millis(1), deadline, 300);
+        assert_eq!(
+            early.unwrap_err().message(),
+            "no answer came within timeoutMs"
+        );
+        let ok = settled(Ok(json!(1)), deadline, deadline, 300);
+        assert_eq!(ok.unwrap(), json!(1));
+    }
 
     #[test]
     fn the_three_shapes_give_the_same_calls() {

@@ -42,7 +42,7 @@ use crate::catalog::model::{ErrorMode, HttpImpl, ResponseEncoding};
 use crate::catalog::rules::{HostPolicy, check_url_template};
 use crate::catalog::rules::{PLACEHOLDER, placeholder_names};
 use crate::catalog::templates::{BodyKind, MAX_RETRIES};
-use regex::Regex;
+use crate::catalog::tool_rules::Extract;
 use serde_json::{Map, Value, json};
 
 use std::time::Duration;
@@ -375,25 +375,8 @@ fn json_body(tree: Option<Value>, headers: &mut reqwest::header::HeaderMap) -> V
     serde_json::to_vec(&tree.unwrap_or_default()).unwrap_or_default()
 }
 
-/// What the response must become.
-enum Extract {
-    None,
-    Path(serde_json_path::JsonPath),
-    Regex(Regex),
-}
-
 fn extractor(spec: &HttpImpl) -> Result<Extract, Failure> {
-    Ok(match spec.extract_expr.as_deref() {
-        None | Some("") => Extract::None,
-        Some(expr) if expr.starts_with('$') => Extract::Path(
-            serde_json_path::JsonPath::parse(expr)
-                .map_err(|e| invalid(format!("extractExpr '{expr}' is not a JSONPath: {e}")))?,
-        ),
-        Some(expr) => Extract::Regex(
-            Regex::new(expr)
-                .map_err(|e| invalid(format!("extractExpr '{expr}' is not a regex: {e}")))?,
-        ),
-    })
+    crate::catalog::tool_rules::extractor(spec).map_err(invalid)
 }
 
 /// Call the HTTP tool `entry` with checked arguments.

@@ -176,6 +176,32 @@ enum Answer {
     Listed(Listing),
 }
 
+/// An rmcp error in words for a person: the transport's own error where rmcp wraps one (its
+/// message names the transport's Rust type, "Transport [rmcp::transport::worker::…] error"),
+/// else rmcp's message. Every rmcp error a message shows goes through here.
+fn rmcp_words(error: &(dyn std::error::Error + 'static)) -> String {
+    use rmcp::service::{ClientInitializeError, ServiceError};
+    use rmcp::transport::DynamicTransportError;
+    let inner = |transport: &DynamicTransportError| rmcp_words(&*transport.error);
+    if let Some(ClientInitializeError::TransportError { error, .. }) = error.downcast_ref() {
+        return inner(error);
+    }
+    if let Some(ServiceError::TransportSend(error)) = error.downcast_ref() {
+        return inner(error);
+    }
+    if let Some(error) = error.downcast_ref::<DynamicTransportError>() {
+        return inner(error);
+    }
+    if let Some(
+        ClientInitializeError::ExpectedInitResponse(_)
+        | ClientInitializeError::ExpectedInitResult(_),
+    ) = error.downcast_ref()
+    {
+        return "the answer to initialize is not an MCP initialize result".to_owned();
+    }
+    error.to_string()
+}
+
 /// What went wrong, before the server is named.
 enum Trouble {
     /// The transport or handshake failed.
@@ -211,7 +237,7 @@ fn start_trouble(e: &(dyn std::error::Error + 'static), port: Option<u16>) -> Tr
             error.source()
         };
     }
-    Trouble::Start(e.to_string())
+    Trouble::Start(rmcp_words(e))
 }
 
 /// Reach server `name` and make `request`, the whole within `timeout`: a stdio server on its
@@ -244,6 +270,10 @@ fn session(
     };
     let call = Call {
         name,
+        url: match &transport {
+            Transport::Http { url, .. } => Some(url),
+            Transport::Stdio { .. } => None,
+        },
         what: &what,
         timeout,
         hosts,
@@ -283,6 +313,8 @@ fn session(
 /// One session's names, for its messages.
 struct Call<'a> {
     name: &'a str,
+    /// An HTTP server's URL, named when a session does not start.
+    url: Option<&'a url::Url>,
     /// What the request is (`the call of tool 'x'`).
     what: &'a str,
     timeout: Duration,
@@ -314,7 +346,12 @@ impl Call<'_> {
             ),
             Some(Trouble::Start(e)) => (
                 ErrorCode::UpstreamError,
-                format!("MCP server '{name}' did not start a session: {e}"),
+                match self.url {
+                    Some(url) => {
+                        format!("MCP server '{name}': {e} from {url} when starting a session")
+                    }
+                    None => format!("MCP server '{name}' did not start a session: {e}"),
+                },
             ),
             Some(Trouble::Request(e)) => (
                 ErrorCode::UpstreamError,
@@ -467,7 +504,7 @@ async fn ask_only(peer: &Peer<RoleClient>, request: Request) -> Result<Answer, T
             .map(|result| Answer::Called(serde_json::to_value(result).unwrap_or(Value::Null))),
         Request::List => return list_every_page(peer).await.map(Answer::Listed),
     }
-    .map_err(|e| Trouble::Request(e.to_string()))
+    .map_err(|e| Trouble::Request(rmcp_words(&e)))
 }
 
 /// The most tools a server may list (as many as a bundle archive may hold files), and the most
@@ -532,7 +569,7 @@ async fn list_every_page(peer: &Peer<RoleClient>) -> Result<Listing, Trouble> {
                 rmcp::model::ListToolsRequest::with_param(params),
             ))
             .await
-            .map_err(|e| Trouble::Request(e.to_string()))?;
+            .map_err(|e| Trouble::Request(rmcp_words(&e)))?;
         let result = match answer {
             ServerResult::CustomResult(custom) => custom.0,
             typed => serde_json::to_value(typed).unwrap_or(Value::Null),
@@ -919,7 +956,7 @@ async fn connect(
         Ok(Err(e)) => Err(ended(
             call,
             &mut process,
-            Some(Trouble::Start(e.to_string())),
+            Some(Trouble::Start(rmcp_words(&e))),
             false,
         )
         .await),

@@ -448,7 +448,16 @@ fn check_arguments(
             let question = format!(
                 "{reference} has no argSchema: nothing has checked these arguments:\n  {shown}\nRun it?"
             );
+            let asked = !options.approved && options.confirm.is_some();
             let approved = options.approved || options.confirm.is_some_and(|ask| ask(&question));
+            if !approved && asked {
+                return Err(Failure::new(
+                    ErrorCode::Forbidden,
+                    format!(
+                        "{reference}: the run was declined at the approval question (noSchemaMode human-approval)"
+                    ),
+                ));
+            }
             if !approved {
                 return Err(Failure::new(
                     ErrorCode::Forbidden,

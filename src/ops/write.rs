@@ -83,24 +83,42 @@ fn remove_tool_file(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Write `toolctl.json` and `.toolctl/.gitignore` into `root` if they are missing.
+/// Write `.toolctl/.gitignore` and `toolctl.json` into `root` if they are missing, the config
+/// last: it is what makes a folder a catalog, so it is written only once the rest is there.
 fn ensure_catalog_files(root: &Path) -> Result<bool> {
+    store::create_state_dir(&root.join(STATE_DIR))?;
     let config = root.join(CONFIG_FILE);
     let created = !config.is_file();
     if created {
         store::write_json(&config, &Config::initial_doc())?;
     }
-    store::create_state_dir(&root.join(STATE_DIR))?;
     Ok(created)
 }
 
 impl Catalog {
     /// Make `root` a catalog (`toolctl.json`, `.toolctl/.gitignore`, `bundles/`). An existing
     /// catalog is left as it is.
+    ///
+    /// `toolctl.json` is written last, so an init that fails (a file where `.toolctl` or
+    /// `bundles` goes) leaves no half-made catalog; the folders it made are removed when
+    /// still empty.
     pub fn init(root: &Path) -> Result<InitReport> {
-        store::ensure_dir(root)?;
-        let created = ensure_catalog_files(root)?;
-        store::ensure_dir(&root.join(BUNDLES_DIR))?;
+        let made: Vec<PathBuf> = [root.to_owned(), root.join(BUNDLES_DIR)]
+            .into_iter()
+            .filter(|dir| !dir.exists())
+            .collect();
+        let created = store::ensure_dir(root)
+            .and_then(|()| store::ensure_dir(&root.join(BUNDLES_DIR)))
+            .and_then(|()| ensure_catalog_files(root));
+        let created = match created {
+            Ok(created) => created,
+            Err(e) => {
+                for dir in made.iter().rev() {
+                    let _ = std::fs::remove_dir(dir); // Only when empty.
+                }
+                return Err(e);
+            }
+        };
         Ok(InitReport {
             root: root.to_owned(),
             created,

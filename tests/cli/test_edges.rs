@@ -198,6 +198,20 @@ fn a_terminal_gets_no_archive_and_sees_what_it_approves() {
         ),
         "{refused}"
     );
+    // Regression: a "no" (or Ctrl-D) was reported as if nobody had been asked ("needs a
+    // person's approval … hint: run it on a terminal to be asked"). It says it was declined.
+    for answer in ["n\n", "\u{4}"] {
+        let declined = in_terminal(&env, &args, answer);
+        assert_eq!(declined.code(), 6, "{declined}");
+        assert!(
+            declined
+                .stdout
+                .contains("error: w/asks@v1: the run was declined at the approval question"),
+            "{declined}"
+        );
+        assert!(!declined.stdout.contains("on a terminal"), "{declined}");
+        assert!(!declined.stdout.contains("needs a person"), "{declined}");
+    }
     let approved = in_terminal(&env, &args, "y\n");
     assert_eq!(approved.code(), 0, "{approved}");
     assert!(approved.stdout.contains("\"utc\""), "{approved}");

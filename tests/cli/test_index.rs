@@ -1114,6 +1114,28 @@ fn index_rebuild_gives_the_same_results() {
     assert_eq!(Answers::of(&env), expected);
 }
 
+/// Regression: `index rebuild` said `size 4096 bytes` (the database file's length while the
+/// rebuilt pages were still in its write-ahead log), and `index status` right after the real
+/// size. Both report the size the file has once checkpointed.
+#[test]
+fn index_rebuild_reports_the_size_index_status_reports() {
+    let (env, _) = damage_fixture();
+    let rebuilt: IndexStatus = env.run(&["--json", "index", "rebuild"]).success().parse();
+    let status = status(&env);
+    assert_eq!(
+        rebuilt.size_bytes, status.size_bytes,
+        "{rebuilt:?}\n{status:?}"
+    );
+    assert!(rebuilt.size_bytes > 4096 * 4, "{rebuilt:?}");
+    // No toolctl runs now: the file is checkpointed and is that long.
+    let on_disk = std::fs::metadata(index_file(&env)).unwrap().len();
+    assert_eq!(status.size_bytes, on_disk);
+    // The human output says the same.
+    let run = env.run(&["index", "rebuild"]);
+    run.success();
+    assert!(run.stdout.contains(&format!("{} bytes", on_disk)), "{run}");
+}
+
 #[test]
 fn index_status_counts_match_the_lists() {
     let env = TestEnv::new();

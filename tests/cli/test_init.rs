@@ -32,6 +32,44 @@ fn init_writes_config_gitignore_and_bundles_folder() {
     assert!(dir.join("bundles").is_dir());
 }
 
+/// Regression: `init` wrote `toolctl.json` and then failed on a file where `.toolctl` goes,
+/// leaving a half-made catalog behind. A failed init now leaves the folder as it was.
+#[test]
+fn a_failed_init_leaves_no_toolctl_json() {
+    let env = TestEnv::uninit();
+    for (name, blocker) in [("i3", ".toolctl"), ("i4", "bundles")] {
+        let dir = env.root().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(blocker), "\n").unwrap();
+        for _ in 0..2 {
+            let mut cmd = env.bare_command();
+            cmd.args(["init", dir.to_str().unwrap()]);
+            let run = Run::of(cmd, None);
+            run.failure(1);
+            assert!(
+                run.stderr.contains(&format!("{name}/{blocker}")),
+                "{name}: the error names the path: {run}"
+            );
+            let mut left: Vec<String> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            left.sort();
+            assert_eq!(
+                left,
+                [blocker],
+                "{name}: init left more than was there: {run}"
+            );
+        }
+        // Once the file is out of the way, init makes the catalog.
+        std::fs::remove_file(dir.join(blocker)).unwrap();
+        let mut cmd = env.bare_command();
+        cmd.args(["init", dir.to_str().unwrap()]);
+        Run::of(cmd, None).success();
+        assert!(dir.join("toolctl.json").is_file());
+    }
+}
+
 #[test]
 fn init_is_idempotent_and_keeps_edits() {
     let env = TestEnv::new();

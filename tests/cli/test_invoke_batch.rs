@@ -902,7 +902,8 @@ fn a_call_still_running_at_wait_ms_is_a_timeout_and_is_cancelled() {
             ordered(error),
             ordered(&json!({
                 "code": "TIMEOUT",
-                "message": "the call did not finish within wait_ms (300 ms) and was cancelled"
+                "message": "the call did not finish within wait_ms (300 ms) and was cancelled",
+                "details": { "wait_ms": 300 }
             })),
             "{id}"
         );

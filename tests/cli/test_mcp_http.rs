@@ -255,3 +255,40 @@ fn mcp_serve_replaces_an_http_session_whose_server_entry_changed_while_it_runs()
     assert_eq!(terminations(&log), 1, "only the old session was ended");
     serve.finish();
 }
+
+/// Regression: an HTTP MCP server that answers `initialize` with an HTTP error was reported
+/// with rmcp's Rust type names ("Send message error Transport
+/// [rmcp::transport::worker::WorkerTransport<…reqwest…>] error: HTTP 500, when send initialize
+/// request"). The message says the status, the URL and what was being done.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_http_error_at_initialize_is_said_without_rust_type_names() {
+    use wiremock::{Mock, MockServer, ResponseTemplate, matchers::method};
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500).set_body_string("boom"))
+        .mount(&server)
+        .await;
+    let url = format!("{}/mcp", server.uri());
+    let env = TestEnv::new();
+    declare(&env, json!({ "web": { "url": url } }));
+    env.edit_config(|config| {
+        config["allowedHosts"] = json!([format!("127.0.0.1:{}", server.address().port())])
+    });
+    let run = env.run(&["--json", "mcp", "import", "web"]);
+    assert_ne!(run.code(), 0, "{run}");
+    let doc = run.json();
+    let message = doc["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(
+        message,
+        format!("MCP server 'web': HTTP 500 from {url} when starting a session"),
+        "{doc}"
+    );
+    // The human form too.
+    let run = env.run(&["mcp", "import", "web"]);
+    assert!(!run.stderr.contains("rmcp::"), "{run}");
+    assert!(!run.stderr.contains("Transport ["), "{run}");
+    assert!(
+        run.stderr.contains(&format!("HTTP 500 from {url}")),
+        "{run}"
+    );
+}

@@ -184,3 +184,54 @@ fn a_hand_written_bundle_file_validates_as_bundle_put_reads_it() {
         .collect();
     assert!(!slugs.contains(&"mine"), "{bundles}");
 }
+
+/// Regression: a broken `extractExpr` (a regex that does not compile, a JSONPath that does not
+/// parse) was accepted by `tool put` and `validate --strict`, and then every `invoke` failed.
+/// Both now refuse it at `/impl/extractExpr`, naming the parse error invoke would have met.
+#[test]
+fn a_broken_extract_expr_is_refused_by_put_and_validate() {
+    let env = TestEnv::new();
+    env.edit_config(|c| c["allowedHosts"] = json!(["127.0.0.1:1"]));
+    env.run(&["bundle", "put", "--slug", "mine"]).success();
+    let cases = [
+        ("regex", "text", "(unclosed", "is not a regex"),
+        ("jsonpath", "json", "$[bad", "is not a JSONPath"),
+    ];
+    for (name, encoding, expr, says) in cases {
+        let mut doc = hand_written();
+        doc["type"] = json!("http");
+        doc["impl"] = json!({ "method": "GET", "urlTemplate": "http://127.0.0.1:1/text",
+            "responseEncoding": encoding, "extractExpr": expr });
+        let file = with_input(&env, &format!("{name}.json"), &doc);
+
+        let run = env.run(&["--json", "validate", "--strict", &file]);
+        run.failure(3);
+        let report = run.json();
+        let finding = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["pointer"] == "/impl/extractExpr")
+            .unwrap_or_else(|| panic!("{name}: no finding at /impl/extractExpr: {report}"));
+        assert_eq!(finding["rule"], "extract", "{finding}");
+        assert_eq!(finding["severity"], "error", "{finding}");
+        let message = finding["message"].as_str().unwrap();
+        assert!(
+            message.contains(expr) && message.contains(says),
+            "{message}"
+        );
+
+        let run = env.run(&["--json", "tool", "put", &file, "--bundle", "mine"]);
+        run.failure(3);
+        let doc = run.json();
+        assert_eq!(doc["error"]["code"], "VALIDATION_ERROR", "{doc}");
+        let problems = doc["error"]["details"]["problems"].as_array().unwrap();
+        assert!(
+            problems.iter().any(|p| p["pointer"] == "/impl/extractExpr"
+                && p["message"].as_str().unwrap().contains(says)),
+            "{name}: {doc}"
+        );
+    }
+    let list = env.json(&["tool", "list", "--bundle", "mine"]);
+    assert_eq!(list["items"], json!([]), "{list}");
+}

@@ -516,11 +516,29 @@ fn auto_mode_starts_a_watcher_on_a_big_catalog_only_at_a_terminal_and_not_in_ci(
     // A person at a terminal: one starts, and the command says so, with how to stop it.
     let said = auto(false, true);
     assert!(said.contains("Started an index watcher"), "{said}");
-    assert!(said.contains("toolctl index watch --stop"), "{said}");
     assert!(said.contains("TOOLCTL_WATCH=never"), "{said}");
     assert!(eventually(|| status(&env).watcher.is_some()));
     assert_eq!(found(&env, "zq999x"), ["big/tool-999@v1"]);
     assert!(status(&env).last_sync.watcher);
+
+    // Regression: the stop command was printed without the --catalog the search was given,
+    // and run as printed it stopped nothing. Run it as printed, from another folder.
+    let stop = said
+        .split("Stop it: ")
+        .nth(1)
+        .and_then(|rest| rest.split(". Turn this off").next())
+        .unwrap_or_else(|| panic!("no stop command: {said}"));
+    let words: Vec<&str> = stop.split_whitespace().collect();
+    assert_eq!(words.first(), Some(&"toolctl"), "{stop}");
+    assert!(stop.contains("--catalog"), "{stop}");
+    let mut cmd = env.bare_command();
+    cmd.args(&words[1..]).current_dir(env.root());
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{stop}: {out:?}");
+    assert!(
+        eventually(|| status(&env).watcher.is_none()),
+        "`{stop}` left the watcher running"
+    );
 }
 
 /// README "Never a wrong answer": more than 1,000 scattered changes (which the watcher does not

@@ -447,6 +447,45 @@ async fn a_slow_answer_is_a_timeout_and_is_not_retried() {
     assert_eq!(w.value("patient", &json!({})), json!("late"));
 }
 
+/// Regression: in a batch, a call stopped by `wait_ms` said one thing when the batch noticed
+/// first and another ("no answer came within the batch's wait_ms", with the tool's
+/// `timeoutMs` in details) when the HTTP call did. Whoever notices, one message, and details
+/// naming `wait_ms`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_call_stopped_by_wait_ms_always_says_so_the_same_way() {
+    let w = World::new().await;
+    w.get(
+        "/slow",
+        ok_json(json!("late")).set_delay(Duration::from_secs(3)),
+    )
+    .await;
+    w.tool(
+        "slow",
+        json!({ "urlTemplate": w.url("/slow"), "timeoutMs": 5000 }),
+    );
+    let ids: Vec<String> = (0..8).map(|i| format!("c{i}")).collect();
+    let calls: Vec<Value> = ids
+        .iter()
+        .map(|id| json!({ "call_id": id, "name": "h/slow", "arguments": {} }))
+        .collect();
+    let file = w.env.input(&json!({ "calls": calls, "wait_ms": 300 }));
+    let expected = json!({
+        "code": "TIMEOUT",
+        "message": "the call did not finish within wait_ms (300 ms) and was cancelled",
+        "details": { "wait_ms": 300 }
+    });
+    for _ in 0..3 {
+        let run = w.env.run(&["--json", "invoke", "--batch", &file]);
+        run.success();
+        let doc = run.json();
+        let results = doc["results"].as_array().unwrap();
+        assert_eq!(results.len(), ids.len(), "{doc:#}");
+        for result in results {
+            assert_eq!(ordered(&result["error"]), ordered(&expected), "{doc:#}");
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_response_over_the_default_cap_of_1_mib_fails() {
     let w = World::new().await;
