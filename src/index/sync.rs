@@ -301,10 +301,7 @@ fn collect_names(schema: Option<&Value>, depth: usize, names: &mut Vec<String>) 
         if !words.is_empty() && !names.contains(&words) {
             names.push(words);
         }
-        if depth < 3 {
-            collect_names(Some(spec), depth + 1, names);
-            collect_names(spec.get("items"), depth + 1, names);
-        }
+        let _ = depth;
     }
 }
 
