@@ -301,7 +301,10 @@ fn collect_names(schema: Option<&Value>, depth: usize, names: &mut Vec<String>) 
         if !words.is_empty() && !names.contains(&words) {
             names.push(words);
         }
-        let _ = depth;
+        if depth < 3 {
+            collect_names(Some(spec), depth + 1, names);
+            collect_names(spec.get("items"), depth + 1, names);
+        }
     }
 }
 
