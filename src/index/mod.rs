@@ -40,7 +40,7 @@ use std::time::Duration;
 pub const INDEX_FILE: &str = "index.sqlite";
 
 /// The layout version of the index; an index of another version is rebuilt.
-pub const FORMAT_VERSION: i32 = 8;
+pub const FORMAT_VERSION: i32 = 7;
 
 /// Errors of the index. Anything wrong with the database itself leads to a rebuild, so what
 /// reaches a user is a catalog error or a bad query.
@@ -111,10 +111,7 @@ CREATE TABLE tool (
     -- (provider::names::wanted): which tools a shown tool's name could collide with is then
     -- an indexed lookup, not a pass over the catalog.
     bare_name TEXT,
-    qualified_name TEXT,
-    -- What it returns, as the embedding scorers read it (not searched: the full-text column
-    -- `output` holds the same words).
-    returns TEXT NOT NULL DEFAULT ''
+    qualified_name TEXT
 );
 CREATE INDEX tool_by_bundle ON tool (bundle_dir, slug_dir);
 CREATE INDEX tool_problems ON tool (problem) WHERE problem IS NOT NULL;

@@ -49,8 +49,6 @@ pub struct ToolText {
     pub arg_names: String,
     /// The values the arguments accept (`enum`, `const`), as words.
     pub arg_values: String,
-    /// What it returns: its `outputSchema`'s property names, as words, comma separated.
-    pub returns: String,
 }
 
 /// The full-text fields the keyword scorer looks in.
@@ -91,11 +89,11 @@ pub(super) fn live(t: &str, bu: &str) -> String {
 pub(super) fn tool_row_sql(with_text: bool, condition: &str) -> String {
     let (text_columns, join) = if with_text {
         (
-            "f.name, f.description, f.tags, f.args, f.arg_values, t.returns",
+            "f.name, f.description, f.tags, f.args, f.arg_values",
             "JOIN tool_fts f ON f.rowid = t.id",
         )
     } else {
-        ("'', '', '', '', '', ''", "")
+        ("'', '', '', '', ''", "")
     };
     format!(
         "SELECT t.id, t.path, t.bundle_dir, bu.slug, t.slug_dir, t.version, t.tool_id, t.is_enabled,
@@ -127,7 +125,6 @@ pub(super) fn tool_row(r: &rusqlite::Row) -> rusqlite::Result<ToolRow> {
             tags: r.get(14)?,
             arg_names: r.get(15)?,
             arg_values: r.get(16)?,
-            returns: r.get(17)?,
         },
     })
 }

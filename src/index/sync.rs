@@ -280,34 +280,6 @@ impl ArgumentText {
     }
 }
 
-/// What a tool returns, as its embedded text names it: the property names of its
-/// `outputSchema` (nested ones too, as [`ArgumentText`] reads them), each as words, each once,
-/// comma separated (`hotel_id`, `price` → "hotel id, price").
-fn returns_text(schema: Option<&Value>) -> String {
-    let mut names: Vec<String> = Vec::new();
-    collect_names(schema, 0, &mut names);
-    names.join(", ")
-}
-
-fn collect_names(schema: Option<&Value>, depth: usize, names: &mut Vec<String>) {
-    let Some(properties) = schema
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object)
-    else {
-        return;
-    };
-    for (name, spec) in properties {
-        let words = index_text(name);
-        if !words.is_empty() && !names.contains(&words) {
-            names.push(words);
-        }
-        if depth < 3 {
-            collect_names(Some(spec), depth + 1, names);
-            collect_names(spec.get("items"), depth + 1, names);
-        }
-    }
-}
-
 /// `words` added to `out`, space separated.
 fn push_words(out: &mut String, words: &str) {
     if !out.is_empty() {
@@ -346,8 +318,6 @@ struct Record {
     safe: bool,
     bare_name: String,
     qualified_name: String,
-    /// What it returns, for the embedding scorers ([`returns_text`]).
-    returns: String,
     /// The full-text columns ([`super::bm25f::COLUMNS`]): name, tags, args, arg_text,
     /// arg_values, description, bundle, ident, output.
     text: [String; 9],
@@ -369,7 +339,6 @@ impl Record {
             safe: tool.is_safe(),
             bare_name: names::wanted(&entry.bundle_slug, &tool.slug, false),
             qualified_name: names::wanted(&entry.bundle_slug, &tool.slug, true),
-            returns: returns_text(entry.doc.get("outputSchema")),
             text: [
                 name_words(&tool.slug, &tool.display_name),
                 index_text(&tool.tags.join(" ")),
@@ -403,7 +372,7 @@ fn put_tool(
         tx,
         "UPDATE tool SET stamp = ?2, content_hash = ?9, problem = NULL, tool_id = ?3, version = ?4,
                 tags = ?5, is_enabled = ?6, unavailable = ?7, modified_ns = ?8, created_ns = ?10,
-                safe = ?11, bare_name = ?12, qualified_name = ?13, returns = ?14 WHERE id = ?1",
+                safe = ?11, bare_name = ?12, qualified_name = ?13 WHERE id = ?1",
         params![
             id,
             stamp,
@@ -418,7 +387,6 @@ fn put_tool(
             record.safe,
             record.bare_name,
             record.qualified_name,
-            record.returns,
         ],
     )?;
     execute_cached(tx, "DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
@@ -465,7 +433,7 @@ fn clear_tool(
         tx,
         "UPDATE tool SET stamp = ?2, content_hash = ?4, problem = ?3, tool_id = NULL,
                 version = NULL, tags = '[]', is_enabled = 0, unavailable = NULL, modified_ns = 0,
-                created_ns = 0, safe = 0, bare_name = NULL, qualified_name = NULL, returns = ''
+                created_ns = 0, safe = 0, bare_name = NULL, qualified_name = NULL
          WHERE id = ?1",
         params![id, stamp, problem, hash],
     )?;

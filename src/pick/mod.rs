@@ -1306,7 +1306,6 @@ fn embedding_text(text: &index::ToolText) -> String {
         ("Tags: ", text.tags.as_str()),
         ("Arguments: ", text.arg_names.as_str()),
         ("Values: ", text.arg_values.as_str()),
-        ("Returns: ", text.returns.as_str()),
     ];
     parts
         .iter()
