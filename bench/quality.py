@@ -73,7 +73,7 @@ import catalog as bench  # noqa: E402  (release build, gen-catalog, TOOLCTL_WATC
 import nestful  # noqa: E402
 
 VENV = nestful.CACHE / "venv"
-VENV_PACKAGES = ["rank_bm25==0.2.2", "snowballstemmer==3.1.1", "numpy"]
+VENV_PACKAGES = ["rank_bm25==0.2.2", "snowballstemmer==3.1.1", "numpy", "scipy"]  # scipy: the prototypes
 EMBED_MODEL = "all-MiniLM-L6-v2"
 TOOLCTL_METHODS = ["keyword", "bm25", "search"]
 # The default pick without one of its steps, by the flag that turns it off (not run unless

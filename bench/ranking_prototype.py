@@ -38,6 +38,7 @@ import re
 import subprocess
 import sys
 import time
+import unicodedata
 import urllib.request
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -514,6 +515,37 @@ def embed_text_toolctl(doc: quality.Doc) -> str:
     and display name, camelCase split), description and tags columns, space-joined."""
     name = f"{index_text(doc.slug)} {index_text(doc.display)}"
     return " ".join(t for t in [name, doc.description, index_text(" ".join(doc.tags))] if t)
+
+
+def embed_text_today(doc: quality.Doc) -> str:
+    """What toolctl embeds since commit 0803ac3 (src/pick/mod.rs `embedding_text`): the name's
+    words (the slug's, then the display name's the slug lacks), the description, then "Tags:",
+    "Arguments:" (names as words) and "Values:" (accepted values as words), each ended by a
+    period. Byte for byte toolctl's text for 8,312 of the benchmark's 8,314 tools (two
+    built-ins differ), so the vectors `bench/quality.py --embed` cached are read, not made
+    again."""
+    def words(text: str) -> list[str]:
+        out = []
+        for word in re.split(r"[^\w]|_", text):
+            split = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", word)
+            for part in split.split():
+                out.append("".join(c for c in unicodedata.normalize("NFD", part)
+                                   if not unicodedata.category(c).startswith("M")).lower())
+        return out
+
+    name = words(doc.slug)
+    own = len(name)
+    name += [w for w in words(doc.display) if w not in name[:own]]
+    parts = [("", " ".join(name)), ("", doc.description),
+             ("Tags: ", " ".join(words(" ".join(doc.tags)))),
+             ("Arguments: ", " ".join(" ".join(words(n)) for n in doc.arg_names)),
+             ("Values: ", " ".join(" ".join(words(v)) for v in doc.enum_values))]
+    out = []
+    for label, text in parts:
+        text = text.strip()
+        if text:
+            out.append(f"{label}{text}{'' if text.endswith(('.', '!', '?')) else '.'}")
+    return " ".join(out)
 
 
 def embed_text_rich(doc: quality.Doc) -> str:

@@ -1298,7 +1298,10 @@ fn candidate(member: &DefaultTool) -> Candidate {
 /// descriptions are left out: with all-MiniLM-L6-v2 on NESTFUL at 10,000 distractors (196
 /// requests) they took `hybrid` from 0.823 capped R@5 to 0.795 (cfb's long argument
 /// descriptions drown the tool's own words: 0.710 → 0.592), where names and values alone give
-/// 0.828 (R@1 0.774 → 0.799; `embed` alone 0.578 → 0.641).
+/// 0.828 (R@1 0.774 → 0.799; `embed` alone 0.578 → 0.641). What a tool returns is left out
+/// too (it is a BM25F field only): its `outputSchema`'s names took `hybrid` to 0.812 (R@1
+/// 0.769; cfb, whose tools return generic envelopes, 0.703 → 0.637), top-level names alone to
+/// 0.820 (docs/QUALITY.md).
 fn embedding_text(text: &index::ToolText) -> String {
     let parts = [
         ("", text.name.as_str()),
