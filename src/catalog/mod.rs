@@ -264,12 +264,10 @@ pub fn locate(
     }
 }
 
+/// `dir` from `cwd`, without `.` components (`--catalog .` is the folder itself, not
+/// `<cwd>/.`, in every path a command prints); `..` stays, as a symlink may stand before it.
 fn absolute(cwd: &Path, dir: &Path) -> PathBuf {
-    if dir.is_absolute() {
-        dir.to_owned()
-    } else {
-        cwd.join(dir)
-    }
+    cwd.join(dir).components().collect()
 }
 
 /// An open catalog.

@@ -268,12 +268,32 @@ fn number_message<T: DeserializeOwned>(doc: &Value, pointer: &str, message: Stri
     }
 }
 
+/// serde's message with the Rust number types it expected said in words
+/// ("invalid type: floating point `1.5`, expected u64" → "…, expected a whole number, 0 or
+/// more"): a user writes JSON, not Rust.
+fn plain_types(message: &str) -> String {
+    let Some((head, expected)) = message.rsplit_once("expected ") else {
+        return message.to_owned();
+    };
+    let words = match expected {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number, 0 or more",
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number",
+        "f32" | "f64" => "a number",
+        _ => return message.to_owned(),
+    };
+    format!("{head}expected {words}")
+}
+
 /// Read the typed view `T` of a document; a field of the wrong type or a missing required field
 /// is reported with its JSON pointer.
 pub fn typed<T: DeserializeOwned>(doc: &Value, source_name: &str) -> Result<T> {
     serde_path_to_error::deserialize(doc).map_err(|e| {
         let pointer = pointer_of(e.path());
-        let message = number_message::<T>(doc, &pointer, e.into_inner().to_string());
+        let message = plain_types(&number_message::<T>(
+            doc,
+            &pointer,
+            e.into_inner().to_string(),
+        ));
         // A missing field is reported by its parent; name the field itself.
         let (pointer, message) = match message.strip_prefix("missing field `") {
             Some(rest) => {

@@ -707,7 +707,7 @@ impl Matches {
             Verdicts::Bm25(bm25) => match bm25.hit(id) {
                 Some((score, hit)) => Scored {
                     score: *score,
-                    reason: format!("search match ({}): {}", hit.tier.label(), hit.why),
+                    reason: format!("search match: {}", hit.why),
                     details: json!({ "tier": hit.tier, "bm25": round(hit.score), "why": hit.why }),
                 },
                 None => Scored {

@@ -367,3 +367,22 @@ printf '%s\n' "${COMPREPLY[@]}""#;
     assert!(output.status.success(), "{output:?}");
     assert_eq!(String::from_utf8(output.stdout).unwrap(), "weather\n");
 }
+
+/// Every command says in a line what it is for, where its parent's `--help` lists it.
+#[test]
+fn every_command_has_a_description() {
+    use clap::CommandFactory;
+    for path in command_paths() {
+        let mut command = toolctl::cli::Cli::command();
+        for name in &path {
+            command = command.find_subcommand(name).unwrap().clone();
+        }
+        assert!(
+            command
+                .get_about()
+                .is_some_and(|about| !about.to_string().trim().is_empty()),
+            "toolctl {} has no description",
+            path.join(" ")
+        );
+    }
+}

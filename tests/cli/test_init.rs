@@ -261,3 +261,34 @@ fn a_rejected_write_does_not_create_the_default_catalog() {
         assert!(!default.exists(), "{run}");
     }
 }
+
+/// `--catalog .` (or `sub/./x`) is the folder itself in every path a command prints, not
+/// `<folder>/.` (`…/c2/./toolctl.json`).
+#[test]
+fn a_catalog_named_with_dots_is_printed_without_them() {
+    let env = TestEnv::new();
+    let catalog = env.catalog().to_owned();
+    let status = |dir: &Path, name: &str| {
+        let mut cmd = env.bare_command();
+        cmd.current_dir(dir)
+            .args(["--catalog", name, "--json", "index", "status"]);
+        Run::of(cmd, None).success().json()
+    };
+    let parent = catalog.parent().unwrap();
+    let leaf = catalog.file_name().unwrap().to_str().unwrap();
+    for (dir, name) in [
+        (catalog.as_path(), "."),
+        (catalog.as_path(), "./"),
+        (parent, &format!("./{leaf}/.")),
+    ] {
+        let path = status(dir, name)["path"].as_str().unwrap().to_owned();
+        assert!(
+            !path.contains("/./") && !path.ends_with("/."),
+            "{name}: {path}"
+        );
+        assert!(
+            path.starts_with(catalog.to_str().unwrap()),
+            "{name}: {path}"
+        );
+    }
+}

@@ -302,15 +302,15 @@ fn a_number_a_field_cannot_take_is_named_with_what_was_expected() {
     for (fields, said) in [
         (
             http("1.50"),
-            "/impl/timeoutMs: invalid type: floating point `1.5`, expected u64",
+            "/impl/timeoutMs: invalid type: floating point `1.5`, expected a whole number, 0 or more",
         ),
         (
             http("-5"),
-            "/impl/timeoutMs: invalid value: integer `-5`, expected u64",
+            "/impl/timeoutMs: invalid value: integer `-5`, expected a whole number, 0 or more",
         ),
         (
             http(BIG),
-            "/impl/timeoutMs: invalid type: floating point `1.2345678901234568e+29`, expected u64",
+            "/impl/timeoutMs: invalid type: floating point `1.2345678901234568e+29`, expected a whole number, 0 or more",
         ),
         (
             format!(r#"{native}, "isEnabled": 7"#),

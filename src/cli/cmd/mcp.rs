@@ -18,6 +18,7 @@ Examples:
   # One bundle, as search_tools and call_tool
   toolctl mcp serve --bundle weather --mode search";
 
+/// Serve the catalog to MCP clients, or import an MCP server's tools into it
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
     Serve(ServeArgs),

@@ -355,3 +355,22 @@ fn a_name_like_query_keeps_its_tiers_without_helpers_or_siblings() {
         "{hits:#?}"
     );
 }
+
+/// A pick's reason says what matched once: the search's own words name the tier ("name starts
+/// with: …", "relevant to: …"), so no tier label is put before them again.
+#[test]
+fn a_picks_reason_names_its_match_once() {
+    let env = trip();
+    for task in ["weatherapi", "forecast for paris tomorrow"] {
+        let got = picks(&env, &[task, "--scorer", "bm25"]);
+        let matched: Vec<&str> = got
+            .iter()
+            .map(|p| p.reason.as_str())
+            .filter(|r| r.starts_with("search match"))
+            .collect();
+        assert!(!matched.is_empty(), "{task}");
+        for reason in matched {
+            assert!(reason.starts_with("search match: "), "{task}: {reason}");
+        }
+    }
+}
