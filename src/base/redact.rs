@@ -144,7 +144,10 @@ impl Redactor {
     }
 
     /// Redact every string inside a JSON value, and every number, boolean or null whose text
-    /// holds a secret (it becomes the string `"[redacted]"`).
+    /// holds a secret of 8 characters or more (it becomes the string `"[redacted]"`). A
+    /// shorter secret leaves such values alone: a PIN `7` or `2024` equal to a count or a year
+    /// is indistinguishable from it, as a short secret inside a word is, and turning every
+    /// `7` into a string would break outputs their schema checks.
     pub fn value(&self, value: Value) -> Value {
         if self.secrets.is_empty() {
             return value;
@@ -168,7 +171,13 @@ impl Redactor {
                 {
                     texts.push(format!("{f:.0}"));
                 }
-                if texts.iter().any(|t| self.text(t) != *t) {
+                let holds = |t: &String| {
+                    self.secrets
+                        .iter()
+                        .filter(|s| !s.whole_token)
+                        .any(|s| s.matches(t).next().is_some())
+                };
+                if texts.iter().any(holds) {
                     Value::String(REDACTED.to_owned())
                 } else {
                     scalar
@@ -419,18 +428,16 @@ mod tests {
             r.value(value).to_string(),
             r#"{"v":"[redacted]","f":"[redacted]","e":"[redacted]","in":"[redacted]","neg":"[redacted]","other":40961235,"s":"[redacted]","t":true}"#
         );
-        // A short secret: where the number is the whole token only.
+        // A short secret leaves numbers and booleans alone (a count of 7, a year, `true`
+        // are indistinguishable from it); in a string it stands as a whole token, as ever.
         let r = redactor("7");
-        let value: Value = serde_json::from_str(r#"[7, 7.0, 17, 70, true]"#).unwrap();
+        let value: Value = serde_json::from_str(r#"[7, 7.0, 17, 70, true, "7"]"#).unwrap();
         assert_eq!(
             r.value(value).to_string(),
-            r#"["[redacted]","[redacted]",17,70,true]"#
+            r#"[7,7.0,17,70,true,"[redacted]"]"#
         );
         let r = redactor("true");
         let value: Value = serde_json::from_str(r#"[true, false, "true"]"#).unwrap();
-        assert_eq!(
-            r.value(value).to_string(),
-            r#"["[redacted]",false,"[redacted]"]"#
-        );
+        assert_eq!(r.value(value).to_string(), r#"[true,false,"[redacted]"]"#);
     }
 }

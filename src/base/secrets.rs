@@ -112,7 +112,7 @@ impl Secrets {
                     &path,
                     format!(
                         "it is {}, not a JSON object of names to strings",
-                        kind(&other)
+                        super::json_kind(&other)
                     ),
                 ));
             }
@@ -137,7 +137,10 @@ impl Secrets {
                 hint: Some(hint),
                 ..problem(
                     &path,
-                    format!("the value at {at} is {}, not a string", kind(value)),
+                    format!(
+                        "the value at {at} is {}, not a string",
+                        super::json_kind(value)
+                    ),
                 )
             });
         }
@@ -159,18 +162,6 @@ impl Secrets {
             Some(Value::String(_)) => Err(Unset::EmptyInFile),
             _ => Err(Unset::Missing),
         }
-    }
-}
-
-/// A JSON value's kind, as a message names it: "a number", "an array".
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -165,13 +165,15 @@ impl HostPolicy {
         }
     }
 
-    /// The IP addresses listed (`127.0.0.1:8080`, `[::1]`): a host name may lead to these even
-    /// when they are this machine's (see `base::http::GuardedDns`). An entry's port is not
-    /// checked there: the URL's port was, with its host name.
+    /// The IP addresses listed without a port (`127.0.0.1`, `[::1]`): a host name may lead to
+    /// these even when they are this machine's (see `base::http::GuardedDns`). The resolver
+    /// that asks does not know the URL's port, so an entry with a port (`127.0.0.1:8080`)
+    /// allows only URLs that name the address itself: it must not let every allowed name reach
+    /// every port of this machine.
     pub fn addresses(&self) -> Vec<std::net::IpAddr> {
         self.entries
             .iter()
-            .filter(|e| !e.wildcard)
+            .filter(|e| !e.wildcard && e.port.is_none())
             .filter_map(|e| {
                 e.host
                     .trim_start_matches('[')
@@ -387,6 +389,14 @@ mod tests {
         ] {
             assert!(HostPolicy::new([entry]).is_ok(), "{entry}");
         }
+    }
+
+    #[test]
+    fn only_addresses_listed_without_a_port_may_be_reached_by_name() {
+        let policy =
+            HostPolicy::new(["127.0.0.1:8080", "[::1]", "169.254.169.254", "*.corp.test"]).unwrap();
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        assert_eq!(policy.addresses(), [ip("::1"), ip("169.254.169.254")]);
     }
 
     #[test]

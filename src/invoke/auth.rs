@@ -58,7 +58,7 @@ pub(super) fn apply(
             password_secret,
         } => {
             let user = values.secret(user_secret)?;
-            let password = values.secret(password_secret)?;
+            let password = values.password(password_secret)?;
             let token = STANDARD.encode(format!("{user}:{password}"));
             values.redactor.add(&token);
             set(request, AUTHORIZATION, &format!("Basic {token}"))?;

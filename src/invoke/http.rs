@@ -88,6 +88,23 @@ impl<'a> Values<'a> {
         }
     }
 
+    /// The value of the declared secret `name` (an auth block's), redacted from then on; set
+    /// but empty is "" for a basic password (an API key as the user, `-u key:`), and an error
+    /// anywhere else.
+    pub(super) fn password(&mut self, name: &str) -> Result<String, Failure> {
+        if self.declared.iter().any(|d| d == name) {
+            if self.secrets.is_none() {
+                self.secrets = Some(Secrets::load()?);
+            }
+            if let Some(Err(Unset::EmptyVariable(_) | Unset::EmptyInFile)) =
+                self.secrets.as_ref().map(|s| s.get(name))
+            {
+                return Ok(String::new());
+            }
+        }
+        self.secret(name)
+    }
+
     /// The value of the declared secret `name` (an auth block's), redacted from then on.
     pub(super) fn secret(&mut self, name: &str) -> Result<String, Failure> {
         if !self.declared.iter().any(|d| d == name) {
@@ -732,7 +749,7 @@ fn follow(
 
 pub(super) fn transport_error(e: &reqwest::Error, redactor: &Redactor, clock: &Clock) -> Failure {
     if let Some(blocked) = crate::base::http::blocked_in(e) {
-        return blocked_failure(blocked, e.url().and_then(url::Url::port_or_known_default));
+        return blocked_failure(blocked);
     }
     if e.is_timeout() {
         return clock.timed_out("no answer came");
@@ -746,24 +763,23 @@ pub(super) fn transport_error(e: &reqwest::Error, redactor: &Redactor, clock: &C
 }
 
 /// A connection the resolver refused ([`GuardedDns`]): the host name allowed resolved only to
-/// this machine or its link. `port` is the URL's, for the entry that would allow the address.
-pub(super) fn blocked_failure(blocked: &Blocked, port: Option<u16>) -> Failure {
-    Failure::new(ErrorCode::HostNotAllowed, blocked_message(blocked, port))
+/// this machine or its link.
+pub(super) fn blocked_failure(blocked: &Blocked) -> Failure {
+    Failure::new(ErrorCode::HostNotAllowed, blocked_message(blocked))
         .with_details(json!({ "host": blocked.host, "address": blocked.address.to_string() }))
 }
 
 /// What [`blocked_failure`] says: the host, the address, and the `allowedHosts` entry that
 /// would allow it.
-pub(super) fn blocked_message(blocked: &Blocked, port: Option<u16>) -> String {
-    let address = match (blocked.address, port) {
-        (std::net::IpAddr::V6(v6), Some(port)) => format!("[{v6}]:{port}"),
-        (ip, Some(port)) => format!("{ip}:{port}"),
-        (ip, None) => ip.to_string(),
+pub(super) fn blocked_message(blocked: &Blocked) -> String {
+    let address = match blocked.address {
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        ip => ip.to_string(),
     };
     format!(
         "{blocked} (a DNS answer must not send a call to this machine or to its network's \
-            metadata service); if the host is meant to be reached there, add '{address}' to \
-            allowedHosts of toolctl.json"
+            metadata service); if the host is meant to be reached there, add '{address}' (the \
+            address without a port) to allowedHosts of toolctl.json"
     )
 }
 

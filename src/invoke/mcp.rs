@@ -208,14 +208,14 @@ enum Trouble {
     Start(String),
     /// The server's host name resolved only to addresses it may not lead to; with the URL's
     /// port.
-    Blocked(crate::base::http::Blocked, Option<u16>),
+    Blocked(crate::base::http::Blocked),
     /// The request failed.
     Request(String),
 }
 
 /// The trouble of a session that did not start: [`Trouble::Blocked`] when the resolver refused
 /// the server's address (`port` is its URL's, when known), else the error said.
-fn start_trouble(e: &(dyn std::error::Error + 'static), port: Option<u16>) -> Trouble {
+fn start_trouble(e: &(dyn std::error::Error + 'static)) -> Trouble {
     use rmcp::service::ClientInitializeError;
     use rmcp::transport::streamable_http_client::StreamableHttpError;
     // The SDK's errors do not give what they hold as their source (the transport's error in
@@ -223,7 +223,7 @@ fn start_trouble(e: &(dyn std::error::Error + 'static), port: Option<u16>) -> Tr
     let mut next = Some(e);
     while let Some(error) = next {
         if let Some(blocked) = crate::base::http::blocked_in(error) {
-            return Trouble::Blocked(blocked.clone(), port);
+            return Trouble::Blocked(blocked.clone());
         }
         next = if let Some(ClientInitializeError::TransportError { error, .. }) =
             error.downcast_ref::<ClientInitializeError>()
@@ -337,11 +337,11 @@ impl Call<'_> {
                 ErrorCode::Timeout,
                 format!("MCP server '{name}' did not answer initialize within {ms} ms"),
             ),
-            Some(Trouble::Blocked(blocked, port)) => (
+            Some(Trouble::Blocked(blocked)) => (
                 ErrorCode::HostNotAllowed,
                 format!(
                     "MCP server '{name}': {}",
-                    super::http::blocked_message(&blocked, port)
+                    super::http::blocked_message(&blocked)
                 ),
             ),
             Some(Trouble::Start(e)) => (
@@ -456,7 +456,7 @@ where
     let client = client_config()
         .serve(transport)
         .await
-        .map_err(|e| start_trouble(&e, None))?;
+        .map_err(|e| start_trouble(&e))?;
     started.store(true, Ordering::SeqCst);
     let answer = ask(client.peer(), request, None).await;
     let _ = tokio::time::timeout(CLOSE_GRACE, client.cancel()).await;
@@ -733,11 +733,7 @@ impl Reach<'_> {
                 let transport = http_transport(call, url, headers.clone())?;
                 match tokio::time::timeout_at(deadline, client_config().serve(transport)).await {
                     Ok(Ok(client)) => Ok((None, client)),
-                    Ok(Err(e)) => Err(call.failure(
-                        Some(start_trouble(&e, url.port_or_known_default())),
-                        false,
-                        "",
-                    )),
+                    Ok(Err(e)) => Err(call.failure(Some(start_trouble(&e)), false, "")),
                     Err(_) => Err(call.failure(None, false, "")),
                 }
             }
@@ -1215,11 +1211,7 @@ async fn http(
     let started = AtomicBool::new(false);
     match tokio::time::timeout(call.timeout, exchange(transport, request, &started)).await {
         Ok(Ok(answer)) => Ok(answer),
-        Ok(Err(Trouble::Blocked(blocked, _))) => Err(call.failure(
-            Some(Trouble::Blocked(blocked, url.port_or_known_default())),
-            false,
-            "",
-        )),
+        Ok(Err(blocked @ Trouble::Blocked(_))) => Err(call.failure(Some(blocked), false, "")),
         Ok(Err(trouble)) => Err(call.failure(Some(trouble), started.load(Ordering::SeqCst), "")),
         Err(_) => Err(call.failure(None, started.load(Ordering::SeqCst), "")),
     }

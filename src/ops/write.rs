@@ -103,7 +103,8 @@ impl Catalog {
     /// `bundles` goes) leaves no half-made catalog; the folders it made are removed when
     /// still empty.
     pub fn init(root: &Path) -> Result<InitReport> {
-        let made: Vec<PathBuf> = [root.to_owned(), root.join(BUNDLES_DIR)]
+        let state = root.join(STATE_DIR);
+        let made: Vec<PathBuf> = [root.to_owned(), root.join(BUNDLES_DIR), state.clone()]
             .into_iter()
             .filter(|dir| !dir.exists())
             .collect();
@@ -113,6 +114,10 @@ impl Catalog {
         let created = match created {
             Ok(created) => created,
             Err(e) => {
+                if made.contains(&state) {
+                    // The state folder this init made holds only the `.gitignore` it wrote.
+                    let _ = std::fs::remove_file(state.join(".gitignore"));
+                }
                 for dir in made.iter().rev() {
                     let _ = std::fs::remove_dir(dir); // Only when empty.
                 }

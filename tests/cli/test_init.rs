@@ -37,10 +37,20 @@ fn init_writes_config_gitignore_and_bundles_folder() {
 #[test]
 fn a_failed_init_leaves_no_toolctl_json() {
     let env = TestEnv::uninit();
-    for (name, blocker) in [("i3", ".toolctl"), ("i4", "bundles")] {
+    // A file where a folder goes, and a folder where toolctl.json goes (written last, after
+    // `.toolctl/.gitignore`, which must not stay either).
+    for (name, blocker) in [
+        ("i3", ".toolctl"),
+        ("i4", "bundles"),
+        ("i5", "toolctl.json"),
+    ] {
         let dir = env.root().join(name);
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(blocker), "\n").unwrap();
+        if blocker == "toolctl.json" {
+            std::fs::create_dir(dir.join(blocker)).unwrap();
+        } else {
+            std::fs::write(dir.join(blocker), "\n").unwrap();
+        }
         for _ in 0..2 {
             let mut cmd = env.bare_command();
             cmd.args(["init", dir.to_str().unwrap()]);
@@ -62,7 +72,11 @@ fn a_failed_init_leaves_no_toolctl_json() {
             );
         }
         // Once the file is out of the way, init makes the catalog.
-        std::fs::remove_file(dir.join(blocker)).unwrap();
+        if blocker == "toolctl.json" {
+            std::fs::remove_dir(dir.join(blocker)).unwrap();
+        } else {
+            std::fs::remove_file(dir.join(blocker)).unwrap();
+        }
         let mut cmd = env.bare_command();
         cmd.args(["init", dir.to_str().unwrap()]);
         Run::of(cmd, None).success();

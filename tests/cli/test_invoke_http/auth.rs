@@ -252,6 +252,40 @@ fn basic_auth_echoed_shows_no_base64_of_the_user_name() {
     );
 }
 
+/// Basic auth with an API key as the user and an empty password (`curl -u sk_test_…:`): the
+/// password may be set and empty there, where any other empty secret counts as not set.
+#[test]
+fn basic_auth_takes_an_empty_password_and_no_other_empty_secret() {
+    use base64::Engine;
+    let api = Api::start(&[]);
+    api.tool(
+        "basic",
+        json!({ "urlTemplate": api.url("/echo"), "auth": { "type": "basic", "userSecret": "U", "passwordSecret": "P" } }),
+        json!({ "secrets": ["U", "P"] }),
+    );
+    let run = api.run("basic", &json!({}), &[("U", "sk_test_abcdefgh"), ("P", "")]);
+    run.success();
+    assert_eq!(
+        run.json()["value"]["headers"]["authorization"],
+        "Basic [redacted]",
+        "{run}"
+    );
+    let token = base64::engine::general_purpose::STANDARD.encode("sk_test_abcdefgh:");
+    assert_eq!(
+        api.requests("/echo")[0]["headers"]["authorization"],
+        format!("Basic {token}")
+    );
+    // An empty user is still refused, as is a password not set at all.
+    for vars in [
+        [("U", ""), ("P", "pw")],
+        [("U", "sk_test_abcdefgh"), ("X", "")],
+    ] {
+        let err = error_doc(&api.run("basic", &json!({}), &vars), 3);
+        assert_eq!(err.error.code, "VALIDATION_ERROR", "{vars:?}: {err:?}");
+    }
+    assert_eq!(api.requests("/echo").len(), 1);
+}
+
 /// A secret the server answers as a JSON number (`{"v": 40961234, "f": 40961234.0}`) is
 /// redacted as a string is, in `invoke`, `invoke --json` and `invoke --batch`.
 #[test]
@@ -279,9 +313,11 @@ fn a_secret_that_comes_back_as_a_number_is_redacted() {
     run.success();
     assert!(!run.stdout.contains("4096"), "{run}");
     assert!(run.stdout.contains("[redacted]"), "{run}");
-    // A short PIN: the number that is it (its integer part) only.
+    // A short PIN leaves numbers alone: 4096 is as likely a count or a size as the PIN, and
+    // a number turned into a string would fail the output's schema check.
     let value = api.value("num", &json!({}), &[("PIN", "4096")]);
-    assert_eq!(value, json!({ "v": "[redacted]", "f": "[redacted]" }));
+    assert_eq!(value["v"], json!(4096));
+    assert_eq!(value["f"].as_f64(), Some(4096.0));
 }
 
 // --- HMAC ---------------------------------------------------------------------------------------

@@ -80,21 +80,21 @@ async fn a_host_name_that_resolves_to_this_machine_or_its_link_is_not_called() {
             "rebound.test",
             "127.0.0.1",
             "a loopback address",
-            format!("127.0.0.1:{port}"),
+            "127.0.0.1",
         ),
         (
             "rebound6",
             "rebound6.test",
             "::1",
             "a loopback address",
-            format!("[::1]:{port}"),
+            "[::1]",
         ),
         (
             "metadata",
             "metadata.test",
             "169.254.169.254",
             "a link-local address",
-            format!("169.254.169.254:{port}"),
+            "169.254.169.254",
         ),
     ] {
         let started = Instant::now();
@@ -106,7 +106,9 @@ async fn a_host_name_that_resolves_to_this_machine_or_its_link_is_not_called() {
             "{message}"
         );
         assert!(
-            message.ends_with(&format!("add '{entry}' to allowedHosts of toolctl.json")),
+            message.ends_with(&format!(
+                "add '{entry}' (the address without a port) to allowedHosts of toolctl.json"
+            )),
             "{message}"
         );
         assert_eq!(
@@ -119,12 +121,25 @@ async fn a_host_name_that_resolves_to_this_machine_or_its_link_is_not_called() {
     }
     assert!(w.requests().await.is_empty());
 
-    // Listing the address allows it, by name too.
+    // The address listed with a port allows only URLs that name it: the resolver does not see
+    // the port, so such an entry must not let every allowed name reach every port here.
     w.env.edit_config(|config| {
         config["allowedHosts"]
             .as_array_mut()
             .unwrap()
             .push(json!(format!("127.0.0.1:{port}")));
+    });
+    assert_eq!(
+        error_doc(&call("rebound"), 7).error.code,
+        "HOST_NOT_ALLOWED"
+    );
+    assert!(w.requests().await.is_empty());
+    // Listed without a port, it allows it by name too.
+    w.env.edit_config(|config| {
+        config["allowedHosts"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!("127.0.0.1"));
     });
     let run = call("rebound");
     run.success();
@@ -169,7 +184,7 @@ fn an_mcp_server_whose_host_name_resolves_to_loopback_is_not_called() {
     assert!(
         err.error
             .message
-            .contains(&format!("add '127.0.0.1:{port}' to allowedHosts")),
+            .contains("add '127.0.0.1' (the address without a port) to allowedHosts"),
         "{err:?}"
     );
     // Nothing connected to the port.
