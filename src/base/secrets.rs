@@ -13,7 +13,7 @@
 //!
 //! Every secret value used by a call is redacted from what the call prints ([`Redactor`](super::redact::Redactor)).
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 
 /// The secrets file.
@@ -130,8 +130,8 @@ impl Secrets {
         if let Some((name, value)) = map.iter().find(|(_, v)| !v.is_string()) {
             let at = super::pointer::join("", name);
             let hint = match value {
-                Value::Number(_) => format!("write it as a string: {{\"{name}\": \"…\"}}"),
-                _ => format!("give \"{name}\" a string value, or remove it"),
+                Value::Number(_) => format!("write it as a string: {{{}: \"…\"}}", json!(name)),
+                _ => format!("give {} a string value, or remove it", json!(name)),
             };
             return Err(SecretsError {
                 hint: Some(hint),

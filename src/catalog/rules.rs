@@ -213,6 +213,11 @@ fn parse_host_entry(entry: &str) -> Result<HostEntry, String> {
             "allowedHosts entry '{entry}' is not a host name: a wildcard is only '*.' before a domain ('*.example.com'), and a name holds letters, digits, '-', '_' and '.'"
         ));
     }
+    if wildcard && is_domain && !host.trim_end_matches('.').contains('.') {
+        return Err(format!(
+            "allowedHosts entry '{entry}' would allow every host under a top-level domain: '*.' goes before a domain of its own ('*.example.com')"
+        ));
+    }
     if wildcard && !is_domain {
         return Err(format!(
             "allowedHosts entry '{entry}' is not a wildcard of a domain: '*.' goes before a domain name ('*.example.com'), not an IP address"
@@ -377,6 +382,7 @@ mod tests {
             ("*.*.com", "is not a host name"),
             ("a*b.com", "is not a host name"),
             ("*.127.0.0.1", "not an IP address"),
+            ("*.com", "under a top-level domain"),
         ] {
             let err = HostPolicy::new([entry]).unwrap_err();
             assert!(err.contains(why), "{entry}: {err}");

@@ -288,6 +288,10 @@ pub fn invoke(entry: &ToolEntry, raw_args: Value, options: &Options) -> Result<S
     })
 }
 
+/// What to do when a tool's host is not allowed: its entry, with the URL's port when the
+/// message says the host is listed only with others.
+const HOST_HINT: &str = "add the host (with the URL's port, if allowedHosts lists it with other ports) to allowedHosts in toolctl.json";
+
 fn check_callable(entry: &ToolEntry, hosts: &HostPolicy) -> Result<(), Failure> {
     let reference = entry.reference();
     let refused = |message: String, remedy: Remedy| {
@@ -326,13 +330,13 @@ fn check_callable(entry: &ToolEntry, hosts: &HostPolicy) -> Result<(), Failure> 
         {
             return Err(
                 Failure::new(ErrorCode::HostNotAllowed, format!("{reference}: {message}"))
-                    .with_hint("add the host to allowedHosts in toolctl.json"),
+                    .with_hint(HOST_HINT),
             );
         }
         if entry.tool.kind == ToolType::Mcp && reason.contains("allowedHosts") {
             return Err(
                 Failure::new(ErrorCode::HostNotAllowed, format!("{reference}: {reason}"))
-                    .with_hint("add the host to allowedHosts in toolctl.json"),
+                    .with_hint(HOST_HINT),
             );
         }
         return refused(

@@ -436,6 +436,12 @@ async fn a_secrets_file_with_a_wrong_value_or_bad_json_is_refused_naming_the_pla
             Some("give \"X/Y\" a string value, or remove it"),
         ),
         (
+            // The hint's JSON is valid JSON whatever the name holds.
+            json!({ "API_KEY": SECRET, "we\"ird": 7 }).to_string(),
+            "the value at /we\"ird is a number, not a string",
+            Some("write it as a string: {\"we\\\"ird\": \"…\"}"),
+        ),
+        (
             "{\"API_KEY\": \"k\",\n  oops}".to_owned(),
             "it is not valid JSON: key must be a string at line 2 column 3",
             None,
