@@ -14,9 +14,10 @@
 //! break a longer match of the next (a basic token whose password was redacted first, leaving
 //! the base64 of `user:` in sight).
 //!
-//! **Values.** In a JSON value every string is redacted, and so is a number, boolean or null
-//! whose JSON text holds a secret (a number also by its integer value, `4.0961234e7` as
+//! **Values.** In a JSON value every string is redacted, and so is a number whose JSON text
+//! holds a secret of [`SHORT`] characters or more (also by its integer value, `4.0961234e7` as
 //! `40961234`): it becomes the string `"[redacted]"`, since part of a number is no number.
+//! Booleans and null are too short to hold such a secret.
 //!
 //! **Short secrets.** A secret of fewer than [`SHORT`] characters is replaced only where it
 //! stands as a whole token — no letter or digit right before or after it (`Bearer x`, `"x"`,
@@ -143,11 +144,11 @@ impl Redactor {
         out
     }
 
-    /// Redact every string inside a JSON value, and every number, boolean or null whose text
-    /// holds a secret of 8 characters or more (it becomes the string `"[redacted]"`). A
-    /// shorter secret leaves such values alone: a PIN `7` or `2024` equal to a count or a year
-    /// is indistinguishable from it, as a short secret inside a word is, and turning every
-    /// `7` into a string would break outputs their schema checks.
+    /// Redact every string inside a JSON value, and every number whose text holds a secret of
+    /// [`SHORT`] characters or more (it becomes the string `"[redacted]"`). A shorter secret
+    /// leaves numbers alone: a PIN `7` or `2024` equal to a count or a year is
+    /// indistinguishable from it, as a short secret inside a word is, and turning every `7`
+    /// into a string would break outputs their schema checks.
     pub fn value(&self, value: Value) -> Value {
         if self.secrets.is_empty() {
             return value;
@@ -160,29 +161,29 @@ impl Redactor {
                     .map(|(k, v)| (self.text(&k), self.value(v)))
                     .collect(),
             ),
-            scalar => {
-                let mut texts = vec![scalar.to_string()];
+            Value::Number(n) => {
+                let long: Vec<&Secret> = self.secrets.iter().filter(|s| !s.whole_token).collect();
+                if long.is_empty() {
+                    return Value::Number(n);
+                }
+                let mut texts = vec![n.to_string()];
                 // The integer a number stands for, however it is written (`40961234.0`,
                 // `4.0961234e7`), up to where f64 still holds every integer exactly.
-                if let Value::Number(n) = &scalar
-                    && let Some(f) = n.as_f64()
+                if let Some(f) = n.as_f64()
                     && f.fract() == 0.0
                     && f.abs() < 9.007_199_254_740_992e15
                 {
                     texts.push(format!("{f:.0}"));
                 }
-                let holds = |t: &String| {
-                    self.secrets
-                        .iter()
-                        .filter(|s| !s.whole_token)
-                        .any(|s| s.matches(t).next().is_some())
-                };
+                let holds = |t: &String| long.iter().any(|s| s.matches(t).next().is_some());
                 if texts.iter().any(holds) {
                     Value::String(REDACTED.to_owned())
                 } else {
-                    scalar
+                    Value::Number(n)
                 }
             }
+            // `true`, `false` and `null` are shorter than any secret that redacts a scalar.
+            other => other,
         }
     }
 }

@@ -92,17 +92,21 @@ impl<'a> Values<'a> {
     /// but empty is "" for a basic password (an API key as the user, `-u key:`), and an error
     /// anywhere else.
     pub(super) fn password(&mut self, name: &str) -> Result<String, Failure> {
-        if self.declared.iter().any(|d| d == name) {
-            if self.secrets.is_none() {
-                self.secrets = Some(Secrets::load()?);
-            }
-            if let Some(Err(Unset::EmptyVariable(_) | Unset::EmptyInFile)) =
-                self.secrets.as_ref().map(|s| s.get(name))
-            {
-                return Ok(String::new());
-            }
+        if self.declared.iter().any(|d| d == name)
+            && let Err(Unset::EmptyVariable(_) | Unset::EmptyInFile) = self.secrets()?.get(name)
+        {
+            return Ok(String::new());
         }
         self.secret(name)
+    }
+
+    /// The secrets file and variables, read the first time a secret is asked for.
+    fn secrets(&mut self) -> Result<&Secrets, Failure> {
+        let secrets = match self.secrets.take() {
+            Some(secrets) => secrets,
+            None => Secrets::load()?,
+        };
+        Ok(self.secrets.insert(secrets))
     }
 
     /// The value of the declared secret `name` (an auth block's), redacted from then on.
@@ -120,13 +124,7 @@ impl<'a> Values<'a> {
 
     fn get(&mut self, name: &str) -> Result<Option<Value>, Failure> {
         if self.declared.iter().any(|d| d == name) {
-            if self.secrets.is_none() {
-                self.secrets = Some(Secrets::load()?);
-            }
-            let secret = self
-                .secrets
-                .as_ref()
-                .map_or(Err(Unset::Missing), |s| s.get(name));
+            let secret = self.secrets()?.get(name);
             return match secret {
                 Ok(secret) => {
                     self.redactor.add(&secret);
