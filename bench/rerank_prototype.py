@@ -89,12 +89,15 @@ def helper_links(corpus: rp.Corpus, longest_only: bool = False) -> dict[int, lis
 
 
 class Reranker:
-    def __init__(self, corpus: rp.Corpus):
+    def __init__(self, corpus: rp.Corpus, params: rp.Params | None = None,
+                 index: rp.Index | None = None):
+        """`params`: the BM25F parameters (the recommended recipe, toolctl's, by default);
+        `index`: one already built over `corpus` (building one takes a few seconds)."""
         import numpy as np
 
         self.np, self.corpus = np, corpus
-        self.index = rp.Index(corpus, rp.Analysis())
-        p = rp.recommended()
+        self.index = index or rp.Index(corpus, rp.Analysis())
+        p = params or rp.recommended()
         self.rows = list(range(len(corpus.requests)))
         self.sat = self.index.saturated(p).tocsr()
         self.q = self.index.query_matrix(self.rows, p.bigram).tocsr()
@@ -140,7 +143,9 @@ class Reranker:
         return [top[j] for j in chosen + open_]
 
     def rank(self, q: int, alpha: float, lam: float, beta: float, anchors: int,
-             helpers: bool) -> list[int]:
+             helpers: bool, rho: float = 0.0) -> list[int]:
+        """`rho`: a sibling is lifted only when its own score is at least `rho` × its anchor's
+        (0, toolctl's: whenever it matches the request at all)."""
         order = self.covered(q, alpha, lam)
         slots = sorted((self.score[q][d] for d in order), reverse=True)
         key = dict(zip(order, slots))  # a moved pick takes its place's score
@@ -148,7 +153,7 @@ class Reranker:
             for a in order[:anchors]:
                 for s in self.siblings.get(a, []):
                     own = self.own(q, s)
-                    if own > 0:
+                    if own > 0 and own >= rho * key[a]:
                         key[s] = max(key.get(s, 0.0), min(key[a] - 1e-9, own + beta * key[a]))
         place = {d: i for i, d in enumerate(order)}
         order = sorted(key, key=lambda d: (-key[d], place.get(d, 10**6)))
