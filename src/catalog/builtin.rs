@@ -13,6 +13,10 @@ use uuid::Uuid;
 /// `readfile` under another description).
 pub const FUNCTIONS: &[&str] = &["readfile", "file-search", "now", "exec"];
 
+/// The native function that runs a command: allowed only by the catalog's policy
+/// ([`Config::exec_allowed`](super::config::Config::exec_allowed)), whichever tool names it.
+pub const EXEC: &str = "exec";
+
 /// Whether this binary has the native function `name`.
 pub fn has_function(name: &str) -> bool {
     FUNCTIONS.contains(&name)

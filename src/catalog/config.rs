@@ -288,6 +288,16 @@ impl Config {
         self.builtin_tools.get(slug).copied()
     }
 
+    /// Whether this catalog's policy lets the native function `exec` run: while the built-in
+    /// `builtin/exec` is enabled (off unless `tool enable builtin/exec` turned it on). It holds
+    /// for every tool that names the function, not only the built-in one.
+    pub fn exec_allowed(&self) -> bool {
+        self.builtin_bundle_enabled()
+            && self
+                .builtin_tool_enabled(super::builtin::EXEC)
+                .unwrap_or(false)
+    }
+
     /// The document with the built-in bundle's (`slug: None`) or a built-in tool's flag set.
     pub fn with_builtin_flag(&self, slug: Option<&str>, enabled: bool) -> Value {
         let mut doc = self.doc.clone();

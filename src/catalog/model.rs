@@ -454,6 +454,11 @@ impl Tool {
     /// method (GET and HEAD are safe); a native tool is safe; an MCP tool that says nothing is
     /// not (MCP's defaults: not read-only, destructive).
     pub fn is_safe(&self) -> bool {
+        // A tool is no safer than the native function it runs: `exec` runs any command,
+        // whatever the tool's own `safe` says.
+        if self.runs_exec() {
+            return false;
+        }
         if let Some(safe) = self.safe {
             return safe;
         }
@@ -552,6 +557,27 @@ impl Tool {
         url.into_iter().chain(token).collect()
     }
 
+    /// Whether this is a native tool that runs the `exec` function.
+    pub fn runs_exec(&self) -> bool {
+        self.kind.is_native() && self.native_func().as_deref() == Some(super::builtin::EXEC)
+    }
+
+    /// The catalog's `exec` policy applied to a tool of a user's: one that names the native
+    /// function `exec` while `builtin/exec` is disabled. One set of rules: `tool put` refuses
+    /// it, `validate` reports it (rule `exec`), and a tool that came in another way (an
+    /// archive, a hand edit, a policy turned off later) is unavailable for this reason.
+    pub fn exec_violation(&self, exec_allowed: bool) -> Option<Violation> {
+        (self.runs_exec() && !self.is_built_in && !exec_allowed).then(|| {
+            Violation::new(
+                "/impl/func",
+                format!(
+                    "it runs the native function '{}', which this catalog allows only while builtin/exec is enabled (the catalog's policy switch: toolctl tool enable builtin/exec)",
+                    super::builtin::EXEC
+                ),
+            )
+        })
+    }
+
     /// Why this tool cannot be used by this binary with this configuration, if it cannot.
     pub fn unavailable_reason(&self, config: &super::config::Config) -> Option<String> {
         let hosts = &config.hosts;
@@ -573,7 +599,9 @@ impl Tool {
                 Some(func) if !crate::catalog::builtin::has_function(&func) => {
                     Some(format!("native function '{func}' is not in this binary"))
                 }
-                Some(_) => None,
+                Some(_) => self
+                    .exec_violation(config.exec_allowed())
+                    .map(|v| v.message),
             };
         }
         let Some(http) = self.http_impl() else {

@@ -727,14 +727,15 @@ fn drop_bundle(tx: &Transaction, dir: &str) -> rusqlite::Result<usize> {
     Ok(removed)
 }
 
-/// The built-in bundle and tools: rows from the binary, flags from `toolctl.json`.
-/// What tools' availability depends on in `toolctl.json` (`allowedHosts`, `mcpServers`).
+/// What tools' availability depends on in `toolctl.json` (`allowedHosts`, `mcpServers`, the
+/// `exec` policy). The policy counts only when it allows `exec`, so an index made before it
+/// counted is in step when it does not.
 fn hosts_fingerprint(catalog: &Catalog) -> String {
     let config = catalog.config();
-    if config.mcp_servers.is_empty() {
-        page::fingerprint(&config.allowed_hosts)
-    } else {
-        page::fingerprint(&(&config.allowed_hosts, &*config.mcp_servers))
+    match (config.mcp_servers.is_empty(), config.exec_allowed()) {
+        (true, false) => page::fingerprint(&config.allowed_hosts),
+        (false, false) => page::fingerprint(&(&config.allowed_hosts, &*config.mcp_servers)),
+        (_, true) => page::fingerprint(&(&config.allowed_hosts, &*config.mcp_servers, "exec")),
     }
 }
 
@@ -793,6 +794,7 @@ impl Index {
     }
 }
 
+/// The built-in bundle and tools: rows from the binary, flags from `toolctl.json`.
 fn sync_builtins(tx: &Transaction, catalog: &Catalog) -> Result<(), SyncError> {
     let bundle = catalog.builtin_bundle();
     let tools = catalog.builtin_tools(&bundle);

@@ -30,7 +30,7 @@ use crate::base::json_kind;
 use crate::catalog::config::HttpDefaults;
 use crate::catalog::model::{NoSchemaMode, ToolType};
 use crate::catalog::rules::HostPolicy;
-use crate::catalog::{Catalog, ToolEntry};
+use crate::catalog::{Catalog, ToolEntry, builtin};
 use crate::schema::check::{self as schema, CompileError, Schema};
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
@@ -337,6 +337,13 @@ fn check_callable(entry: &ToolEntry, hosts: &HostPolicy) -> Result<(), Failure> 
             return Err(
                 Failure::new(ErrorCode::HostNotAllowed, format!("{reference}: {reason}"))
                     .with_hint(HOST_HINT),
+            );
+        }
+        // A tool of a user's that runs `exec` while the catalog's policy forbids it.
+        if entry.tool.runs_exec() {
+            return refused(
+                format!("{reference} is unavailable: {reason}"),
+                Remedy::EnableTool(format!("{}/{}", builtin::SLUG, builtin::EXEC)),
             );
         }
         return refused(

@@ -300,6 +300,7 @@ impl Catalog {
         let tool: Tool = model::typed(&doc, source_name)?;
         let mut violations = tool.check(&doc);
         violations.extend(tool.host_violations(&self.config().hosts));
+        violations.extend(tool.exec_violation(self.config().exec_allowed()));
         let file = store::JsonFile::new(&doc);
         violations.extend(file.oversized());
         if !violations.is_empty() {

@@ -26,6 +26,8 @@ pub struct Context<'a> {
     pub hosts: Option<&'a HostPolicy>,
     /// `mcpServers` of `toolctl.json`; `None` when it is unusable (reported itself).
     pub mcp_servers: Option<&'a crate::catalog::mcp_servers::McpServers>,
+    /// Whether the catalog's policy lets `exec` run; `None` when `toolctl.json` is unusable.
+    pub exec_allowed: Option<bool>,
     pub providers: &'a [Provider],
 }
 
@@ -256,6 +258,12 @@ fn check_tool(
                         crate::catalog::builtin::FUNCTIONS.join(", ")
                     ),
                 ));
+            }
+            if let Some(v) = cx
+                .exec_allowed
+                .and_then(|allowed| tool.exec_violation(allowed))
+            {
+                notes.push(Note::error("exec", v.pointer, v.message));
             }
         }
         ToolType::Http => check_http(&tool, cx, notes),

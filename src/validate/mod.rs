@@ -234,6 +234,7 @@ pub fn validate(
         let cx = Context {
             hosts: config.as_ref().map(|c| &c.hosts),
             mcp_servers: config.as_ref().map(|c| &c.mcp_servers),
+            exec_allowed: config.as_ref().map(Config::exec_allowed),
             providers: &request.providers,
         };
         let checked: Vec<(Target, Vec<Finding>, Constraints)> = targets
@@ -625,6 +626,7 @@ pub fn check_documents(documents: &[(PathBuf, Place, &str)]) -> Vec<Finding> {
     let cx = Context {
         hosts: None,
         mcp_servers: None,
+        exec_allowed: None,
         providers: &[],
     };
     let checked: Vec<(Target, Vec<Finding>, Constraints)> = documents

@@ -1,7 +1,7 @@
 //! The built-in bundle (SPEC §1): listed like any bundle on an empty catalog, with full
 //! schemas, read-only except for its enabled flags, which live in `toolctl.json`.
 
-use crate::common::{TestEnv, tool_doc, tool_view};
+use crate::common::{TestEnv, tool_doc, tool_doc_with, tool_view};
 use serde_json::json;
 
 const BUILTIN_ID: &str = "0190a000-0000-7000-8000-000000000000";
@@ -275,4 +275,98 @@ fn disabling_the_builtin_bundle_hides_every_builtin() {
 
     env.run(&["bundle", "enable", "builtin"]).success();
     assert_eq!(env.refs(&[]).len(), 3);
+}
+
+/// The `exec` policy holds for the function, not for one tool: a tool of a user's that names
+/// `exec` (`impl.func`) is refused by `tool put`, reported by `validate` and unavailable
+/// (not invoked, not picked) while `builtin/exec` is disabled; it runs once the policy is
+/// on, and is unsafe whatever its own `safe` says. Review12 F0: such a tool ran `sh -c id`
+/// with the policy off.
+#[test]
+fn a_users_tool_naming_exec_follows_the_exec_policy() {
+    let env = TestEnv::new();
+    env.bundle("ops");
+    let marker = env.work().join("ran");
+    let marker_arg = marker.to_str().unwrap().to_owned();
+    let wrapper = tool_doc_with(
+        "run",
+        "v1",
+        json!({
+            "description": "Run a command on the machine.",
+            "impl": { "func": "exec" },
+            "safe": true,
+            "argSchema": {
+                "type": "object",
+                "properties": { "argv": { "type": "array", "items": { "type": "string" } } }
+            }
+        }),
+    );
+
+    let put = env.try_put_tool("ops", &wrapper);
+    put.failure(3)
+        .stdout_has("/impl/func: it runs the native function 'exec'")
+        .stdout_has("builtin/exec is enabled");
+    assert!(
+        env.refs(&["--include-disabled"])
+            .iter()
+            .all(|r| r != "ops/run@v1")
+    );
+
+    // As a pull request or an archive would bring it.
+    env.put_tool_by_hand("ops", &wrapper);
+    let args = json!({ "argv": ["touch", marker_arg] }).to_string();
+    let refused = env.run(&["invoke", "ops/run", "--args", &args]);
+    refused
+        .failure(6)
+        .stderr_has("is unavailable: it runs the native function 'exec'")
+        .stderr_has("hint: enable it with `toolctl tool enable builtin/exec`");
+    assert!(!marker.exists(), "the command ran with the exec policy off");
+    let listed = env.tool_list(&["--include-disabled"]);
+    let run = listed
+        .items
+        .iter()
+        .find(|t| t.reference == "ops/run@v1")
+        .unwrap();
+    assert!(!run.available, "{run:?}");
+    env.run(&["validate"])
+        .failure(3)
+        .stdout_has("error[exec]: it runs the native function 'exec'");
+    let offered = |extra: &[&str]| {
+        let mut args = vec![
+            "--json",
+            "pick",
+            "run a command on the machine",
+            "--min-score",
+            "0.000001",
+        ];
+        args.extend_from_slice(extra);
+        let picks = env.run(&args);
+        picks.success();
+        picks.json()["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["ref"] == "ops/run@v1")
+    };
+    assert!(!offered(&["--allow-unsafe"]));
+
+    env.run(&["tool", "enable", "builtin/exec"]).success();
+    env.run(&["invoke", "ops/run", "--args", &args]).success();
+    assert!(
+        marker.exists(),
+        "the command did not run with the exec policy on"
+    );
+    env.run(&["validate"]).success();
+    assert!(
+        !offered(&[]),
+        "a tool running exec is unsafe whatever its 'safe' says"
+    );
+    assert!(offered(&["--allow-unsafe"]));
+
+    // Turning the policy off again makes it unavailable again (the index sees the change).
+    std::fs::remove_file(&marker).unwrap();
+    env.run(&["tool", "disable", "builtin/exec"]).success();
+    env.run(&["invoke", "ops/run", "--args", &args]).failure(6);
+    assert!(!marker.exists());
+    assert!(!offered(&["--allow-unsafe"]));
 }
