@@ -400,6 +400,55 @@ fn gemini_turns_type_arrays_into_nullable() {
     assert_eq!(gemini_parameters(&env, "update"), expected);
 }
 
+/// Regression (review12 F2): pydantic's `Optional[T]` (`anyOf: [T, {"type": "null"}]`, and
+/// `oneOf` likewise) was refused by the Gemini export; it says `nullable` as a type list does,
+/// in a form Google's own SDK reads.
+#[test]
+fn gemini_turns_null_branches_into_nullable() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    env.put_tool(
+        "b",
+        &with_schema(
+            "update",
+            "Update.",
+            &json!({
+                "type": "object",
+                "properties": {
+                    "id": { "type": "string", "description": "Id." },
+                    "note": {
+                        "anyOf": [{ "type": "string", "maxLength": 100 }, { "type": "null" }],
+                        "default": null, "title": "Note", "description": "A note."
+                    },
+                    "count": { "oneOf": [{ "type": "integer" }, { "type": "null" }] },
+                    "key": { "anyOf": [{ "type": "string" }, { "type": "integer" }, { "type": "null" }] }
+                },
+                "required": ["id"]
+            }),
+        ),
+    );
+    let expected = json!({
+        "type": "object",
+        "properties": {
+            "id": { "type": "string", "description": "Id." },
+            "note": {
+                "type": "string", "nullable": true, "maxLength": 100,
+                "default": null, "title": "Note", "description": "A note."
+            },
+            "count": { "type": "integer", "nullable": true },
+            "key": { "anyOf": [
+                { "type": "string", "nullable": true },
+                { "type": "integer", "nullable": true }
+            ] }
+        },
+        "required": ["id"]
+    });
+    assert_eq!(gemini_parameters(&env, "update"), expected);
+    let list = export(&env, &["--provider", "gemini", "--bundle", "b"]);
+    let problems = crate::common::sdk_models::problems(&[("gemini-tools", list)]);
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
 #[test]
 fn gemini_drops_additional_properties_and_schema() {
     let env = TestEnv::new();
