@@ -259,9 +259,10 @@ impl Ui {
         }
     }
 
-    /// An error report on stderr (never muted).
+    /// An error report on stderr (never muted). Its first line is one line: a newline in the
+    /// message (a name from a file) is written `\n`, so it cannot start a line of its own.
     pub fn error(&self, message: &str, causes: &[String], hints: &[String]) {
-        let message = visible(message);
+        let message = visible(message).replace('\n', "\\n");
         let mut text = format!("{ERROR}error:{ERROR:#} {message}\n");
         for cause in causes {
             text.push_str(&format!("caused by: {}\n", visible(cause)));

@@ -225,15 +225,25 @@ fn human(report: &Report, errors: usize, warnings: usize) -> Painted {
             _ => String::new(),
         };
         let pointer = match finding.pointer.as_deref() {
-            Some(pointer) if !pointer.is_empty() => format!(" (at {pointer})"),
+            Some(pointer) if !pointer.is_empty() => format!(" (at {})", one_line(pointer)),
             _ => String::new(),
         };
-        text.plain(format!("{}{at}: ", finding.file.display()));
+        text.plain(format!(
+            "{}{at}: ",
+            one_line(&finding.file.display().to_string())
+        ));
         text.styled(style, format!("{label}[{}]", finding.rule));
-        text.plain(format!(": {}{pointer}\n", finding.message));
+        text.plain(format!(": {}{pointer}\n", one_line(&finding.message)));
     }
     text.plain(summary(report, errors, warnings));
     text
+}
+
+/// `text` on one line: a newline or carriage return in it (an argument name of a tool.json) is
+/// written `\n` / `\r`. A finding is one line, so nothing a file holds can start a line of its
+/// own (`::error file=…::` is a workflow command to GitHub Actions, whatever the format).
+fn one_line(text: &str) -> String {
+    text.replace('\n', "\\n").replace('\r', "\\r")
 }
 
 /// GitHub Actions workflow commands: one annotation per finding, shown on the file's line in
