@@ -4,6 +4,13 @@
 //! lines and warnings go to stderr and `--quiet` mutes them. Progress bars appear only on a
 //! terminal, never with `--json` or `--no-progress`, and only for work that lasts more than a
 //! second. A closed stdout (`toolctl tool list | head`) ends output quietly, not with a panic.
+//!
+//! Human output shows what a catalog holds, and a catalog comes from anywhere (a pull request's
+//! `tool.json`, an MCP server's tool list): every control character in it other than newline
+//! and tab (C0, DEL, C1) is written as a visible escape ([`visible`]: `\u001b`, `\r`), here,
+//! for every command, so no escape sequence, bell or carriage return of a catalog reaches a
+//! terminal or a CI log. toolctl's own colours are laid on after that ([`Painted`], the
+//! `warning:`/`error:`/`hint:` labels). JSON (`--json`) goes out as serde_json writes it.
 
 use anstyle::{AnsiColor, Style};
 use comfy_table::{ColumnConstraint, ContentArrangement, Table, presets};
@@ -32,6 +39,8 @@ pub struct Output {
 pub enum Human {
     /// Text on stdout (tables are rendered to text by [`table`]'s `trim_fmt`).
     Text(String),
+    /// Text on stdout with toolctl's own styles in it.
+    Painted(Painted),
     /// A status line on stderr (for changes: the data is in the JSON form).
     Status(String),
     /// Bytes written to stdout as they are (an archive sent to `-o -`).
@@ -66,6 +75,54 @@ impl Output {
         self.exit = code;
         self
     }
+}
+
+/// Human text with toolctl's own styles: each piece is made [`visible`] on its own and its
+/// style laid on after, so the only escape sequences that reach the terminal are toolctl's.
+#[derive(Debug, Default)]
+pub struct Painted(Vec<(Style, String)>);
+
+impl Painted {
+    /// Text as it is.
+    pub fn plain(&mut self, text: impl Into<String>) {
+        self.0.push((Style::new(), text.into()));
+    }
+
+    /// Text in `style`.
+    pub fn styled(&mut self, style: Style, text: impl Into<String>) {
+        self.0.push((style, text.into()));
+    }
+
+    fn render(&self) -> String {
+        self.0
+            .iter()
+            .map(|(style, text)| format!("{style}{}{style:#}", visible(text)))
+            .collect()
+    }
+}
+
+/// `text` with every control character but newline and tab (C0, DEL, C1) written as a visible
+/// escape, in JSON's spelling (`\r`, `\b`, `\f`, `\u001b`, `\u009b`): a terminal shows what is
+/// there instead of obeying it. JSON text stays valid JSON with the same meaning (serde_json
+/// leaves DEL and C1 characters raw in strings, the only place they can be). A backslash of
+/// the text is left as it is, so a description that says `\u001b` in letters looks the same
+/// as one holding the character; the letters never act.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.contains(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if hidden(c) => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A table in toolctl's house style: no borders, a header, wrapped to the terminal's width
@@ -161,8 +218,9 @@ impl Ui {
         } else {
             match &output.human {
                 Human::Text(text) if text.is_empty() => String::new(),
-                Human::Text(text) if text.ends_with('\n') => text.clone(),
-                Human::Text(text) => format!("{text}\n"),
+                Human::Text(text) if text.ends_with('\n') => visible(text).into_owned(),
+                Human::Text(text) => format!("{}\n", visible(text)),
+                Human::Painted(painted) => painted.render(),
                 Human::Status(line) => {
                     self.status(line);
                     String::new()
@@ -187,25 +245,30 @@ impl Ui {
     /// A status line on stderr, unless `--quiet`.
     pub fn status(&self, line: &str) {
         if !self.quiet {
-            write_stderr(&format!("{line}\n"));
+            write_stderr(&format!("{}\n", visible(line)));
         }
     }
 
     /// A warning on stderr, unless `--quiet`.
     pub fn warn(&self, message: &str) {
         if !self.quiet {
-            write_stderr(&format!("{WARNING}warning:{WARNING:#} {message}\n"));
+            write_stderr(&format!(
+                "{WARNING}warning:{WARNING:#} {}\n",
+                visible(message)
+            ));
         }
     }
 
-    /// An error report on stderr (never muted).
+    /// An error report on stderr (never muted). Its first line is one line: a newline in the
+    /// message (a name from a file) is written `\n`, so it cannot start a line of its own.
     pub fn error(&self, message: &str, causes: &[String], hints: &[String]) {
+        let message = visible(message).replace('\n', "\\n");
         let mut text = format!("{ERROR}error:{ERROR:#} {message}\n");
         for cause in causes {
-            text.push_str(&format!("caused by: {cause}\n"));
+            text.push_str(&format!("caused by: {}\n", visible(cause)));
         }
         for hint in hints {
-            text.push_str(&format!("{HINT}hint:{HINT:#} {hint}\n"));
+            text.push_str(&format!("{HINT}hint:{HINT:#} {}\n", visible(hint)));
         }
         write_stderr(&text);
     }
@@ -217,7 +280,7 @@ impl Ui {
 
     /// Ask a yes/no question on the terminal; anything but "y"/"yes" is no.
     pub fn confirm(&self, question: &str) -> bool {
-        write_stderr(&format!("{question} [y/N] "));
+        write_stderr(&format!("{} [y/N] ", visible(question)));
         let mut answer = String::new();
         io::stdin().read_line(&mut answer).is_ok()
             && matches!(answer.trim().to_lowercase().as_str(), "y" | "yes")
@@ -319,6 +382,26 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn control_characters_are_shown_in_json_spelling_and_json_stays_json() {
+        assert_eq!(
+            visible("a\tb\nc\r\u{1b}[2J\u{7}\u{8}\u{c}\u{0}\u{7f}\u{9b}é\\"),
+            "a\tb\nc\\r\\u001b[2J\\u0007\\b\\f\\u0000\\u007f\\u009bé\\"
+        );
+        assert!(matches!(
+            visible("plain\ttext\n"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        let value = serde_json::json!({ "k\u{7f}": "v\u{9b}\u{1b}\r" });
+        let text = serde_json::to_string_pretty(&value).unwrap();
+        let shown = visible(&text);
+        assert!(
+            !shown.contains(|c: char| c.is_control() && c != '\n'),
+            "{shown}"
+        );
+        assert_eq!(serde_json::from_str::<Value>(&shown).unwrap(), value);
     }
 
     #[test]

@@ -234,6 +234,7 @@ fn definition(
                 .err()
                 .unwrap_or_default();
             problems.extend(draft_2020_12(&canonical));
+            problems.extend(anthropic_argument_names(&canonical));
             if !problems.is_empty() {
                 return Err(in_tool(problems));
             }
@@ -326,6 +327,62 @@ fn object_root(provider: &str, schema: &Value) -> Result<(), Vec<Unexpressible>>
     } else {
         Err(problems)
     }
+}
+
+/// The most characters Anthropic takes in an argument name.
+const ANTHROPIC_MAX_ARGUMENT: usize = 64;
+
+/// Whether Anthropic takes `name` as an argument name: `^[a-zA-Z0-9_.-]{1,64}$` (all ASCII,
+/// so bytes are characters).
+fn anthropic_argument_name(name: &str) -> bool {
+    (1..=ANTHROPIC_MAX_ARGUMENT).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// The top-level argument names Anthropic refuses. The Messages API (and Claude behind
+/// Bedrock's Converse) checks the keys of `input_schema.properties` against
+/// `^[a-zA-Z0-9_.-]{1,64}$` and answers the whole request with a 400 (`Property keys should
+/// match pattern …`), so one such tool would break every tool sent with it. Nested objects'
+/// keys are not checked by the API, so they are not here either. The way out is a rename; the
+/// suggestion is the name transliterated to ASCII with every other character made `_`, unless
+/// the schema already has an argument of that name.
+fn anthropic_argument_names(schema: &Value) -> Vec<Unexpressible> {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .keys()
+        .filter(|name| !anthropic_argument_name(name))
+        .map(|name| {
+            let suggestion: String = crate::catalog::names::ascii(name)
+                .bytes()
+                .map(|b| {
+                    if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-') {
+                        b as char
+                    } else {
+                        '_'
+                    }
+                })
+                .take(ANTHROPIC_MAX_ARGUMENT)
+                .collect();
+            let example = if suggestion.is_empty() || properties.contains_key(&suggestion) {
+                String::new()
+            } else {
+                format!(" (such as '{suggestion}')")
+            };
+            Unexpressible::new(
+                "properties",
+                crate::base::pointer::join("/properties", name),
+                format!(
+                    "the argument name '{name}' does not match ^[a-zA-Z0-9_.-]{{1,64}}$, which \
+                        Anthropic requires (one such tool makes it refuse the whole request); \
+                        rename the argument{example}"
+                ),
+            )
+        })
+        .collect()
 }
 
 /// Anthropic takes JSON Schema draft 2020-12 only, and answers anything else with a 400.

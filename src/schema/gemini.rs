@@ -12,7 +12,12 @@
 //! - `const: "v"` becomes `enum: ["v"]`; `type: ["T", "null"]` becomes `type: T, nullable: true`
 //!   (and `null` in an `enum` becomes `nullable: true`); `type: [A, B]` becomes `anyOf` of `A` and
 //!   `B`; `oneOf` becomes `anyOf` only where no value can match two branches
-//!   (`strict::exclusive`). Each accepts exactly the same values.
+//!   (`strict::exclusive`). An `anyOf`/`oneOf` with a `{"type": "null"}` branch (pydantic's
+//!   `Optional[T]`) loses that branch and says `nullable` instead: one other branch is merged
+//!   into the schema holding it (`{"type": T, "nullable": true, …}`, as Google's own SDK does),
+//!   several stay an `anyOf` whose branches are each `nullable` (OpenAPI 3.0.3 reads `nullable`
+//!   only beside a `type`, and Gemini has refused other fields beside `anyOf`). Each accepts
+//!   exactly the same values.
 //! - On an integer, `exclusiveMinimum: n` is `minimum: n + 1` (and `exclusiveMaximum` likewise).
 //! - Keywords that only narrow the values (`uniqueItems`, `multipleOf`, `contains`,
 //!   `dependentRequired`, an exclusive bound on a number) are dropped and their rule is added
@@ -231,6 +236,8 @@ impl Gemini<'_> {
         let mut lower = self.bound(map, ptr, bounds[0], integer, &mut rules);
         let mut upper = self.bound(map, ptr, bounds[1], integer, &mut rules);
         let mut out = Map::new();
+        // The one branch left of an `anyOf`/`oneOf` whose other branches accept only null.
+        let mut merged = None;
         for (key, value) in map {
             let here = join(ptr, key);
             match key.as_str() {
@@ -292,8 +299,7 @@ impl Gemini<'_> {
                     "Gemini needs `items` to be one schema (no tuples, no `true`/`false`)",
                 ),
                 "anyOf" => {
-                    let branches = self.branches(value, &here, key);
-                    out.insert(key.clone(), branches);
+                    self.alternatives(value, &here, key, nullable, &mut out, &mut merged);
                 }
                 "oneOf" if map.contains_key("anyOf") || out.contains_key("anyOf") => {
                     self.refuse(key, ptr, SECOND_ANY_OF);
@@ -302,8 +308,7 @@ impl Gemini<'_> {
                 // false` inside them widens the view only by undeclared keys, as everywhere else.
                 "oneOf" => {
                     if value.as_array().is_some_and(|b| exclusive(b, self.root)) {
-                        let branches = self.branches(value, &here, key);
-                        out.insert("anyOf".to_owned(), branches);
+                        self.alternatives(value, &here, key, nullable, &mut out, &mut merged);
                     } else {
                         self.refuse(
                             key,
@@ -343,6 +348,9 @@ impl Gemini<'_> {
                 "$id" if root => {}
                 other => self.refuse(other, ptr, unsupported(other)),
             }
+        }
+        if let Some(branch) = merged {
+            out = self.merge(branch, out, ptr, nullable);
         }
         if !rules.is_empty() {
             let said = out.get("description").and_then(Value::as_str).unwrap_or("");
@@ -530,6 +538,96 @@ impl Gemini<'_> {
         }
     }
 
+    /// The Gemini form of the `anyOf` (or exclusive `oneOf`, `via`) `value` at `here`, put in
+    /// `out` as `anyOf`. Branches that accept only null (`{"type": "null"}`) are left out when
+    /// others remain, and the rest made `nullable` if the whole schema (`nullable`) accepts
+    /// null: one branch left goes to `merged`, for [`Self::merge`] once the schema's other
+    /// keywords are known; several stay an `anyOf`, each branch `nullable`.
+    fn alternatives(
+        &mut self,
+        value: &Value,
+        here: &str,
+        via: &str,
+        nullable: bool,
+        out: &mut Map<String, Value>,
+        merged: &mut Option<Value>,
+    ) {
+        let rest: Vec<(usize, &Value)> = match value {
+            Value::Array(branches) if branches.iter().any(only_null) => branches
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| !only_null(b))
+                .collect(),
+            _ => Vec::new(),
+        };
+        if rest.is_empty() {
+            let branches = self.branches(value, here, via);
+            out.insert("anyOf".to_owned(), branches);
+            return;
+        }
+        let mut views: Vec<Value> = rest
+            .into_iter()
+            .map(|(i, b)| self.schema(b, &join(here, &i.to_string()), via, false))
+            .collect();
+        if views.len() == 1 {
+            *merged = views.pop();
+            return;
+        }
+        if nullable {
+            views.iter_mut().for_each(make_nullable);
+        }
+        out.insert("anyOf".to_owned(), Value::Array(views));
+    }
+
+    /// The schema at `ptr` whose keywords are `outer`, with the one branch left of its
+    /// `anyOf`/`oneOf` (`branch`, already in Gemini form) merged in and `nullable` as the whole
+    /// schema accepts null. The branch's keywords come first; the outer schema's annotations
+    /// win over the branch's (they describe this use), both descriptions are kept, and a
+    /// keyword both give differently is refused (both apply, and one field cannot say that).
+    fn merge(
+        &mut self,
+        branch: Value,
+        outer: Map<String, Value>,
+        ptr: &str,
+        nullable: bool,
+    ) -> Map<String, Value> {
+        let Value::Object(mut out) = branch else {
+            return outer;
+        };
+        out.remove("nullable");
+        for (key, value) in outer {
+            match out.get(&key) {
+                None => {
+                    out.insert(key, value);
+                }
+                Some(same) if *same == value => {}
+                Some(Value::String(inner)) if key == "description" => {
+                    let both = format!("{} {inner}", value.as_str().unwrap_or_default());
+                    out.insert(key, Value::String(both));
+                }
+                Some(_) if key == "example" || ANNOTATIONS.contains(&key.as_str()) => {
+                    out.insert(key, value);
+                }
+                Some(_) => self.refuse(
+                    &key,
+                    ptr,
+                    format!(
+                        "`{key}` is both beside the `anyOf`/`oneOf` and in its one branch that \
+                            is not null, which becomes this schema for Gemini; keep one"
+                    ),
+                ),
+            }
+        }
+        let mut view = Value::Object(out);
+        if nullable {
+            make_nullable(&mut view);
+        }
+        match view {
+            Value::Object(out) => out,
+            _ => Map::new(),
+        }
+    }
+
     fn branches(&mut self, value: &Value, here: &str, via: &str) -> Value {
         let Value::Array(branches) = value else {
             self.fail(via, here, format!("`{via}` is not an array of schemas"));
@@ -541,6 +639,49 @@ impl Gemini<'_> {
                 .collect(),
         )
     }
+}
+
+/// Whether `branch` accepts only null and says nothing else: `{"type": "null"}` (or
+/// `["null"]`), with annotations at most.
+fn only_null(branch: &Value) -> bool {
+    let Value::Object(map) = branch else {
+        return false;
+    };
+    let null = match map.get("type") {
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(ts)) => ts.len() == 1 && ts[0] == "null",
+        _ => false,
+    };
+    null && map.keys().all(|k| {
+        k == "type" || k == "description" || k == "example" || ANNOTATIONS.contains(&k.as_str())
+    })
+}
+
+/// Marks a Gemini view as accepting null: `nullable` beside its `type`, or in each branch of its
+/// `anyOf` (OpenAPI 3.0.3 reads `nullable` only beside a `type`).
+fn make_nullable(view: &mut Value) {
+    let Value::Object(map) = view else {
+        return;
+    };
+    if !map.contains_key("type")
+        && let Some(Value::Array(branches)) = map.get_mut("anyOf")
+    {
+        branches.iter_mut().for_each(make_nullable);
+        return;
+    }
+    // After `type`, where the other translations put it.
+    let mut out = Map::new();
+    for (key, value) in std::mem::take(map) {
+        let typed = key == "type";
+        out.insert(key, value);
+        if typed {
+            out.insert("nullable".to_owned(), Value::Bool(true));
+        }
+    }
+    if !out.contains_key("nullable") {
+        out.insert("nullable".to_owned(), Value::Bool(true));
+    }
+    *map = out;
 }
 
 /// Keywords that only narrow the values a schema accepts. Gemini lacks them; its view drops

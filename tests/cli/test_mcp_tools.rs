@@ -901,6 +901,41 @@ fn mcp_import_skips_what_is_no_mcp_tool_naming_server_tool_and_field() {
     env.run(&["validate"]).success();
 }
 
+/// A server's argument names outside Anthropic's `^[a-zA-Z0-9_.-]{1,64}$` (OData's `$top`, a
+/// `filter[id]`) are MCP's to allow: the tool is imported and runs, and only an export to
+/// Anthropic refuses it (review12 F1).
+#[test]
+fn mcp_import_keeps_a_tool_whose_argument_names_only_anthropic_refuses() {
+    let env = TestEnv::new();
+    declare(&env, json!({ "fx": pages_server(&["keys"]) }));
+    let doc = import(&env, "fx", &[]);
+    assert_eq!(refs(&doc["added"]), ["fx/odata@1"], "{doc}");
+    let (code, called) = invoke(&env, "fx/odata", json!({ "$top": 5, "filter[id]": "x" }));
+    assert_eq!(
+        (code, &called["value"]),
+        (0, &json!("called odata")),
+        "{called}"
+    );
+    let list = env.json(&["export", "--provider", "mcp", "--tool", "fx/odata"]);
+    assert_eq!(
+        list[0]["inputSchema"]["properties"]["$top"]["type"], "integer",
+        "{list}"
+    );
+    let refused = env.json_error(
+        &["export", "--provider", "anthropic", "--tool", "fx/odata"],
+        3,
+    );
+    let problems = &refused.error.details["tools"][0]["problems"];
+    assert_eq!(
+        problems[0]["pointer"], "/argSchema/properties/$top",
+        "{problems}"
+    );
+    assert_eq!(
+        problems[1]["pointer"], "/argSchema/properties/filter[id]",
+        "{problems}"
+    );
+}
+
 #[test]
 fn mcp_import_refuses_an_unknown_or_broken_server_and_writes_nothing() {
     let env = TestEnv::new();

@@ -2,7 +2,7 @@
 //! warnings on stderr (muted by `--quiet`), one JSON document with `--json` (errors included),
 //! stable exit codes, no colour under NO_COLOR, and a closed pipe is a clean exit.
 
-use crate::common::{Run, TestEnv, ToolList, tool_doc, write_file};
+use crate::common::{Run, TestEnv, ToolList, tool_doc, tool_doc_with, write_file};
 use serde_json::json;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -289,4 +289,146 @@ fn subcommand_summaries_say_what_each_does() {
             run.stdout
         );
     }
+}
+
+/// Text from the catalog that a terminal would obey: clear the screen, set the window title
+/// (OSC 0, ended by BEL), a hyperlink (OSC 8), a carriage return (a line that overwrites
+/// itself), a C1 CSI, DEL and "conceal".
+const OBEYED: &str = "X\u{1b}[2J\u{1b}]0;pwned\u{7}\u{1b}]8;;https://evil.example/\u{1b}\\click\u{1b}]8;;\u{1b}\\\r\u{9b}2J\u{7f}\u{1b}[8mhidden";
+
+/// How `OBEYED` is shown: each control character as a visible escape.
+const SHOWN: &str = "X\\u001b[2J\\u001b]0;pwned\\u0007\\u001b]8;;https://evil.example/\\u001b\\click\\u001b]8;;\\u001b\\\\r\\u009b2J\\u007f\\u001b[8mhidden";
+
+/// Run `args` with stdout and stderr each on a terminal of its own (a pty, through
+/// `tests/fixtures/terminal/pty_run.py`): the exit code and every byte written to each.
+fn on_terminal(env: &TestEnv, args: &[&str]) -> (i32, Vec<u8>, Vec<u8>) {
+    let toolctl = env.command(args);
+    let dir = tempfile::tempdir().unwrap();
+    let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/terminal/pty_run.py");
+    let mut command = std::process::Command::new("python3");
+    command
+        .arg(script)
+        .arg(&out)
+        .arg(&err)
+        .arg(toolctl.get_program())
+        .args(toolctl.get_args())
+        .env_clear()
+        .current_dir(toolctl.get_current_dir().unwrap());
+    for (name, value) in toolctl.get_envs() {
+        if let Some(value) = value {
+            command.env(name, value);
+        }
+    }
+    let status = command.status().unwrap();
+    (
+        status.code().unwrap(),
+        std::fs::read(&out).unwrap(),
+        std::fs::read(&err).unwrap(),
+    )
+}
+
+/// Where in `bytes` a control character other than newline and tab is (C0, DEL, or C1 in
+/// UTF-8), with what surrounds it.
+fn control_in(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let at = text.find(|c: char| c.is_control() && c != '\n' && c != '\t')?;
+    let from = text.floor_char_boundary(at.saturating_sub(30));
+    let to = text.ceil_char_boundary((at + 30).min(text.len()));
+    Some(format!("{:?}", &text[from..to]))
+}
+
+/// Regression (review12 F4): a tool's description, display name, tags and argument names, a
+/// bundle's name and a file's unreadable value reached the terminal raw in `tool list`,
+/// `search`, `tool get`, `bundle get` and `validate` (human and github), so a pull request's
+/// tool.json could clear a developer's screen, set the terminal's title, hide a line behind a
+/// carriage return or a link behind other text. Each control character other than newline
+/// and tab is shown as a visible escape, on stdout and stderr alike, and toolctl's own colours
+/// still work.
+#[test]
+fn control_characters_from_the_catalog_never_reach_a_terminal() {
+    let env = TestEnv::new();
+    env.run(&[
+        "bundle",
+        "put",
+        "--slug",
+        "b",
+        "--display-name",
+        &format!("Bundle {OBEYED}"),
+    ])
+    .success();
+    let city = format!("city{OBEYED}");
+    env.put_tool(
+        "b",
+        &tool_doc_with(
+            "evil",
+            "v1",
+            json!({
+                "displayName": format!("Evil {OBEYED}"),
+                "description": format!("Weather {OBEYED}"),
+                "tags": [format!("t{OBEYED}")],
+                "argSchema": { "type": "object", "properties": { city: { "type": "string" } } }
+            }),
+        ),
+    );
+    // A file toolctl cannot read: the value serde quotes in its error goes to stderr.
+    env.put_tool_by_hand(
+        "b",
+        &json!({ "slug": "broken", "version": "v1", "type": format!("nat{OBEYED}") }),
+    );
+    let runs: [&[&str]; 7] = [
+        &["tool", "list"],
+        &["search", "weather"],
+        &["tool", "get", "b/evil"],
+        &["tool", "get", "b/broken"],
+        &["bundle", "get", "b"],
+        &["validate"],
+        &["validate", "--format", "github"],
+    ];
+    for args in runs {
+        let (code, stdout, stderr) = on_terminal(&env, args);
+        let both = format!(
+            "{args:?} exit {code}\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&stdout),
+            String::from_utf8_lossy(&stderr)
+        );
+        assert_eq!(control_in(&stdout), None, "{both}");
+        assert_eq!(control_in(&stderr), None, "{both}");
+        // Shown, not dropped (the github format writes a carriage return `%0D`, as GitHub's
+        // toolkit does).
+        let shown = [stdout, stderr].concat();
+        let shown = String::from_utf8_lossy(&shown);
+        let github = SHOWN.replace("\\r", "%0D");
+        assert!(shown.contains(SHOWN) || shown.contains(&github), "{both}");
+    }
+
+    // toolctl's own colours still reach the terminal, and nothing else does.
+    let (_, stdout, stderr) = on_terminal(&env, &["--color", "always", "validate"]);
+    let stdout = String::from_utf8(stdout).unwrap();
+    assert!(
+        stdout.contains("\u{1b}[1m\u{1b}[31merror[schema]\u{1b}[0m"),
+        "{stdout:?}"
+    );
+    assert!(
+        stdout.contains("\u{1b}[1m\u{1b}[33mwarning[description]\u{1b}[0m"),
+        "{stdout:?}"
+    );
+    let own = ["\u{1b}[1m\u{1b}[31m", "\u{1b}[1m\u{1b}[33m", "\u{1b}[0m"];
+    let rest = own
+        .iter()
+        .fold(stdout.clone(), |text, own| text.replace(own, ""));
+    assert_eq!(control_in(rest.as_bytes()), None, "{stdout:?}");
+    assert_eq!(control_in(&stderr), None);
+    let (_, _, stderr) = on_terminal(&env, &["--color", "always", "tool", "get", "b/broken"]);
+    let stderr = String::from_utf8(stderr).unwrap();
+    assert!(
+        stderr.starts_with("\u{1b}[1m\u{1b}[31merror:\u{1b}[0m "),
+        "{stderr:?}"
+    );
+    let own = ["\u{1b}[1m\u{1b}[31m", "\u{1b}[1m\u{1b}[36m", "\u{1b}[0m"];
+    let rest = own
+        .iter()
+        .fold(stderr.clone(), |text, own| text.replace(own, ""));
+    assert_eq!(control_in(rest.as_bytes()), None, "{stderr:?}");
 }

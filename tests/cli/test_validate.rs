@@ -177,6 +177,61 @@ fn github_annotations_line_for_line() {
     );
 }
 
+/// Regression (review12 F5): an argument name holding a newline printed a line of its own in
+/// the human format, and a line `::error file=…::` is a workflow command to GitHub Actions
+/// whatever toolctl meant by it. Each finding is one line (newline and CR written `\n`, `\r`),
+/// as is an error's first line.
+#[test]
+fn a_newline_in_a_name_never_starts_a_line_of_its_own() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    let name = "x\n::error file=a::owned\r::warning::too";
+    env.put_tool(
+        "b",
+        &crate::common::tool_doc_with(
+            "nl",
+            "v1",
+            serde_json::json!({
+                "description": "A newline in an argument's name.",
+                "argSchema": { "type": "object", "properties": { name: { "type": "string" } } }
+            }),
+        ),
+    );
+    for args in [&["validate"][..], &["validate", "--strict"]] {
+        let run = env.run(args);
+        let findings: Vec<&str> = run
+            .stdout
+            .lines()
+            .filter(|l| l.contains("[description]"))
+            .collect();
+        // One finding (the argument has no description), on one line, and every line is
+        // toolctl's: a finding or the summary.
+        assert_eq!(findings.len(), 1, "{run}");
+        assert!(
+            findings[0].ends_with(
+                "argument 'x\\n::error file=a::owned\\r::warning::too' has no description \
+                    (at /argSchema/properties/x\\n::error file=a::owned\\r::warning::too)"
+            ),
+            "{run}"
+        );
+        assert_eq!(run.stdout.lines().count(), 2, "{run}");
+        for line in run.stdout.lines().chain(run.stderr.lines()) {
+            assert!(!line.starts_with("::"), "{line:?}\n{run}");
+        }
+    }
+    // An error's first line too.
+    let run = env.run(&["tool", "get", &format!("b/{name}")]);
+    run.failure(4);
+    assert!(
+        run.stderr
+            .starts_with("error: tool 'b/x\\n::error file=a::owned\\r::warning::too' "),
+        "{run}"
+    );
+    for line in run.stderr.lines() {
+        assert!(!line.starts_with("::"), "{line:?}\n{run}");
+    }
+}
+
 #[test]
 fn strict_fails_on_warnings_and_json_reports_every_finding() {
     let env = catalog_with(Some("warnings"));

@@ -3,7 +3,7 @@
 use crate::base::error_code::{ErrorCode, exit};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
-use crate::cli::output::{Human, Output};
+use crate::cli::output::{Human, Output, Painted};
 use crate::cli::shared::plural;
 use crate::cli::values;
 use crate::provider::Provider;
@@ -175,13 +175,13 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Output, CliError> {
         "strict": args.strict,
         "findings": report.findings,
     });
-    let text = match format {
-        Format::Human => human(&report, errors, warnings),
-        Format::Github => github(&report, errors, warnings),
+    let human = match format {
+        Format::Human => Human::Painted(human(&report, errors, warnings)),
+        Format::Github => Human::Text(github(&report, errors, warnings)),
         Format::Json => {
             let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
             text.push('\n');
-            text
+            Human::Text(text)
         }
     };
     let code = if errors > 0 {
@@ -189,7 +189,7 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Output, CliError> {
     } else {
         exit::SUCCESS
     };
-    Ok(Output::new(document, Human::Text(text)).with_exit(code))
+    Ok(Output::new(document, human).with_exit(code))
 }
 
 /// `path` relative to the working folder when it is under it.
@@ -213,8 +213,8 @@ fn summary(report: &Report, errors: usize, warnings: usize) -> String {
 const ERROR: Style = AnsiColor::Red.on_default().bold();
 const WARNING: Style = AnsiColor::Yellow.on_default().bold();
 
-fn human(report: &Report, errors: usize, warnings: usize) -> String {
-    let mut text = String::new();
+fn human(report: &Report, errors: usize, warnings: usize) -> Painted {
+    let mut text = Painted::default();
     for finding in &report.findings {
         let (label, style) = match finding.severity {
             Severity::Error => ("error", ERROR),
@@ -225,18 +225,25 @@ fn human(report: &Report, errors: usize, warnings: usize) -> String {
             _ => String::new(),
         };
         let pointer = match finding.pointer.as_deref() {
-            Some(pointer) if !pointer.is_empty() => format!(" (at {pointer})"),
+            Some(pointer) if !pointer.is_empty() => format!(" (at {})", one_line(pointer)),
             _ => String::new(),
         };
-        text.push_str(&format!(
-            "{}{at}: {style}{label}[{}]{style:#}: {}{pointer}\n",
-            finding.file.display(),
-            finding.rule,
-            finding.message
+        text.plain(format!(
+            "{}{at}: ",
+            one_line(&finding.file.display().to_string())
         ));
+        text.styled(style, format!("{label}[{}]", finding.rule));
+        text.plain(format!(": {}{pointer}\n", one_line(&finding.message)));
     }
-    text.push_str(&summary(report, errors, warnings));
+    text.plain(summary(report, errors, warnings));
     text
+}
+
+/// `text` on one line: a newline or carriage return in it (an argument name of a tool.json) is
+/// written `\n` / `\r`. A finding is one line, so nothing a file holds can start a line of its
+/// own (`::error file=…::` is a workflow command to GitHub Actions, whatever the format).
+fn one_line(text: &str) -> String {
+    text.replace('\n', "\\n").replace('\r', "\\r")
 }
 
 /// GitHub Actions workflow commands: one annotation per finding, shown on the file's line in

@@ -150,6 +150,94 @@ fn type_lists_become_nullable_or_any_of() {
     );
 }
 
+/// Regression (review12 F2): pydantic writes `Optional[T]` as `anyOf: [T, {"type": "null"}]`,
+/// which Gemini refused ("accepts only null") although it takes `type: [T, "null"]`.
+#[test]
+fn null_branches_become_nullable() {
+    let optional = json!({"anyOf": [{"type": "string", "maxLength": 10}, {"type": "null"}],
+        "default": null, "title": "Note", "description": "A note."});
+    let view = prop(optional).unwrap();
+    assert_eq!(
+        view,
+        json!({"type": "string", "nullable": true, "maxLength": 10, "default": null,
+            "title": "Note", "description": "A note."})
+    );
+    assert_eq!(
+        view.as_object().unwrap().keys().take(2).collect::<Vec<_>>(),
+        ["type", "nullable"]
+    );
+    assert_eq!(
+        prop(json!({"oneOf": [{"type": "null", "description": "none"}, {"type": "integer"}]}))
+            .unwrap(),
+        json!({"type": "integer", "nullable": true})
+    );
+    assert_eq!(
+        prop(json!({"anyOf": [{"type": ["null"]}, {"enum": ["a", "b"]}]})).unwrap(),
+        json!({"type": "string", "nullable": true, "enum": ["a", "b"]})
+    );
+    // Several others: an `anyOf` of them, each nullable (nothing beside the `anyOf`).
+    assert_eq!(
+        prop(json!({"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]}))
+            .unwrap(),
+        json!({"anyOf": [{"type": "string", "nullable": true},
+            {"type": "integer", "nullable": true}]})
+    );
+    assert_eq!(
+        prop(
+            json!({"anyOf": [{"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            {"type": "null"}]})
+        )
+        .unwrap(),
+        json!({"anyOf": [{"type": "string", "nullable": true},
+            {"type": "integer", "nullable": true}]})
+    );
+    // A `type` beside refuses null: the null branch never matches, and nothing is nullable.
+    assert_eq!(
+        prop(json!({"type": "string",
+            "anyOf": [{"type": "string", "maxLength": 3}, {"type": "null"}]}))
+        .unwrap(),
+        json!({"type": "string", "maxLength": 3})
+    );
+    // Both descriptions are kept, the branch's rules included.
+    assert_eq!(
+        prop(json!({"description": "Tags.", "anyOf": [{"type": "array",
+            "items": {"type": "string"}, "uniqueItems": true}, {"type": "null"}]}))
+        .unwrap(),
+        json!({"type": "array", "nullable": true, "items": {"type": "string"},
+            "description": "Tags. Items must be unique."})
+    );
+}
+
+#[test]
+fn null_branches_that_cannot_become_nullable_are_refused() {
+    // Null alone is still nothing Gemini can say.
+    fails(
+        obj(json!({"anyOf": [{"type": "null"}]})),
+        &[("type", "/properties/p/anyOf/0")],
+    );
+    // A keyword both beside and in the one branch left: both apply, one field cannot say so.
+    fails(
+        obj(json!({"maxLength": 5,
+            "anyOf": [{"type": "string", "maxLength": 3}, {"type": "null"}]})),
+        &[("maxLength", "/properties/p")],
+    );
+    // A null branch with a rule of its own is not "only null"; two null branches in a `oneOf`
+    // overlap.
+    fails(
+        obj(json!({"anyOf": [{"type": "string"}, {"type": "null", "maxLength": 1}]})),
+        &[("type", "/properties/p/anyOf/1")],
+    );
+    fails(
+        obj(json!({"oneOf": [{"type": "string"}, {"type": "null"}, {"type": "null"}]})),
+        &[("oneOf", "/properties/p")],
+    );
+    // Errors in the branch left keep its pointer.
+    fails(
+        obj(json!({"anyOf": [{"type": "null"}, {"type": "string", "not": {"const": "x"}}]})),
+        &[("not", "/properties/p/anyOf/1")],
+    );
+}
+
 #[test]
 fn one_of_becomes_any_of_only_when_exclusive() {
     let tagged = json!({"oneOf": [{"type": "object", "properties": {"k": {"const": "a"}},

@@ -144,6 +144,134 @@ fn anthropic_lists_each_problem_once() {
     assert_eq!(run.stdout.matches(said).count(), 1, "{run}");
 }
 
+/// Regression (review12 F1): Anthropic's Messages API (and Claude behind Bedrock's Converse)
+/// answers a whole request with a 400 (`Property keys should match pattern
+/// '^[a-zA-Z0-9_.-]{1,64}$'`) when one tool has a top-level argument name outside that pattern,
+/// so every tool sent with it is lost. Such a tool is unexpressible for Anthropic, named with
+/// the key's pointer, as the other limits are; the other providers still take it, nested keys
+/// are not checked (the API does not), and the tool's own strict mode does not hide it.
+#[test]
+fn anthropic_refuses_argument_names_outside_its_pattern() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    let long = "a".repeat(65);
+    let longest = "b".repeat(64);
+    let string = json!({ "type": "string", "description": "A value." });
+    let mut properties = serde_json::Map::new();
+    for name in [
+        "filter[id]",
+        "$top",
+        "with space",
+        "ключ",
+        long.as_str(),
+        "a/b",
+        "",
+        "ok.name-x_1",
+        longest.as_str(),
+    ] {
+        properties.insert(name.to_owned(), string.clone());
+    }
+    properties.insert(
+        "nested".to_owned(),
+        json!({ "type": "object", "description": "Nested.", "properties": { "in[ner]": string } }),
+    );
+    let schema = json!({ "type": "object", "properties": properties });
+    env.put_tool("b", &with_schema("keys", "Odd argument names.", &schema));
+    let mut own_strict = with_schema(
+        "strict-keys",
+        "Strict.",
+        &json!({
+            "type": "object",
+            "properties": { "$top": string },
+            "required": ["$top"],
+            "additionalProperties": false
+        }),
+    );
+    own_strict["strict"] = json!(true);
+    env.put_tool("b", &own_strict);
+    env.put_tool("b", &with_schema("fine", "Fine.", &weather_schema()));
+
+    let error = env.json_error(&["export", "--provider", "anthropic", "--bundle", "b"], 3);
+    assert_eq!(
+        error.error.message,
+        "anthropic cannot take 2 of the tools as they are"
+    );
+    let refused = refused_problems(&error);
+    assert_eq!(
+        refused.keys().collect::<Vec<_>>(),
+        ["b/keys@v1", "b/strict-keys@v1"]
+    );
+    let pointers: Vec<(&str, &str)> = refused["b/keys@v1"]
+        .iter()
+        .map(|(keyword, pointer, _)| (keyword.as_str(), pointer.as_str()))
+        .collect();
+    let long_pointer = format!("/argSchema/properties/{long}");
+    assert_eq!(
+        pointers,
+        [
+            ("properties", "/argSchema/properties/filter[id]"),
+            ("properties", "/argSchema/properties/$top"),
+            ("properties", "/argSchema/properties/with space"),
+            ("properties", "/argSchema/properties/ключ"),
+            ("properties", long_pointer.as_str()),
+            ("properties", "/argSchema/properties/a~1b"),
+            ("properties", "/argSchema/properties/"),
+        ]
+    );
+    let (_, _, message) = &refused["b/keys@v1"][0];
+    assert_eq!(
+        message,
+        "the argument name 'filter[id]' does not match ^[a-zA-Z0-9_.-]{1,64}$, which Anthropic \
+            requires (one such tool makes it refuse the whole request); rename the argument (such \
+            as 'filter_id_')"
+    );
+    let (_, _, message) = &refused["b/keys@v1"][3];
+    assert!(
+        message.ends_with("rename the argument (such as 'klyuch')"),
+        "{message}"
+    );
+    assert_eq!(
+        refused["b/strict-keys@v1"]
+            .iter()
+            .map(|(keyword, pointer, _)| (keyword.as_str(), pointer.as_str()))
+            .collect::<Vec<_>>(),
+        [("properties", "/argSchema/properties/$top")]
+    );
+
+    // --lenient leaves them out; the tool that is fine goes.
+    let (list, left_out) = export_lenient(
+        &env,
+        &["--provider", "anthropic", "--bundle", "b", "--lenient"],
+    );
+    assert_eq!(names_of("anthropic", &list), ["fine"]);
+    assert_eq!(left_out, ["b/keys@v1", "b/strict-keys@v1"]);
+
+    // Only Anthropic has the rule: the others take the tool, its schema verbatim.
+    for provider in ["openai", "ollama", "mcp"] {
+        let list = export(
+            &env,
+            &["--provider", provider, "--bundle", "b", "--tool", "b/keys"],
+        );
+        assert_eq!(
+            schema_of(provider, &entries(provider, &list)[0]),
+            Some(&schema)
+        );
+    }
+
+    // validate --provider anthropic says it, at the key's line.
+    let run = env.run(&["validate", "--provider", "anthropic"]);
+    run.success();
+    let said = "warning[provider]: anthropic would refuse this tool (properties): the argument \
+        name '$top' does not match ^[a-zA-Z0-9_.-]{1,64}$";
+    assert_eq!(run.stdout.matches(said).count(), 2, "{run}");
+    assert!(
+        run.stdout.contains("(at /argSchema/properties/a~1b)"),
+        "{run}"
+    );
+    assert!(!run.stdout.contains("in[ner]' does not match"), "{run}");
+    assert!(!run.stdout.contains("ok.name-x_1' does not match"), "{run}");
+}
+
 #[test]
 fn gemini_puts_declarations_in_one_tools_object() {
     let env = TestEnv::new();
@@ -270,6 +398,55 @@ fn gemini_turns_type_arrays_into_nullable() {
         "required": ["id"]
     });
     assert_eq!(gemini_parameters(&env, "update"), expected);
+}
+
+/// Regression (review12 F2): pydantic's `Optional[T]` (`anyOf: [T, {"type": "null"}]`, and
+/// `oneOf` likewise) was refused by the Gemini export; it says `nullable` as a type list does,
+/// in a form Google's own SDK reads.
+#[test]
+fn gemini_turns_null_branches_into_nullable() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    env.put_tool(
+        "b",
+        &with_schema(
+            "update",
+            "Update.",
+            &json!({
+                "type": "object",
+                "properties": {
+                    "id": { "type": "string", "description": "Id." },
+                    "note": {
+                        "anyOf": [{ "type": "string", "maxLength": 100 }, { "type": "null" }],
+                        "default": null, "title": "Note", "description": "A note."
+                    },
+                    "count": { "oneOf": [{ "type": "integer" }, { "type": "null" }] },
+                    "key": { "anyOf": [{ "type": "string" }, { "type": "integer" }, { "type": "null" }] }
+                },
+                "required": ["id"]
+            }),
+        ),
+    );
+    let expected = json!({
+        "type": "object",
+        "properties": {
+            "id": { "type": "string", "description": "Id." },
+            "note": {
+                "type": "string", "nullable": true, "maxLength": 100,
+                "default": null, "title": "Note", "description": "A note."
+            },
+            "count": { "type": "integer", "nullable": true },
+            "key": { "anyOf": [
+                { "type": "string", "nullable": true },
+                { "type": "integer", "nullable": true }
+            ] }
+        },
+        "required": ["id"]
+    });
+    assert_eq!(gemini_parameters(&env, "update"), expected);
+    let list = export(&env, &["--provider", "gemini", "--bundle", "b"]);
+    let problems = crate::common::sdk_models::problems(&[("gemini-tools", list)]);
+    assert!(problems.is_empty(), "{problems:#?}");
 }
 
 #[test]
