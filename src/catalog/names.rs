@@ -4,7 +4,9 @@
 //! Providers want `^[a-zA-Z0-9_-]{1,64}$` (OpenAI, Anthropic; Gemini and MCP allow a superset),
 //! so one form serves all:
 //! 1. the tool's slug transliterated to ASCII (`météo` → `meteo`, `日本語` → `RiBenYu`) and
-//!    every other character outside `[A-Za-z0-9_-]` turned into `_`;
+//!    every other character outside `[A-Za-z0-9_-]` turned into `_`, with a `_` in front of
+//!    one that starts with a digit or `-` (`3d-render` → `_3d-render`: Gemini wants a name
+//!    to start with a letter or an underscore, and refuses the whole request otherwise);
 //! 2. prefixed by its bundle's slug and `__` only when another live bundle has a tool of the
 //!    same slug (`weather__search`, `web__search`), since a bare slug then names two tools;
 //! 3. cut to 64 characters;
@@ -30,8 +32,24 @@ pub type Key = (String, String);
 
 /// `text` in the exported alphabet: transliterated to ASCII (`météo` → `meteo`, `日本語` →
 /// `RiBenYu`, `Ωmega` → `Omega`, by `any_ascii`), anything else outside `[A-Za-z0-9_-]` turned
-/// into `_`, at most [`MAX_NAME`] characters. Never empty for non-empty input.
+/// into `_`, a `_` in front when it would start with a digit or `-`, at most [`MAX_NAME`]
+/// characters. Never empty for non-empty input.
 pub fn sanitize(text: &str) -> String {
+    let name = alphabet(text);
+    match name.bytes().next() {
+        Some(first) if !starts_a_name(first) => {
+            let mut led = String::with_capacity(name.len() + 1);
+            led.push('_');
+            led.push_str(&name);
+            led.truncate(MAX_NAME);
+            led
+        }
+        _ => name,
+    }
+}
+
+/// [`sanitize`] without the rule for the first character: a part of a name.
+fn alphabet(text: &str) -> String {
     let name: String = ascii(text)
         .bytes()
         .map(|b| {
@@ -63,7 +81,7 @@ pub fn ascii(text: &str) -> std::borrow::Cow<'_, str> {
 /// live bundle has a tool of the same slug) its bundle's slug, `__` and its slug.
 pub fn wanted(bundle: &str, slug: &str, shared: bool) -> String {
     if shared {
-        sanitize(&format!("{}__{}", sanitize(bundle), sanitize(slug)))
+        sanitize(&format!("{}__{}", alphabet(bundle), alphabet(slug)))
     } else {
         sanitize(slug)
     }
@@ -81,9 +99,16 @@ fn wanted_cow<'a>(bundle: &str, slug: &'a str, shared: bool) -> std::borrow::Cow
 /// Whether `name` is a valid exported name.
 pub fn is_valid(name: &str) -> bool {
     (1..=MAX_NAME).contains(&name.len())
+        && starts_a_name(name.as_bytes()[0])
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Whether an exported name may start with `b`: a letter or `_` (Gemini's rule; the other
+/// providers take any character of the alphabet first).
+fn starts_a_name(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
 }
 
 /// The exported names of a catalog, both ways.
@@ -421,6 +446,23 @@ mod tests {
         assert_eq!(sanitize("\u{1F600}"), "_grinning_");
         assert_eq!(sanitize("a.b:c d/e"), "a_b_c_d_e");
         assert_eq!(sanitize(&"x".repeat(100)).len(), MAX_NAME);
+    }
+
+    /// Gemini refuses a function name that does not start with a letter or `_` (review12 F14).
+    #[test]
+    fn a_name_starts_with_a_letter_or_an_underscore() {
+        assert_eq!(sanitize("3d-render"), "_3d-render");
+        assert_eq!(sanitize("-ops"), "_-ops");
+        assert_eq!(sanitize("_x"), "_x");
+        let long = sanitize(&"9".repeat(100));
+        assert_eq!((long.len(), &long[..2]), (MAX_NAME, "_9"));
+        assert!(!is_valid("3d") && !is_valid("-x") && is_valid("_3d") && is_valid("d3"));
+        assert_eq!(
+            names(&[("web", "3d"), ("art", "3d"), ("2d", "x"), ("2d", "y")]),
+            ["web__3d", "art__3d", "x", "y"]
+        );
+        assert_eq!(names(&[("2d", "x"), ("3d", "x")]), ["_2d__x", "_3d__x"]);
+        assert_eq!(names(&[("b", "4k")]), ["_4k"]);
     }
 
     #[test]

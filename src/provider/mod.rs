@@ -204,7 +204,11 @@ fn definition(
             let parameters = if strict {
                 strict::openai_strict(&canonical).map_err(in_tool)?
             } else {
-                object_root("OpenAI", &canonical).map_err(in_tool)?;
+                let mut problems = object_root("OpenAI", &canonical).err().unwrap_or_default();
+                arrays_without_items(&canonical, "", &mut problems);
+                if !problems.is_empty() {
+                    return Err(in_tool(problems));
+                }
                 canonical
             };
             def.insert("name".into(), name.into());
@@ -348,6 +352,61 @@ fn anthropic_argument_name(name: &str) -> bool {
 /// keys are not checked by the API, so they are not here either. The way out is a rename; the
 /// suggestion is the name transliterated to ASCII with every other character made `_`, unless
 /// the schema already has an argument of that name.
+/// Every array schema in `schema` (at `ptr`) without `items`: OpenAI refuses such a tool even
+/// outside strict mode ("array schema missing items", the whole request), where JSON Schema
+/// reads it as an array of anything.
+fn arrays_without_items(schema: &Value, ptr: &str, out: &mut Vec<Unexpressible>) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    let is_array = match map.get("type") {
+        Some(Value::String(t)) => t == "array",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "array"),
+        _ => false,
+    };
+    if is_array && !map.contains_key("items") {
+        out.push(Unexpressible::new(
+            "items",
+            ptr,
+            "OpenAI needs `items` on every array, and this one has none (any items); add \
+                `items` saying what the array holds",
+        ));
+    }
+    let join = crate::base::pointer::join;
+    for (key, value) in map {
+        let here = join(ptr, key);
+        match key.as_str() {
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                if let Value::Object(schemas) = value {
+                    for (name, sub) in schemas {
+                        arrays_without_items(sub, &join(&here, name), out);
+                    }
+                }
+            }
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                if let Value::Array(schemas) = value {
+                    for (i, sub) in schemas.iter().enumerate() {
+                        arrays_without_items(sub, &join(&here, &i.to_string()), out);
+                    }
+                }
+            }
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "contains"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties" => {
+                arrays_without_items(value, &here, out);
+            }
+            _ => {}
+        }
+    }
+}
+
 fn anthropic_argument_names(schema: &Value) -> Vec<Unexpressible> {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Vec::new();

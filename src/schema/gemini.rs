@@ -41,7 +41,6 @@ use serde_json::{Map, Value, json};
 
 /// Keywords Gemini takes with the meaning JSON Schema gives them: copied as they are.
 const KEPT: &[&str] = &[
-    "format",
     "title",
     "description",
     "default",
@@ -58,6 +57,21 @@ const KEPT: &[&str] = &[
 
 /// The JSON Schema types Gemini has (`null` only as `nullable`).
 const TYPES: &[&str] = &["string", "number", "integer", "boolean", "array", "object"];
+
+/// Whether Gemini takes `format` on a schema of `types`: `date-time` (and `enum`) on a string,
+/// `float`/`double` on a number, `int32`/`int64` on an integer; it refuses the whole request
+/// for any other.
+fn gemini_format(types: Option<&(Vec<String>, bool)>, format: &str) -> bool {
+    let Some((types, _)) = types else {
+        return false;
+    };
+    match types.as_slice() {
+        [t] if t == "string" => matches!(format, "date-time" | "enum"),
+        [t] if t == "number" => matches!(format, "float" | "double"),
+        [t] if t == "integer" => matches!(format, "int32" | "int64"),
+        _ => false,
+    }
+}
 
 /// How many `$ref`s may be inlined in all; past this the copy would grow out of proportion.
 const MAX_INLINED: usize = 1_000;
@@ -275,6 +289,15 @@ impl Gemini<'_> {
                 k if KEPT.contains(&k) => {
                     out.insert(key.clone(), value.clone());
                 }
+                // Gemini refuses the whole request for a format it does not have (`email` on a
+                // string); a format is an annotation in JSON Schema, so it is said in words.
+                "format" => match value.as_str() {
+                    Some(format) if gemini_format(types.as_ref(), format) => {
+                        out.insert(key.clone(), value.clone());
+                    }
+                    Some(format) => rules.push(format!("Format: {format}.")),
+                    None => {}
+                },
                 "properties" => {
                     let Value::Object(props) = value else {
                         self.fail(key, ptr, "`properties` is not an object");

@@ -1111,3 +1111,57 @@ fn anthropic_sends_a_tool_that_asks_for_strict_the_strict_copy_or_refuses_it_as_
     let stored = env.json(&["tool", "get", "b/open"]);
     assert_eq!(stored["document"]["argSchema"], open);
 }
+
+/// OpenAI answers 400 "array schema missing items" for an array without `items` even outside
+/// strict mode, for the whole request (review12 F12): the tool is refused at the array's
+/// pointer, for Chat Completions and Responses; an array with `items` goes out as it is, and
+/// providers that take such an array (Anthropic, MCP) still get it.
+#[test]
+fn openai_refuses_an_array_without_items_outside_strict_mode() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    let loose = json!({
+        "type": "object",
+        "properties": {
+            "ids": { "type": "array", "description": "Which." },
+            "deep": { "type": "object", "properties": {
+                "tags": { "type": ["array", "null"] },
+                "fine": { "type": "array", "items": {} }
+            } }
+        }
+    });
+    env.put_tool("b", &with_schema("loose", "Loose arrays.", &loose));
+    env.put_tool("b", &with_schema("fine", "Fine.", &weather_schema()));
+    for provider in ["openai", "openai-responses"] {
+        let run = env.run(&["--json", "export", "--provider", provider, "--bundle", "b"]);
+        assert_eq!(run.status, Some(3), "{provider}\n{run}");
+        let refused = refused_problems(&run.parse());
+        let problems: Vec<(&str, &str)> = refused["b/loose@v1"]
+            .iter()
+            .map(|(k, p, _)| (k.as_str(), p.as_str()))
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                ("items", "/argSchema/properties/ids"),
+                ("items", "/argSchema/properties/deep/properties/tags")
+            ],
+            "{provider}"
+        );
+        assert!(
+            refused["b/loose@v1"][0]
+                .2
+                .contains("OpenAI needs `items` on every array")
+        );
+        assert!(!refused.contains_key("b/fine@v1"));
+    }
+    for provider in ["anthropic", "mcp"] {
+        let run = env.run(&["export", "--provider", provider, "--bundle", "b"]);
+        run.success();
+        assert_eq!(names_of(provider, &run.json()).len(), 2, "{provider}");
+    }
+    // validate says so as export does (a provider's refusal is a warning there).
+    env.run(&["validate", "--provider", "openai"])
+        .success()
+        .stdout_has("warning[provider]: openai would refuse this tool (items): OpenAI needs `items` on every array");
+}

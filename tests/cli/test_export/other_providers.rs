@@ -821,3 +821,37 @@ fn mcp_annotations_never_make_an_unsafe_tool_look_safe() {
         json!({ "readOnlyHint": false, "idempotentHint": true })
     );
 }
+
+/// Gemini refuses the whole request for a string `format` it lacks (`email`, `uri`) and for a
+/// function name that starts with a digit or `-` (review12 F10, F14): the format is said in
+/// the description, and such a slug goes out as `_` and the slug, which `invoke` resolves.
+#[test]
+fn gemini_gets_formats_it_has_and_names_that_start_with_a_letter() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "to": { "type": "string", "format": "email", "description": "Who to write to." },
+            "at": { "type": "string", "format": "date-time" }
+        },
+        "required": ["to"]
+    });
+    env.put_tool("b", &with_schema("3d-render", "Render in 3D.", &schema));
+    let run = env.run(&["export", "--provider", "gemini", "--bundle", "b"]);
+    run.success();
+    let declaration = &run.json()[0]["functionDeclarations"][0];
+    assert_eq!(declaration["name"], "_3d-render");
+    assert_eq!(
+        declaration["parameters"]["properties"],
+        json!({
+            "to": { "type": "string", "description": "Who to write to. Format: email." },
+            "at": { "type": "string", "format": "date-time" }
+        })
+    );
+    // The same name for every provider, and a call by it reaches the tool.
+    let openai = env.run(&["export", "--provider", "openai", "--bundle", "b"]);
+    assert_eq!(openai.json()[0]["function"]["name"], "_3d-render");
+    env.run(&["invoke", "_3d-render", "--args", r#"{"to":"a@b.example"}"#])
+        .success();
+}
