@@ -571,7 +571,7 @@ impl Tool {
             Violation::new(
                 "/impl/func",
                 format!(
-                    "it runs the native function '{}', which this catalog allows only while builtin/exec is enabled (the catalog's policy switch: toolctl tool enable builtin/exec)",
+                    "it runs the native function '{}', which this catalog allows only while builtin/exec, the catalog's policy switch for running commands, is enabled",
                     super::builtin::EXEC
                 ),
             )

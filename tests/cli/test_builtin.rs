@@ -305,7 +305,9 @@ fn a_users_tool_naming_exec_follows_the_exec_policy() {
     let put = env.try_put_tool("ops", &wrapper);
     put.failure(3)
         .stdout_has("/impl/func: it runs the native function 'exec'")
-        .stdout_has("builtin/exec is enabled");
+        .stdout_has(
+            "only while builtin/exec, the catalog's policy switch for running commands, is enabled",
+        );
     assert!(
         env.refs(&["--include-disabled"])
             .iter()
