@@ -346,6 +346,20 @@ impl Catalog {
         })
     }
 
+    /// Open the catalog in `root` with its `toolctl.json` as it is, even when toolctl's rules
+    /// refuse it ([`Config::load_as_is`]): for the `config` commands that show and repair it,
+    /// and for nothing else, as the settings of such a catalog are the defaults.
+    pub fn open_as_is(root: impl Into<PathBuf>) -> Result<Self> {
+        let root = root.into();
+        let config = Config::load_as_is(&root)?;
+        Ok(Self {
+            root,
+            config,
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            check_note: CheckNote::default(),
+        })
+    }
+
     /// How long writes wait for the catalog lock.
     pub fn with_lock_timeout(mut self, timeout: Duration) -> Self {
         self.lock_timeout = timeout;
