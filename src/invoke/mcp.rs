@@ -59,7 +59,7 @@ pub fn call(
     entry: &ToolEntry,
     args: Map<String, Value>,
     options: &Options,
-) -> Result<Value, Failure> {
+) -> Result<(Value, Redactor), Failure> {
     let reference = entry.reference();
     let Some(mcp) = entry.tool.mcp_impl() else {
         return Err(Failure::new(
@@ -82,7 +82,7 @@ pub fn call(
         args,
     };
     let sessions = options.mcp_sessions.as_deref();
-    let Answer::Called(result) = session(
+    let (Answer::Called(result), redactor) = session(
         &mcp.server,
         server,
         &options.hosts,
@@ -115,13 +115,15 @@ pub fn call(
             ),
         )
         .with_details(details)
-        .ran());
+        .ran()
+        .redacted(&redactor));
     }
-    Ok(match (structured, text) {
+    let value = match (structured, text) {
         (Some(structured), _) => structured,
         (None, Some(text)) => Value::String(text),
         (None, None) => content,
-    })
+    };
+    Ok((value, redactor))
 }
 
 /// The tools of server `name` (every page of `tools/list`), as the server sent them.
@@ -131,7 +133,7 @@ pub fn list_tools(
     hosts: &HostPolicy,
     timeout: Duration,
 ) -> Result<Listing, Failure> {
-    match session(name, server, hosts, timeout, Request::List, None)? {
+    match session(name, server, hosts, timeout, Request::List, None)?.0 {
         Answer::Listed(listing) => Ok(listing),
         Answer::Called(_) => Err(Failure::new(
             ErrorCode::Internal,
@@ -250,7 +252,7 @@ fn session(
     timeout: Duration,
     request: Request,
     sessions: Option<&Sessions>,
-) -> Result<Answer, Failure> {
+) -> Result<(Answer, Redactor), Failure> {
     let transport = server.transport(hosts).map_err(|message| {
         let code = if message.contains("allowedHosts") {
             ErrorCode::HostNotAllowed
@@ -303,11 +305,9 @@ fn session(
             single()?.block_on(http(&call, url, headers, request))
         }
     }?;
-    // A server may echo what it was given: secrets stay out of what leaves the call.
-    Ok(match answer {
-        Answer::Called(value) => Answer::Called(values.redactor.value(value)),
-        listed => listed,
-    })
+    // A server may echo what it was given: the caller keeps the secrets out of what leaves
+    // the call (a call's value once its output schema has checked it).
+    Ok((answer, values.redactor))
 }
 
 /// One session's names, for its messages.
