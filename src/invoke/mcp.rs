@@ -54,7 +54,8 @@ const STDERR_TAIL: usize = 2048;
 /// How long a finished session may take to close before the server is killed.
 const CLOSE_GRACE: Duration = Duration::from_millis(300);
 
-/// Call the MCP tool `entry` with checked `args`.
+/// Call the MCP tool `entry` with checked `args`: its value as the server gave it, with the
+/// secrets the call used, for the caller to redact (a failure comes redacted).
 pub fn call(
     entry: &ToolEntry,
     args: Map<String, Value>,
@@ -100,7 +101,8 @@ pub fn call(
     let structured = result.get("structuredContent").cloned();
     let text = text_of(&content);
     if result.get("isError") == Some(&Value::Bool(true)) {
-        let said = text.clone().unwrap_or_else(|| content.to_string());
+        // Redacted before it is cut to an excerpt: a secret cut in two is not found.
+        let said = redactor.text(&text.clone().unwrap_or_else(|| content.to_string()));
         let mut details = json!({ "server": mcp.server, "tool": mcp.tool, "content": content });
         if let Some(structured) = structured {
             details["structuredContent"] = structured;
@@ -116,7 +118,7 @@ pub fn call(
         )
         .with_details(details)
         .ran()
-        .redacted(&redactor));
+        .redacted(&redactor)); // The details.
     }
     let value = match (structured, text) {
         (Some(structured), _) => structured,
