@@ -17,7 +17,9 @@
 //! **Values.** In a JSON value every string is redacted, and so is a number whose JSON text
 //! holds a secret of [`SHORT`] characters or more (also by its integer value, `4.0961234e7` as
 //! `40961234`): it becomes the string `"[redacted]"`, since part of a number is no number.
-//! Booleans and null are too short to hold such a secret.
+//! Booleans and null are too short to hold such a secret. Only a secret with a form made of a
+//! number's characters (digits, `.`, `e`, `+`, `-`) is looked for in numbers: for any other (an
+//! API key, a basic token) a response of many numbers costs nothing more.
 //!
 //! **Short secrets.** A secret of fewer than [`SHORT`] characters is replaced only where it
 //! stands as a whole token — no letter or digit right before or after it (`Bearer x`, `"x"`,
@@ -45,6 +47,30 @@ pub struct Redactor {
 struct Secret {
     pattern: Regex,
     whole_token: bool,
+    /// The length of its shortest form that can stand in a number's JSON text (one of
+    /// [`NUMBER_CHARS`] alone); `None` for a secret of letters (an API key, a basic token),
+    /// for which numbers are not looked at: no text made and matched per number.
+    number_len: Option<usize>,
+}
+
+/// The length of an integer's JSON text (its digits and sign), counted without writing it;
+/// `None` for a number with a fraction or an exponent.
+fn integer_len(n: &serde_json::Number) -> Option<usize> {
+    let digits = |u: u64| u.checked_ilog10().map_or(1, |l| l as usize + 1);
+    match (n.as_u64(), n.as_i64()) {
+        (Some(u), _) => Some(digits(u)),
+        (None, Some(i)) => Some(digits(i.unsigned_abs()) + 1),
+        _ => None,
+    }
+}
+
+/// The characters of a JSON number's text (and of the integer it stands for).
+const NUMBER_CHARS: &str = "0123456789.eE+-";
+
+/// Whether `c`'s [`char_pattern`] has a form made of [`NUMBER_CHARS`] alone: the character
+/// itself, or `+` for a space (a form body's); its other forms hold `\`, `%` or `&`.
+fn in_number(c: char) -> bool {
+    NUMBER_CHARS.contains(c) || c == ' '
 }
 
 impl std::fmt::Debug for Redactor {
@@ -60,9 +86,22 @@ impl Redactor {
         }
         let short = value.chars().count() < SHORT;
         let mut forms: Vec<String> = vec![value.chars().map(char_pattern).collect()];
+        // Each character of a form that can stand in a number is one character there.
+        let mut number_len = None;
+        let mut numeric = |text: &str, fits: fn(char) -> bool| {
+            if text.chars().all(fits) {
+                let len = text.chars().count();
+                number_len = Some(number_len.map_or(len, |n: usize| n.min(len)));
+            }
+        };
+        numeric(value, in_number);
+        let mut literal = |forms: &mut Vec<String>, text: &str| {
+            numeric(text, |c| NUMBER_CHARS.contains(c));
+            forms.push(regex::escape(text));
+        };
         let bytes = value.as_bytes();
         for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
-            forms.push(regex::escape(&engine.encode(bytes)));
+            literal(&mut forms, &engine.encode(bytes));
             if !short {
                 // Inside a longer base64 text the secret's bytes start at any of three
                 // alignments; the characters that depend on its bytes alone are the same.
@@ -70,7 +109,7 @@ impl Redactor {
                 // next byte (`user:` of basic auth), so it cannot be relied on.
                 for offset in 0..3 {
                     if let Some(core) = base64_core(&engine, bytes, offset) {
-                        forms.push(regex::escape(&core));
+                        literal(&mut forms, &core);
                     }
                 }
             }
@@ -85,12 +124,13 @@ impl Redactor {
         .find_map(|engine| engine.decode(value).ok())
         {
             for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
-                forms.push(regex::escape(&engine.encode(&decoded)));
+                literal(&mut forms, &engine.encode(&decoded));
             }
             if let Ok(text) = String::from_utf8(decoded)
                 && text.chars().count() >= SHORT
                 && !text.chars().any(char::is_control)
             {
+                numeric(&text, in_number);
                 forms.push(text.chars().map(char_pattern).collect());
             }
         }
@@ -111,6 +151,7 @@ impl Redactor {
             self.secrets.push(Secret {
                 pattern,
                 whole_token: short,
+                number_len,
             });
         }
     }
@@ -162,8 +203,17 @@ impl Redactor {
                     .collect(),
             ),
             Value::Number(n) => {
-                let long: Vec<&Secret> = self.secrets.iter().filter(|s| !s.whole_token).collect();
-                if long.is_empty() {
+                let long: Vec<&Secret> = self
+                    .secrets
+                    .iter()
+                    .filter(|s| !s.whole_token && s.number_len.is_some())
+                    .collect();
+                let Some(shortest) = long.iter().filter_map(|s| s.number_len).min() else {
+                    return Value::Number(n);
+                };
+                // An integer's digits are counted, not written out: one shorter than every
+                // form that could stand in it holds none.
+                if integer_len(&n).is_some_and(|len| len < shortest) {
                     return Value::Number(n);
                 }
                 let mut texts = vec![n.to_string()];
@@ -440,5 +490,40 @@ mod tests {
         let r = redactor("true");
         let value: Value = serde_json::from_str(r#"[true, false, "true"]"#).unwrap();
         assert_eq!(r.value(value).to_string(), r#"[true,false,"[redacted]"]"#);
+    }
+
+    #[test]
+    fn numbers_are_looked_at_only_for_secrets_that_can_stand_in_one() {
+        let lens = |secret: &str| -> Vec<Option<usize>> {
+            redactor(secret)
+                .secrets
+                .iter()
+                .map(|s| s.number_len)
+                .collect()
+        };
+        // Letters (an API key) cannot stand in a number's text, in any form.
+        assert_eq!(lens("sk_live_abcdefgh123"), [None]);
+        assert_eq!(lens("40961234"), [Some(8)]);
+        assert_eq!(lens("-4.5e+10"), [Some(8)]);
+        // A space may come back as `+` (a form body).
+        assert_eq!(lens("4096 1234"), [Some(9)]);
+        // A base64 secret whose decoded text is digits: the number is redacted as ever.
+        assert_eq!(lens("MTIzNDU2Nzg5MA=="), [Some(10)]);
+        let r = redactor("MTIzNDU2Nzg5MA==");
+        assert_eq!(
+            r.value(serde_json::json!([1234567890, 123456789]))
+                .to_string(),
+            r#"["[redacted]",123456789]"#
+        );
+        // An integer is matched only when it has as many characters as the secret's form:
+        // its sign counts, and so does an integer written with a fraction.
+        let r = redactor("-4096123");
+        assert_eq!(
+            r.value(serde_json::json!([
+                -4096123, 4096123, -40961230, -4096123.0, 9
+            ]))
+            .to_string(),
+            r#"["[redacted]",4096123,"[redacted]","[redacted]",9]"#
+        );
     }
 }

@@ -5,7 +5,7 @@
 //! live here. Like every other file it is kept as a raw document so a rewrite (enabling a
 //! built-in) changes only the one flag.
 
-use super::error::{Error, Result};
+use super::error::{Error, Result, Violation};
 use super::model::{self, SCHEMA_VERSION};
 use super::rules::HostPolicy;
 use serde::Deserialize;
@@ -31,6 +31,10 @@ struct ConfigView {
     #[serde(default)]
     builtin: BuiltinView,
     #[serde(default)]
+    #[allow(
+        dead_code,
+        reason = "read from the document by Config::checked; a field so its type is checked"
+    )]
     reap: ReapView,
     #[serde(default)]
     pick: PickConfig,
@@ -54,6 +58,10 @@ pub struct HttpDefaults {
     pub max_retries: Option<u32>,
     pub timeout_ms: Option<u64>,
     /// The "minute" of `maxCallsPerMinute` (a duration, `60s` unless set): shorter in tests.
+    #[allow(
+        dead_code,
+        reason = "read from the document by Config::checked; a field so its type is checked"
+    )]
     rate_limit_window: Option<String>,
 }
 
@@ -69,6 +77,10 @@ pub struct IndexConfig {
     pub watch: WatchMode,
     /// How long the watcher waits for a command before it exits (a duration; see
     /// [`Config::watch_idle`]).
+    #[allow(
+        dead_code,
+        reason = "read from the document by Config::checked; a field so its type is checked"
+    )]
     watch_idle: Option<String>,
 }
 
@@ -161,6 +173,10 @@ struct FlagView {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ReapView {
+    #[allow(
+        dead_code,
+        reason = "read from the document by Config::checked; a field so its type is checked"
+    )]
     grace_period: Option<String>,
 }
 
@@ -212,45 +228,88 @@ impl Config {
     }
 
     pub(crate) fn from_doc(doc: Value, path: &Path) -> Result<Self> {
-        let source = path.display().to_string();
-        let view: ConfigView = model::typed(&doc, &source)?;
-        let hosts =
-            HostPolicy::new(view.allowed_hosts.iter().map(String::as_str)).map_err(|m| {
-                Error::invalid(
-                    &source,
-                    vec![super::error::Violation::new("/allowedHosts", m)],
-                )
-            })?;
-        let duration = |text: &Option<String>, default, pointer: &str| match text {
-            None => Ok(default),
-            Some(text) => crate::base::time::parse_duration(text).map_err(|m| {
-                Error::invalid(&source, vec![super::error::Violation::new(pointer, m)])
-            }),
+        Self::checked(doc, path).map_err(|violations| {
+            let violations = violations
+                .into_iter()
+                .map(|mut v| {
+                    v.rule = v.rule.filter(|r| *r != TYPED);
+                    v
+                })
+                .collect();
+            Error::invalid(path.display().to_string(), violations)
+        })
+    }
+
+    /// Read `toolctl.json` in `root` as it is, for the commands that repair it (`config`): a
+    /// document toolctl's rules refuse is kept, with the default settings beside it (see
+    /// [`problems`] for what is wrong). A file that is not a JSON object is still an error.
+    pub fn load_as_is(root: &Path) -> Result<Self> {
+        let path = root.join(CONFIG_FILE);
+        let doc = match crate::base::capped::read_text(&path, Some(root)) {
+            Ok(text) => model::parse_doc(&text, &path)?,
+            Err(crate::base::capped::ReadError::Missing) => Self::initial_doc(),
+            Err(e) => return Err(Error::unreadable(&path, e)),
         };
-        let grace_period = duration(
-            &view.reap.grace_period,
-            DEFAULT_GRACE_PERIOD,
-            "/reap/gracePeriod",
-        )?;
-        let watch_idle = duration(
-            &view.index.watch_idle,
-            DEFAULT_WATCH_IDLE,
-            "/index/watchIdle",
-        )?;
-        let rate_limit_window = duration(
-            &view.http.rate_limit_window,
-            DEFAULT_RATE_WINDOW,
-            "/http/rateLimitWindow",
-        )?;
+        match Self::checked(doc.clone(), &path) {
+            Ok(config) => Ok(config),
+            Err(_) => {
+                let mut config = Self::checked(Self::initial_doc(), &path)
+                    .map_err(|v| Error::invalid(path.display().to_string(), v))?;
+                config.doc = doc;
+                Ok(config)
+            }
+        }
+    }
+
+    /// The configuration `doc` states, or every rule of toolctl's it breaks (not only the
+    /// first, so a user sees them all and can fix them one at a time).
+    fn checked(doc: Value, path: &Path) -> std::result::Result<Self, Vec<Violation>> {
+        // toolctl's rules read the document itself, so a value serde cannot read elsewhere in
+        // it hides none of their problems.
+        let mut problems = Vec::new();
+        let hosts: Vec<&str> = doc
+            .get("allowedHosts")
+            .and_then(Value::as_array)
+            .map(|list| list.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        // Each entry on its own, so a second bad entry is a problem of its own.
+        for host in &hosts {
+            if let Err(m) = HostPolicy::new([*host]) {
+                problems.push(Violation::new("/allowedHosts", m));
+            }
+        }
+        let hosts = HostPolicy::new(hosts).unwrap_or_default();
+        let mut duration =
+            |pointer: &str, default| match doc.pointer(pointer).and_then(Value::as_str) {
+                None => default,
+                Some(text) => crate::base::time::parse_duration(text).unwrap_or_else(|m| {
+                    problems.push(Violation::new(pointer, m));
+                    default
+                }),
+            };
+        let grace_period = duration("/reap/gracePeriod", DEFAULT_GRACE_PERIOD);
+        let watch_idle = duration("/index/watchIdle", DEFAULT_WATCH_IDLE);
+        let rate_limit_window = duration("/http/rateLimitWindow", DEFAULT_RATE_WINDOW);
         if rate_limit_window.is_zero() {
-            return Err(Error::invalid(
-                &source,
-                vec![super::error::Violation::new(
-                    "/http/rateLimitWindow",
-                    "the rate-limit window must be longer than 0",
-                )],
+            problems.push(Violation::new(
+                "/http/rateLimitWindow",
+                "the rate-limit window must be longer than 0",
             ));
         }
+        let view = match model::typed::<ConfigView>(&doc, &path.display().to_string()) {
+            Ok(view) => Some(view),
+            Err(e) => {
+                for violation in e.violations() {
+                    if !problems.iter().any(|p| p.pointer == violation.pointer) {
+                        problems.push(violation.clone().rule(TYPED));
+                    }
+                }
+                None
+            }
+        };
+        let Some(view) = view.filter(|_| problems.is_empty()) else {
+            return Err(problems);
+        };
         // A relative `cwd` or program path of a server is the catalog's (the file's folder).
         let mut mcp_servers = view.mcp_servers;
         for server in mcp_servers.values_mut() {
@@ -339,4 +398,40 @@ fn object_at<'a>(doc: &'a mut Value, path: &[&str]) -> &'a mut serde_json::Map<S
         Value::Object(map) => map,
         _ => unreachable!("made an object above"),
     }
+}
+
+/// Marks, inside this module, a problem serde met reading the typed view: it stops at the first,
+/// so [`problems`] prefers the schema's word where the schema names that place.
+const TYPED: &str = "typed";
+
+/// Every problem of a `toolctl.json` document: toolctl's own rules (what [`Config::load`]
+/// refuses by) and its JSON Schema's (what `validate` and editors check), each place once.
+///
+/// The list is the same whatever else the document holds (the schema names every problem, where
+/// serde would name only its first), so `config` can tell a problem an edit adds from one that
+/// was there.
+pub fn problems(doc: &Value, path: &Path) -> Vec<Violation> {
+    let found = match Config::checked(doc.clone(), path) {
+        Ok(_) => Vec::new(),
+        Err(violations) => violations,
+    };
+    let (typed, mut found): (Vec<Violation>, Vec<Violation>) =
+        found.into_iter().partition(|v| v.rule == Some(TYPED));
+    let schema = super::schemas::violations(super::schemas::Kind::Config, doc);
+    let named = |list: &[Violation], pointer: &str| list.iter().any(|v| v.pointer == pointer);
+    let schema: Vec<Violation> = schema
+        .into_iter()
+        .filter(|v| !named(&found, &v.pointer))
+        .collect();
+    let typed: Vec<Violation> = typed
+        .into_iter()
+        .filter(|v| !named(&schema, &v.pointer))
+        .map(|mut v| {
+            v.rule = None;
+            v
+        })
+        .collect();
+    found.extend(schema);
+    found.extend(typed);
+    found
 }

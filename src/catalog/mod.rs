@@ -336,14 +336,24 @@ impl Catalog {
     /// Open the catalog in `root`. A folder that does not exist yet is an empty catalog; it is
     /// created on the first write.
     pub fn open(root: impl Into<PathBuf>) -> Result<Self> {
-        let root = root.into();
-        let config = Config::load(&root)?;
+        Self::open_with(root.into(), Config::load)
+    }
+
+    fn open_with(root: PathBuf, load: fn(&Path) -> Result<Config>) -> Result<Self> {
+        let config = load(&root)?;
         Ok(Self {
             root,
             config,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
             check_note: CheckNote::default(),
         })
+    }
+
+    /// Open the catalog in `root` with its `toolctl.json` as it is, even when toolctl's rules
+    /// refuse it ([`Config::load_as_is`]): for the `config` commands that show and repair it,
+    /// and for nothing else, as the settings of such a catalog are the defaults.
+    pub fn open_as_is(root: impl Into<PathBuf>) -> Result<Self> {
+        Self::open_with(root.into(), Config::load_as_is)
     }
 
     /// How long writes wait for the catalog lock.

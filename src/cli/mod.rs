@@ -125,8 +125,23 @@ impl Ctx {
 
     /// Open the catalog (it need not exist yet: it is created on the first write).
     pub fn catalog(&self) -> Result<Catalog, CliError> {
+        self.open_with(Catalog::open)
+    }
+
+    /// Open the catalog with its `toolctl.json` as it is, even when toolctl refuses it: for the
+    /// `config` commands, which show and repair it.
+    pub fn catalog_as_is(&self) -> Result<Catalog, CliError> {
+        self.open_with(Catalog::open_as_is)
+    }
+
+    fn open_with(
+        &self,
+        open: fn(PathBuf) -> catalog::Result<Catalog>,
+    ) -> Result<Catalog, CliError> {
         let location = self.location()?;
-        Ok(Catalog::open(location.path())?
+        let root = location.path().to_owned();
+        Ok(open(root.clone())
+            .map_err(|e| config_error(&root, e))?
             .with_lock_timeout(self.global.lock_timeout)
             .with_check_note(self.checks.clone()))
     }
@@ -136,7 +151,15 @@ impl Ctx {
         &self,
         op: impl FnOnce(&mut Catalog) -> catalog::Result<T>,
     ) -> Result<T, CliError> {
-        let mut catalog = self.catalog()?;
+        self.write_on(self.catalog()?, op)
+    }
+
+    /// [`write`](Self::write) on a catalog opened already (e.g. [`catalog_as_is`](Self::catalog_as_is)).
+    pub fn write_on<T>(
+        &self,
+        mut catalog: Catalog,
+        op: impl FnOnce(&mut Catalog) -> catalog::Result<T>,
+    ) -> Result<T, CliError> {
         let existed = catalog.exists();
         let value = op(&mut catalog)?;
         if !existed && catalog.exists() {
@@ -463,6 +486,55 @@ fn subcommand(args: &[std::ffi::OsString]) -> Option<&str> {
         }
     }
     None
+}
+
+/// A catalog error, with a hint naming the `config` command that would fix it when the
+/// catalog's `toolctl.json` is what is wrong (or to edit the file, where no command can).
+fn config_error(root: &std::path::Path, error: catalog::Error) -> CliError {
+    let file = root.join(catalog::CONFIG_FILE);
+    let hints: Vec<String> = match &error {
+        catalog::Error::Parse { path, .. } if *path == file => vec![format!(
+            "edit {} by hand: it is not JSON, so no `toolctl config` command can read it",
+            file.display()
+        )],
+        catalog::Error::Invalid {
+            source_name,
+            violations,
+        } if *source_name == file.display().to_string() => {
+            let doc = catalog::Config::load_as_is(root)
+                .map(|config| config.doc)
+                .unwrap_or_default();
+            config_fix_hints(&doc, violations)
+        }
+        _ => Vec::new(),
+    };
+    hints
+        .into_iter()
+        .fold(CliError::from(error), CliError::with_hint)
+}
+
+/// Each fix of `problems` of `toolctl.json` (`doc`) as the command that makes it.
+pub(crate) fn config_fix_hints(
+    doc: &serde_json::Value,
+    problems: &[catalog::Violation],
+) -> Vec<String> {
+    use crate::ops::config::Fix;
+    crate::ops::config::fixes(doc, problems)
+        .into_iter()
+        .map(|fix| match fix {
+            Fix::RemoveItem { key, item } => format!(
+                "fix it with `toolctl config remove {key} {}`",
+                shell_word(&item)
+            ),
+            Fix::SetOrRemove { key } => format!(
+                "fix it with `toolctl config set {key} VALUE`, or `toolctl config remove {key}` for the default"
+            ),
+            Fix::EditFile => format!(
+                "fix it by editing {}: no `toolctl config` key names that place",
+                catalog::CONFIG_FILE
+            ),
+        })
+        .collect()
 }
 
 /// `word` as a POSIX shell reads it back: as it is when it holds nothing the shell treats

@@ -394,12 +394,13 @@ fn extractor(spec: &HttpImpl) -> Result<Extract, Failure> {
     crate::catalog::tool_rules::extractor(spec).map_err(invalid)
 }
 
-/// Call the HTTP tool `entry` with checked arguments.
+/// Call the HTTP tool `entry` with checked arguments: its value as the server gave it, with
+/// the secrets the call used, for the caller to redact (a failure comes redacted).
 pub fn call(
     entry: &ToolEntry,
     args: &Map<String, Value>,
     options: &Options,
-) -> Result<Value, Failure> {
+) -> Result<(Value, Redactor), Failure> {
     let hosts = &options.hosts;
     let Some(spec) = entry.tool.http_impl() else {
         return Err(invalid(format!(
@@ -413,7 +414,7 @@ pub fn call(
             limits::check_size(&entry.tool, &request, options)?;
             Ok(request)
         })
-        .map_err(|f| redact(f, &values.redactor))?;
+        .map_err(|f| f.redacted(&values.redactor))?;
     let extract = extractor(&spec)?;
     let timeout = spec
         .timeout_ms
@@ -430,8 +431,9 @@ pub fn call(
         options,
     );
     match result {
-        Ok(value) => Ok(values.redactor.value(value)),
-        Err(failure) => Err(redact(failure, &values.redactor)),
+        // Redacted by the caller, once the output schema has checked what the tool returned.
+        Ok(value) => Ok((value, std::mem::take(&mut values.redactor))),
+        Err(failure) => Err(failure.redacted(&values.redactor)),
     }
 }
 
@@ -545,20 +547,6 @@ fn answer(
     }
     let body = read_capped(response, cap, clock)?;
     respond(spec, extract, status, &body, redactor)
-}
-
-fn redact(failure: Failure, redactor: &Redactor) -> Failure {
-    let (code, ran) = (failure.code, failure.ran);
-    let text = failure.into_text();
-    let mut out =
-        Failure::new(code, redactor.text(&text.message)).with_details(redactor.value(text.details));
-    if let Some(hint) = text.hint {
-        out = out.with_hint(redactor.text(&hint));
-    }
-    if let Some(remedy) = text.remedy {
-        out = out.with_remedy(remedy);
-    }
-    if ran { out.ran() } else { out }
 }
 
 /// Send with retries: the last answer. `timeoutMs` bounds the whole call: every attempt,

@@ -54,12 +54,13 @@ const STDERR_TAIL: usize = 2048;
 /// How long a finished session may take to close before the server is killed.
 const CLOSE_GRACE: Duration = Duration::from_millis(300);
 
-/// Call the MCP tool `entry` with checked `args`.
+/// Call the MCP tool `entry` with checked `args`: its value as the server gave it, with the
+/// secrets the call used, for the caller to redact (a failure comes redacted).
 pub fn call(
     entry: &ToolEntry,
     args: Map<String, Value>,
     options: &Options,
-) -> Result<Value, Failure> {
+) -> Result<(Value, Redactor), Failure> {
     let reference = entry.reference();
     let Some(mcp) = entry.tool.mcp_impl() else {
         return Err(Failure::new(
@@ -82,7 +83,7 @@ pub fn call(
         args,
     };
     let sessions = options.mcp_sessions.as_deref();
-    let Answer::Called(result) = session(
+    let (Answer::Called(result), redactor) = session(
         &mcp.server,
         server,
         &options.hosts,
@@ -100,7 +101,8 @@ pub fn call(
     let structured = result.get("structuredContent").cloned();
     let text = text_of(&content);
     if result.get("isError") == Some(&Value::Bool(true)) {
-        let said = text.clone().unwrap_or_else(|| content.to_string());
+        // Redacted before it is cut to an excerpt: a secret cut in two is not found.
+        let said = redactor.text(&text.clone().unwrap_or_else(|| content.to_string()));
         let mut details = json!({ "server": mcp.server, "tool": mcp.tool, "content": content });
         if let Some(structured) = structured {
             details["structuredContent"] = structured;
@@ -115,13 +117,15 @@ pub fn call(
             ),
         )
         .with_details(details)
-        .ran());
+        .ran()
+        .redacted(&redactor)); // The details.
     }
-    Ok(match (structured, text) {
+    let value = match (structured, text) {
         (Some(structured), _) => structured,
         (None, Some(text)) => Value::String(text),
         (None, None) => content,
-    })
+    };
+    Ok((value, redactor))
 }
 
 /// The tools of server `name` (every page of `tools/list`), as the server sent them.
@@ -131,7 +135,7 @@ pub fn list_tools(
     hosts: &HostPolicy,
     timeout: Duration,
 ) -> Result<Listing, Failure> {
-    match session(name, server, hosts, timeout, Request::List, None)? {
+    match session(name, server, hosts, timeout, Request::List, None)?.0 {
         Answer::Listed(listing) => Ok(listing),
         Answer::Called(_) => Err(Failure::new(
             ErrorCode::Internal,
@@ -250,7 +254,7 @@ fn session(
     timeout: Duration,
     request: Request,
     sessions: Option<&Sessions>,
-) -> Result<Answer, Failure> {
+) -> Result<(Answer, Redactor), Failure> {
     let transport = server.transport(hosts).map_err(|message| {
         let code = if message.contains("allowedHosts") {
             ErrorCode::HostNotAllowed
@@ -303,11 +307,9 @@ fn session(
             single()?.block_on(http(&call, url, headers, request))
         }
     }?;
-    // A server may echo what it was given: secrets stay out of what leaves the call.
-    Ok(match answer {
-        Answer::Called(value) => Answer::Called(values.redactor.value(value)),
-        listed => listed,
-    })
+    // A server may echo what it was given: the caller keeps the secrets out of what leaves
+    // the call (a call's value once its output schema has checked it).
+    Ok((answer, values.redactor))
 }
 
 /// One session's names, for its messages.

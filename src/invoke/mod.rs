@@ -27,6 +27,7 @@ pub mod usage;
 
 use crate::base::error_code::ErrorCode;
 use crate::base::json_kind;
+use crate::base::redact::Redactor;
 use crate::catalog::config::HttpDefaults;
 use crate::catalog::model::{NoSchemaMode, ToolType};
 use crate::catalog::rules::HostPolicy;
@@ -130,6 +131,21 @@ impl Failure {
     /// The message, details and hint.
     pub fn into_text(self) -> FailureText {
         *self.text
+    }
+
+    /// The same failure with `redactor`'s secrets out of its message, details and hint.
+    pub fn redacted(self, redactor: &Redactor) -> Self {
+        let (code, ran) = (self.code, self.ran);
+        let text = self.into_text();
+        let mut out = Failure::new(code, redactor.text(&text.message))
+            .with_details(redactor.value(text.details));
+        if let Some(hint) = text.hint {
+            out = out.with_hint(redactor.text(&hint));
+        }
+        if let Some(remedy) = text.remedy {
+            out = out.with_remedy(remedy);
+        }
+        if ran { out.ran() } else { out }
     }
 }
 
@@ -277,10 +293,13 @@ pub fn invoke(entry: &ToolEntry, raw_args: Value, options: &Options) -> Result<S
         .as_ref()
         .map(|schema| Schema::compile(schema, "outputSchema"))
         .transpose()?;
-    let value = dispatch(entry, args, options)?;
+    let (value, redactor) = dispatch(entry, args, options)?;
+    // The schema checks what the tool returned (a secret it echoes keeps its type); then the
+    // secrets leave the value, and a failure's every part (message, errors, value).
     if let Some(output_schema) = output_schema {
-        check_output(entry, &output_schema, &value)?;
+        check_output(entry, &output_schema, &value).map_err(|f| f.redacted(&redactor))?;
     }
+    let value = redactor.value(value);
     Ok(Success {
         value,
         validated,
@@ -506,15 +525,19 @@ fn is_read_only(entry: &ToolEntry) -> bool {
             .is_some_and(|h| matches!(h.method.to_ascii_uppercase().as_str(), "GET" | "HEAD"))
 }
 
+/// Run the tool: its value as it returned it (not yet redacted), with the secrets the call
+/// used; a failure comes redacted already.
 fn dispatch(
     entry: &ToolEntry,
     args: Map<String, Value>,
     options: &Options,
-) -> Result<Value, Failure> {
+) -> Result<(Value, Redactor), Failure> {
     let tool = &entry.tool;
     if tool.kind.is_native() {
         let func = tool.native_func().unwrap_or_default();
-        return native::call(&func, args, options).map_err(Failure::ran);
+        return native::call(&func, args, options)
+            .map(|value| (value, Redactor::default()))
+            .map_err(Failure::ran);
     }
     if tool.kind == ToolType::Mcp {
         return mcp::call(entry, args, options);

@@ -9,9 +9,10 @@
 
 use crate::base::pointer;
 use crate::base::same_json::{same_json, same_json_opt};
-use crate::catalog::config::{CONFIG_FILE, Config};
+use crate::catalog::config::{self, CONFIG_FILE, Config};
 use crate::catalog::error::{Error, Result, Violation};
-use crate::catalog::schemas::{self, Kind};
+use crate::catalog::rules::HostPolicy;
+use crate::catalog::schemas::Kind;
 use crate::catalog::{Catalog, store};
 use serde_json::{Map, Value};
 
@@ -46,6 +47,9 @@ pub struct ConfigChange {
     pub value: Value,
     /// `false` when the file already said so (nothing was written).
     pub changed: bool,
+    /// The problems the file still has (it may have had several, fixed one edit at a time).
+    #[serde(skip)]
+    pub problems: Vec<Violation>,
 }
 
 impl ConfigKey {
@@ -306,36 +310,104 @@ fn apply(doc: &Value, key: &ConfigKey, edit: &Edit) -> Result<Option<Value>> {
 }
 
 impl Catalog {
-    /// Change one key of `toolctl.json` under the catalog lock. The new document must pass
-    /// the config schema and toolctl's own checks (hosts, durations), else nothing is written.
+    /// Change one key of `toolctl.json` under the catalog lock, reading the file as it is
+    /// ([`Config::load_as_is`]), so a config toolctl refuses can be repaired key by key.
+    ///
+    /// The new document is written unless it has a problem (config schema, toolctl's own
+    /// rules: [`config::problems`]) the file did not have already: an edit may fix one problem
+    /// and leave the others for the next. A new problem is refused with its pointer, and
+    /// nothing is written.
     pub fn edit_config(&mut self, key: &ConfigKey, edit: &Edit) -> Result<ConfigChange> {
-        self.write(
+        self.write_with(
+            Config::load_as_is,
             |catalog| {
                 let path = catalog.root().join(CONFIG_FILE);
-                let changed = match apply(&catalog.config().doc, key, edit)? {
+                let before = &catalog.config().doc;
+                let changed = match apply(before, key, edit)? {
                     None => false,
                     Some(doc) => {
-                        let source = path.display().to_string();
-                        let violations = schemas::violations(Kind::Config, &doc);
-                        if !violations.is_empty() {
-                            return Err(Error::invalid(source, violations));
+                        let had = config::problems(before, &path);
+                        let new: Vec<Violation> = config::problems(&doc, &path)
+                            .into_iter()
+                            .filter(|problem| !had.contains(problem))
+                            .collect();
+                        if !new.is_empty() {
+                            return Err(Error::invalid(path.display().to_string(), new));
                         }
-                        let config = Config::from_doc(doc, &path)?;
-                        store::write_json(&path, &config.doc)?;
+                        store::write_json(&path, &doc)?;
                         true
                     }
                 };
-                let doc = Config::load(catalog.root())?.doc;
+                let doc = Config::load_as_is(catalog.root())?.doc;
                 Ok(ConfigChange {
                     key: key.name.clone(),
                     pointer: key.pointer.clone(),
                     value: key.get(&doc).cloned().unwrap_or(Value::Null),
                     changed,
+                    problems: config::problems(&doc, &path),
                 })
             },
             |_| None,
         )
     }
+}
+
+/// What a user can do about one problem of `toolctl.json` (the CLI words each as a command).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fix {
+    /// Remove `item` from the list `key`.
+    RemoveItem { key: String, item: String },
+    /// Set `key` to a good value, or remove it for the default.
+    SetOrRemove { key: String },
+    /// Edit the file by hand: no key names the place.
+    EditFile,
+}
+
+/// The fixes of `problems` of `doc`, each once, in the problems' order.
+pub fn fixes(doc: &Value, problems: &[Violation]) -> Vec<Fix> {
+    let mut fixes = Vec::new();
+    let mut add = |fix: Fix| {
+        if !fixes.contains(&fix) {
+            fixes.push(fix);
+        }
+    };
+    for problem in problems {
+        // The entries of allowedHosts toolctl refuses, each on its own.
+        if problem.pointer == "/allowedHosts"
+            && let Some(list) = doc.get("allowedHosts").and_then(Value::as_array)
+        {
+            let bad: Vec<&str> = list
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|host| HostPolicy::new([*host]).is_err())
+                .collect();
+            if !bad.is_empty() {
+                for host in bad {
+                    add(Fix::RemoveItem {
+                        key: "allowedHosts".to_owned(),
+                        item: host.to_owned(),
+                    });
+                }
+                continue;
+            }
+        }
+        // The innermost key that holds the place (an item's list, an entry's group).
+        let mut place = problem.pointer.as_str();
+        let key = loop {
+            if place.is_empty() {
+                break None;
+            }
+            if let Ok(key) = ConfigKey::parse(place) {
+                break Some(key);
+            }
+            place = place.rsplit_once('/').map_or("", |(parent, _)| parent);
+        };
+        add(match key {
+            Some(key) => Fix::SetOrRemove { key: key.name },
+            None => Fix::EditFile,
+        });
+    }
+    fixes
 }
 
 #[cfg(test)]

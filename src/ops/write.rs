@@ -139,10 +139,21 @@ impl Catalog {
         op: impl FnOnce(&Self) -> Result<T>,
         touched: impl FnOnce(&T) -> Option<String>,
     ) -> Result<T> {
+        self.write_with(Config::load, op, touched)
+    }
+
+    /// [`write`](Self::write), reading `toolctl.json` under the lock with `load` (`config`'s
+    /// edits read it as it is, to repair it).
+    pub(crate) fn write_with<T>(
+        &mut self,
+        load: fn(&Path) -> Result<Config>,
+        op: impl FnOnce(&Self) -> Result<T>,
+        touched: impl FnOnce(&T) -> Option<String>,
+    ) -> Result<T> {
         let existed = self.root.is_dir();
         store::ensure_dir(&self.root)?;
         let guard = lock::acquire(&self.lock_path(), self.lock_timeout)?;
-        let result = Config::load(&self.root).and_then(|config| {
+        let result = load(&self.root).and_then(|config| {
             self.config = config;
             refuse_not_a_folder(&self.bundles_dir())?;
             op(self)

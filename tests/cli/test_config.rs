@@ -147,3 +147,159 @@ fn bad_keys_and_values_are_refused_and_nothing_is_written() {
         .stderr_has("is not set in toolctl.json");
     unchanged();
 }
+
+/// Regression: a `toolctl.json` toolctl refuses could not be repaired with `toolctl config`,
+/// which refused the catalog like every other command.
+#[test]
+fn an_invalid_config_is_shown_and_repaired_one_problem_at_a_time() {
+    let env = TestEnv::new();
+    env.edit_config(|c| {
+        c["allowedHosts"] = json!(["*", "ok.example"]);
+        c["reap"]["gracePeriod"] = json!("soon");
+    });
+    let file = env.catalog().join("toolctl.json");
+    let read = || std::fs::read(&file).unwrap();
+
+    // Every other command refuses the catalog, naming each problem and its fix.
+    let refused = env.run(&["tool", "list"]);
+    refused
+        .failure(3)
+        .stderr_has("2 problems")
+        .stderr_has("caused by: /allowedHosts: allowedHosts entry '*' would allow every host")
+        .stderr_has("caused by: /reap/gracePeriod: 'soon' is not a duration")
+        .stderr_has("hint: fix it with `toolctl config remove allowedHosts '*'`")
+        .stderr_has("hint: fix it with `toolctl config set reap.gracePeriod VALUE`, or `toolctl config remove reap.gracePeriod` for the default");
+    let doc = env.json_error(&["bundle", "list"], 3);
+    assert_eq!(doc.error.code, "VALIDATION_ERROR");
+    assert!(
+        doc.error
+            .hint
+            .as_deref()
+            .unwrap()
+            .ends_with("`toolctl config remove reap.gracePeriod` for the default"),
+        "{:?}",
+        doc.error.hint
+    );
+
+    // `config get` shows what the file holds, and says on stderr what is wrong with it.
+    let got = env.run(&["config", "get", "allowedHosts"]);
+    got.success()
+        .stderr_has("warning: toolctl.json has 2 problems; other commands refuse the catalog until it is fixed:")
+        .stderr_has("/reap/gracePeriod: 'soon' is not a duration");
+    assert_eq!(got.stdout, "[\n  \"*\",\n  \"ok.example\"\n]\n");
+    assert_eq!(env.json(&["config", "get"]), env.config());
+
+    // An edit that adds a problem is refused, naming it, and writes nothing; one that
+    // replaces a problem with another is a new problem too.
+    let before = read();
+    let added = env.json_error(&["config", "add", "allowedHosts", "a*b.example"], 3);
+    assert_eq!(added.error.details["problems"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        added.error.details["problems"][0]["pointer"],
+        "/allowedHosts"
+    );
+    assert!(
+        added.error.details["problems"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("'a*b.example' is not a host name"),
+        "{added:?}"
+    );
+    env.run(&["config", "set", "reap.gracePeriod", "never"])
+        .failure(3)
+        .stderr_has("/reap/gracePeriod: 'never' is not a duration");
+    env.run(&["config", "set", "attach.maxTotalTools", "-1"])
+        .failure(3)
+        .stderr_has("/attach/maxTotalTools");
+    assert_eq!(read(), before, "a refused edit writes nothing");
+
+    // An edit that leaves the problems as they were is written (and says what is left).
+    env.run(&["config", "add", "allowedHosts", "b.example"])
+        .success()
+        .stderr_has("Added b.example to allowedHosts")
+        .stderr_has("toolctl.json still has 2 problems");
+    // Fix one problem, then the other.
+    env.run(&["config", "remove", "allowedHosts", "*"])
+        .success()
+        .stderr_has("Removed * from allowedHosts")
+        .stderr_has("toolctl.json still has a problem")
+        .stderr_has("fix it with `toolctl config set reap.gracePeriod VALUE`");
+    env.run(&["tool", "list"])
+        .failure(3)
+        .stderr_has("/reap/gracePeriod");
+    let fixed = env.run(&["config", "set", "reap.gracePeriod", "2d"]);
+    fixed.success();
+    assert!(!fixed.stderr.contains("problem"), "{}", fixed.stderr);
+    assert_eq!(
+        env.config()["allowedHosts"],
+        json!(["ok.example", "b.example"])
+    );
+    assert_eq!(env.config()["reap"]["gracePeriod"], "2d");
+    env.run(&["tool", "list"]).success();
+}
+
+/// Problems serde would report one at a time (it stops at the first) are fixed one at a time.
+#[test]
+fn two_values_of_the_wrong_type_are_fixed_one_at_a_time() {
+    let env = TestEnv::new();
+    env.edit_config(|c| {
+        c["attach"] = json!({ "maxTotalTools": "x", "minMcpTools": "y" });
+    });
+    env.run(&["search", "x"])
+        .failure(3)
+        .stderr_has("toolctl config set attach.");
+    env.run(&["config", "set", "attach.maxTotalTools", "5"])
+        .success()
+        .stderr_has("still has a problem")
+        .stderr_has("/attach/minMcpTools");
+    env.run(&["config", "set", "attach.minMcpTools", "1"])
+        .success();
+    env.run(&["tool", "list"]).success();
+}
+
+/// A place no config key names (the document's root) and a file that is not JSON: the hint
+/// is to edit the file.
+#[test]
+fn what_no_config_command_can_fix_is_edited_by_hand() {
+    let env = TestEnv::new();
+    let file = env.catalog().join("toolctl.json");
+    std::fs::write(&file, "{\"allowedHosts\": [\n").unwrap();
+    for args in [
+        &["tool", "list"][..],
+        &["config", "get"],
+        &["config", "set", "reap.gracePeriod", "1d"],
+    ] {
+        env.run(args)
+            .failure(3)
+            .stderr_has("toolctl.json: EOF while parsing a list at line 2 column 1")
+            .stderr_has("hint: edit ")
+            .stderr_has(
+                "toolctl.json by hand: it is not JSON, so no `toolctl config` command can read it",
+            );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "{\"allowedHosts\": [\n"
+    );
+
+    // A document that is not an object: no key names its root.
+    std::fs::write(&file, "[]").unwrap();
+    for args in [&["tool", "list"][..], &["config", "get"]] {
+        env.run(args)
+            .failure(3)
+            .stderr_has("toolctl.json: the document must be a JSON object")
+            .stderr_has(
+                "hint: fix it by editing toolctl.json: no `toolctl config` key names that place",
+            );
+    }
+    // A group key of the wrong type: set the group (or remove it).
+    std::fs::write(
+        &file,
+        r#"{"schemaVersion": "1", "allowedHosts": [], "reap": 5}"#,
+    )
+    .unwrap();
+    env.run(&["tool", "list"])
+        .failure(3)
+        .stderr_has("/reap")
+        .stderr_has("hint: fix it with `toolctl config set reap VALUE`");
+}

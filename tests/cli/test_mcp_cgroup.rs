@@ -9,15 +9,15 @@
 
 #![cfg(target_os = "linux")]
 
+use crate::common::serve_client::ServeClient as Client;
 use crate::common::{TestEnv, mcp_clients};
 use crate::test_exec_cgroup::{
     cgroups, kill, own_cgroup, owner_of_self, remove_cgroup, running, start_of, with_a_sleeper,
 };
 use crate::test_mcp_tools::{any_object, declare, fixture_server, mcp_tool, served_name};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The server's wrapper: writes its cgroup (`0::` of `/proc/self/cgroup`) to `$1/cgroup.txt`,
@@ -285,78 +285,19 @@ fn with_cgroups_off_a_stdio_server_falls_back_to_its_process_group_and_tag() {
 /// `mcp serve --mode all` on `env`'s catalog, initialized, with one call of `mcp/echo` made
 /// (so its server runs).
 fn serve_with_a_server(env: &TestEnv) -> Client {
-    let mut serve = Serve(
-        env.command(&["mcp", "serve", "--mode", "all", "--quiet"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let stdin = serve.0.stdin.take().unwrap();
-    let lines = BufReader::new(serve.0.stdout.take().unwrap()).lines();
-    let mut client = Client {
-        serve,
-        stdin: Some(stdin),
-        lines,
-        next: 1,
-    };
-    client.send(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"}}}),
-    );
-    client.answer(0);
-    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut command = env.command(&["mcp", "serve", "--mode", "all", "--quiet"]);
+    command.stderr(Stdio::null());
+    let mut client = Client::spawn(command);
     let echo = served_name(env, "mcp", "echo");
     let answer = client.call(&echo, json!({ "text": "hi" }));
     assert_eq!(answer["content"][0]["text"], "hi", "{answer}");
     client
 }
 
-/// A client of `mcp serve` on its stdio.
-struct Client {
-    serve: Serve,
-    /// `None` once closed.
-    stdin: Option<ChildStdin>,
-    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
-    next: u64,
-}
-
-impl Client {
-    fn send(&mut self, message: Value) {
-        let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// The answer to request `id` (notifications before it are skipped).
-    fn answer(&mut self, id: u64) -> Value {
-        loop {
-            let Some(Ok(line)) = self.lines.next() else {
-                panic!("mcp serve did not answer request {id}");
-            };
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == id {
-                return message;
-            }
-        }
-    }
-
-    /// `tools/call` of `name`: its result.
-    fn call(&mut self, name: &str, arguments: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments}}));
-        self.answer(id)["result"].clone()
-    }
-}
-
 /// Wait (at most 15 s) for `serve` to end.
 fn ends(client: &mut Client, how: &str) {
     let deadline = Instant::now() + Duration::from_secs(15);
-    while client.serve.0.try_wait().unwrap().is_none() {
+    while client.serve.try_wait().unwrap().is_none() {
         assert!(Instant::now() < deadline, "mcp serve did not end {how}");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -391,7 +332,7 @@ fn mcp_serve_ends_its_servers_cgroup_on_sigterm() {
     let mut client = serve_with_a_server(&env);
     // SIGTERM, with standard input still open.
     let _ = Command::new("kill")
-        .args(["-TERM", &client.serve.0.id().to_string()])
+        .args(["-TERM", &client.serve.id().to_string()])
         .status();
     ends(&mut client, "on SIGTERM");
     assert_contained(&marks, "mcp serve stopped by SIGTERM");

@@ -7,106 +7,12 @@
 #![cfg(target_os = "linux")]
 
 use crate::common::TestEnv;
+use crate::common::serve_client::ServeClient as Client;
 use crate::test_exec_cgroup::{kill, running};
 use crate::test_mcp_tools::served_name;
-use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
+use serde_json::json;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
-
-/// A raw JSON-RPC client of `mcp serve` on its stdio; the server is killed if the test fails
-/// before it ended.
-struct Client {
-    serve: Child,
-    /// `None` once closed.
-    stdin: Option<ChildStdin>,
-    /// The server's stdout, a line at a time (read on a thread).
-    lines: Receiver<String>,
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        if matches!(self.serve.try_wait(), Ok(None)) {
-            let _ = self.serve.kill();
-            let _ = self.serve.wait();
-        }
-    }
-}
-
-impl Client {
-    /// `mcp serve` on `env`'s catalog with the extra environment `vars`, initialized.
-    fn start(env: &TestEnv, vars: &[(&str, &str)]) -> Self {
-        let mut serve = env
-            .command(&["mcp", "serve", "--mode", "all"])
-            .envs(vars.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = serve.stdin.take();
-        let stdout = BufReader::new(serve.stdout.take().unwrap());
-        let (tell, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines().map_while(Result::ok) {
-                if tell.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut client = Self {
-            serve,
-            stdin,
-            lines,
-        };
-        client.send(
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"}}}),
-        );
-        client.answer(0);
-        client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        client
-    }
-
-    fn send(&mut self, message: Value) {
-        let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// The answer to request `id` (within 30 s; what comes before it is skipped).
-    fn answer(&mut self, id: u64) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|e| panic!("mcp serve did not answer request {id}: {e}"));
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == id {
-                return message;
-            }
-        }
-    }
-
-    /// Every message the server wrote until its stdout closed (within 30 s).
-    fn rest(&mut self) -> Vec<Value> {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let mut messages = Vec::new();
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => messages.push(serde_json::from_str(&line).unwrap()),
-                Err(RecvTimeoutError::Disconnected) => return messages,
-                Err(RecvTimeoutError::Timeout) => panic!("mcp serve's stdout stayed open"),
-            }
-        }
-    }
-}
 
 /// `exec` enabled on a fresh catalog.
 fn exec_env() -> TestEnv {

@@ -292,6 +292,24 @@ fn secrets_reach_the_server_through_env_and_never_come_back() {
     // The server got it (its answer is the value, redacted on the way out).
     assert_eq!(doc["value"], "Bearer [redacted]");
     assert!(!doc.to_string().contains(secret));
+    // A failure that echoes the secret where its message is cut to an excerpt (2048
+    // characters): redacted before the cut, so no part of the secret shows.
+    mcp_tool(&env, "fail", "fx", "fail", any_object());
+    let vars = [("TOOLCTL_SECRET_FX_TOKEN", secret)];
+    let (_, marked) = invoke_with(&env, "mcp/fail", json!({ "reason": "MARK" }), &vars);
+    let message = marked["error"]["message"].as_str().unwrap();
+    let header = message.find("failed: ").unwrap() + "failed: ".len();
+    let before = message[header..].find("MARK").unwrap();
+    let reason = format!("{}{secret}", "x".repeat(2048 - 6 - before));
+    let (code, doc) = invoke_with(&env, "mcp/fail", json!({ "reason": reason }), &vars);
+    assert_eq!(code, 7, "{doc}");
+    let message = doc["error"]["message"].as_str().unwrap();
+    // The cut falls in the secret's place: what shows of it is the mark (cut too).
+    assert!(
+        message.ends_with('…') && message.contains("x[redac"),
+        "{message}"
+    );
+    assert!(!doc.to_string().contains(&secret[..6]), "{doc}");
     // toolctl's own secrets never reach the server's environment.
     let (_, doc) = invoke_with(
         &env,

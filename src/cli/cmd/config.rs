@@ -1,9 +1,10 @@
 //! `toolctl config`: read or change one key of the catalog's `toolctl.json`.
 
-use crate::catalog::Error;
-use crate::cli::Ctx;
+use crate::catalog::config::{self, CONFIG_FILE};
+use crate::catalog::{Error, Violation};
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
+use crate::cli::{Ctx, config_fix_hints};
 use crate::ops::config::{ConfigChange, ConfigKey, Edit};
 use clap::{Args, Subcommand};
 use serde_json::Value;
@@ -73,8 +74,15 @@ pub fn run(ctx: &Ctx, command: &ConfigCommand) -> Result<Output, CliError> {
         ConfigCommand::Remove(args) => (&args.key, Edit::Remove(args.value.clone())),
     };
     let key = parse_key(key)?;
-    let change = ctx.write(|catalog| catalog.edit_config(&key, &edit))?;
+    let change = ctx.write_on(ctx.catalog_as_is()?, |catalog| {
+        catalog.edit_config(&key, &edit)
+    })?;
     let status = describe(&change, &edit);
+    if !change.problems.is_empty() {
+        // Fixed one problem of several, or changed a key beside them: say what is left.
+        let doc = ctx.catalog_as_is()?.config().doc.clone();
+        warn_problems(ctx, &doc, &change.problems, "still has");
+    }
     Ok(Output::new(
         serde_json::to_value(&change).unwrap_or_default(),
         Human::Status(status),
@@ -93,9 +101,38 @@ fn parse_key(key: &str) -> Result<ConfigKey, CliError> {
     })
 }
 
+/// Say on stderr that toolctl.json has `problems`, each with what would fix it.
+fn warn_problems(ctx: &Ctx, doc: &Value, problems: &[Violation], has: &str) {
+    let count = match problems.len() {
+        1 => "a problem".to_owned(),
+        n => format!("{n} problems"),
+    };
+    // Some problems only the schema sees (editors, `validate`); others make toolctl refuse.
+    let refused = if ctx
+        .location()
+        .is_ok_and(|l| crate::catalog::Config::load(l.path()).is_err())
+    {
+        "; other commands refuse the catalog until it is fixed"
+    } else {
+        ""
+    };
+    let mut lines = vec![format!("{CONFIG_FILE} {has} {count}{refused}:")];
+    lines.extend(problems.iter().map(|p| format!("  {p}")));
+    lines.extend(
+        config_fix_hints(doc, problems)
+            .iter()
+            .map(|h| format!("  {h}")),
+    );
+    ctx.ui.warn(&lines.join("\n"));
+}
+
 fn get(ctx: &Ctx, args: &GetArgs) -> Result<Output, CliError> {
-    let catalog = ctx.catalog()?;
+    let catalog = ctx.catalog_as_is()?;
     let doc = &catalog.config().doc;
+    let problems = config::problems(doc, &catalog.root().join(CONFIG_FILE));
+    if !problems.is_empty() {
+        warn_problems(ctx, doc, &problems, "has");
+    }
     let value = match &args.key {
         None => doc.clone(),
         Some(key) => {

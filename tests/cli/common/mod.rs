@@ -9,6 +9,7 @@
 
 pub mod mcp_clients;
 pub mod sdk_models;
+pub mod serve_client;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;

@@ -5,6 +5,8 @@
 
 use super::*;
 use crate::common::read_json;
+use crate::common::serve_client::ServeClient;
+use crate::test_mcp_tools::served_name;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
@@ -318,6 +320,141 @@ fn a_secret_that_comes_back_as_a_number_is_redacted() {
     let value = api.value("num", &json!({}), &[("PIN", "4096")]);
     assert_eq!(value["v"], json!(4096));
     assert_eq!(value["f"].as_f64(), Some(4096.0));
+}
+
+/// Regression: the output schema was checked on the redacted value, so an output holding a
+/// secret where the schema wants an integer or a pattern failed `OUTPUT_INVALID` on
+/// `"[redacted]"`. The schema checks what the tool returned; then the value is redacted.
+#[test]
+fn the_output_schema_checks_the_value_before_its_secrets_are_redacted() {
+    let api = Api::start(&[]);
+    let output = |v: Value, query: Value| json!({ "outputSchema": { "type": "object", "properties": { "v": v, "query": query } } });
+    let with = |extra: Value| {
+        let mut fields = json!({ "secrets": ["PIN"] });
+        fields
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        fields
+    };
+    api.tool(
+        "num",
+        json!({ "urlTemplate": api.url("/num?v=${PIN}") }),
+        with(output(json!({ "type": "integer" }), json!({}))),
+    );
+    api.tool(
+        "echo",
+        json!({ "urlTemplate": api.url("/echo?k=${PIN}") }),
+        with(output(
+            json!({}),
+            json!({ "type": "string", "pattern": "^k=40961234$" }),
+        )),
+    );
+    let pin = [("PIN", "40961234")];
+    // `invoke --json`, `invoke` and `invoke --batch`: passes its schema, printed redacted.
+    assert_eq!(api.value("num", &json!({}), &pin)["v"], "[redacted]");
+    assert_eq!(api.value("echo", &json!({}), &pin)["query"], "k=[redacted]");
+    let mut plain = api.env.command(&["invoke", "h/num"]);
+    plain.env("TOOLCTL_SECRET_PIN", pin[0].1);
+    let run = Run::of(plain, None);
+    run.success();
+    assert!(
+        run.stdout.contains("[redacted]") && !run.stdout.contains("4096"),
+        "{run}"
+    );
+    let batch = json!({ "calls": [
+        { "call_id": "a", "name": "h/num", "arguments": {} },
+        { "call_id": "b", "name": "h/echo", "arguments": {} },
+    ] });
+    let mut cmd = api.env.command(&["--json", "invoke", "--batch", "-"]);
+    cmd.env("TOOLCTL_SECRET_PIN", pin[0].1);
+    let run = Run::of(cmd, Some(&batch.to_string()));
+    run.success();
+    assert!(!run.stdout.contains("4096"), "{run}");
+    let results = run.json()["results"].clone();
+    assert_eq!(results[0]["value"]["v"], "[redacted]", "{run}");
+    assert_eq!(results[1]["value"]["query"], "k=[redacted]", "{run}");
+    // `mcp serve`: the same order.
+    let mut client = ServeClient::start(&api.env, &[("TOOLCTL_SECRET_PIN", pin[0].1)]);
+    let num = client.call(&served_name(&api.env, "h", "num"), json!({}));
+    assert_eq!(num["structuredContent"]["v"], "[redacted]", "{num}");
+    let echo = client.call(&served_name(&api.env, "h", "echo"), json!({}));
+    assert_eq!(echo["structuredContent"]["query"], "k=[redacted]", "{echo}");
+}
+
+/// An output holding a secret that breaks its schema fails `OUTPUT_INVALID`, and no part of
+/// the failure (message, `details.errors`, `details.value`; stdout, stderr, `--json`,
+/// `--batch`) holds the secret.
+#[test]
+fn an_output_that_breaks_its_schema_fails_without_its_secret() {
+    let api = Api::start(&[]);
+    let secret_fields = |output: Value| json!({ "secrets": ["PIN"], "outputSchema": output });
+    api.tool(
+        "num",
+        json!({ "urlTemplate": api.url("/num?v=${PIN}") }),
+        secret_fields(json!({ "type": "object", "properties": { "v": { "type": "integer", "maximum": 100 } } })),
+    );
+    api.tool(
+        "echo",
+        json!({ "urlTemplate": api.url("/echo?k=${PIN}") }),
+        secret_fields(json!({ "type": "object", "properties": { "query": { "type": "string", "pattern": "^x=" } } })),
+    );
+    let pin = [("PIN", "40961234")];
+    for tool in ["num", "echo"] {
+        let run = api.run(tool, &json!({}), &pin);
+        run.failure(7);
+        let doc = run.json();
+        assert_eq!(doc["error"]["code"], "OUTPUT_INVALID", "{run}");
+        let errors = doc["error"]["details"]["errors"].as_array().unwrap();
+        assert!(!errors.is_empty(), "{run}");
+        assert!(doc["error"]["details"]["value"].is_object(), "{run}");
+        assert!(
+            !run.stdout.contains("4096") && !run.stderr.contains("4096"),
+            "{tool}: {run}"
+        );
+        assert!(run.stdout.contains("[redacted]"), "{tool}: {run}");
+
+        let mut plain = api.env.command(&["invoke", &format!("h/{tool}")]);
+        plain.env("TOOLCTL_SECRET_PIN", pin[0].1);
+        let run = Run::of(plain, None);
+        run.failure(7);
+        assert!(
+            run.stderr.contains("OUTPUT_INVALID") || run.stderr.contains("output"),
+            "{run}"
+        );
+        assert!(
+            !run.stdout.contains("4096") && !run.stderr.contains("4096"),
+            "{tool}: {run}"
+        );
+
+        let batch =
+            json!({ "calls": [{ "call_id": "a", "name": format!("h/{tool}"), "arguments": {} }] });
+        let mut cmd = api.env.command(&["--json", "invoke", "--batch", "-"]);
+        cmd.env("TOOLCTL_SECRET_PIN", pin[0].1);
+        let run = Run::of(cmd, Some(&batch.to_string()));
+        assert!(run.stdout.contains("OUTPUT_INVALID"), "{run}");
+        assert!(
+            !run.stdout.contains("4096") && !run.stderr.contains("4096"),
+            "{tool}: {run}"
+        );
+
+        let mut client = ServeClient::start(&api.env, &[("TOOLCTL_SECRET_PIN", pin[0].1)]);
+        let result = client.call(&served_name(&api.env, "h", tool), json!({}));
+        assert_eq!(result["isError"], true, "{result}");
+        // (No structuredContent: an error's would not match the tool's outputSchema.)
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("OUTPUT_INVALID: ") && text.contains("[redacted]"),
+            "{result}"
+        );
+        assert!(!result.to_string().contains("4096"), "{tool}: {result}");
+        client.stdin = None;
+        client.rest();
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut client.serve.stderr.take().unwrap(), &mut stderr)
+            .unwrap();
+        assert!(!stderr.contains("4096"), "{tool}: {stderr}");
+    }
 }
 
 // --- HMAC ---------------------------------------------------------------------------------------
