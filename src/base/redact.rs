@@ -295,6 +295,10 @@ fn char_pattern(c: char) -> String {
     let code = c as u32;
     forms.push(format!("&#(?:(?i:x0*{code:x})|0*{code});"));
     match c {
+        // A JSON pointer's escapes: a secret that is an object's key shows in the pointer of
+        // an output-schema failure (`/sk~1live`).
+        '/' => forms.push("~1".to_owned()),
+        '~' => forms.push("~0".to_owned()),
         '&' => forms.push("&amp;".to_owned()),
         '<' => forms.push("&lt;".to_owned()),
         '>' => forms.push("&gt;".to_owned()),
@@ -327,6 +331,18 @@ mod tests {
         let mut r = Redactor::default();
         r.add(secret);
         r
+    }
+
+    /// An output-schema failure names a secret that is an object's key by its JSON pointer,
+    /// where `/` is `~1` and `~` is `~0` (review12b: `/sk~1live~0abcdefgh` reached stderr).
+    #[test]
+    fn a_secret_in_a_json_pointer_is_redacted() {
+        let r = redactor("sk/live~abcdefgh");
+        let out = r.text("failed at /sk~1live~0abcdefgh: 1 is not of type \"string\"");
+        assert_eq!(
+            out,
+            format!("failed at /{REDACTED}: 1 is not of type \"string\"")
+        );
     }
 
     #[test]

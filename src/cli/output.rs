@@ -249,13 +249,21 @@ impl Ui {
         }
     }
 
-    /// A warning on stderr, unless `--quiet`.
+    /// A warning on stderr, unless `--quiet`: one line, as an error's first line is (a
+    /// newline in it, from a file's name or text, is written `\n`).
     pub fn warn(&self, message: &str) {
+        self.warn_list(message, &[]);
+    }
+
+    /// A warning and the lines that go with it, each one line, indented.
+    pub fn warn_list(&self, message: &str, lines: &[String]) {
         if !self.quiet {
-            write_stderr(&format!(
-                "{WARNING}warning:{WARNING:#} {}\n",
-                visible(message)
-            ));
+            let one_line = |text: &str| visible(text).replace('\n', "\\n");
+            let mut text = format!("{WARNING}warning:{WARNING:#} {}\n", one_line(message));
+            for line in lines {
+                text.push_str(&format!("  {}\n", one_line(line)));
+            }
+            write_stderr(&text);
         }
     }
 

@@ -39,8 +39,11 @@ use std::time::Duration;
 /// The index file inside `.toolctl/`.
 pub const INDEX_FILE: &str = "index.sqlite";
 
-/// The layout version of the index; an index of another version is rebuilt.
-pub const FORMAT_VERSION: i32 = 7;
+/// The layout version of the index; an index of another version is rebuilt. Raised also when
+/// what the rows hold is computed otherwise, so that no row made by an older binary is kept
+/// (8: the `exec` policy in a tool's availability and safety; exported names that start with a
+/// letter or `_`).
+pub const FORMAT_VERSION: i32 = 8;
 
 /// Errors of the index. Anything wrong with the database itself leads to a rebuild, so what
 /// reaches a user is a catalog error or a bad query.

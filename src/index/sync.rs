@@ -728,8 +728,8 @@ fn drop_bundle(tx: &Transaction, dir: &str) -> rusqlite::Result<usize> {
 }
 
 /// What tools' availability depends on in `toolctl.json` (`allowedHosts`, `mcpServers`, the
-/// `exec` policy). The policy counts only when it allows `exec`, so an index made before it
-/// counted is in step when it does not.
+/// `exec` policy). The policy is in the fingerprint only when it allows `exec`, so turning it
+/// on or off changes the fingerprint and every tool is read again.
 fn hosts_fingerprint(catalog: &Catalog) -> String {
     let config = catalog.config();
     match (config.mcp_servers.is_empty(), config.exec_allowed()) {

@@ -513,3 +513,44 @@ fn tool_new_writes_a_skeleton_that_validates_as_it_is() {
         no_host.error.message
     );
 }
+
+/// GitHub's runner also reads the older `##[command]` form anywhere in a line, and strips
+/// leading spaces before `::` (review12b): a finding writes `##[` as `#\u0023[`, and a warning
+/// (here `export`'s, over a folder whose name holds a newline) is one line.
+#[test]
+fn no_workflow_command_from_a_file_in_a_finding_or_a_warning() {
+    let env = TestEnv::new();
+    let id = env.bundle("b");
+    let name = "##[error file=README.md;line=1]owned";
+    env.put_tool(
+        "b",
+        &crate::common::tool_doc_with(
+            "legacy",
+            "v1",
+            serde_json::json!({
+                "description": "An argument named like the runner's older command form.",
+                "argSchema": { "type": "object", "properties": { name: { "type": "string" } } }
+            }),
+        ),
+    );
+    let run = env.run(&["validate", "--strict"]);
+    assert!(
+        run.stdout
+            .contains("argument '#\\u0023[error file=README.md;line=1]owned' has no description"),
+        "{run}"
+    );
+    assert!(!run.stdout.contains("##["), "{run}");
+
+    let odd = env
+        .bundle_dir(&id)
+        .join("tools")
+        .join("x\n  ::error file=a::owned")
+        .join("v1");
+    std::fs::create_dir_all(&odd).unwrap();
+    std::fs::write(odd.join("tool.json"), "{").unwrap();
+    let run = env.run(&["export", "--provider", "openai"]);
+    assert!(run.stderr.contains("warning:"), "{run}");
+    for line in run.stderr.lines() {
+        assert!(!line.trim_start().starts_with("::"), "{line:?}\n{run}");
+    }
+}

@@ -116,14 +116,10 @@ fn warn_problems(ctx: &Ctx, doc: &Value, problems: &[Violation], has: &str) {
     } else {
         ""
     };
-    let mut lines = vec![format!("{CONFIG_FILE} {has} {count}{refused}:")];
-    lines.extend(problems.iter().map(|p| format!("  {p}")));
-    lines.extend(
-        config_fix_hints(doc, problems)
-            .iter()
-            .map(|h| format!("  {h}")),
-    );
-    ctx.ui.warn(&lines.join("\n"));
+    let mut lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    lines.extend(config_fix_hints(doc, problems));
+    ctx.ui
+        .warn_list(&format!("{CONFIG_FILE} {has} {count}{refused}:"), &lines);
 }
 
 fn get(ctx: &Ctx, args: &GetArgs) -> Result<Output, CliError> {

@@ -115,7 +115,8 @@ fn print_event(event: &Value, json: bool) {
     let line = if json {
         event.to_string()
     } else {
-        event["data"].as_str().unwrap_or_default().to_owned()
+        // A server's text, shown as all human output is: its control characters visible.
+        crate::cli::output::visible(event["data"].as_str().unwrap_or_default()).into_owned()
     };
     let mut out = std::io::stdout().lock();
     // A closed pipe ends the stream's printing, not the call.

@@ -241,9 +241,12 @@ fn human(report: &Report, errors: usize, warnings: usize) -> Painted {
 
 /// `text` on one line: a newline or carriage return in it (an argument name of a tool.json) is
 /// written `\n` / `\r`. A finding is one line, so nothing a file holds can start a line of its
-/// own (`::error file=…::` is a workflow command to GitHub Actions, whatever the format).
+/// own (`::error file=…::` is a workflow command to GitHub Actions, whatever the format); and
+/// `##[`, which the runner's older form reads anywhere in a line, is written `#\u0023[`.
 fn one_line(text: &str) -> String {
-    text.replace('\n', "\\n").replace('\r', "\\r")
+    text.replace('\n', "\\n")
+        .replace('\r', "\\r")
+        .replace("##[", "#\\u0023[")
 }
 
 /// GitHub Actions workflow commands: one annotation per finding, shown on the file's line in

@@ -1124,3 +1124,30 @@ fn tool_new_auth_writes_skeletons_that_validate_and_run() {
     ]);
     refused.failure(3);
 }
+
+/// `invoke --stream` shows a server's events as all human output is shown: its control
+/// characters visible, none reaching the terminal (review12b: ESC, BEL and a C1 control passed).
+#[test]
+fn invoke_stream_shows_control_characters_visibly() {
+    let api = Api::start(&[]);
+    api.tool(
+        "esc",
+        json!({ "urlTemplate": api.url("/sse/escapes"), "responseEncoding": "sse", "timeoutMs": 8000 }),
+        json!({}),
+    );
+    let out = api
+        .env
+        .command(&["invoke", "h/esc", "--stream"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.starts_with("hi\\u001b]0;OWNED\\u0007\\u001b[2J\\u009b31m\n"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains(|c: char| c.is_control() && c != '\n'),
+        "{stdout:?}"
+    );
+}
