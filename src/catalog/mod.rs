@@ -337,6 +337,7 @@ impl Catalog {
     /// created on the first write.
     pub fn open(root: impl Into<PathBuf>) -> Result<Self> {
         let root = root.into();
+        store::confine(&root);
         let config = Config::load(&root)?;
         Ok(Self {
             root,

@@ -1097,7 +1097,7 @@ fn remove_leftover_staging(bundles_dir: &Path) {
             .to_string_lossy()
             .starts_with(STAGING_PREFIX)
         {
-            let _ = std::fs::remove_dir_all(entry.path());
+            let _ = store::remove_dir_all(&entry.path());
         }
     }
 }
