@@ -33,8 +33,10 @@ pub fn confine(root: &Path) {
 }
 
 /// Refuse (`VALIDATION_ERROR`, as reads do) a write at `path`, under a catalog this process
-/// opened, when a symlink between the catalog and `path` (`path` itself included) leads out of
-/// the catalog or nowhere. A symlink that resolves inside the catalog is followed, as reads
+/// opened, when a symlink between the catalog and `path` (`path` itself included: a folder
+/// written into, a file opened in place) leads out of the catalog or nowhere. A file replaced
+/// by a rename or removed is checked up to its folder only: a symlink in its place is
+/// replaced or removed, never followed. A symlink that resolves inside the catalog is followed, as reads
 /// follow it. One `lstat` per folder on the way; only a symlink is resolved.
 pub fn refuse_link_out(path: &Path) -> Result<()> {
     let roots = CATALOGS.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -83,6 +85,15 @@ pub fn refuse_link_out(path: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// [`refuse_link_out`] for the folder `path` lies in: a write or removal of `path` itself
+/// replaces or removes a symlink there, and never follows it.
+fn refuse_link_out_above(path: &Path) -> Result<()> {
+    match path.parent() {
+        Some(parent) => refuse_link_out(parent),
+        None => Ok(()),
+    }
 }
 
 /// How temporary files start. Under the catalog lock, a file with this prefix is a leftover of
@@ -204,7 +215,6 @@ fn write_temp(
     bytes: &[u8],
     mode: u32,
 ) -> Result<(tempfile::NamedTempFile, std::path::PathBuf)> {
-    refuse_link_out(path)?;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -279,7 +289,7 @@ pub fn write_json(path: &Path, doc: &Value) -> Result<()> {
 
 /// Remove a file and flush its folder; a file already gone is fine.
 pub fn remove_file(path: &Path) -> Result<()> {
-    refuse_link_out(path)?;
+    refuse_link_out_above(path)?;
     match std::fs::remove_file(path) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -293,7 +303,7 @@ pub fn remove_file(path: &Path) -> Result<()> {
 
 /// Remove `dir` if it is an empty folder; anything else is left alone.
 pub fn remove_dir_if_empty(dir: &Path) -> Result<bool> {
-    refuse_link_out(dir)?;
+    refuse_link_out_above(dir)?;
     match std::fs::remove_dir(dir) {
         Ok(()) => {
             if let Some(parent) = dir.parent() {
@@ -308,7 +318,7 @@ pub fn remove_dir_if_empty(dir: &Path) -> Result<bool> {
 /// Remove `dir` and everything in it (not following symlinks in it); a folder already gone
 /// is fine. The folder is not flushed: callers remove what is already out of sight.
 pub fn remove_dir_all(dir: &Path) -> Result<()> {
-    refuse_link_out(dir)?;
+    refuse_link_out_above(dir)?;
     match std::fs::remove_dir_all(dir) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(Error::io("cannot remove", dir, e))
@@ -319,8 +329,8 @@ pub fn remove_dir_all(dir: &Path) -> Result<()> {
 
 /// Rename `from` to `to` (both inside the catalog) and flush their folder.
 pub fn rename(from: &Path, to: &Path) -> Result<()> {
-    refuse_link_out(from)?;
-    refuse_link_out(to)?;
+    refuse_link_out_above(from)?;
+    refuse_link_out_above(to)?;
     std::fs::rename(from, to).map_err(|e| Error::io("cannot move away", from, e))?;
     match to.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => sync_dir(parent),

@@ -303,7 +303,9 @@ impl Plan {
                     Some(format!("{other} is the server's '{}'; ", planned.name))
                 })
                 .collect();
-            let how = if server_names.len() == others.len() {
+            let how = if others.is_empty() {
+                "to import it, rename it on the server, then import again".to_owned()
+            } else if server_names.len() == others.len() {
                 "to import it, rename one of the two tools on the server, then import again"
                     .to_owned()
             } else {

@@ -198,7 +198,6 @@ fn remove_bundle_dir(dir: &Path, id: Uuid) -> Result<()> {
     // Out of the catalog now: what is left of it is removed here, or by the next reap.
     let _ = store::remove_dir_all(&hidden);
     let _ = store::sync_dir(parent);
-    let _ = store::sync_dir(parent);
     Ok(())
 }
 
