@@ -35,6 +35,7 @@ pub fn acquire(path: &Path, timeout: Duration) -> Result<LockGuard> {
     if let Some(parent) = path.parent() {
         super::store::create_state_dir(parent)?;
     }
+    super::store::refuse_link_out(path)?;
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)

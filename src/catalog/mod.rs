@@ -340,6 +340,7 @@ impl Catalog {
     }
 
     fn open_with(root: PathBuf, load: fn(&Path) -> Result<Config>) -> Result<Self> {
+        store::confine(&root);
         let config = load(&root)?;
         Ok(Self {
             root,

@@ -5,12 +5,96 @@
 //! is whole: old or new, never half. Folders created on the way are flushed into their parents
 //! so a new file is never lost with its folder. Temporary files start with `.` and are never
 //! read as catalog files; a writer killed mid-write can leave one behind, nothing worse.
+//!
+//! Every write, removal and rename here stays inside its catalog: a catalog opened in this
+//! process ([`confine`]) is never written through a symlink on the way that leads out of it
+//! (git stores symlinks, so a cloned catalog can hold `bundles`, a bundle's `tools` or
+//! `.toolctl` as a link to anywhere). Such a write is refused before anything is written, as
+//! reads refuse such a file ([`crate::base::capped`]).
 
 use super::error::{Error, Result, Violation};
 use serde_json::Value;
 use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The catalogs this process opened ([`confine`]), as their paths were given.
+static CATALOGS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Keep every write of this process under `root` inside that catalog: from now on each write
+/// here whose path lies under `root` first checks the way to it ([`refuse_link_out`]).
+/// Called wherever a catalog is opened or made, so no command can forget it.
+pub fn confine(root: &Path) {
+    let mut roots = CATALOGS.lock().unwrap_or_else(|e| e.into_inner());
+    if !roots.iter().any(|known| known == root) {
+        roots.push(root.to_owned());
+    }
+}
+
+/// Refuse (`VALIDATION_ERROR`, as reads do) a write at `path`, under a catalog this process
+/// opened, when a symlink between the catalog and `path` (`path` itself included: a folder
+/// written into, a file opened in place) leads out of the catalog or nowhere. A file replaced
+/// by a rename or removed is checked up to its folder only: a symlink in its place is
+/// replaced or removed, never followed. A symlink that resolves inside the catalog is followed, as reads
+/// follow it. One `lstat` per folder on the way; only a symlink is resolved.
+pub fn refuse_link_out(path: &Path) -> Result<()> {
+    let roots = CATALOGS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for root in roots {
+        let Ok(inside) = path.strip_prefix(&root) else {
+            continue;
+        };
+        let mut at = root.clone();
+        let mut canonical_root = None;
+        for part in inside.components() {
+            at.push(part);
+            let Ok(meta) = std::fs::symlink_metadata(&at) else {
+                break; // Nothing there yet: nothing further on the way exists either.
+            };
+            if !meta.file_type().is_symlink() {
+                continue;
+            }
+            let canonical_root = match &canonical_root {
+                Some(known) => known,
+                None => canonical_root.insert(
+                    std::fs::canonicalize(&root)
+                        .map_err(|e| Error::io("cannot resolve", &root, e))?,
+                ),
+            };
+            let target = std::fs::canonicalize(&at);
+            if !target
+                .as_ref()
+                .is_ok_and(|t| t.starts_with(&*canonical_root))
+            {
+                let shown = target
+                    .or_else(|_| std::fs::read_link(&at))
+                    .unwrap_or_default();
+                return Err(Error::invalid(
+                    path.display().to_string(),
+                    vec![Violation::new(
+                        "",
+                        format!(
+                            "'{}' in the catalog is a symlink to {}, outside it; toolctl writes only inside its catalog (make it the folder or file it stands for)",
+                            at.strip_prefix(&root).unwrap_or(&at).display(),
+                            shown.display()
+                        ),
+                    )
+                    .rule("write")],
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`refuse_link_out`] for the folder `path` lies in: a write or removal of `path` itself
+/// replaces or removes a symlink there, and never follows it.
+fn refuse_link_out_above(path: &Path) -> Result<()> {
+    match path.parent() {
+        Some(parent) => refuse_link_out(parent),
+        None => Ok(()),
+    }
+}
 
 /// How temporary files start. Under the catalog lock, a file with this prefix is a leftover of
 /// a writer that was killed, never work in progress.
@@ -45,6 +129,7 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 
 /// Create `dir` and any missing parents, flushing each new entry into its parent.
 pub fn ensure_dir(dir: &Path) -> Result<()> {
+    refuse_link_out(dir)?;
     if dir.is_dir() {
         return Ok(());
     }
@@ -75,6 +160,7 @@ pub fn create_dir_atomic(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    refuse_link_out(target)?;
     ensure_dir(parent)?;
     let staging = parent.join(format!("{prefix}{}", uuid::Uuid::now_v7()));
     let written = (|| {
@@ -203,6 +289,7 @@ pub fn write_json(path: &Path, doc: &Value) -> Result<()> {
 
 /// Remove a file and flush its folder; a file already gone is fine.
 pub fn remove_file(path: &Path) -> Result<()> {
+    refuse_link_out_above(path)?;
     match std::fs::remove_file(path) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -216,6 +303,7 @@ pub fn remove_file(path: &Path) -> Result<()> {
 
 /// Remove `dir` if it is an empty folder; anything else is left alone.
 pub fn remove_dir_if_empty(dir: &Path) -> Result<bool> {
+    refuse_link_out_above(dir)?;
     match std::fs::remove_dir(dir) {
         Ok(()) => {
             if let Some(parent) = dir.parent() {
@@ -224,6 +312,29 @@ pub fn remove_dir_if_empty(dir: &Path) -> Result<bool> {
             Ok(true)
         }
         Err(_) => Ok(false),
+    }
+}
+
+/// Remove `dir` and everything in it (not following symlinks in it); a folder already gone
+/// is fine. The folder is not flushed: callers remove what is already out of sight.
+pub fn remove_dir_all(dir: &Path) -> Result<()> {
+    refuse_link_out_above(dir)?;
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(Error::io("cannot remove", dir, e))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Rename `from` to `to` (both inside the catalog) and flush their folder.
+pub fn rename(from: &Path, to: &Path) -> Result<()> {
+    refuse_link_out_above(from)?;
+    refuse_link_out_above(to)?;
+    std::fs::rename(from, to).map_err(|e| Error::io("cannot move away", from, e))?;
+    match to.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => sync_dir(parent),
+        _ => Ok(()),
     }
 }
 

@@ -365,6 +365,7 @@ impl Index {
         if let Some(dir) = path.parent() {
             catalog::store::create_state_dir(dir)?;
         }
+        catalog::store::refuse_link_out(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -621,6 +622,9 @@ fn can_write_state(catalog: &Catalog) -> bool {
     if state.exists() && !state.is_dir() {
         // A file (or a dangling link) where the state folder goes: read as a read-only catalog.
         false
+    } else if catalog::store::refuse_link_out(&index).is_err() {
+        // A symlink out of the catalog on the way (a cloned `.toolctl`): no write goes there.
+        false
     } else if index.exists() {
         writable(&index) && writable(&state)
     } else if state.is_dir() {
@@ -678,6 +682,6 @@ fn remove_index_files(path: &Path) {
     for suffix in ["", "-wal", "-shm", ".stamp"] {
         let mut name = path.as_os_str().to_owned();
         name.push(suffix);
-        let _ = std::fs::remove_file(PathBuf::from(name));
+        let _ = catalog::store::remove_file(Path::new(&name));
     }
 }

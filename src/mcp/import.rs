@@ -279,6 +279,55 @@ fn document(server: &str, tool: &Value, slug: &str, version: &str) -> Value {
 }
 
 impl Plan {
+    /// Move the new tools whose exported names would collide (with a catalog tool's, or a
+    /// new tool's listed before) from [`added`](Self::added) to [`refused`](Self::refused),
+    /// each naming both tools, the rule and how to import it: the others are imported.
+    pub fn refuse_colliding(
+        &mut self,
+        catalog: &Catalog,
+        bundle_slug: &str,
+    ) -> Result<(), CatalogError> {
+        let slugs: Vec<&str> = self.added.iter().map(|p| p.slug.as_str()).collect();
+        let colliding = catalog.colliding_new_tools(bundle_slug, &slugs)?;
+        for (slug, message, others) in colliding {
+            let Some(at) = self.added.iter().position(|p| p.slug == slug) else {
+                continue;
+            };
+            let planned = self.added.remove(at);
+            // A tool of this server on the other side is named by its name there too.
+            let server_names: Vec<String> = others
+                .iter()
+                .filter_map(|other| {
+                    let slug = other.strip_prefix(bundle_slug)?.strip_prefix('/')?;
+                    let planned = self.added.iter().find(|p| p.slug == slug)?;
+                    Some(format!("{other} is the server's '{}'; ", planned.name))
+                })
+                .collect();
+            let how = if others.is_empty() {
+                "to import it, rename it on the server, then import again".to_owned()
+            } else if server_names.len() == others.len() {
+                "to import it, rename one of the two tools on the server, then import again"
+                    .to_owned()
+            } else {
+                format!(
+                    "to import it, rename it on the server, or put {} anew under another slug and delete it, then import again",
+                    others.join(" and ")
+                )
+            };
+            self.refused.push(Refused {
+                name: planned.name,
+                violations: vec![
+                    Violation::new(
+                        "/slug",
+                        format!("{message}; {}{how}", server_names.concat()),
+                    )
+                    .rule("name-collision"),
+                ],
+            });
+        }
+        Ok(())
+    }
+
     /// Whether `tool put` would refuse `doc` (checked with the IDs and timestamps it fills
     /// in): then the tool is noted in [`refused`](Self::refused), with why.
     fn refuses(&mut self, doc: &Value, name: &str) -> bool {

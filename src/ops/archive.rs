@@ -479,7 +479,11 @@ fn parse_entry(file: &ArchiveFile) -> Result<Value> {
 /// exported-name collisions among them. Rules that depend on where a file is used are left
 /// out: a tool whose host this catalog does not allow, or whose native function this build
 /// lacks, is imported and listed as unavailable, as a copied file is.
-pub(crate) fn check_archive(files: &[ArchiveFile]) -> Vec<ArchiveProblem> {
+///
+/// Without `names`, exported-name collisions among the tools are left to the caller: an
+/// import checks them with the catalog's tools, under its lock, as `tool put` does (one
+/// `CONFLICT` for both).
+pub(crate) fn check_archive(files: &[ArchiveFile], names: bool) -> Vec<ArchiveProblem> {
     let mut problems = Vec::new();
     let mut bundle_id = None;
     match files.iter().find(|f| f.name == BUNDLE_FILE) {
@@ -519,7 +523,7 @@ pub(crate) fn check_archive(files: &[ArchiveFile]) -> Vec<ArchiveProblem> {
             push_error(&mut problems, &file.name, &e);
         }
     }
-    validate_entries(files, bundle_id.as_deref(), &mut problems);
+    validate_entries(files, bundle_id.as_deref(), names, &mut problems);
     problems.sort_by(|a, b| a.entry.cmp(&b.entry));
     problems
 }
@@ -529,6 +533,7 @@ pub(crate) fn check_archive(files: &[ArchiveFile]) -> Vec<ArchiveProblem> {
 fn validate_entries(
     files: &[ArchiveFile],
     bundle_id: Option<&str>,
+    names: bool,
     problems: &mut Vec<ArchiveProblem>,
 ) {
     let dir = bundle_id.unwrap_or_default();
@@ -563,6 +568,7 @@ fn validate_entries(
             && !said
             && !no_folder
             && !matches!(finding.rule, "parse" | "native")
+            && (names || finding.rule != "name-collision")
         {
             problems.push(ArchiveProblem::new(&entry, pointer, finding.message));
         }
@@ -673,7 +679,7 @@ impl Catalog {
                 files.len()
             )));
         }
-        problems.extend(check_archive(&files));
+        problems.extend(check_archive(&files, true));
         if !problems.is_empty() {
             return Err(invalid(&dir.display().to_string(), &problems));
         }
@@ -706,7 +712,7 @@ impl Catalog {
         options: &ImportOptions,
         mut progress: impl FnMut(usize, usize),
     ) -> Result<ImportReport> {
-        let problems = check_archive(&archive.files);
+        let problems = check_archive(&archive.files, false);
         if !problems.is_empty() {
             return Err(invalid(&archive.source_name, &problems));
         }
@@ -1097,7 +1103,7 @@ fn remove_leftover_staging(bundles_dir: &Path) {
             .to_string_lossy()
             .starts_with(STAGING_PREFIX)
         {
-            let _ = std::fs::remove_dir_all(entry.path());
+            let _ = store::remove_dir_all(&entry.path());
         }
     }
 }

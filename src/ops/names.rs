@@ -48,6 +48,53 @@ impl Catalog {
         self.refuse_added_collisions(&self.bundles()?.items, IMPORT_HINT, &added)
     }
 
+    /// Which of the new tool slugs `slugs` of bundle `bundle_slug` (in order) to leave out so
+    /// that the others add no exported-name collision (`mcp import`, which imports the rest).
+    /// A slug whose name a catalog tool wants is left out; of new slugs that want one name
+    /// among themselves, the first keeps it. Each comes with the collision, in `tool put`'s
+    /// words, and the tools it collides with (`bundle/slug`).
+    pub fn colliding_new_tools(
+        &self,
+        bundle_slug: &str,
+        slugs: &[&str],
+    ) -> Result<Vec<(String, String, Vec<String>)>> {
+        let bundles = self.bundles()?.items;
+        let live = self.live_slugs(&bundles);
+        let mut added: Vec<Key> = slugs
+            .iter()
+            .map(|s| (bundle_slug.to_owned(), (*s).to_owned()))
+            .collect();
+        let mut out = Vec::new();
+        loop {
+            let keys = live
+                .iter()
+                .flat_map(|(bundle, slugs)| slugs.iter().map(|slug| (*bundle, slug.as_str())));
+            let Some((wanted, keys)) = names::new_collision_adding(keys, &added) else {
+                break;
+            };
+            let mut ours: Vec<Key> = keys.iter().filter(|k| added.contains(k)).cloned().collect();
+            ours.sort_by_key(|k| added.iter().position(|a| a == k));
+            if ours.len() == keys.len() && ours.len() > 1 {
+                ours.remove(0);
+            }
+            if ours.is_empty() {
+                // Not one of the new slugs' own names: the write refuses it whole.
+                break;
+            }
+            let message = collision_error((wanted, keys.clone()), "").to_string();
+            for key in ours {
+                added.retain(|a| a != &key);
+                let others = keys
+                    .iter()
+                    .filter(|k| **k != key)
+                    .map(|(b, s)| format!("{b}/{s}"))
+                    .collect();
+                out.push((key.1, message.clone(), others));
+            }
+        }
+        Ok(out)
+    }
+
     /// Refuse (`CONFLICT`, with `hint`) a write that adds the tool slugs `added` (keys the
     /// catalog has already are fine) when they would make tool slugs collide that did not
     /// collide before. Only the names the added slugs can change are compared

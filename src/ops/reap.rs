@@ -194,10 +194,9 @@ fn remove_bundle_dir(dir: &Path, id: Uuid) -> Result<()> {
     };
     let hidden = parent.join(format!("{REAPING_PREFIX}{id}"));
     // The one step whose failure leaves the bundle in place.
-    std::fs::rename(dir, &hidden).map_err(|e| Error::io("cannot move away", dir, e))?;
+    store::rename(dir, &hidden)?;
     // Out of the catalog now: what is left of it is removed here, or by the next reap.
-    let _ = store::sync_dir(parent);
-    let _ = std::fs::remove_dir_all(&hidden);
+    let _ = store::remove_dir_all(&hidden);
     let _ = store::sync_dir(parent);
     Ok(())
 }
@@ -213,7 +212,7 @@ fn finish_interrupted_reaps(bundles_dir: &Path) {
             .to_string_lossy()
             .starts_with(REAPING_PREFIX)
         {
-            let _ = std::fs::remove_dir_all(entry.path());
+            let _ = store::remove_dir_all(&entry.path());
         }
     }
 }

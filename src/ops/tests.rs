@@ -225,3 +225,42 @@ fn regression_floats_survive_a_rewrite_exactly() {
     let text = std::fs::read_to_string(entry.path.unwrap()).unwrap();
     assert!(text.contains("0.18591161198575257"), "{text}");
 }
+
+/// `mcp import`'s choice of the tools to leave out: one whose exported name a catalog tool
+/// wants, and of new tools that want one name among themselves, all but the first; the rest
+/// add no collision.
+#[test]
+fn colliding_new_tools_leaves_out_only_what_collides() {
+    let (_dir, mut catalog) = catalog_with_bundle();
+    let tool = |slug: &str| {
+        json!({
+            "slug": slug, "version": "1", "type": "native", "impl": { "func": "now" },
+            "argSchema": { "type": "object", "properties": {} }
+        })
+    };
+    catalog.put_tool(tool("weather"), "t", Some("b")).unwrap();
+    let cyrillic = "w\u{435}ather";
+    let left_out = catalog
+        .colliding_new_tools("b", &[cyrillic, "meteo", "ok", "météo"])
+        .unwrap();
+    let mut slugs: Vec<(&str, &[String])> = left_out
+        .iter()
+        .map(|(slug, _, others)| (slug.as_str(), others.as_slice()))
+        .collect();
+    slugs.sort();
+    assert_eq!(
+        slugs,
+        [
+            ("météo", &["b/meteo".to_owned()][..]),
+            (cyrillic, &["b/weather".to_owned()][..]),
+        ]
+    );
+    let meteo = left_out.iter().find(|(slug, ..)| slug == "météo").unwrap();
+    assert!(meteo.1.contains("would all want the exported name 'meteo'"));
+    assert!(
+        catalog
+            .colliding_new_tools("b", &["meteo", "ok"])
+            .unwrap()
+            .is_empty()
+    );
+}

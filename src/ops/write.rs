@@ -103,6 +103,7 @@ impl Catalog {
     /// `bundles` goes) leaves no half-made catalog; the folders it made are removed when
     /// still empty.
     pub fn init(root: &Path) -> Result<InitReport> {
+        store::confine(root);
         let state = root.join(STATE_DIR);
         let made: Vec<PathBuf> = [root.to_owned(), root.join(BUNDLES_DIR), state.clone()]
             .into_iter()
@@ -116,7 +117,7 @@ impl Catalog {
             Err(e) => {
                 if made.contains(&state) {
                     // The state folder this init made holds only the `.gitignore` it wrote.
-                    let _ = std::fs::remove_file(state.join(".gitignore"));
+                    let _ = store::remove_file(&state.join(".gitignore"));
                 }
                 for dir in made.iter().rev() {
                     let _ = std::fs::remove_dir(dir); // Only when empty.
@@ -840,7 +841,7 @@ fn remove_if_pristine(root: &Path) {
     let mut state = names(&root.join(STATE_DIR));
     state.sort();
     if names(root) == [STATE_DIR] && (state == ["lock"] || state == [".gitignore", "lock"]) {
-        let _ = std::fs::remove_dir_all(root);
+        let _ = store::remove_dir_all(root);
     }
 }
 

@@ -720,7 +720,15 @@ fn check_text(target: &Target, text: &str, cx: &Context) -> (Vec<Finding>, Const
                     Kind::Config => {}
                 }
             }
-            checks::check(kind, &doc, &target.file, &target.place, cx)
+            let (mut notes, facts) = checks::check(kind, &doc, &target.file, &target.place, cx);
+            // The size rule `put` keeps: the file as toolctl would write it (pretty, with the
+            // fields put fills), not as the user's file is, is what every reader caps.
+            if target.as_put
+                && let Some(over) = crate::catalog::store::JsonFile::new(&doc).oversized()
+            {
+                notes.push(Note::error("size", over.pointer, over.message));
+            }
+            (notes, facts)
         }
     };
     if notes.is_empty() {

@@ -60,6 +60,7 @@ mod test_reap;
 mod test_search;
 mod test_search_quality;
 mod test_snapshots;
+mod test_symlink_writes;
 mod test_tool;
 mod test_trust_catalog;
 mod test_trust_invoke;

@@ -1341,3 +1341,45 @@ fn import_refuses_names_that_differ_only_by_case() {
     validated.success();
     assert!(!validated.stdout.contains("case-collision"), "{validated}");
 }
+
+/// Two tools of an archive whose exported names collide (`meteo` and `météo`) are refused as
+/// `tool put` refuses the second of them: `CONFLICT` (exit 5), with its words, never
+/// `VALIDATION_ERROR` saying how they "go out" (review12 F8). Nothing is written.
+#[test]
+fn an_import_whose_tools_collide_is_a_conflict_in_tool_puts_words() {
+    let mut files = valid_files();
+    let thing = file_doc(&files, "tools/thing/v1/tool.json");
+    for (slug, id) in [
+        ("meteo", "01a213c6-3bf4-71bf-93b4-8d609d999e1f"),
+        ("météo", "01a213c6-3bf4-71bf-93b4-8d609d999e2f"),
+    ] {
+        let mut doc = thing.clone();
+        doc["slug"] = json!(slug);
+        doc["toolID"] = json!(id);
+        let name = format!("tools/{slug}/v1/tool.json");
+        files.push((name.clone(), Vec::new()));
+        set_file(&mut files, &name, &doc);
+    }
+    let env = TestEnv::new();
+    let err = refused(&env, &zip_files(&files), 5);
+    assert_eq!(err.error.code, "CONFLICT");
+    let said = "other/meteo and other/météo would all want the exported name 'meteo' (validate's rule name-collision)";
+    assert_eq!(err.error.message, said);
+
+    // `tool put` of the same pair: the same code and words.
+    let put = TestEnv::new();
+    put.bundle("other");
+    put.put_tool("other", &tool_doc("meteo", "v1"));
+    let put_err = put.json_error(
+        &[
+            "tool",
+            "put",
+            "--bundle",
+            "other",
+            &put.input(&tool_doc("météo", "v1")),
+        ],
+        5,
+    );
+    assert_eq!(put_err.error.code, "CONFLICT");
+    assert_eq!(put_err.error.message, said);
+}

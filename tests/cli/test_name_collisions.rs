@@ -197,11 +197,11 @@ fn restore_rename_and_import_refuse_what_would_collide() {
     );
 }
 
-/// `mcp import` writes a bundle and several tools: a server tool whose slug would collide
-/// (`echo` beside another bundle's `écho`) stops the import before the first write, not
-/// half-way with the tools before it written.
+/// `mcp import`: a server tool whose slug would collide (`echo` beside another bundle's
+/// `écho`) is refused alone, named with the tool it collides with, the rule and how to import
+/// it; the server's other tools are imported, and the catalog stays valid (review12 F11).
 #[test]
-fn mcp_import_refuses_a_colliding_tool_before_writing_anything() {
+fn mcp_import_refuses_a_colliding_tool_alone() {
     let env = TestEnv::new();
     let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/server.py");
     env.edit_config(|config| {
@@ -210,14 +210,34 @@ fn mcp_import_refuses_a_colliding_tool_before_writing_anything() {
     });
     env.bundle("other");
     env.put_tool("other", &tool_doc("écho", "v1"));
-    refused(
-        &env,
-        &["mcp", "import", "fx"],
-        "echo",
-        &["fx/echo", "other/écho"],
+    let said = "fx/echo and other/écho would all want the exported name 'echo' (validate's rule name-collision); to import it, rename it on the server, or put other/écho anew under another slug and delete it, then import again";
+
+    let human = env.run(&["mcp", "import", "fx"]);
+    human
+        .success()
+        .stderr_has(&format!(
+            "warning: MCP server 'fx': refused tool 'echo' (/slug): {said}"
+        ))
+        .stdout_has("1 refused");
+    let mut refs = env.refs(&["--bundle", "fx"]);
+    refs.sort();
+    assert_eq!(refs, ["fx/add@1", "fx/env@1", "fx/fail@1", "fx/slow@1"]);
+
+    // Again, with --json: nothing new, `echo` refused again with the same words.
+    let again = env.json(&["mcp", "import", "fx"]);
+    assert_eq!(
+        again["refused"],
+        json!([{ "name": "echo", "problems": [{ "pointer": "/slug", "message": said }] }])
     );
-    let bundles = env.bundle_list(&[]);
-    assert!(bundles.items.iter().all(|b| b.slug != "fx"), "{bundles:?}");
+    assert_eq!(again["added"], json!([]));
+    env.run(&["validate"]).success();
+
+    // The way out the message gives: the catalog's tool under another slug.
+    env.put_tool("other", &tool_doc("reply", "v1"));
+    env.run(&["tool", "delete", "other/écho@v1"]).success();
+    let last = env.json(&["mcp", "import", "fx"]);
+    assert_eq!(last["refused"], json!([]));
+    assert_eq!(last["added"][0]["ref"], "fx/echo@1");
 }
 
 /// Regression: a tool slug that two bundles have is exported as `<bundle>__<slug>`; two long

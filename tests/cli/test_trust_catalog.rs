@@ -339,6 +339,46 @@ fn tool_put_refuses_a_document_whose_file_would_be_over_4_mib() {
     env.run(&["validate"]).success();
 }
 
+/// `validate FILE` of a loose tool keeps `tool put`'s size rule, measured the same way (the
+/// file as toolctl would write it), so it never passes what put refuses (review12 F6).
+#[test]
+fn validate_file_and_tool_put_agree_on_size() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    for (items, over) in [(1_000_000, true), (100_000, false)] {
+        let mut doc = tool_doc_with("wide", "v1", json!({ "description": "Many items." }));
+        doc["x-items"] = json!(vec![0; items]);
+        let file = env.root().join(format!("inputs/wide-{items}.json"));
+        std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+        let file = file.to_str().unwrap();
+        let checked = env.run(&["--json", "validate", file]);
+        let put = env.run(&["--json", "tool", "put", "--bundle", "b", file]);
+        if !over {
+            checked.success();
+            put.success();
+            continue;
+        }
+        checked.failure(3);
+        put.failure(3);
+        let finding = checked.json()["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == "size")
+            .cloned()
+            .unwrap_or_else(|| panic!("no size finding: {}", checked.stdout));
+        let put_problem = &put.json()["error"]["details"]["problems"][0]["message"];
+        assert_eq!(finding["message"], *put_problem);
+        assert!(
+            put_problem
+                .as_str()
+                .unwrap()
+                .contains("over the limit of 4194304 bytes"),
+            "{put_problem}"
+        );
+    }
+}
+
 #[test]
 fn bundle_put_refuses_a_document_whose_file_would_be_over_4_mib() {
     // As tool put: under the input cap compact, over the read limit as toolctl writes it. A

@@ -216,7 +216,8 @@ fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
         Err(CatalogError::NotFound { .. }) => None,
         Err(e) => return Err(e.into()),
     };
-    let plan = import::plan(&catalog, bundle.as_ref(), server, &listed).map_err(from_import)?;
+    let mut plan = import::plan(&catalog, bundle.as_ref(), server, &listed).map_err(from_import)?;
+    plan.refuse_colliding(&catalog, &slug)?;
     for skipped in &listed.skipped {
         ctx.ui.warn(&format!(
             "MCP server '{server}': skipped {}",

@@ -191,6 +191,10 @@ fn new(ctx: &Ctx, args: &NewArgs) -> Result<Output, CliError> {
         add_to_skeleton(&mut doc, kind);
     }
     let entry = ctx.write(|catalog| {
+        // A `schemas` that leads out of the catalog is refused before the tool is written.
+        crate::catalog::store::refuse_link_out(
+            &catalog.root().join(crate::catalog::skeleton::SCHEMAS_DIR),
+        )?;
         let entry = catalog.put_tool(doc, "tool new", Some(&args.bundle))?;
         catalog.write_schemas()?;
         Ok(entry)
