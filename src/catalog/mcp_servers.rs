@@ -62,7 +62,10 @@ pub struct McpServer {
 
 /// `command`: an argv array, or a program whose arguments are in `args`.
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a program (a string) or the program and its arguments (an array of strings)"
+)]
 pub enum CommandLine {
     Argv(Vec<String>),
     Program(String),

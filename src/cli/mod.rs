@@ -523,12 +523,16 @@ pub(crate) fn config_fix_hints(
         .into_iter()
         .map(|fix| match fix {
             Fix::RemoveItem { key, item } => format!(
-                "fix it with `toolctl config remove {key} {}`",
+                "fix it with `toolctl config remove {} {}`",
+                shell_word(&key),
                 shell_word(&item)
             ),
-            Fix::SetOrRemove { key } => format!(
-                "fix it with `toolctl config set {key} VALUE`, or `toolctl config remove {key}` for the default"
-            ),
+            Fix::SetOrRemove { key } => {
+                let key = shell_word(&key);
+                format!(
+                    "fix it with `toolctl config set {key} VALUE`, or `toolctl config remove {key}` for the default"
+                )
+            }
             Fix::EditFile => format!(
                 "fix it by editing {}: no `toolctl config` key names that place",
                 catalog::CONFIG_FILE

@@ -403,6 +403,11 @@ pub fn fixes(doc: &Value, problems: &[Violation]) -> Vec<Fix> {
             place = place.rsplit_once('/').map_or("", |(parent, _)| parent);
         };
         add(match key {
+            // A key with a dot in one of its names (`mcpServers` `files.v2`) is named by its
+            // pointer: dotted, it would name another key.
+            Some(key) if key.tokens.iter().any(|t| t.contains('.')) => {
+                Fix::SetOrRemove { key: key.pointer }
+            }
             Some(key) => Fix::SetOrRemove { key: key.name },
             None => Fix::EditFile,
         });

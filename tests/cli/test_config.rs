@@ -303,3 +303,20 @@ fn what_no_config_command_can_fix_is_edited_by_hand() {
         .stderr_has("/reap")
         .stderr_has("hint: fix it with `toolctl config set reap VALUE`");
 }
+
+/// A config key with a dot in one of its names (an MCP server called `files.v2`) is named by
+/// its pointer in the fix a refusal suggests: dotted, it would name another key (review12b).
+/// The suggested command works, and the problem is said in words, not serde's.
+#[test]
+fn a_fix_for_a_key_with_a_dot_names_it_by_its_pointer() {
+    let env = TestEnv::new();
+    env.edit_config(|c| c["mcpServers"] = json!({ "files.v2": { "command": 5 } }));
+    let run = env.run(&["tool", "list"]);
+    run.failure(3)
+        .stderr_has("/mcpServers/files.v2/command: expected a program (a string) or the program and its arguments (an array of strings)")
+        .stderr_has("fix it with `toolctl config set /mcpServers/files.v2/command VALUE`, or `toolctl config remove /mcpServers/files.v2/command` for the default");
+    env.run(&["config", "set", "/mcpServers/files.v2/command", "npx"])
+        .success();
+    assert_eq!(env.config()["mcpServers"]["files.v2"]["command"], "npx");
+    env.run(&["tool", "list"]).success();
+}
