@@ -8,6 +8,7 @@ pub mod http;
 pub mod pointer;
 pub mod redact;
 pub mod same_json;
+pub mod schema_build;
 pub mod secrets;
 pub mod state_db;
 pub mod suggest;

@@ -13,6 +13,7 @@
 use super::error::Violation;
 use super::model::{HttpImpl, Tool};
 use crate::base::pointer::join as pointer_join;
+use crate::base::schema_build::build_error;
 use serde_json::Value;
 
 /// Every rule of this module on `tool` and its document. (The rules of an HTTP tool's
@@ -61,7 +62,7 @@ fn check_json_schema(schema: &Value, at: &str, out: &mut Vec<Violation>) {
     {
         out.push(note(
             format!("{at}{}", e.schema_path().as_str()),
-            format!("not a usable JSON Schema: {e}"),
+            format!("not a usable JSON Schema: {}", build_error(&e)),
         ));
     }
 }

@@ -154,7 +154,12 @@ pub fn export_error(error: ExportError) -> CliError {
             "{count} tools is more than {provider} takes in one request ({max})"
         ))
         .with_details(json!({ "provider": provider, "count": count, "max": max }))
-        .with_hint("choose the few tools a task needs: `toolctl pick \"<task>\" --emit openai`; narrow with --bundle/--tag/--tool; or --force"),
+        // The provider asked for, as the user typed it (`openai-responses`, not `openai`).
+        .with_hint(format!(
+            "choose the few tools a task needs: `toolctl pick \"<task>\" --emit {}`; narrow \
+                with --bundle/--tag/--tool; or --force",
+            provider.as_str()
+        )),
     }
 }
 

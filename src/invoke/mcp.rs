@@ -751,6 +751,8 @@ struct Process {
     tag: String,
     cgroup: Option<Arc<Cgroup>>,
     tail: Arc<std::sync::Mutex<Vec<u8>>>,
+    /// Why a line it wrote on stdout could not be read as JSON, once one could not.
+    unreadable: Unreadable,
 }
 
 impl Process {
@@ -759,7 +761,7 @@ impl Process {
     async fn spawn(
         call: &Call<'_>,
         launch: &Launch<'_>,
-    ) -> Result<(Self, ChildStdout, pipe::Sender), Failure> {
+    ) -> Result<(Self, Lines<ChildStdout>, pipe::Sender), Failure> {
         use std::process::Stdio;
         use tokio::io::AsyncReadExt;
         let name = call.name;
@@ -854,12 +856,15 @@ impl Process {
                 }
             });
         }
+        let unreadable = Unreadable::default();
+        let stdout = Lines::new(stdout, Arc::clone(&unreadable));
         let process = Self {
             child,
             group,
             tag,
             cgroup: cgroup.map(Arc::new),
             tail,
+            unreadable,
         };
         Ok((process, stdout, stdin))
     }
@@ -930,6 +935,13 @@ async fn ended(
     started: bool,
 ) -> Failure {
     let exited = process.end().await;
+    let unreadable = process.unreadable.lock().ok().and_then(|e| e.clone());
+    let trouble = match unreadable {
+        Some(e) => Some(Trouble::Request(format!(
+            "its answer could not be read as JSON ({e})"
+        ))),
+        None => trouble,
+    };
     let failure = call.failure(trouble, started, &process.stderr().await);
     match exited {
         Some(status) if !status.success() => {
@@ -1259,6 +1271,103 @@ fn http_transport(
         .custom_headers(custom)
         .reinit_on_expired_session(true);
     Ok(StreamableHttpClientTransport::with_client(client, config))
+}
+
+/// Why a stdio server's line could not be read, once one could not.
+type Unreadable = Arc<std::sync::Mutex<Option<String>>>;
+
+/// The longest line [`Lines`] checks; a longer one is passed on unchecked.
+const MAX_CHECKED_LINE: usize = 64 << 20;
+
+/// A stdio server's stdout as the SDK reads it, each line checked on the way: the SDK drops a
+/// line that is not JSON (`rmcp` 3.11, `transport/async_rw.rs`, so as not to answer a server's
+/// log lines), so an answer it cannot parse — 100,000 nested arrays pass serde_json's depth
+/// limit — would leave the request waiting for the whole timeout. A line that starts as a JSON
+/// object (`{`, as every JSON-RPC message does) and does not parse is kept in `unreadable`
+/// and ends the stream, so the call fails at once and says why.
+struct Lines<R> {
+    inner: R,
+    line: Vec<u8>,
+    /// The current line is past [`MAX_CHECKED_LINE`]: passed on unchecked up to its end.
+    skipping: bool,
+    unreadable: Unreadable,
+    ended: bool,
+}
+
+impl<R> Lines<R> {
+    fn new(inner: R, unreadable: Unreadable) -> Self {
+        Self {
+            inner,
+            line: Vec::new(),
+            skipping: false,
+            unreadable,
+            ended: false,
+        }
+    }
+
+    /// Takes `bytes` read; whether a line in them could not be read.
+    fn check(&mut self, bytes: &[u8]) -> bool {
+        for part in bytes.split_inclusive(|b| *b == b'\n') {
+            let (body, end) = match part.strip_suffix(b"\n") {
+                Some(body) => (body, true),
+                None => (part, false),
+            };
+            if !self.skipping {
+                self.line.extend_from_slice(body);
+                if self.line.len() > MAX_CHECKED_LINE {
+                    self.line = Vec::new();
+                    self.skipping = true;
+                }
+            }
+            if end {
+                let line = std::mem::take(&mut self.line);
+                let skipped = std::mem::replace(&mut self.skipping, false);
+                if !skipped && let Some(e) = unreadable(&line) {
+                    if let Ok(mut kept) = self.unreadable.lock() {
+                        *kept = Some(e);
+                    }
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+/// Why `line` (a JSON-RPC message, as it starts with `{`) cannot be parsed, if it cannot.
+fn unreadable(line: &[u8]) -> Option<String> {
+    let start = line.iter().position(|b| !b.is_ascii_whitespace())?;
+    if line[start] != b'{' {
+        return None;
+    }
+    // Parsed as the SDK parses it, depth limit included (`IgnoredAny` skips without one).
+    match serde_json::from_slice::<Value>(line) {
+        Err(e) if e.is_syntax() || e.is_eof() => Some(e.to_string()),
+        _ => None,
+    }
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Lines<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.ended {
+            return std::task::Poll::Ready(Ok(()));
+        }
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = polled {
+            let this = &mut *self;
+            if this.check(&buf.filled()[before..]) {
+                // The line is still handed on (the SDK drops it); the end of the stream after
+                // it fails the call waiting for an answer.
+                this.ended = true;
+            }
+        }
+        polled
+    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! is a compile error, never a fetch. Every error is listed with the JSON pointer of the value
 //! that failed and the keyword that failed it, so a model (or a person) can fix the call.
 
+use crate::base::schema_build::build_error;
 use serde_json::Value;
 #[cfg(test)]
 use serde_json::json;
@@ -43,7 +44,10 @@ impl Schema {
             .map(Self)
             .map_err(|e| CompileError {
                 schema: what.to_owned(),
-                message: format!("the tool's {what} is not a usable JSON Schema: {e}"),
+                message: format!(
+                    "the tool's {what} is not a usable JSON Schema: {}",
+                    build_error(&e)
+                ),
                 pointer: e.schema_path().as_str().to_owned(),
             })
     }

@@ -77,8 +77,7 @@ fn gemini_format(types: Option<&(Vec<String>, bool)>, format: &str) -> bool {
 const MAX_INLINED: usize = 1_000;
 
 /// Why a type list or `oneOf` cannot become `anyOf` beside another one.
-const SECOND_ANY_OF: &str =
-    "this would need a second `anyOf` beside the one the schema has; combine them by hand";
+const SECOND_ANY_OF: &str = "this would need a second `anyOf` beside the one the schema has";
 
 /// The Gemini view of `schema`, or everything that keeps it from having one.
 ///
@@ -117,9 +116,18 @@ impl Gemini<'_> {
             .push(Unexpressible::new(keyword, pointer, message));
     }
 
-    /// Reports what Gemini cannot say; `fix` ends the message, and the way out follows.
-    fn refuse(&mut self, keyword: &str, pointer: &str, fix: impl std::fmt::Display) {
-        let message = format!("{fix}, or export this tool for a provider that takes JSON Schema");
+    /// Reports what Gemini cannot say: `problem` (a statement), then the two ways out, `fix`
+    /// (an imperative: what to change in the schema) or another provider. Kept apart so every
+    /// message reads "<problem>; <fix>, or export this tool …".
+    fn refuse(
+        &mut self,
+        keyword: &str,
+        pointer: &str,
+        problem: impl std::fmt::Display,
+        fix: impl std::fmt::Display,
+    ) {
+        let message =
+            format!("{problem}; {fix}, or export this tool for a provider that takes JSON Schema");
         self.fail(keyword, pointer, message);
     }
 
@@ -133,7 +141,8 @@ impl Gemini<'_> {
                         "type",
                         ptr,
                         "this schema has no `type` (nor `enum`, `const`, `anyOf`), so it accepts \
-                            any value, which Gemini cannot say; give it a type",
+                            any value, which Gemini cannot say",
+                        "give it a type",
                     );
                 }
                 self.keywords(map, ptr, root)
@@ -142,9 +151,8 @@ impl Gemini<'_> {
                 self.refuse(
                     via,
                     ptr,
-                    format!(
-                        "Gemini has no boolean schemas, and `{b}` is one; write the schema out"
-                    ),
+                    format!("this schema is `{b}`, and Gemini has no boolean schemas"),
+                    "write it out as an object",
                 );
                 node.clone()
             }
@@ -165,8 +173,9 @@ impl Gemini<'_> {
                 ptr,
                 format!(
                     "Gemini has no `$ref`, and `{reference}` is not in this schema, so it cannot \
-                        be inlined; inline it by hand"
+                        be inlined"
                 ),
+                "copy the schema it names in its place",
             );
             return Value::Null;
         };
@@ -186,6 +195,7 @@ impl Gemini<'_> {
                     "`{reference}` is recursive, and Gemini has no `$ref`: a recursive schema \
                         cannot be inlined"
                 ),
+                "write out a fixed number of levels by hand",
             );
             return Value::Null;
         }
@@ -195,10 +205,8 @@ impl Gemini<'_> {
                 self.refuse(
                     "$ref",
                     "",
-                    format!(
-                        "inlining the `$ref`s would copy more than {MAX_INLINED} schemas; simplify \
-                            the schema"
-                    ),
+                    format!("inlining the `$ref`s would copy more than {MAX_INLINED} schemas"),
+                    "simplify the schema",
                 );
             }
             return Value::Null;
@@ -216,9 +224,9 @@ impl Gemini<'_> {
                     "$ref",
                     ptr,
                     format!(
-                        "`{key}` beside `$ref` would have to be merged into the inlined target; \
-                            merge them by hand"
+                        "`{key}` beside `$ref` would have to be merged into the inlined target"
                     ),
+                    "merge them by hand",
                 );
             }
         }
@@ -263,7 +271,7 @@ impl Gemini<'_> {
                         }
                     }
                     Some(_) if map.contains_key("anyOf") || map.contains_key("oneOf") => {
-                        self.refuse(key, ptr, SECOND_ANY_OF);
+                        self.refuse(key, ptr, SECOND_ANY_OF, "combine them by hand");
                     }
                     Some((ts, _)) => {
                         let branches = ts.iter().map(|t| {
@@ -319,13 +327,14 @@ impl Gemini<'_> {
                 "items" => self.refuse(
                     key,
                     ptr,
-                    "Gemini needs `items` to be one schema (no tuples, no `true`/`false`)",
+                    "Gemini takes `items` only as one schema (no tuples, no `true`/`false`)",
+                    "write one `items` schema for every item",
                 ),
                 "anyOf" => {
                     self.alternatives(value, &here, key, nullable, &mut out, &mut merged);
                 }
                 "oneOf" if map.contains_key("anyOf") || out.contains_key("anyOf") => {
-                    self.refuse(key, ptr, SECOND_ANY_OF);
+                    self.refuse(key, ptr, SECOND_ANY_OF, "combine them by hand");
                 }
                 // Exclusivity is proven on the canonical branches; dropping `additionalProperties:
                 // false` inside them widens the view only by undeclared keys, as everywhere else.
@@ -337,8 +346,9 @@ impl Gemini<'_> {
                             key,
                             ptr,
                             "Gemini has only `anyOf`, which would also accept a value matching \
-                                several of these branches; make the branches exclusive (e.g. a \
-                                required property with a different `const` in each)",
+                                several of these branches",
+                            "make the branches exclusive (e.g. a required property with a \
+                                different `const` in each)",
                         );
                     }
                 }
@@ -349,7 +359,8 @@ impl Gemini<'_> {
                     _ => self.refuse(
                         key,
                         ptr,
-                        "Gemini has no schema for extra keys (a map); list the keys as properties",
+                        "Gemini has no schema for extra keys (a map)",
+                        "list the keys as properties",
                     ),
                 },
                 // Inlined wherever a `$ref` uses them.
@@ -365,11 +376,11 @@ impl Gemini<'_> {
                 k if NARROWING.contains(&k) => match narrowing_rule(k, value) {
                     Some(rule) if rule.is_empty() => {}
                     Some(rule) => rules.push(rule),
-                    None => self.refuse(k, ptr, unsupported(k)),
+                    None => self.refuse(k, ptr, no_keyword(k), unsupported(k)),
                 },
                 // A root `$id` only names the document: `#…` references resolve the same without.
                 "$id" if root => {}
-                other => self.refuse(other, ptr, unsupported(other)),
+                other => self.refuse(other, ptr, no_keyword(other), unsupported(other)),
             }
         }
         if let Some(branch) = merged {
@@ -390,8 +401,8 @@ impl Gemini<'_> {
             self.refuse(
                 "items",
                 ptr,
-                "Gemini needs `items` on every array, and this one has none (any items); add \
-                    `items`",
+                "Gemini needs `items` on every array, and this one has none (any items)",
+                "add `items`",
             );
         }
         Value::Object(out)
@@ -421,6 +432,7 @@ impl Gemini<'_> {
                 "type",
                 ptr,
                 "this schema accepts only null, which Gemini cannot say",
+                "give it a type besides `null`, or remove it",
             );
             return None;
         }
@@ -452,14 +464,19 @@ impl Gemini<'_> {
             return self.refuse(
                 key,
                 ptr,
-                format!("Gemini's enums hold only strings, and this `{key}` has {other}"),
+                format!(
+                    "Gemini's enums hold only strings, and this `{key}` holds {}",
+                    kind_of(other)
+                ),
+                "make the values strings",
             );
         }
         if key == "const" && map.contains_key("enum") {
             return self.refuse(
                 key,
                 ptr,
-                "`const` becomes `enum`, and this schema has both; keep one",
+                "`const` becomes `enum`, and this schema has both",
+                "keep one",
             );
         }
         let strings: Vec<&Value> = values.iter().filter(|v| v.is_string()).collect();
@@ -468,6 +485,7 @@ impl Gemini<'_> {
                 key,
                 ptr,
                 format!("this `{key}` allows only null, which Gemini cannot say"),
+                "allow a string too, or remove it",
             );
         }
         if !map.contains_key("type") {
@@ -508,10 +526,10 @@ impl Gemini<'_> {
                     exclusive,
                     ptr,
                     format!(
-                        "Gemini has no `{exclusive}`; only on an `integer` with a whole-number \
-                            bound n can it become `{inclusive}: {wanted}`; use `{inclusive}` if \
-                            the bound itself may be accepted"
+                        "Gemini has no `{exclusive}`, and only on an `integer` with a \
+                            whole-number bound n can it become `{inclusive}: {wanted}`"
                     ),
+                    format!("use `{inclusive}` if the bound itself may be accepted"),
                 );
             }
             // Whole numbers below 2^53 are exact as f64, so the step loses nothing.
@@ -554,8 +572,9 @@ impl Gemini<'_> {
                     ptr,
                     format!(
                         "`{name}` is required but not defined in `properties`, which Gemini \
-                            rejects; define the property"
+                            rejects"
                     ),
+                    "define the property",
                 );
             }
         }
@@ -636,8 +655,9 @@ impl Gemini<'_> {
                     ptr,
                     format!(
                         "`{key}` is both beside the `anyOf`/`oneOf` and in its one branch that \
-                            is not null, which becomes this schema for Gemini; keep one"
+                            is not null, which becomes this schema for Gemini"
                     ),
+                    "keep one",
                 ),
             }
         }
@@ -757,22 +777,44 @@ fn narrowing_rule(keyword: &str, value: &Value) -> Option<String> {
     })
 }
 
-fn unsupported(keyword: &str) -> String {
-    let hint = match keyword {
+/// What is wrong with a keyword Gemini lacks.
+fn no_keyword(keyword: &str) -> String {
+    format!("Gemini's schema subset has no `{keyword}`")
+}
+
+/// What to do instead of a keyword Gemini lacks (an imperative).
+fn unsupported(keyword: &str) -> &'static str {
+    match keyword {
         "allOf" => "merge its subschemas into one schema by hand",
         "patternProperties" | "propertyNames" | "unevaluatedProperties" => {
             "list the keys as properties"
         }
         "prefixItems" | "additionalItems" => "use one `items` schema",
-        "nullable" => "JSON Schema says `\"type\": [\"T\", \"null\"]`",
+        "nullable" => "write `\"type\": [\"T\", \"null\"]`, as JSON Schema says it",
         "$id" | "$anchor" | "$dynamicRef" | "$dynamicAnchor" => {
             "use `$defs` with `#/$defs/…` references"
         }
         "not" | "if" | "then" | "else" | "dependentRequired" | "dependentSchemas"
         | "dependencies" | "unevaluatedItems" => "state the rule in the description instead",
         _ => "remove it",
+    }
+}
+
+/// A JSON value named for a message: "the number 1", "`null`".
+fn kind_of(value: &Value) -> String {
+    let kind = match value {
+        Value::Null => return "`null`".to_owned(),
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     };
-    format!("Gemini's schema subset has no `{keyword}`; {hint}")
+    let mut text = value.to_string();
+    if text.chars().count() > 40 {
+        text = text.chars().take(40).collect::<String>() + "…";
+    }
+    format!("the {kind} `{text}`")
 }
 
 #[cfg(test)]

@@ -1428,3 +1428,29 @@ fn a_relative_cwd_and_program_path_are_taken_from_the_catalog_root() {
         "{doc}"
     );
 }
+
+/// review12: an answer the SDK cannot parse (100,000 nested arrays) was dropped by it, and the
+/// import waited the whole timeout to say "did not answer".
+#[test]
+fn an_answer_that_cannot_be_parsed_fails_at_once_and_says_why() {
+    let env = TestEnv::new();
+    let mut deep = pages_server(&["deep"]);
+    deep["timeoutMs"] = json!(15000);
+    declare(&env, json!({ "deep": deep }));
+    let started = std::time::Instant::now();
+    let refused = env.json_error(&["mcp", "import", "deep"], 7);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(refused.error.code, "UPSTREAM_ERROR");
+    let message = &refused.error.message;
+    assert!(
+        message.starts_with("MCP server 'deep' failed ")
+            && message.contains(
+                ": its answer could not be read as JSON (recursion limit exceeded at line 1 column "
+            ),
+        "{message}"
+    );
+}

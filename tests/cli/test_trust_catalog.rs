@@ -885,3 +885,38 @@ fn a_file_where_the_state_folder_goes_is_read_around_and_named() {
         "{put}"
     );
 }
+
+/// review12: a `pattern` over the regex size limit was refused with a ~50 KB message that
+/// echoed the whole pattern and called it "not a regex".
+#[test]
+fn a_pattern_over_the_regex_size_limit_is_said_too_large_in_a_short_message() {
+    let env = TestEnv::new();
+    env.edit_config(|c| c["allowedHosts"] = json!(["api.example.com"]));
+    env.bundle("b");
+    let pattern = "(?:a{1000}){1000}".repeat(3000);
+    let doc = tool_doc_with(
+        "huge-regex",
+        "v1",
+        json!({ "argSchema": { "type": "object", "properties": { "city": { "type": "string", "pattern": pattern } } } }),
+    );
+    let run = env.try_put_tool("b", &doc);
+    run.failure(3);
+    let err = run.json();
+    let problems = err["error"]["details"]["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{run}");
+    assert_eq!(
+        problems[0]["pointer"], "/argSchema/properties/city/pattern",
+        "{run}"
+    );
+    let message = problems[0]["message"].as_str().unwrap();
+    assert_eq!(
+        message,
+        format!(
+            "not a usable JSON Schema: the regular expression \"{}…\" (51000 characters) is too \
+             large: compiled, it exceeds the regex size limit of 10485760 bytes; simplify it \
+             (fewer or smaller counted repetitions such as {{1000}})",
+            &pattern[..80]
+        )
+    );
+    assert!(run.stdout.len() + run.stderr.len() < 2_000, "{run}");
+}

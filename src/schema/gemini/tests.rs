@@ -595,3 +595,48 @@ fn formats_gemini_lacks_are_said_in_words() {
         assert_eq!(prop(kept.clone()).unwrap(), kept);
     }
 }
+
+/// review12: "…and this `enum` has 1, or export this tool for a provider that takes JSON
+/// Schema" said what was wrong, then offered another provider as if a fix had come before.
+#[test]
+fn a_refusal_reads_problem_then_fix_then_other_provider() {
+    let errors = prop(json!({"type": "integer", "enum": [1, 2]})).unwrap_err();
+    assert_eq!(
+        errors[0].message,
+        "Gemini's enums hold only strings, and this `enum` holds the number `1`; make the \
+         values strings, or export this tool for a provider that takes JSON Schema"
+    );
+    let long = json!({"enum": ["a", {"k": "x".repeat(100)}]});
+    let errors = prop(long).unwrap_err();
+    assert!(
+        errors[0]
+            .message
+            .contains("holds the object `{\"k\":\"xxxx")
+            && errors[0]
+                .message
+                .contains("…`; make the values strings, or export"),
+        "{}",
+        errors[0].message
+    );
+    // Every refusal has a fix between its problem and the other provider.
+    for schema in [
+        json!({"type": "null"}),
+        json!({"enum": [null]}),
+        json!(true),
+        json!({"type": "array", "items": [{"type": "string"}]}),
+        json!({"type": "string", "nullable": true}),
+        json!({"type": "object", "additionalProperties": {"type": "string"}}),
+    ] {
+        for error in prop(schema.clone()).unwrap_err() {
+            let (problem, rest) = error.message.split_once("; ").unwrap_or_default();
+            let fix = rest
+                .strip_suffix(", or export this tool for a provider that takes JSON Schema")
+                .unwrap_or_default();
+            assert!(
+                !problem.is_empty() && !fix.is_empty() && !fix.contains("; "),
+                "{schema}: {}",
+                error.message
+            );
+        }
+    }
+}

@@ -131,7 +131,11 @@ fn openai_takes_at_most_128_tools_unless_forced() {
             json!({"provider": provider, "count": 129, "max": 128})
         );
         let hint = error.error.hint.unwrap();
-        assert!(hint.contains("toolctl pick"), "{hint}");
+        // review12: the hint named `--emit openai` whatever the provider asked for.
+        assert!(
+            hint.contains(&format!("`toolctl pick \"<task>\" --emit {provider}`")),
+            "{hint}"
+        );
         assert!(hint.contains("--force"), "{hint}");
         let forced = export(&env, &["--provider", provider, "--force"]);
         assert_eq!(forced.as_array().unwrap().len(), 129);

@@ -1,0 +1,86 @@
+//! Why a JSON Schema does not compile, in words: jsonschema reports a `pattern` it cannot
+//! compile as `"<the whole pattern>" is not a "regex"`, which for a pattern over the regex size
+//! limit echoes tens of kilobytes and names the wrong cause. Every place that compiles a schema
+//! words its error with [`build_error`].
+
+use jsonschema::ValidationError;
+use jsonschema::error::ValidationErrorKind;
+use serde_json::Value;
+
+/// How many characters of a pattern a message shows.
+const SHOWN: usize = 80;
+
+/// The message for `error`, returned by building a JSON Schema validator: jsonschema's own,
+/// except for a regular expression (`pattern`, a `patternProperties` key) that does not
+/// compile, which is shown cut to 80 characters and said to be too large when it is.
+pub fn build_error(error: &ValidationError) -> String {
+    let ValidationErrorKind::Format { format } = error.kind() else {
+        return error.to_string();
+    };
+    let Value::String(pattern) = error.instance().as_ref() else {
+        return error.to_string();
+    };
+    if format != "regex" {
+        return error.to_string();
+    }
+    let shown = shorten(pattern);
+    // jsonschema keeps the regex engine's error to itself; the same engine's default limit
+    // (the `regex` crate's) tells a pattern too large from one that is not a regex at all.
+    match regex::Regex::new(pattern) {
+        Err(regex::Error::CompiledTooBig(limit)) => format!(
+            "the regular expression \"{shown}\" ({} characters) is too large: compiled, it \
+             exceeds the regex size limit of {limit} bytes; simplify it (fewer or smaller \
+             counted repetitions such as {{1000}})",
+            pattern.chars().count()
+        ),
+        _ => format!("\"{shown}\" is not a regular expression toolctl can use"),
+    }
+}
+
+/// `text` cut to its first 80 characters and "…" when longer.
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(SHOWN) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn message(schema: Value) -> String {
+        let error = jsonschema::options().build(&schema).unwrap_err();
+        build_error(&error)
+    }
+
+    #[test]
+    fn a_pattern_over_the_size_limit_is_cut_and_said_too_large() {
+        let pattern = "(?:a{1000}){1000}".repeat(3000);
+        let said = message(json!({"type": "string", "pattern": pattern}));
+        assert!(said.len() < 400, "{} bytes: {said}", said.len());
+        assert!(
+            said.starts_with("the regular expression \"(?:a{1000}){1000}(?:a{1000})")
+                && said.contains("…\" (51000 characters) is too large")
+                && said.contains("regex size limit of 10485760 bytes"),
+            "{said}"
+        );
+        let said = message(json!({"patternProperties": {"(?:a{1000}){1000}": {}}}));
+        assert!(
+            said.contains("\"(?:a{1000}){1000}\" (17 characters) is too large"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn a_pattern_that_is_no_regex_is_said_so() {
+        let said = message(json!({"type": "string", "pattern": "([a-z"}));
+        assert_eq!(
+            said,
+            "\"([a-z\" is not a regular expression toolctl can use"
+        );
+        let said = message(json!({"type": "string", "minLength": -1}));
+        assert!(!said.contains("regular expression"), "{said}");
+    }
+}
