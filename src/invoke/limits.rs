@@ -86,6 +86,8 @@ pub(super) fn acquire(entry: &ToolEntry, options: &Options, clock: &Clock) -> Re
     };
     crate::catalog::store::create_state_dir(&options.state_dir).map_err(|e| failed(&e))?;
     let busy = clock.left().max(Duration::from_millis(100));
+    crate::catalog::store::refuse_link_out(&options.state_dir.join(FILE))
+        .map_err(|e| Failure::new(ErrorCode::Internal, format!("cannot count calls: {e}")))?;
     let mut conn = crate::base::state_db::open(&options.state_dir.join(FILE), true, busy, "NORMAL")
         .map_err(|e| failed(&e))?;
     conn.execute_batch(

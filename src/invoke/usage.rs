@@ -29,6 +29,10 @@ fn open(catalog: &Catalog, create: bool) -> rusqlite::Result<Option<Connection>>
     if !create && !path.is_file() {
         return Ok(None);
     }
+    // A database that a symlink puts outside the catalog is not written: no count.
+    if crate::catalog::store::refuse_link_out(&path).is_err() {
+        return Ok(None);
+    }
     // WAL: concurrent calls commit without waiting on each other's fsync (two calls of a
     // batch may create the file together). Counts are best effort: no fsync per call (a
     // power cut may lose the last few).

@@ -485,6 +485,10 @@ impl Cache {
         // vectors never waits for another writing them. Derived data: a power cut may lose
         // the last vectors, never corrupt the file.
         let wait = CACHE_BUSY.min(time_left(deadline).unwrap_or_default());
+        // A cache that a symlink puts outside the catalog is not used (nor deleted).
+        if crate::catalog::store::refuse_link_out(path).is_err() {
+            return Err(OpenFailure::Unusable);
+        }
         let conn = crate::base::state_db::open(path, true, wait, "NORMAL")?;
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         if version != 0 && version != CACHE_VERSION {

@@ -186,3 +186,22 @@ fn a_symlink_that_stays_inside_the_catalog_is_written_through() {
     env.run(&["tool", "delete", "b/x@v1"]).success();
     assert!(!vendored.join("x").exists());
 }
+
+/// toolctl's own state databases under `.toolctl/` are not opened through a symlink that
+/// leads out of the catalog (review12b: `usage.sqlite` linked out was created there): the
+/// call runs, its use is not counted, nothing is written outside.
+#[test]
+fn a_usage_database_linked_out_of_the_catalog_is_not_written() {
+    let env = TestEnv::new();
+    env.run(&["search", "now"]).success();
+    let away = env.work().join("away");
+    std::fs::create_dir_all(&away).unwrap();
+    let state = env.catalog().join(".toolctl");
+    std::os::unix::fs::symlink(away.join("usage.sqlite"), state.join("usage.sqlite")).unwrap();
+    env.run(&["invoke", "builtin/now"]).success();
+    assert_eq!(
+        snapshot(&away),
+        BTreeMap::new(),
+        "the usage database was written outside the catalog"
+    );
+}
