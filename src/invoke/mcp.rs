@@ -1282,9 +1282,9 @@ const MAX_CHECKED_LINE: usize = 64 << 20;
 /// A stdio server's stdout as the SDK reads it, each line checked on the way: the SDK drops a
 /// line that is not JSON (`rmcp` 3.11, `transport/async_rw.rs`, so as not to answer a server's
 /// log lines), so an answer it cannot parse — 100,000 nested arrays pass serde_json's depth
-/// limit — would leave the request waiting for the whole timeout. A line that starts as a JSON
-/// object (`{`, as every JSON-RPC message does) and does not parse is kept in `unreadable`
-/// and ends the stream, so the call fails at once and says why.
+/// limit — would leave the request waiting for the whole timeout. A line that reads as a
+/// JSON-RPC message (see [`unreadable`]) and does not parse is kept in `unreadable` and ends
+/// the stream, so the call fails at once and says why.
 struct Lines<R> {
     inner: R,
     line: Vec<u8>,
@@ -1334,10 +1334,19 @@ impl<R> Lines<R> {
     }
 }
 
-/// Why `line` (a JSON-RPC message, as it starts with `{`) cannot be parsed, if it cannot.
+/// Why `line` (a JSON-RPC message) cannot be parsed, if it cannot. Only a line that reads as
+/// a message is checked: an object with a quoted key that names `"jsonrpc"`. A server's log
+/// line (Python's `{'debug': True}`, Node's `{ a: 1 }`) is left for the SDK to drop, as it
+/// drops any line it cannot read.
 fn unreadable(line: &[u8]) -> Option<String> {
     let start = line.iter().position(|b| !b.is_ascii_whitespace())?;
     if line[start] != b'{' {
+        return None;
+    }
+    let key = line[start + 1..]
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())?;
+    if line[start + 1 + key] != b'"' || !line.windows(9).any(|w| w == b"\"jsonrpc\"") {
         return None;
     }
     // Parsed as the SDK parses it, depth limit included (`IgnoredAny` skips without one).

@@ -1454,3 +1454,22 @@ fn an_answer_that_cannot_be_parsed_fails_at_once_and_says_why() {
         "{message}"
     );
 }
+
+/// A server's log lines on stdout that start with `{` but are not JSON (Python's print of a
+/// dict, Node's console.log of an object) are dropped as the SDK drops them, not taken for an
+/// answer that cannot be read (review12c: they failed every call of such a server).
+#[test]
+fn log_lines_that_start_with_a_brace_do_not_fail_the_call() {
+    let env = TestEnv::new();
+    let mut logs = pages_server(&["logs", "2"]);
+    logs["timeoutMs"] = json!(15000);
+    declare(&env, json!({ "logs": logs }));
+    let imported = env.json(&["mcp", "import", "logs"]);
+    assert_eq!(
+        imported["added"].as_array().map(Vec::len),
+        Some(2),
+        "{imported}"
+    );
+    let called = env.json(&["invoke", "logs/t0"]);
+    assert_eq!(called["value"], "called t0", "{called}");
+}
