@@ -743,7 +743,17 @@ mod daemon {
             token: state.token(),
             paths: None,
         };
-        if std::fs::File::create(&cookie).is_err() {
+        // Made anew, never opened through what is there: a symlink in its place (a clone
+        // can hold one) is removed, not followed, and a `watch` folder that leads out of the
+        // catalog is not written into.
+        let _ = std::fs::remove_file(&cookie);
+        let made = crate::catalog::store::refuse_link_out(&cookie).is_ok()
+            && std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&cookie)
+                .is_ok();
+        if !made {
             return full(&shared.lock());
         }
         let started = Instant::now();

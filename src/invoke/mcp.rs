@@ -1277,7 +1277,7 @@ fn http_transport(
 type Unreadable = Arc<std::sync::Mutex<Option<String>>>;
 
 /// The longest line [`Lines`] checks; a longer one is passed on unchecked.
-const MAX_CHECKED_LINE: usize = 64 << 20;
+const MAX_CHECKED_LINE: usize = 16 << 20;
 
 /// A stdio server's stdout as the SDK reads it, each line checked on the way: the SDK drops a
 /// line that is not JSON (`rmcp` 3.11, `transport/async_rw.rs`, so as not to answer a server's

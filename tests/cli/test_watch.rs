@@ -650,3 +650,36 @@ fn an_event_queue_overflow_starts_a_new_epoch_and_never_gives_a_wrong_answer() {
     );
     assert_eq!(snapshot(&env), truth(&env));
 }
+
+/// The watcher's cookie files are made anew: a symlink a clone put in their place
+/// (`.toolctl/watch/cookie-0` → a file outside) is removed, never followed, so the file it
+/// points at is left as it was (review12c: the watcher truncated it), and commands still
+/// answer right.
+#[test]
+fn the_watchers_cookies_never_follow_a_symlink() {
+    let env = TestEnv::fixture();
+    env.run(&["search", "weather"]).success();
+    let watch = env.catalog().join(".toolctl").join("watch");
+    std::fs::create_dir_all(&watch).unwrap();
+    let victims: Vec<PathBuf> = (0..4)
+        .map(|n| {
+            let victim = env.work().join(format!("victim-{n}"));
+            std::fs::write(&victim, "keep these bytes").unwrap();
+            std::os::unix::fs::symlink(&victim, watch.join(format!("cookie-{n}"))).unwrap();
+            victim
+        })
+        .collect();
+    let pid = start(&env);
+    for _ in 0..3 {
+        assert_eq!(snapshot(&env), truth(&env));
+    }
+    env.run(&["index", "watch", "--stop"]).success();
+    assert!(eventually(|| !alive(pid)));
+    for victim in &victims {
+        assert_eq!(
+            std::fs::read_to_string(victim).unwrap(),
+            "keep these bytes",
+            "{victim:?}"
+        );
+    }
+}
