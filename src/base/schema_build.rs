@@ -37,8 +37,31 @@ pub fn build_error(error: &ValidationError) -> String {
     }
 }
 
+/// Why `pattern` is not a regular expression, on one line: the `regex` crate's syntax error
+/// draws the pattern with a caret under the fault over several lines (`regex parse
+/// error:\n    (\n    ^\nerror: unclosed group`), which a one-line message (validate's
+/// findings, an error's first line) would show as literal `\n`s. This keeps its last line and
+/// the fault's place: `unclosed group at character 1`.
+pub fn regex_error(pattern: &str, error: &regex::Error) -> String {
+    let regex::Error::Syntax(text) = error else {
+        return error.to_string().replace('\n', " ");
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(reason) = lines.iter().rev().find_map(|l| l.strip_prefix("error: ")) else {
+        return text.split_whitespace().collect::<Vec<_>>().join(" ");
+    };
+    // A one-line pattern is drawn as `    <pattern>` with `    ^` under its fault.
+    let column = (!pattern.contains('\n'))
+        .then(|| lines.iter().find_map(|l| l.strip_prefix("    ")?.find('^')))
+        .flatten();
+    match column {
+        Some(at) => format!("{reason} at character {}", at + 1),
+        None => reason.to_owned(),
+    }
+}
+
 /// `text` cut to its first 80 characters and "…" when longer.
-fn shorten(text: &str) -> String {
+pub fn shorten(text: &str) -> String {
     match text.char_indices().nth(SHOWN) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_owned(),
@@ -71,6 +94,18 @@ mod tests {
             said.contains("\"(?:a{1000}){1000}\" (17 characters) is too large"),
             "{said}"
         );
+    }
+
+    #[test]
+    fn a_regex_syntax_error_is_one_line_with_its_place() {
+        let words = |pattern: &str| regex_error(pattern, &regex::Regex::new(pattern).unwrap_err());
+        assert_eq!(words("("), "unclosed group at character 1");
+        assert_eq!(
+            words("ab[z-a]"),
+            "invalid character class range, the start must be <= the end at character 4"
+        );
+        assert_eq!(words("a\n("), "unclosed group");
+        assert!(!words("x{2,1}").contains('\n'), "{}", words("x{2,1}"));
     }
 
     #[test]

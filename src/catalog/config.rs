@@ -193,8 +193,8 @@ pub struct Config {
     pub pick: PickConfig,
     pub attach: AttachConfig,
     pub index: IndexConfig,
-    /// `mcpServers`: the servers `mcp` tools name (checked by `validate`, not here: a broken
-    /// entry makes its tools unavailable, not the catalog).
+    /// `mcpServers`: the servers `mcp` tools name (checked by [`problems`], which `config` and
+    /// `validate` use, not here: a broken entry makes its tools unavailable, not the catalog).
     pub mcp_servers: super::mcp_servers::McpServers,
     pub http: HttpDefaults,
     /// `http.rateLimitWindow`: the "minute" of `maxCallsPerMinute`.
@@ -405,7 +405,9 @@ fn object_at<'a>(doc: &'a mut Value, path: &[&str]) -> &'a mut serde_json::Map<S
 const TYPED: &str = "typed";
 
 /// Every problem of a `toolctl.json` document: toolctl's own rules (what [`Config::load`]
-/// refuses by) and its JSON Schema's (what `validate` and editors check), each place once.
+/// refuses by), its `mcpServers` entries' rules (what makes a server's tools unavailable) and
+/// its JSON Schema's (what editors check), each place once: what `validate` reports, what
+/// `config` refuses to add, and what a command refused for the file lists.
 ///
 /// The list is the same whatever else the document holds (the schema names every problem, where
 /// serde would name only its first), so `config` can tell a problem an edit adds from one that
@@ -415,13 +417,26 @@ pub fn problems(doc: &Value, path: &Path) -> Vec<Violation> {
         Ok(_) => Vec::new(),
         Err(violations) => violations,
     };
-    let (typed, mut found): (Vec<Violation>, Vec<Violation>) =
+    let (mut typed, mut found): (Vec<Violation>, Vec<Violation>) =
         found.into_iter().partition(|v| v.rule == Some(TYPED));
+    let (server_typed, servers): (Vec<Violation>, Vec<Violation>) = server_problems(doc)
+        .into_iter()
+        .partition(|v| v.rule == Some(TYPED));
+    for violation in server_typed {
+        if !typed.iter().any(|v| v.pointer == violation.pointer) {
+            typed.push(violation);
+        }
+    }
     let schema = super::schemas::violations(super::schemas::Kind::Config, doc);
     let named = |list: &[Violation], pointer: &str| list.iter().any(|v| v.pointer == pointer);
+    // The schema's word for a place, but where it only says no branch of a `oneOf` or `anyOf`
+    // fits (`42 is not valid under any of the schemas listed…`): serde's, in words, says what
+    // the value should be.
+    let vague = |v: &Violation| v.message.contains("is not valid under any of the schemas");
     let schema: Vec<Violation> = schema
         .into_iter()
         .filter(|v| !named(&found, &v.pointer))
+        .filter(|v| !(vague(v) && named(&typed, &v.pointer)))
         .collect();
     let typed: Vec<Violation> = typed
         .into_iter()
@@ -433,5 +448,45 @@ pub fn problems(doc: &Value, path: &Path) -> Vec<Violation> {
         .collect();
     found.extend(schema);
     found.extend(typed);
+    found.extend(servers);
     found
+}
+
+/// The rules of each `mcpServers` entry ([`McpServer::check`]): a broken entry makes only its
+/// own tools unavailable, so [`Config::load`] does not refuse the catalog for it, but `config`
+/// refuses to write one and `validate` reports it. An entry serde cannot read gives serde's
+/// first problem in it (marked [`TYPED`]; in words where the schema would only say no branch
+/// of a `oneOf` fits). Hosts are judged by the entries of `allowedHosts` toolctl takes (a bad
+/// entry is a problem of its own, not one of every server's).
+///
+/// [`McpServer::check`]: super::mcp_servers::McpServer::check
+fn server_problems(doc: &Value) -> Vec<Violation> {
+    let Some(servers) = doc.get("mcpServers").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let hosts = doc
+        .get("allowedHosts")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .filter(|host| HostPolicy::new([*host]).is_ok())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let hosts = HostPolicy::new(hosts).unwrap_or_default();
+    let mut out = Vec::new();
+    for (name, entry) in servers {
+        match model::typed::<super::mcp_servers::McpServer>(entry, "") {
+            Ok(server) => server.check(name, &hosts, &mut out),
+            Err(e) => {
+                super::mcp_servers::McpServer::check_name(name, &mut out);
+                let at = crate::base::pointer::join("/mcpServers", name);
+                out.extend(e.violations().iter().map(|v| {
+                    Violation::new(format!("{at}{}", v.pointer), v.message.clone()).rule(TYPED)
+                }));
+            }
+        }
+    }
+    out
 }

@@ -154,12 +154,23 @@ impl McpServer {
         tool_ms.or(self.timeout_ms).unwrap_or(DEFAULT_TIMEOUT_MS)
     }
 
+    /// The rule of a server's name (a slug), whatever its entry holds.
+    pub fn check_name(name: &str, out: &mut Vec<Violation>) {
+        if let Err(message) = rules::check_name(rules::NameKind::Slug, name) {
+            out.push(
+                Violation::new(
+                    pointer_join("/mcpServers", name),
+                    format!("server name: {message}"),
+                )
+                .rule("mcp"),
+            );
+        }
+    }
+
     /// Every rule of the entry `name`, with pointers into `toolctl.json`.
     pub fn check(&self, name: &str, hosts: &HostPolicy, out: &mut Vec<Violation>) {
         let at = pointer_join("/mcpServers", name);
-        if let Err(message) = rules::check_name(rules::NameKind::Slug, name) {
-            out.push(Violation::new(&at, format!("server name: {message}")).rule("mcp"));
-        }
+        Self::check_name(name, out);
         if let Err(message) = self.transport(hosts) {
             let field = match (&self.command, &self.url) {
                 (Some(_), None) => "/command",

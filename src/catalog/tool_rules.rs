@@ -13,7 +13,7 @@
 use super::error::Violation;
 use super::model::{HttpImpl, Tool};
 use crate::base::pointer::join as pointer_join;
-use crate::base::schema_build::build_error;
+use crate::base::schema_build::{self, build_error};
 use serde_json::Value;
 
 /// Every rule of this module on `tool` and its document. (The rules of an HTTP tool's
@@ -120,10 +120,13 @@ pub fn extractor(http: &HttpImpl) -> Result<Extract, String> {
             serde_json_path::JsonPath::parse(expr)
                 .map_err(|e| format!("extractExpr '{expr}' is not a JSONPath: {e}"))?,
         ),
-        Some(expr) => Extract::Regex(
-            regex::Regex::new(expr)
-                .map_err(|e| format!("extractExpr '{expr}' is not a regex: {e}"))?,
-        ),
+        Some(expr) => Extract::Regex(regex::Regex::new(expr).map_err(|e| {
+            format!(
+                "extractExpr '{}' is not a regex: {}",
+                schema_build::shorten(expr),
+                schema_build::regex_error(expr, &e)
+            )
+        })?),
     })
 }
 

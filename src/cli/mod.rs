@@ -497,13 +497,36 @@ fn config_error(root: &std::path::Path, error: catalog::Error) -> CliError {
             "edit {} by hand: it is not JSON, so no `toolctl config` command can read it",
             file.display()
         )],
+        // The file is a symlink out of the catalog: no edit of it helps.
+        catalog::Error::Invalid { source_name, .. }
+            if *source_name == file.display().to_string()
+                && file.symlink_metadata().is_ok_and(|m| m.is_symlink()) =>
+        {
+            vec![format!(
+                "make {} the file itself, not a symlink to one outside the catalog (e.g. `cp --remove-destination \"$(readlink -f {path})\" {path}`)",
+                catalog::CONFIG_FILE,
+                path = shell_word(&file.display().to_string()),
+            )]
+        }
         catalog::Error::Invalid {
             source_name,
             violations,
         } if *source_name == file.display().to_string() => {
-            let doc = catalog::Config::load_as_is(root)
-                .map(|config| config.doc)
-                .unwrap_or_default();
+            let doc = catalog::Config::load_as_is(root).map(|config| config.doc);
+            // Every problem of the file, as `config get` and `validate` list them (loading
+            // stops at serde's first), so that all can be fixed in one go.
+            let problems = match &doc {
+                Ok(doc) => catalog::config::problems(doc, &file),
+                Err(_) => Vec::new(), // Not an object: the error says so as it is.
+            };
+            let doc = doc.unwrap_or_default();
+            if !problems.is_empty() {
+                let hints = config_fix_hints(&doc, &problems);
+                let error = catalog::Error::invalid(source_name.clone(), problems);
+                return hints
+                    .into_iter()
+                    .fold(CliError::from(error), CliError::with_hint);
+            }
             config_fix_hints(&doc, violations)
         }
         _ => Vec::new(),
@@ -533,6 +556,11 @@ pub(crate) fn config_fix_hints(
                     "fix it with `toolctl config set {key} VALUE`, or `toolctl config remove {key}` for the default"
                 )
             }
+            Fix::SetOrRemoveServer { key, server } => format!(
+                "fix it with `toolctl config set {} VALUE`, or `toolctl config remove {}` to drop the server",
+                shell_word(&key),
+                shell_word(&server)
+            ),
             Fix::EditFile => format!(
                 "fix it by editing {}: no `toolctl config` key names that place",
                 catalog::CONFIG_FILE

@@ -117,6 +117,16 @@ pub fn list(catalog: &Catalog, server: &str) -> Result<Listing, Error> {
         }
         .into());
     };
+    // An entry `validate` reports is refused as `validate` words it (VALIDATION_ERROR at its
+    // pointer in toolctl.json), not as a server that could not be reached; a host
+    // allowedHosts does not list stays HOST_NOT_ALLOWED, as for a call.
+    let mut problems = Vec::new();
+    entry.check(server, &config.hosts, &mut problems);
+    problems.retain(|v| v.rule != Some("host"));
+    if !problems.is_empty() {
+        let file = catalog.root().join(crate::catalog::CONFIG_FILE);
+        return Err(CatalogError::invalid(file.display().to_string(), problems).into());
+    }
     let timeout = entry.timeout_ms.map_or(LIST_TIMEOUT, Duration::from_millis);
     invoke::mcp::list_tools(server, entry, &config.hosts, timeout).map_err(Error::Server)
 }

@@ -309,6 +309,25 @@ fn apply(doc: &Value, key: &ConfigKey, edit: &Edit) -> Result<Option<Value>> {
     Ok(Some(doc))
 }
 
+/// `pointer` into `doc` with each index into a list written `-`: a problem of a list's item
+/// is the same problem when an edit of the list moves the item (removing `*` from
+/// `["*", "a.com", 5]` moves the bad `5` from `/allowedHosts/2` to `/allowedHosts/1`).
+fn list_free(doc: &Value, pointer: &str) -> String {
+    let mut at = Some(doc);
+    let mut out = String::with_capacity(pointer.len());
+    for token in pointer.split('/').skip(1) {
+        let in_list = matches!(at, Some(Value::Array(_)));
+        at = at.and_then(|node| match node {
+            Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
+            Value::Object(map) => map.get(&pointer::unescape(token)),
+            _ => None,
+        });
+        out.push('/');
+        out.push_str(if in_list { "-" } else { token });
+    }
+    out
+}
+
 impl Catalog {
     /// Change one key of `toolctl.json` under the catalog lock, reading the file as it is
     /// ([`Config::load_as_is`]), so a config toolctl refuses can be repaired key by key.
@@ -326,10 +345,20 @@ impl Catalog {
                 let changed = match apply(before, key, edit)? {
                     None => false,
                     Some(doc) => {
-                        let had = config::problems(before, &path);
+                        let had: Vec<(String, Violation)> = config::problems(before, &path)
+                            .into_iter()
+                            .map(|problem| (list_free(before, &problem.pointer), problem))
+                            .collect();
                         let new: Vec<Violation> = config::problems(&doc, &path)
                             .into_iter()
-                            .filter(|problem| !had.contains(problem))
+                            .filter(|problem| {
+                                let place = list_free(&doc, &problem.pointer);
+                                !had.iter().any(|(was, old)| {
+                                    *was == place
+                                        && old.message == problem.message
+                                        && old.rule == problem.rule
+                                })
+                            })
                             .collect();
                         if !new.is_empty() {
                             return Err(Error::invalid(path.display().to_string(), new));
@@ -359,6 +388,9 @@ pub enum Fix {
     RemoveItem { key: String, item: String },
     /// Set `key` to a good value, or remove it for the default.
     SetOrRemove { key: String },
+    /// Set `key` to a good value, or remove the MCP server `server` it belongs to: a server's
+    /// `command` or `url` (or the entry itself) has no default to fall back on.
+    SetOrRemoveServer { key: String, server: String },
     /// Edit the file by hand: no key names the place.
     EditFile,
 }
@@ -403,13 +435,36 @@ pub fn fixes(doc: &Value, problems: &[Violation]) -> Vec<Fix> {
             place = place.rsplit_once('/').map_or("", |(parent, _)| parent);
         };
         add(match key {
-            // A key with a dot in one of its names (`mcpServers` `files.v2`) is named by its
-            // pointer: dotted, it would name another key.
-            Some(key) if key.tokens.iter().any(|t| t.contains('.')) => {
-                Fix::SetOrRemove { key: key.pointer }
-            }
-            Some(key) => Fix::SetOrRemove { key: key.name },
             None => Fix::EditFile,
+            Some(key) => {
+                // A key with a dot in one of its names (`mcpServers` `files.v2`) is named by
+                // its pointer: dotted, it would name another key.
+                let dotted = key.tokens.iter().any(|t| t.contains('.'));
+                let named = |key: &ConfigKey| {
+                    if dotted {
+                        key.pointer.clone()
+                    } else {
+                        key.name.clone()
+                    }
+                };
+                match key.tokens.as_slice() {
+                    [group, _] | [group, _, _]
+                        if group == "mcpServers"
+                            && key
+                                .tokens
+                                .get(2)
+                                .is_none_or(|f| f == "command" || f == "url") =>
+                    {
+                        let server =
+                            ConfigKey::parse(&pointer::join("/mcpServers", &key.tokens[1]));
+                        Fix::SetOrRemoveServer {
+                            key: named(&key),
+                            server: server.as_ref().map_or_else(|_| named(&key), named),
+                        }
+                    }
+                    _ => Fix::SetOrRemove { key: named(&key) },
+                }
+            }
         });
     }
     fixes

@@ -171,19 +171,15 @@ fn typed_failure(error: &crate::catalog::Error, schema: &[Violation], notes: &mu
     }
 }
 
+/// The problems of `toolctl.json`: the list `config` refuses to add to and a refused command
+/// names ([`crate::catalog::config::problems`]), and the attach settings attach would refuse.
 fn check_config(doc: &Value, path: &Path, notes: &mut Vec<Note>) {
-    match Config::from_doc(doc.clone(), path) {
-        Ok(config) => {
-            if let Err(e) = crate::attach::Settings::resolve(&config.attach, &|_| None) {
-                notes.push(Note::error("schema", "/attach", e.to_string()));
-            }
-            let mut servers = Vec::new();
-            for (name, server) in config.mcp_servers.iter() {
-                server.check(name, &config.hosts, &mut servers);
-            }
-            notes.extend(servers.into_iter().map(Note::from_violation));
-        }
-        Err(e) => notes.extend(e.violations().iter().cloned().map(Note::from_violation)),
+    let problems = crate::catalog::config::problems(doc, path);
+    notes.extend(problems.into_iter().map(Note::from_violation));
+    if let Ok(config) = Config::from_doc(doc.clone(), path)
+        && let Err(e) = crate::attach::Settings::resolve(&config.attach, &|_| None)
+    {
+        notes.push(Note::error("schema", "/attach", e.to_string()));
     }
 }
 

@@ -314,9 +314,181 @@ fn a_fix_for_a_key_with_a_dot_names_it_by_its_pointer() {
     let run = env.run(&["tool", "list"]);
     run.failure(3)
         .stderr_has("/mcpServers/files.v2/command: expected a program (a string) or the program and its arguments (an array of strings)")
-        .stderr_has("fix it with `toolctl config set /mcpServers/files.v2/command VALUE`, or `toolctl config remove /mcpServers/files.v2/command` for the default");
+        .stderr_has("fix it with `toolctl config set /mcpServers/files.v2/command VALUE`, or `toolctl config remove /mcpServers/files.v2` to drop the server");
     env.run(&["config", "set", "/mcpServers/files.v2/command", "npx"])
         .success();
     assert_eq!(env.config()["mcpServers"]["files.v2"]["command"], "npx");
     env.run(&["tool", "list"]).success();
+}
+
+/// Regression (review13 #1): `config set` wrote MCP server entries `validate` then failed on
+/// (a host allowedHosts does not list, an undeclared `${SECRET}`, neither command nor url, a
+/// name with a dot), so the catalog's CI broke after a command that said it succeeded. Now
+/// `config` refuses each with validate's words at its pointer and writes nothing; a good entry
+/// is taken; `mcp import` of a broken entry written by hand is VALIDATION_ERROR, not
+/// TOOL_DISABLED; and the hint for a server's missing `command` is to set it or drop the
+/// server (it has no default to fall back on).
+#[test]
+fn config_refuses_an_mcp_server_entry_validate_would_report() {
+    let env = TestEnv::new();
+    let file = env.catalog().join("toolctl.json");
+    let before = std::fs::read(&file).unwrap();
+    for (key, entry, pointer, words) in [
+        (
+            "/mcpServers/r",
+            r#"{"url":"https://evil.example/mcp"}"#,
+            "/mcpServers/r/url",
+            "MCP server 'r' host 'evil.example' of url is not in allowedHosts",
+        ),
+        (
+            "/mcpServers/s",
+            r#"{"command":["srv"],"env":{"T":"${TOK}"}}"#,
+            "/mcpServers/s/env/T",
+            "${TOK} is not a secret of this server",
+        ),
+        (
+            "/mcpServers/ok",
+            "{}",
+            "/mcpServers/ok",
+            "MCP server 'ok' has neither command (stdio) nor url",
+        ),
+        (
+            "/mcpServers/a.b",
+            r#"{"command":["echo"]}"#,
+            "/mcpServers/a.b",
+            "server name: the slug 'a.b' has a dot",
+        ),
+    ] {
+        let refused = env.json_error(&["config", "set", key, entry], 3);
+        assert_eq!(refused.error.code, "VALIDATION_ERROR");
+        let problems = refused.error.details["problems"].as_array().unwrap();
+        assert_eq!(problems.len(), 1, "{key}: {problems:?}");
+        assert_eq!(problems[0]["pointer"], pointer, "{key}");
+        assert!(
+            problems[0]["message"].as_str().unwrap().contains(words),
+            "{key}: {problems:?}"
+        );
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            before,
+            "{key}: nothing written"
+        );
+    }
+    env.run(&[
+        "config",
+        "set",
+        "/mcpServers/fine",
+        r#"{"command":["echo"]}"#,
+    ])
+    .success();
+    env.run(&["validate"]).success();
+
+    // Written by hand, a broken entry is validate's error, config's problem, and import's.
+    env.edit_config(|c| c["mcpServers"]["ok"] = json!({}));
+    let validated = env.run(&["validate"]);
+    validated.failure(3);
+    assert!(
+        validated
+            .stdout
+            .contains("error[mcp]: MCP server 'ok' has neither command (stdio) nor url"),
+        "{}",
+        validated.stdout
+    );
+    env.run(&["config", "get"])
+        .success()
+        .stderr_has("warning: toolctl.json has a problem:")
+        .stderr_has("fix it with `toolctl config set mcpServers.ok VALUE`, or `toolctl config remove mcpServers.ok` to drop the server");
+    let import = env.json_error(&["mcp", "import", "ok"], 3);
+    assert_eq!(import.error.code, "VALIDATION_ERROR");
+    assert_eq!(
+        import.error.details["problems"][0]["pointer"],
+        "/mcpServers/ok"
+    );
+    // Other commands still work: a broken server makes only its own tools unavailable.
+    env.run(&["tool", "list"]).success();
+    env.run(&["config", "remove", "mcpServers.ok"]).success();
+    env.run(&["validate"]).success();
+}
+
+/// Regression (review13 #2): removing `*` from `["*", "a.example", 5]` moves the bad `5` from
+/// `/allowedHosts/2` to `/allowedHosts/1`; the edit counted it as a new problem and refused
+/// the very fix the refusal's hint gave.
+#[test]
+fn a_problem_the_edit_only_moves_in_its_list_is_not_new() {
+    let env = TestEnv::new();
+    env.edit_config(|c| c["allowedHosts"] = json!(["*", "a.example", 5]));
+    env.run(&["tool", "list"])
+        .failure(3)
+        .stderr_has("hint: fix it with `toolctl config remove allowedHosts '*'`");
+    env.run(&["config", "remove", "allowedHosts", "*"])
+        .success()
+        .stderr_has("still has a problem")
+        .stderr_has("/allowedHosts/1: 5 is not of type \"string\"");
+    assert_eq!(env.config()["allowedHosts"], json!(["a.example", 5]));
+    // A problem of another item is still new.
+    env.run(&["config", "add", "allowedHosts", "a*b.example"])
+        .failure(3)
+        .stderr_has("'a*b.example' is not a host name");
+}
+
+/// Regression (review13 #3): a command refused for toolctl.json named serde's first problem
+/// only (loading stops there), so the user fixed two and met a third; it now lists every
+/// problem `config get` and `validate` list, each with its fix.
+#[test]
+fn a_refused_command_names_every_problem_of_the_config() {
+    let env = TestEnv::new();
+    env.edit_config(|c| {
+        c["allowedHosts"] = json!([5]);
+        c["mcpServers"] = json!({ "s": { "command": 42 } });
+        c["reap"]["gracePeriod"] = json!("1y");
+    });
+    let refused = env.json_error(&["tool", "list"], 3);
+    let pointers: Vec<&str> = refused.error.details["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["pointer"].as_str().unwrap())
+        .collect();
+    for pointer in [
+        "/allowedHosts/0",
+        "/mcpServers/s/command",
+        "/reap/gracePeriod",
+    ] {
+        assert!(pointers.contains(&pointer), "{pointer} in {pointers:?}");
+    }
+    assert_eq!(pointers.len(), 3, "{pointers:?}");
+    env.run(&["tool", "list"])
+        .failure(3)
+        .stderr_has("3 problems")
+        .stderr_has("/mcpServers/s/command: expected a program (a string) or the program and its arguments")
+        .stderr_has("hint: fix it with `toolctl config set mcpServers.s.command VALUE`, or `toolctl config remove mcpServers.s` to drop the server");
+    let validated = env.run(&["validate"]);
+    validated.failure(3);
+    assert!(
+        validated.stdout.contains("3 errors")
+            && validated
+                .stdout
+                .contains("expected a program (a string) or the program and its arguments"),
+        "{}",
+        validated.stdout
+    );
+}
+
+/// Regression (review13 #5): a toolctl.json that is a symlink out of the catalog was met with
+/// "fix it by editing toolctl.json", which cannot help: the link is what is refused.
+#[cfg(unix)]
+#[test]
+fn a_config_that_is_a_symlink_out_is_to_be_made_a_file() {
+    let env = TestEnv::new();
+    let file = env.catalog().join("toolctl.json");
+    let outside = env.root().join("elsewhere.json");
+    std::fs::rename(&file, &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, &file).unwrap();
+    for args in [&["tool", "list"][..], &["config", "get"]] {
+        let run = env.run(args);
+        run.failure(3).stderr_has("outside the catalog").stderr_has(
+            "hint: make toolctl.json the file itself, not a symlink to one outside the catalog",
+        );
+        assert!(!run.stderr.contains("by editing"), "{}", run.stderr);
+    }
 }
