@@ -683,3 +683,39 @@ fn the_watchers_cookies_never_follow_a_symlink() {
         );
     }
 }
+
+/// A `.toolctl/watch` that is a symlink out of the catalog: the watcher refuses to write
+/// there, so it cannot leave its reason there either (review13 A: `index watch --detach` said
+/// only "the watcher stopped before it answered"). `--detach` fails as the foreground does,
+/// same code and words, before it starts one; a command in `always` mode starts none and says
+/// nothing of one; nothing is written outside.
+#[test]
+fn a_watch_folder_linked_out_of_the_catalog_is_named_and_never_started() {
+    let env = TestEnv::fixture();
+    let _stop = Stop(&env);
+    env.run(&["search", "weather"]).success();
+    let away = env.work().join("outside_watch");
+    std::fs::create_dir_all(&away).unwrap();
+    std::os::unix::fs::symlink(&away, env.catalog().join(".toolctl/watch")).unwrap();
+
+    let foreground = env.run(&["--json", "index", "watch"]);
+    foreground
+        .failure(3)
+        .stdout_has("'.toolctl/watch' in the catalog is a symlink to ");
+    let detached = env.run(&["--json", "index", "watch", "--detach"]);
+    detached.failure(3);
+    assert_eq!(detached.stdout, foreground.stdout, "{detached}");
+    env.run(&["index", "watch", "--detach"])
+        .failure(3)
+        .stderr_has("'.toolctl/watch' in the catalog is a symlink to ")
+        .stderr_has("outside it");
+
+    let mut search = env.command(&["search", "weather"]);
+    search.env("TOOLCTL_WATCH", "always");
+    let run = crate::common::Run::of(search, None);
+    run.success();
+    assert!(!run.stderr.contains("Started an index watcher"), "{run}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(status(&env).watcher.is_none());
+    assert_eq!(std::fs::read_dir(&away).unwrap().count(), 0);
+}
