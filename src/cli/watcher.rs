@@ -45,6 +45,8 @@ pub fn detach(program: &Path, root: &Path) -> Result<Status, String> {
     // What the watcher checks first, checked here: a watcher that fails it (a
     // `.toolctl/watch` linking out of the catalog) cannot leave its reason in that folder.
     prepare(root)?;
+    // A reason left by an earlier watcher is not this one's.
+    let _ = crate::catalog::store::remove_file(&failure_file(root));
     let mut child =
         spawn(program, root).map_err(|e| format!("cannot start {}: {e}", program.display()))?;
     let started = std::time::Instant::now();

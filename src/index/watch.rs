@@ -581,23 +581,30 @@ mod daemon {
     /// Run the watcher until it is stopped, `idle` without a question or its catalog goes away.
     /// `ready` is called once it answers questions. Why it could not start is also left in
     /// `.toolctl/watch/failed`, for `--detach` to tell and for commands not to start another
-    /// at once.
+    /// at once: once [`prepare`] has made that folder (before, the reason has nowhere to go,
+    /// so whoever starts a watcher in the background runs `prepare` first). Another watcher
+    /// holding the lock is no failure of this catalog's and is not left there.
     pub fn run(root: &Path, idle: Duration, ready: impl FnOnce(&Status)) -> Result<(), RunError> {
         prepare(root).map_err(RunError::Failed)?;
+        let failed = failure_file(root);
+        let leave = |message: &String| {
+            let _ = crate::catalog::store::write_atomic(&failed, message.as_bytes());
+        };
         // One watcher per catalog: the lock is held for the process's life.
         let _lock = match crate::catalog::lock::acquire(&lock_file(root), Duration::ZERO) {
             Ok(lock) => lock,
             Err(crate::catalog::Error::LockTimeout { .. }) => {
                 return Err(RunError::AlreadyWatched(root.to_owned()));
             }
-            Err(e) => return Err(RunError::Failed(e.to_string())),
+            Err(e) => {
+                let message = e.to_string();
+                leave(&message);
+                return Err(RunError::Failed(message));
+            }
         };
-        let failed = failure_file(root);
         let _ = std::fs::remove_file(&failed);
         watch(root, idle, ready)
-            .inspect_err(|message| {
-                let _ = crate::catalog::store::write_atomic(&failed, message.as_bytes());
-            })
+            .inspect_err(leave)
             .map_err(RunError::Failed)
     }
 

@@ -719,3 +719,33 @@ fn a_watch_folder_linked_out_of_the_catalog_is_named_and_never_started() {
     assert!(status(&env).watcher.is_none());
     assert_eq!(std::fs::read_dir(&away).unwrap().count(), 0);
 }
+
+/// `--detach` gives the reason of the watcher it started, never an older one: a lock it cannot
+/// take (a folder in its place) is left in the failure file like any later failure, and a
+/// watcher that stops without a reason (another one holds the lock, here one that does not
+/// answer) is not given the reason an earlier watcher left (review13 A).
+#[test]
+fn detach_gives_the_reason_of_the_watcher_it_started() {
+    let env = TestEnv::fixture();
+    let _stop = Stop(&env);
+    env.run(&["search", "weather"]).success();
+    let watch = env.catalog().join(".toolctl/watch");
+    let failed = watch.join("failed");
+    let lock = watch.join("lock");
+    std::fs::create_dir_all(&lock).unwrap();
+    std::fs::write(&failed, "an older reason").unwrap();
+    let run = env.run(&["index", "watch", "--detach"]);
+    run.failure(3)
+        .stderr_has("cannot open lock file")
+        .stderr_has(lock.to_str().unwrap());
+    assert!(!run.stderr.contains("an older reason"), "{run}");
+
+    std::fs::remove_dir(&lock).unwrap();
+    let pid = start(&env);
+    let _paused = Paused::new(pid);
+    std::fs::write(&failed, "an older reason").unwrap();
+    let run = env.run(&["index", "watch", "--detach"]);
+    run.failure(3)
+        .stderr_has("the watcher stopped before it answered");
+    assert!(!run.stderr.contains("an older reason"), "{run}");
+}
