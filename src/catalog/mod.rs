@@ -289,8 +289,10 @@ pub struct CheckNote(std::sync::Arc<std::sync::Mutex<Checks>>);
 #[derive(Debug, Default)]
 struct Checks {
     walk: Option<usize>,
-    in_memory: bool,
-    in_cache: Option<PathBuf>,
+    /// Why the index was built in memory.
+    in_memory: Option<String>,
+    /// Where the index was kept in the cache folder, and why.
+    in_cache: Option<(PathBuf, String)>,
 }
 
 impl CheckNote {
@@ -309,25 +311,27 @@ impl CheckNote {
         self.note().walk.take()
     }
 
-    /// The catalog exists but cannot be written (a read-only mount, another user's tree):
-    /// its index was built in memory.
-    pub fn index_in_memory(&self) {
-        self.note().in_memory = true;
+    /// The catalog's index could not be kept in it (`why`: a read-only mount, another user's
+    /// tree, a `.toolctl` that is a file or a symlink out of the catalog), nor in the cache
+    /// folder: it was built in memory.
+    pub fn index_in_memory(&self, why: &str) {
+        self.note().in_memory = Some(why.to_owned());
     }
 
-    /// Whether an index was built in memory since the last call.
-    pub fn take_in_memory(&self) -> bool {
-        std::mem::take(&mut self.note().in_memory)
+    /// Why an index was built in memory since the last call, if one was.
+    pub fn take_in_memory(&self) -> Option<String> {
+        self.note().in_memory.take()
     }
 
-    /// The catalog exists but cannot be written: its index is kept in the user's cache
-    /// folder, at `index`.
-    pub fn index_in_cache(&self, index: &Path) {
-        self.note().in_cache = Some(index.to_owned());
+    /// The catalog's index could not be kept in it (`why`, as for
+    /// [`index_in_memory`](Self::index_in_memory)): it is kept in the user's cache folder, at
+    /// `index`.
+    pub fn index_in_cache(&self, index: &Path, why: &str) {
+        self.note().in_cache = Some((index.to_owned(), why.to_owned()));
     }
 
-    /// Where an index was kept in the cache folder since the last call, if one was.
-    pub fn take_in_cache(&self) -> Option<PathBuf> {
+    /// Where an index was kept in the cache folder since the last call, and why, if one was.
+    pub fn take_in_cache(&self) -> Option<(PathBuf, String)> {
         self.note().in_cache.take()
     }
 }

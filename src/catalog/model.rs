@@ -433,8 +433,25 @@ fn check_document(doc: &Value, id_fields: &[&str], out: &mut Vec<Violation>) {
 impl Tool {
     /// The native function this tool names (`impl.func`, or `impl.goFunc`).
     pub fn native_func(&self) -> Option<String> {
+        self.native_field().map(|(func, _)| func)
+    }
+
+    /// The JSON pointer of the field that names this tool's native function, as the file has
+    /// it: `/impl/goFunc` for a tool written to the Go spec, else `/impl/func` (also where a
+    /// missing name goes).
+    pub fn native_func_pointer(&self) -> &'static str {
+        self.native_field()
+            .map_or("/impl/func", |(_, pointer)| pointer)
+    }
+
+    /// The native function this tool names, and the pointer of the field naming it.
+    fn native_field(&self) -> Option<(String, &'static str)> {
         let native: NativeImpl = serde_json::from_value(self.implementation.clone()?).ok()?;
-        native.func.or(native.go_func)
+        match (native.func, native.go_func) {
+            (Some(func), _) => Some((func, "/impl/func")),
+            (None, Some(func)) => Some((func, "/impl/goFunc")),
+            (None, None) => None,
+        }
     }
 
     /// The HTTP implementation block, if this is an HTTP tool with a readable one.
@@ -569,7 +586,7 @@ impl Tool {
     pub fn exec_violation(&self, exec_allowed: bool) -> Option<Violation> {
         (self.runs_exec() && !self.is_built_in && !exec_allowed).then(|| {
             Violation::new(
-                "/impl/func",
+                self.native_func_pointer(),
                 format!(
                     "it runs the native function '{}', which this catalog allows only while builtin/exec, the catalog's policy switch for running commands, is enabled",
                     super::builtin::EXEC

@@ -32,13 +32,31 @@ pub fn confine(root: &Path) {
     }
 }
 
-/// Refuse (`VALIDATION_ERROR`, as reads do) a write at `path`, under a catalog this process
-/// opened, when a symlink between the catalog and `path` (`path` itself included: a folder
-/// written into, a file opened in place) leads out of the catalog or nowhere. A file replaced
-/// by a rename or removed is checked up to its folder only: a symlink in its place is
-/// replaced or removed, never followed. A symlink that resolves inside the catalog is followed, as reads
-/// follow it. One `lstat` per folder on the way; only a symlink is resolved.
-pub fn refuse_link_out(path: &Path) -> Result<()> {
+/// A symlink in a catalog that leads out of it, or nowhere ([`link_out`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkOut {
+    /// The symlink, relative to the catalog (`.toolctl/index.sqlite`).
+    pub link: PathBuf,
+    /// Where it leads: resolved, or as the link says when it leads nowhere.
+    pub target: PathBuf,
+}
+
+impl std::fmt::Display for LinkOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "'{}' in the catalog is a symlink to {}, outside it",
+            self.link.display(),
+            self.target.display()
+        )
+    }
+}
+
+/// The first symlink between a catalog this process opened and `path` (`path` itself
+/// included) that leads out of the catalog or nowhere, if there is one. A symlink that
+/// resolves inside the catalog is followed, as reads follow it. One `lstat` per folder on
+/// the way; only a symlink is resolved.
+pub fn link_out(path: &Path) -> Result<Option<LinkOut>> {
     let roots = CATALOGS.lock().unwrap_or_else(|e| e.into_inner()).clone();
     for root in roots {
         let Ok(inside) = path.strip_prefix(&root) else {
@@ -66,25 +84,40 @@ pub fn refuse_link_out(path: &Path) -> Result<()> {
                 .as_ref()
                 .is_ok_and(|t| t.starts_with(&*canonical_root))
             {
-                let shown = target
+                let target = target
                     .or_else(|_| std::fs::read_link(&at))
                     .unwrap_or_default();
-                return Err(Error::invalid(
-                    path.display().to_string(),
-                    vec![Violation::new(
-                        "",
-                        format!(
-                            "'{}' in the catalog is a symlink to {}, outside it; toolctl writes only inside its catalog (make it the folder or file it stands for)",
-                            at.strip_prefix(&root).unwrap_or(&at).display(),
-                            shown.display()
-                        ),
-                    )
-                    .rule("write")],
-                ));
+                return Ok(Some(LinkOut {
+                    link: at.strip_prefix(&root).unwrap_or(&at).to_owned(),
+                    target,
+                }));
             }
         }
     }
-    Ok(())
+    Ok(None)
+}
+
+/// Refuse (`VALIDATION_ERROR`, as reads do) a write at `path`, under a catalog this process
+/// opened, when a symlink between the catalog and `path` (`path` itself included: a folder
+/// written into, a file opened in place) leads out of the catalog or nowhere ([`link_out`]).
+/// A file replaced by a rename or removed is checked up to its folder only: a symlink in its
+/// place is replaced or removed, never followed.
+pub fn refuse_link_out(path: &Path) -> Result<()> {
+    match link_out(path)? {
+        None => Ok(()),
+        Some(out) => Err(Error::invalid(
+            path.display().to_string(),
+            vec![
+                Violation::new(
+                    "",
+                    format!(
+                        "{out}; toolctl writes only inside its catalog (make it the folder or file it stands for)"
+                    ),
+                )
+                .rule("write"),
+            ],
+        )),
+    }
 }
 
 /// [`refuse_link_out`] for the folder `path` lies in: a write or removal of `path` itself

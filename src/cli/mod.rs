@@ -262,21 +262,15 @@ pub fn main() -> ExitCode {
             catalog.root().display(),
         ));
     }
-    if let Some(index) = ctx.checks.take_in_cache()
-        && let Ok(location) = ctx.location()
-    {
+    if let Some((index, why)) = ctx.checks.take_in_cache() {
         ctx.ui.warn(&format!(
-            "{}: its search index is kept in {} instead",
-            unwritable(location.path()),
+            "{why}: its search index is kept in {} instead",
             index.display()
         ));
     }
-    if ctx.checks.take_in_memory()
-        && let Ok(location) = ctx.location()
-    {
+    if let Some(why) = ctx.checks.take_in_memory() {
         ctx.ui.warn(&format!(
-            "{}: its search index was built in memory for this command (slower on big catalogs; nothing is written)",
-            unwritable(location.path())
+            "{why}: its search index was built in memory for this command (slower on big catalogs; nothing is written)"
         ));
     }
     let result = result.and_then(|output| {
@@ -306,21 +300,6 @@ pub fn main() -> ExitCode {
 }
 
 /// Print a clap error (or help/version) and return the exit code.
-/// Why the catalog at `root` keeps no state of its own: its state folder is not a folder, or
-/// it cannot be written.
-fn unwritable(root: &std::path::Path) -> String {
-    let state = root.join(catalog::STATE_DIR);
-    if state.exists() && !state.is_dir() {
-        format!(
-            "{} is not a folder, so {} keeps no state of its own",
-            state.display(),
-            root.display()
-        )
-    } else {
-        format!("{} cannot be written", root.display())
-    }
-}
-
 fn report_parse_error(e: &clap::Error, json: bool, args: &[std::ffi::OsString]) -> u8 {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if matches!(

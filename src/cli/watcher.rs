@@ -1,13 +1,13 @@
 //! Starting index watchers (`toolctl index watch` in the background): after a command whose
 //! index check had to walk the catalog, and for `index watch --detach`. The library never
 //! starts a process for this; it notes the walk ([`CheckNote`](crate::catalog::CheckNote)) and
-//! says whether a watcher may run ([`watch::why_not`]).
+//! says whether a watcher may run ([`watch::prepare`]).
 
 use crate::catalog::Catalog;
 use crate::catalog::config::WatchMode as Mode;
 use crate::index::watch::{
-    AUTO_MIN_ENTRIES, RETRY_AFTER, Status, failure_file, is_local, last_failure, mode, status,
-    watch_limit, why_not,
+    AUTO_MIN_ENTRIES, RETRY_AFTER, Status, failure_file, is_local, last_failure, mode, prepare,
+    status, watch_limit,
 };
 use std::path::Path;
 use std::time::Duration;
@@ -42,7 +42,11 @@ pub fn detach(program: &Path, root: &Path) -> Result<Status, String> {
     if let Some(running) = status(root) {
         return Ok(running);
     }
-    why_not(root)?;
+    // What the watcher checks first, checked here: a watcher that fails it (a
+    // `.toolctl/watch` linking out of the catalog) cannot leave its reason in that folder.
+    prepare(root)?;
+    // A reason left by an earlier watcher is not this one's.
+    let _ = crate::catalog::store::remove_file(&failure_file(root));
     let mut child =
         spawn(program, root).map_err(|e| format!("cannot start {}: {e}", program.display()))?;
     let started = std::time::Instant::now();
@@ -91,7 +95,9 @@ pub fn maybe_start(catalog: &Catalog, entries_checked: usize, interactive: bool)
             .and_then(|m| m.modified())
             .is_ok_and(|at| at.elapsed().is_ok_and(|age| age < RETRY_AFTER))
     };
-    if fits() && !failed_lately() && why_not(root).is_ok() {
+    // `prepare`, not just `why_not`: a watcher that cannot make its folder fails without
+    // leaving the failure file that keeps commands from starting one again and again.
+    if fits() && !failed_lately() && prepare(root).is_ok() {
         // A failure to start costs nothing but speed: the next command walks again. Not
         // waited for: it outlives this command.
         let program = std::env::current_exe().ok()?;

@@ -206,18 +206,20 @@ impl Index {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Self, SyncReport)> {
         let exists = catalog.root().is_dir();
-        if exists && !can_write_state(catalog) {
-            // A catalog this process cannot write (a read-only mount, another user's tree) is
-            // still read: from an index in the user's cache folder, else in memory.
+        let unwritable = exists.then(|| unwritable_state(catalog)).flatten();
+        if let Some(why) = &unwritable {
+            // A catalog whose index this process cannot write (a read-only mount, another
+            // user's tree, a link out) is still read: from an index in the user's cache
+            // folder, else in memory.
             if let Some(path) = cache_file(catalog)
                 && let Ok(opened) = Self::open_at(catalog, &path, progress)
             {
-                catalog.check_note().index_in_cache(&path);
+                catalog.check_note().index_in_cache(&path, why);
                 return Ok(opened);
             }
-            catalog.check_note().index_in_memory();
+            catalog.check_note().index_in_memory(why);
         }
-        if !exists || !can_write_state(catalog) {
+        if !exists || unwritable.is_some() {
             // Reads never create a catalog.
             let mut index = Self::create(Connection::open_in_memory(), None)?;
             let report = index.sync(catalog, progress)?;
@@ -325,7 +327,7 @@ impl Index {
     /// `None` otherwise: [`open`](Self::open) then does it all.
     pub fn open_unchecked(catalog: &Catalog) -> Option<Self> {
         let path = Self::file(catalog);
-        if !path.is_file() || !can_write_state(catalog) || !verify::is_as_left(&path) {
+        if !path.is_file() || unwritable_state(catalog).is_some() || !verify::is_as_left(&path) {
             return None;
         }
         let index = Self::open_file(&path).ok()?;
@@ -351,7 +353,7 @@ impl Index {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Self, SyncReport)> {
         remove_index_files(&Self::file(catalog));
-        if !can_write_state(catalog)
+        if unwritable_state(catalog).is_some()
             && let Some(path) = cache_file(catalog)
         {
             remove_index_files(&path);
@@ -614,24 +616,42 @@ fn cache_file(catalog: &Catalog) -> Option<PathBuf> {
     Some(cache.join("toolctl").join(hash).join(INDEX_FILE))
 }
 
-/// Whether this process may write the catalog's index: the index file and `.toolctl/` (SQLite
-/// writes its side files there), or the catalog folder when `.toolctl/` is not there yet.
-fn can_write_state(catalog: &Catalog) -> bool {
-    let state = catalog.root().join(STATE_DIR);
+/// Why this process may not write the catalog's index, if it may not: the index file and
+/// `.toolctl/` (SQLite writes its side files there), or the catalog folder when `.toolctl/` is
+/// not there yet, must be writable, and not through a symlink out of the catalog. Said as a
+/// command says why the index is kept elsewhere (`<why>: its search index is kept in …`).
+fn unwritable_state(catalog: &Catalog) -> Option<String> {
+    let root = catalog.root();
+    let state = root.join(STATE_DIR);
     let index = Index::file(catalog);
     if state.exists() && !state.is_dir() {
-        // A file (or a dangling link) where the state folder goes: read as a read-only catalog.
-        false
-    } else if catalog::store::refuse_link_out(&index).is_err() {
-        // A symlink out of the catalog on the way (a cloned `.toolctl`): no write goes there.
-        false
-    } else if index.exists() {
+        // A file where the state folder goes: read as a read-only catalog.
+        return Some(format!(
+            "{} is not a folder, so {} keeps no state of its own",
+            state.display(),
+            root.display()
+        ));
+    }
+    match catalog::store::link_out(&index) {
+        // A symlink out of the catalog on the way (a cloned `.toolctl`, a linked index file):
+        // no write goes there, though the catalog itself may be writable.
+        Ok(Some(out)) => {
+            return Some(format!(
+                "{}: {out}, and toolctl writes only inside its catalog",
+                root.display()
+            ));
+        }
+        Ok(None) => {}
+        Err(e) => return Some(format!("{}: {e}", root.display())),
+    }
+    let writable = if index.exists() {
         writable(&index) && writable(&state)
     } else if state.is_dir() {
         writable(&state)
     } else {
-        writable(catalog.root())
-    }
+        writable(root)
+    };
+    (!writable).then(|| format!("{} cannot be written", root.display()))
 }
 
 /// `access(2)` for writing: the mode bits, a read-only mount and an immutable file all count

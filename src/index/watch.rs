@@ -227,6 +227,22 @@ pub fn why_not(root: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The watcher's lock file: held by the running watcher for its life.
+fn lock_file(root: &Path) -> PathBuf {
+    dir(root).join("lock")
+}
+
+/// Make the watcher's folder (`.toolctl/watch`), or say why no watcher can run on this
+/// catalog: [`why_not`], or a folder or lock that cannot be made there or would be written
+/// through a symlink out of the catalog. The watcher does this before it starts, and so does
+/// whoever starts one in the background: a watcher that cannot make its folder cannot leave
+/// its reason in it ([`failure_file`]) either, so the one who started it must find it first.
+pub fn prepare(root: &Path) -> Result<(), String> {
+    why_not(root)?;
+    crate::catalog::store::create_state_dir(&dir(root)).map_err(|e| e.to_string())?;
+    crate::catalog::store::refuse_link_out(&lock_file(root)).map_err(|e| e.to_string())
+}
+
 /// Whether the catalog is on a local filesystem whose changes inotify sees (not NFS, SMB,
 /// FUSE, 9p, …): the filesystems in common use as a root or home folder.
 pub fn is_local(root: &Path) -> bool {
@@ -274,7 +290,7 @@ pub fn run(root: &Path, _idle: Duration, _ready: impl FnOnce(&Status)) -> Result
 
 #[cfg(target_os = "linux")]
 mod daemon {
-    use super::{Answer, Request, RunError, Status, dir, failure_file, socket, why_not};
+    use super::{Answer, Request, RunError, Status, dir, failure_file, lock_file, prepare, socket};
     use crate::catalog::BUNDLES_DIR;
     use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
     use rustix::io::Errno;
@@ -565,27 +581,30 @@ mod daemon {
     /// Run the watcher until it is stopped, `idle` without a question or its catalog goes away.
     /// `ready` is called once it answers questions. Why it could not start is also left in
     /// `.toolctl/watch/failed`, for `--detach` to tell and for commands not to start another
-    /// at once.
+    /// at once: once [`prepare`] has made that folder (before, the reason has nowhere to go,
+    /// so whoever starts a watcher in the background runs `prepare` first). Another watcher
+    /// holding the lock is no failure of this catalog's and is not left there.
     pub fn run(root: &Path, idle: Duration, ready: impl FnOnce(&Status)) -> Result<(), RunError> {
-        why_not(root).map_err(RunError::Failed)?;
-        let watch_dir = dir(root);
-        crate::catalog::store::create_state_dir(&watch_dir)
-            .map_err(|e| RunError::Failed(e.to_string()))?;
+        prepare(root).map_err(RunError::Failed)?;
+        let failed = failure_file(root);
+        let leave = |message: &String| {
+            let _ = crate::catalog::store::write_atomic(&failed, message.as_bytes());
+        };
         // One watcher per catalog: the lock is held for the process's life.
-        let lock_path = watch_dir.join("lock");
-        let _lock = match crate::catalog::lock::acquire(&lock_path, Duration::ZERO) {
+        let _lock = match crate::catalog::lock::acquire(&lock_file(root), Duration::ZERO) {
             Ok(lock) => lock,
             Err(crate::catalog::Error::LockTimeout { .. }) => {
                 return Err(RunError::AlreadyWatched(root.to_owned()));
             }
-            Err(e) => return Err(RunError::Failed(e.to_string())),
+            Err(e) => {
+                let message = e.to_string();
+                leave(&message);
+                return Err(RunError::Failed(message));
+            }
         };
-        let failed = failure_file(root);
         let _ = std::fs::remove_file(&failed);
         watch(root, idle, ready)
-            .inspect_err(|message| {
-                let _ = crate::catalog::store::write_atomic(&failed, message.as_bytes());
-            })
+            .inspect_err(leave)
             .map_err(RunError::Failed)
     }
 

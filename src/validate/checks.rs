@@ -248,7 +248,7 @@ fn check_tool(
             {
                 notes.push(Note::error(
                     "native",
-                    "/impl/func",
+                    tool.native_func_pointer(),
                     format!(
                         "native function '{func}' is not in this toolctl (it has {})",
                         crate::catalog::builtin::FUNCTIONS.join(", ")

@@ -372,3 +372,49 @@ fn a_users_tool_naming_exec_follows_the_exec_policy() {
     assert!(!marker.exists());
     assert!(!offered(&["--allow-unsafe"]));
 }
+
+/// A `go` tool names its function in `impl.goFunc`, and the errors about that function point
+/// there (review13 D: `tool put` and `validate` said `/impl/func`, a field the file does not
+/// have), for the `exec` policy and for a function this binary lacks.
+#[test]
+fn errors_about_a_go_tools_function_point_at_impl_go_func() {
+    let env = TestEnv::new();
+    env.bundle("ops");
+    let go = |slug: &str, func: &str| {
+        tool_doc_with(
+            slug,
+            "v1",
+            json!({ "type": "go", "impl": { "goFunc": func } }),
+        )
+    };
+    let runner = go("run", "exec");
+    env.try_put_tool("ops", &runner)
+        .failure(3)
+        .stdout_has("/impl/goFunc: it runs the native function 'exec'");
+
+    env.put_tool_by_hand("ops", &runner);
+    env.put_tool_by_hand("ops", &go("weather", "GetWeather"));
+    let run = env.run(&["--json", "validate"]);
+    run.failure(3);
+    let pointers: Vec<(String, String)> = run.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_owned(),
+                f["pointer"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    for rule in ["exec", "native"] {
+        assert!(
+            pointers.contains(&(rule.to_owned(), "/impl/goFunc".to_owned())),
+            "{rule}: {pointers:?}\n{run}"
+        );
+    }
+    assert!(
+        !pointers.iter().any(|(_, p)| p == "/impl/func"),
+        "{pointers:?}"
+    );
+}

@@ -205,3 +205,46 @@ fn a_usage_database_linked_out_of_the_catalog_is_not_written() {
         "the usage database was written outside the catalog"
     );
 }
+
+/// A catalog whose index file, or whose `.toolctl`, is a symlink out of it keeps its search
+/// index in the cache folder and says so with that reason, naming the link (review13 B: it
+/// said the catalog "cannot be written", which it can). What the link leads to is left as it
+/// was.
+#[test]
+fn an_index_linked_out_of_the_catalog_is_kept_in_the_cache_and_the_link_named() {
+    for link in [".toolctl/index.sqlite", ".toolctl"] {
+        let env = TestEnv::new();
+        env.run(&["tool", "list"]).success();
+        let state = env.catalog().join(".toolctl");
+        let away = env.work().join("away");
+        if link == ".toolctl" {
+            link_out(&state, &away.join("state"));
+        } else {
+            for entry in std::fs::read_dir(&state).unwrap().flatten() {
+                if entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("index.sqlite")
+                {
+                    std::fs::remove_file(entry.path()).unwrap();
+                }
+            }
+            std::fs::create_dir_all(&away).unwrap();
+            std::fs::write(away.join("victim.txt"), "hi\n").unwrap();
+            std::os::unix::fs::symlink(away.join("victim.txt"), state.join("index.sqlite"))
+                .unwrap();
+        }
+        let before = snapshot(&away);
+        let run = env.run(&["search", "time"]);
+        run.success().stdout_has("builtin/now");
+        for needle in [
+            format!("'{link}' in the catalog is a symlink to "),
+            "outside it, and toolctl writes only inside its catalog: its search index is kept in "
+                .to_owned(),
+        ] {
+            assert!(run.stderr.contains(&needle), "{link}: {needle:?}\n{run}");
+        }
+        assert!(!run.stderr.contains("cannot be written"), "{link}\n{run}");
+        assert_eq!(snapshot(&away), before, "{link}: written through the link");
+    }
+}

@@ -554,3 +554,38 @@ fn no_workflow_command_from_a_file_in_a_finding_or_a_warning() {
         assert!(!line.trim_start().starts_with("::"), "{line:?}\n{run}");
     }
 }
+
+/// The github format writes `##[` as the human one does, `#\u0023[` (review13 C: it escaped
+/// only what GitHub's toolkit escapes, so an argument named `…\n##[error]y` came out as the
+/// runner's older command form). Every line is one annotation or the summary.
+#[test]
+fn the_github_format_writes_the_older_command_form_as_the_human_one_does() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    let name = "x%0A::error::pwn\n##[error]y";
+    env.put_tool(
+        "b",
+        &crate::common::tool_doc_with(
+            "legacy",
+            "v1",
+            serde_json::json!({
+                "description": "An argument named like a workflow command.",
+                "argSchema": { "type": "object", "properties": { name: { "type": "string" } } }
+            }),
+        ),
+    );
+    let human = env.run(&["validate", "--strict"]);
+    human.stdout_has("#\\u0023[error]y");
+    let github = env.run(&["validate", "--strict", "--format", "github"]);
+    github.stdout_has("x%250A::error::pwn%0A#\\u0023[error]y' has no description");
+    assert!(!github.stdout.contains("##["), "{github}");
+    let lines: Vec<&str> = github.stdout.lines().collect();
+    let (summary, annotations) = lines.split_last().unwrap();
+    assert!(summary.ends_with(" in 3 files"), "{github}");
+    assert_eq!(annotations.len(), 1, "{github}");
+    assert!(
+        annotations[0].starts_with("::error file="),
+        "{:?}\n{github}",
+        annotations[0]
+    );
+}

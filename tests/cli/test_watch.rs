@@ -683,3 +683,69 @@ fn the_watchers_cookies_never_follow_a_symlink() {
         );
     }
 }
+
+/// A `.toolctl/watch` that is a symlink out of the catalog: the watcher refuses to write
+/// there, so it cannot leave its reason there either (review13 A: `index watch --detach` said
+/// only "the watcher stopped before it answered"). `--detach` fails as the foreground does,
+/// same code and words, before it starts one; a command in `always` mode starts none and says
+/// nothing of one; nothing is written outside.
+#[test]
+fn a_watch_folder_linked_out_of_the_catalog_is_named_and_never_started() {
+    let env = TestEnv::fixture();
+    let _stop = Stop(&env);
+    env.run(&["search", "weather"]).success();
+    let away = env.work().join("outside_watch");
+    std::fs::create_dir_all(&away).unwrap();
+    std::os::unix::fs::symlink(&away, env.catalog().join(".toolctl/watch")).unwrap();
+
+    let foreground = env.run(&["--json", "index", "watch"]);
+    foreground
+        .failure(3)
+        .stdout_has("'.toolctl/watch' in the catalog is a symlink to ");
+    let detached = env.run(&["--json", "index", "watch", "--detach"]);
+    detached.failure(3);
+    assert_eq!(detached.stdout, foreground.stdout, "{detached}");
+    env.run(&["index", "watch", "--detach"])
+        .failure(3)
+        .stderr_has("'.toolctl/watch' in the catalog is a symlink to ")
+        .stderr_has("outside it");
+
+    let mut search = env.command(&["search", "weather"]);
+    search.env("TOOLCTL_WATCH", "always");
+    let run = crate::common::Run::of(search, None);
+    run.success();
+    assert!(!run.stderr.contains("Started an index watcher"), "{run}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(status(&env).watcher.is_none());
+    assert_eq!(std::fs::read_dir(&away).unwrap().count(), 0);
+}
+
+/// `--detach` gives the reason of the watcher it started, never an older one: a lock it cannot
+/// take (a folder in its place) is left in the failure file like any later failure, and a
+/// watcher that stops without a reason (another one holds the lock, here one that does not
+/// answer) is not given the reason an earlier watcher left (review13 A).
+#[test]
+fn detach_gives_the_reason_of_the_watcher_it_started() {
+    let env = TestEnv::fixture();
+    let _stop = Stop(&env);
+    env.run(&["search", "weather"]).success();
+    let watch = env.catalog().join(".toolctl/watch");
+    let failed = watch.join("failed");
+    let lock = watch.join("lock");
+    std::fs::create_dir_all(&lock).unwrap();
+    std::fs::write(&failed, "an older reason").unwrap();
+    let run = env.run(&["index", "watch", "--detach"]);
+    run.failure(3)
+        .stderr_has("cannot open lock file")
+        .stderr_has(lock.to_str().unwrap());
+    assert!(!run.stderr.contains("an older reason"), "{run}");
+
+    std::fs::remove_dir(&lock).unwrap();
+    let pid = start(&env);
+    let _paused = Paused::new(pid);
+    std::fs::write(&failed, "an older reason").unwrap();
+    let run = env.run(&["index", "watch", "--detach"]);
+    run.failure(3)
+        .stderr_has("the watcher stopped before it answered");
+    assert!(!run.stderr.contains("an older reason"), "{run}");
+}

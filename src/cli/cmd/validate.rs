@@ -242,11 +242,16 @@ fn human(report: &Report, errors: usize, warnings: usize) -> Painted {
 /// `text` on one line: a newline or carriage return in it (an argument name of a tool.json) is
 /// written `\n` / `\r`. A finding is one line, so nothing a file holds can start a line of its
 /// own (`::error file=…::` is a workflow command to GitHub Actions, whatever the format); and
-/// `##[`, which the runner's older form reads anywhere in a line, is written `#\u0023[`.
+/// the runner's older form is defused ([`no_older_command`]).
 fn one_line(text: &str) -> String {
-    text.replace('\n', "\\n")
-        .replace('\r', "\\r")
-        .replace("##[", "#\\u0023[")
+    no_older_command(&text.replace('\n', "\\n").replace('\r', "\\r"))
+}
+
+/// `text` with `##[`, which GitHub's runner reads anywhere in a line as its older form of a
+/// workflow command (`##[error]…`), written `#\u0023[`: in every format, so what a file holds
+/// never becomes a command of its own.
+fn no_older_command(text: &str) -> String {
+    text.replace("##[", "#\\u0023[")
 }
 
 /// GitHub Actions workflow commands: one annotation per finding, shown on the file's line in
@@ -285,11 +290,15 @@ fn annotation(finding: &Finding) -> String {
     format!("::{command} {}::{}", properties.join(","), data(&message))
 }
 
-/// A workflow command's message, escaped as GitHub's toolkit does (`escapeData`).
+/// A workflow command's message, escaped as GitHub's toolkit does (`escapeData`), and with
+/// the runner's older form defused as in the human format ([`no_older_command`]).
 fn data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    no_older_command(
+        &text
+            .replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A"),
+    )
 }
 
 /// A workflow command's property value, escaped as GitHub's toolkit does (`escapeProperty`).
