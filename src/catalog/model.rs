@@ -595,6 +595,52 @@ impl Tool {
         })
     }
 
+    /// `validate`'s rule `native`: the native function this tool names must be one this
+    /// toolctl has. `tool put` refuses one it lacks, as `validate` reports it; a tool copied in
+    /// by hand or brought by an archive is kept and listed as unavailable (one catalog may be
+    /// shared by builds with other functions).
+    pub fn function_violation(&self) -> Option<Violation> {
+        if !self.kind.is_native() {
+            return None;
+        }
+        let func = self.native_func().filter(|func| !func.is_empty())?;
+        (!super::builtin::has_function(&func)).then(|| {
+            Violation::new(
+                self.native_func_pointer(),
+                format!(
+                    "native function '{func}' is not in this toolctl (it has {})",
+                    super::builtin::FUNCTIONS.join(", ")
+                ),
+            )
+            .rule("native")
+        })
+    }
+
+    /// `validate`'s rule `mcp`: the MCP server an `mcp` tool names must be declared in
+    /// `mcpServers` of `toolctl.json` (`servers`), for `tool put` as for `validate`.
+    pub fn server_violation(&self, servers: &super::mcp_servers::McpServers) -> Option<Violation> {
+        let mcp = self.mcp_impl().filter(|_| self.kind == ToolType::Mcp)?;
+        if mcp.server.is_empty() || servers.contains_key(&mcp.server) {
+            return None;
+        }
+        let declared: Vec<&str> = servers.keys().map(String::as_str).collect();
+        Some(
+            Violation::new(
+                "/impl/server",
+                format!(
+                    "MCP server '{}' is not declared in mcpServers of toolctl.json ({})",
+                    mcp.server,
+                    if declared.is_empty() {
+                        "it declares none".to_owned()
+                    } else {
+                        format!("it has {}", declared.join(", "))
+                    }
+                ),
+            )
+            .rule("mcp"),
+        )
+    }
+
     /// Why this tool cannot be used by this binary with this configuration, if it cannot.
     pub fn unavailable_reason(&self, config: &super::config::Config) -> Option<String> {
         let hosts = &config.hosts;

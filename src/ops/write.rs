@@ -313,6 +313,9 @@ impl Catalog {
         let mut violations = tool.check(&doc);
         violations.extend(tool.host_violations(&self.config().hosts));
         violations.extend(tool.exec_violation(self.config().exec_allowed()));
+        // What `validate` reports of a tool against this build and catalog, put refuses.
+        violations.extend(tool.function_violation());
+        violations.extend(tool.server_violation(&self.config().mcp_servers));
         let file = store::JsonFile::new(&doc);
         violations.extend(file.oversized());
         if !violations.is_empty() {

@@ -242,19 +242,7 @@ fn check_tool(
     }
     match tool.kind {
         ToolType::Native | ToolType::Go => {
-            if let Some(func) = tool.native_func()
-                && !func.is_empty()
-                && !crate::catalog::builtin::has_function(&func)
-            {
-                notes.push(Note::error(
-                    "native",
-                    tool.native_func_pointer(),
-                    format!(
-                        "native function '{func}' is not in this toolctl (it has {})",
-                        crate::catalog::builtin::FUNCTIONS.join(", ")
-                    ),
-                ));
-            }
+            notes.extend(tool.function_violation().map(Note::from_violation));
             if let Some(v) = cx
                 .exec_allowed
                 .and_then(|allowed| tool.exec_violation(allowed))
@@ -264,24 +252,8 @@ fn check_tool(
         }
         ToolType::Http => check_http(&tool, cx, notes),
         ToolType::Mcp => {
-            if let (Some(mcp), Some(servers)) = (tool.mcp_impl(), cx.mcp_servers)
-                && !mcp.server.is_empty()
-                && !servers.contains_key(&mcp.server)
-            {
-                let declared: Vec<&str> = servers.keys().map(String::as_str).collect();
-                notes.push(Note::error(
-                    "mcp",
-                    "/impl/server",
-                    format!(
-                        "MCP server '{}' is not declared in mcpServers of toolctl.json ({})",
-                        mcp.server,
-                        if declared.is_empty() {
-                            "it declares none".to_owned()
-                        } else {
-                            format!("it has {}", declared.join(", "))
-                        }
-                    ),
-                ));
+            if let Some(servers) = cx.mcp_servers {
+                notes.extend(tool.server_violation(servers).map(Note::from_violation));
             }
         }
     }

@@ -153,16 +153,58 @@ fn a_tool_with_a_missing_native_function_is_unavailable_and_untouched() {
         "a read never rewrites"
     );
 
-    // Put through toolctl: accepted, with a warning saying why it cannot run.
-    let doc = json!({
+    // Put through toolctl: refused as `validate` reports it (review13 #7: put took it with a
+    // warning, and the catalog's CI failed after a put that succeeded), and nothing written.
+    // An `mcp` tool naming a server toolctl.json does not declare likewise.
+    let native = json!({
         "slug": "ghost2", "version": "v1", "type": "native",
         "impl": { "func": "nope" }, "argSchema": { "type": "object" }
     });
-    let run = env.run(&["tool", "put", "--bundle", "w", &env.input(&doc)]);
-    run.success()
-        .stderr_has("warning:")
-        .stderr_has("unavailable")
-        .stderr_has("nope");
+    let mcp = json!({
+        "slug": "remote", "version": "v1", "type": "mcp",
+        "impl": { "server": "nowhere", "tool": "x" }, "argSchema": { "type": "object" }
+    });
+    for (doc, pointer, rule, words) in [
+        (
+            &native,
+            "/impl/func",
+            "native",
+            "native function 'nope' is not in this toolctl",
+        ),
+        (
+            &mcp,
+            "/impl/server",
+            "mcp",
+            "MCP server 'nowhere' is not declared in mcpServers",
+        ),
+    ] {
+        let file = env.input(doc);
+        let refused = env.json_error(&["tool", "put", "--bundle", "w", &file], 3);
+        assert_eq!(refused.error.code, "VALIDATION_ERROR");
+        let problems = refused.error.details["problems"].as_array().unwrap();
+        assert!(
+            problems
+                .iter()
+                .any(|p| p["pointer"] == pointer && p["message"].as_str().unwrap().contains(words)),
+            "{problems:?}"
+        );
+        let report = env.run(&["--json", "validate", &file]);
+        report.failure(3);
+        let report = report.json();
+        assert!(
+            report["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["rule"] == rule && f["pointer"] == pointer && f["severity"] == "error"),
+            "{report}"
+        );
+    }
+    assert_eq!(
+        env.tool_list(&["--bundle", "w"]).items.len(),
+        1,
+        "nothing written"
+    );
 }
 
 #[test]

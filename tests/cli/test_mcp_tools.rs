@@ -480,13 +480,16 @@ fn a_batch_runs_mcp_tools_beside_native_ones() {
 fn validate_knows_mcp_tools_and_servers() {
     let env = TestEnv::new();
     env.bundle("mcp");
+    declare(&env, json!({ "fx": stdio_server("stdio") }));
+    mcp_tool(&env, "ok", "fx", "add", any_object());
+    // `tool put` refuses a tool naming an undeclared server, as validate reports it
+    // (test_hand_edits); one whose server toolctl.json no longer declares is unavailable.
+    declare(&env, json!({ "fx": stdio_server("stdio"), "ghost": stdio_server("stdio") }));
+    mcp_tool(&env, "ghost", "ghost", "add", any_object());
     declare(
         &env,
         json!({ "fx": stdio_server("stdio"), "both": { "command": ["x"], "url": "http://127.0.0.1/" } }),
     );
-    mcp_tool(&env, "ok", "fx", "add", any_object());
-    // A tool naming an undeclared server is put (the config may come later) but unavailable.
-    mcp_tool(&env, "ghost", "ghost", "add", any_object());
     let run = env.try_put_tool(
         "mcp",
         &json!({ "slug": "bad", "version": "1", "type": "mcp", "impl": { "server": "fx", "tool": "" }, "argSchema": any_object() }),
