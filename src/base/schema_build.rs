@@ -38,25 +38,33 @@ pub fn build_error(error: &ValidationError) -> String {
 }
 
 /// Why `pattern` is not a regular expression, on one line: the `regex` crate's syntax error
-/// draws the pattern with a caret under the fault over several lines (`regex parse
+/// draws the pattern with carets under the fault over several lines (`regex parse
 /// error:\n    (\n    ^\nerror: unclosed group`), which a one-line message (validate's
-/// findings, an error's first line) would show as literal `\n`s. This keeps its last line and
-/// the fault's place: `unclosed group at character 1`.
+/// findings, an error's first line) would show as literal `\n`s. This asks the parser `regex`
+/// uses (`regex-syntax`) for the fault and its place: `unclosed group at character 1` (of a
+/// duplicate group name, the duplicate's place; in a pattern of several lines, its line too).
 pub fn regex_error(pattern: &str, error: &regex::Error) -> String {
-    let regex::Error::Syntax(text) = error else {
-        return error.to_string().replace('\n', " ");
+    let place = |span: &regex_syntax::ast::Span| {
+        let at = span.start;
+        if pattern.contains('\n') {
+            format!("at line {}, character {}", at.line, at.column)
+        } else {
+            format!("at character {}", pattern[..at.offset].chars().count() + 1)
+        }
     };
-    let lines: Vec<&str> = text.lines().collect();
-    let Some(reason) = lines.iter().rev().find_map(|l| l.strip_prefix("error: ")) else {
-        return text.split_whitespace().collect::<Vec<_>>().join(" ");
-    };
-    // A one-line pattern is drawn as `    <pattern>` with `    ^` under its fault.
-    let column = (!pattern.contains('\n'))
-        .then(|| lines.iter().find_map(|l| l.strip_prefix("    ")?.find('^')))
-        .flatten();
-    match column {
-        Some(at) => format!("{reason} at character {}", at + 1),
-        None => reason.to_owned(),
+    match (error, regex_syntax::Parser::new().parse(pattern)) {
+        (regex::Error::Syntax(_), Err(regex_syntax::Error::Parse(e))) => {
+            format!("{} {}", e.kind(), place(e.span()))
+        }
+        (regex::Error::Syntax(_), Err(regex_syntax::Error::Translate(e))) => {
+            format!("{} {}", e.kind(), place(e.span()))
+        }
+        // Anything else (a limit of the compiled program): the crate's words, on one line.
+        _ => error
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
     }
 }
 
@@ -104,7 +112,13 @@ mod tests {
             words("ab[z-a]"),
             "invalid character class range, the start must be <= the end at character 4"
         );
-        assert_eq!(words("a\n("), "unclosed group");
+        assert_eq!(words("a\n("), "unclosed group at line 2, character 1");
+        // The duplicate's place, not the first name's.
+        assert_eq!(
+            words("(?P<n>a)(?P<n>b)"),
+            "duplicate capture group name at character 13"
+        );
+        assert_eq!(words("é("), "unclosed group at character 2");
         assert!(!words("x{2,1}").contains('\n'), "{}", words("x{2,1}"));
     }
 

@@ -433,6 +433,8 @@ pub fn problems(doc: &Value, path: &Path) -> Vec<Violation> {
     // fits (`42 is not valid under any of the schemas listed…`): serde's, in words, says what
     // the value should be.
     let vague = |v: &Violation| v.message.contains("is not valid under any of the schemas");
+    // toolctl's words for a server's place first too (`timeoutMs must be more than 0`).
+    found.extend(servers);
     let schema: Vec<Violation> = schema
         .into_iter()
         .filter(|v| !named(&found, &v.pointer))
@@ -448,7 +450,6 @@ pub fn problems(doc: &Value, path: &Path) -> Vec<Violation> {
         .collect();
     found.extend(schema);
     found.extend(typed);
-    found.extend(servers);
     found
 }
 

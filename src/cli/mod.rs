@@ -478,8 +478,7 @@ fn config_error(root: &std::path::Path, error: catalog::Error) -> CliError {
         )],
         // The file is a symlink out of the catalog: no edit of it helps.
         catalog::Error::Invalid { source_name, .. }
-            if *source_name == file.display().to_string()
-                && file.symlink_metadata().is_ok_and(|m| m.is_symlink()) =>
+            if *source_name == file.display().to_string() && links_out(root, &file) =>
         {
             vec![format!(
                 "make {} the file itself, not a symlink to one outside the catalog (e.g. `cp --remove-destination \"$(readlink -f {path})\" {path}`)",
@@ -515,6 +514,15 @@ fn config_error(root: &std::path::Path, error: catalog::Error) -> CliError {
         .fold(CliError::from(error), CliError::with_hint)
 }
 
+/// Whether `file` is a symlink to a place outside the catalog `root` (or to nothing).
+fn links_out(root: &std::path::Path, file: &std::path::Path) -> bool {
+    file.symlink_metadata().is_ok_and(|m| m.is_symlink())
+        && !matches!(
+            (std::fs::canonicalize(root), std::fs::canonicalize(file)),
+            (Ok(root), Ok(target)) if target.starts_with(&root)
+        )
+}
+
 /// Each fix of `problems` of `toolctl.json` (`doc`) as the command that makes it.
 pub(crate) fn config_fix_hints(
     doc: &serde_json::Value,
@@ -538,6 +546,10 @@ pub(crate) fn config_fix_hints(
             Fix::SetOrRemoveServer { key, server } => format!(
                 "fix it with `toolctl config set {} VALUE`, or `toolctl config remove {}` to drop the server",
                 shell_word(&key),
+                shell_word(&server)
+            ),
+            Fix::RenameServer { server } => format!(
+                "fix it with `toolctl config remove {}`, then declare the server again under a name of letters, digits and '-'",
                 shell_word(&server)
             ),
             Fix::EditFile => format!(

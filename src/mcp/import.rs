@@ -117,14 +117,17 @@ pub fn list(catalog: &Catalog, server: &str) -> Result<Listing, Error> {
         }
         .into());
     };
-    // An entry `validate` reports is refused as `validate` words it (VALIDATION_ERROR at its
-    // pointer in toolctl.json), not as a server that could not be reached; a host
-    // allowedHosts does not list stays HOST_NOT_ALLOWED, as for a call.
-    let mut problems = Vec::new();
-    entry.check(server, &config.hosts, &mut problems);
-    problems.retain(|v| v.rule != Some("host"));
+    // An entry `validate` reports (its rules or the schema's) is refused as `validate` words
+    // it: VALIDATION_ERROR at its pointer in toolctl.json, not a server that could not be
+    // reached. A host allowedHosts does not list stays HOST_NOT_ALLOWED, as for a call.
+    let file = catalog.root().join(crate::catalog::CONFIG_FILE);
+    let at = crate::base::pointer::join("/mcpServers", server);
+    let problems: Vec<Violation> = crate::catalog::config::problems(&config.doc, &file)
+        .into_iter()
+        .filter(|v| v.pointer == at || v.pointer.starts_with(&format!("{at}/")))
+        .filter(|v| v.rule != Some("host"))
+        .collect();
     if !problems.is_empty() {
-        let file = catalog.root().join(crate::catalog::CONFIG_FILE);
         return Err(CatalogError::invalid(file.display().to_string(), problems).into());
     }
     let timeout = entry.timeout_ms.map_or(LIST_TIMEOUT, Duration::from_millis);

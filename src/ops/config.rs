@@ -345,19 +345,35 @@ impl Catalog {
                 let changed = match apply(before, key, edit)? {
                     None => false,
                     Some(doc) => {
-                        let had: Vec<(String, Violation)> = config::problems(before, &path)
-                            .into_iter()
-                            .map(|problem| (list_free(before, &problem.pointer), problem))
-                            .collect();
+                        // Each problem the file had stands for one of the result's (so
+                        // `[5]` made `[5, 5]` adds one); taking a host out of allowedHosts is
+                        // the policy's own edit, so a server it leaves off-limits is said
+                        // (its tools are unavailable), not refused.
+                        let mut had: Vec<Option<(String, Violation)>> =
+                            config::problems(before, &path)
+                                .into_iter()
+                                .map(|problem| Some((list_free(before, &problem.pointer), problem)))
+                                .collect();
+                        let revokes = key.tokens.first().is_some_and(|t| t == "allowedHosts");
                         let new: Vec<Violation> = config::problems(&doc, &path)
                             .into_iter()
+                            .filter(|problem| !(revokes && problem.rule == Some("host")))
                             .filter(|problem| {
                                 let place = list_free(&doc, &problem.pointer);
-                                !had.iter().any(|(was, old)| {
-                                    *was == place
-                                        && old.message == problem.message
-                                        && old.rule == problem.rule
-                                })
+                                let same = had.iter_mut().find(|old| {
+                                    old.as_ref().is_some_and(|(was, old)| {
+                                        *was == place
+                                            && old.message == problem.message
+                                            && old.rule == problem.rule
+                                    })
+                                });
+                                match same {
+                                    Some(old) => {
+                                        *old = None;
+                                        false
+                                    }
+                                    None => true,
+                                }
                             })
                             .collect();
                         if !new.is_empty() {
@@ -391,6 +407,9 @@ pub enum Fix {
     /// Set `key` to a good value, or remove the MCP server `server` it belongs to: a server's
     /// `command` or `url` (or the entry itself) has no default to fall back on.
     SetOrRemoveServer { key: String, server: String },
+    /// Remove the MCP server `server` and declare it again under a good name: its name is its
+    /// key, which no `set` changes.
+    RenameServer { server: String },
     /// Edit the file by hand: no key names the place.
     EditFile,
 }
@@ -434,8 +453,41 @@ pub fn fixes(doc: &Value, problems: &[Violation]) -> Vec<Fix> {
             }
             place = place.rsplit_once('/').map_or("", |(parent, _)| parent);
         };
+        // A bad string in a list (`secrets`' "bad name"): take that item out, as the list's
+        // own `remove` does; removing the list would break what its other items serve.
+        if let Some((list, index)) = problem.pointer.rsplit_once('/')
+            && let Ok(index) = index.parse::<usize>()
+            && let Some(Value::String(item)) = doc
+                .pointer(list)
+                .and_then(Value::as_array)
+                .and_then(|items| items.get(index))
+            && let Ok(key) = ConfigKey::parse(list)
+        {
+            let dotted = key.tokens.iter().any(|t| t.contains('.'));
+            add(Fix::RemoveItem {
+                key: if dotted { key.pointer } else { key.name },
+                item: item.clone(),
+            });
+            continue;
+        }
         add(match key {
             None => Fix::EditFile,
+            // Only the whole group holds the place (an MCP server named ""): removing the group
+            // would drop its every entry, so the file is edited.
+            Some(key) if key.tokens.len() == 1 && key.pointer != problem.pointer => Fix::EditFile,
+            Some(key)
+                if key.tokens.len() == 2
+                    && key.tokens[0] == "mcpServers"
+                    && problem.message.starts_with("server name:") =>
+            {
+                Fix::RenameServer {
+                    server: if key.tokens[1].contains('.') {
+                        key.pointer
+                    } else {
+                        key.name
+                    },
+                }
+            }
             Some(key) => {
                 // A key with a dot in one of its names (`mcpServers` `files.v2`) is named by
                 // its pointer: dotted, it would name another key.

@@ -425,10 +425,15 @@ fn a_problem_the_edit_only_moves_in_its_list_is_not_new() {
         .stderr_has("still has a problem")
         .stderr_has("/allowedHosts/1: 5 is not of type \"string\"");
     assert_eq!(env.config()["allowedHosts"], json!(["a.example", 5]));
-    // A problem of another item is still new.
+    // A problem of another item is still new, and so is a second copy of the same one
+    // (review13b #5: `[5, 5, 5, …]` was taken, each 5 matching the one the file had).
     env.run(&["config", "add", "allowedHosts", "a*b.example"])
         .failure(3)
         .stderr_has("'a*b.example' is not a host name");
+    env.run(&["config", "set", "allowedHosts", r#"[5, 5, "a.example"]"#])
+        .failure(3)
+        .stderr_has("/allowedHosts/1: 5 is not of type");
+    assert_eq!(env.config()["allowedHosts"], json!(["a.example", 5]));
 }
 
 /// Regression (review13 #3): a command refused for toolctl.json named serde's first problem
@@ -491,4 +496,91 @@ fn a_config_that_is_a_symlink_out_is_to_be_made_a_file() {
         );
         assert!(!run.stderr.contains("by editing"), "{}", run.stderr);
     }
+
+    // A link inside the catalog is read and written as the file it stands for: its problems
+    // get their usual fixes (review13b #1: it was told to make it a file too).
+    let inside = env.catalog().join("conf");
+    std::fs::create_dir(&inside).unwrap();
+    std::fs::rename(&outside, inside.join("toolctl.json")).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink("conf/toolctl.json", &file).unwrap();
+    env.run(&["tool", "list"]).success();
+    env.edit_config(|c| c["reap"]["gracePeriod"] = json!("forever"));
+    let run = env.run(&["tool", "list"]);
+    run.failure(3)
+        .stderr_has("hint: fix it with `toolctl config set reap.gracePeriod VALUE`");
+    assert!(!run.stderr.contains("symlink"), "{}", run.stderr);
+    env.run(&["config", "set", "reap.gracePeriod", "2d"])
+        .success();
+    env.run(&["tool", "list"]).success();
+}
+
+/// What review13b found of the MCP server rules `config` now holds: taking a host out of
+/// allowedHosts is allowed though a server uses it (the policy's own edit: the server is then
+/// off-limits, as an HTTP tool on that host is); an entry the schema alone refuses is
+/// refused by `mcp import` as `validate` reports it; a server's `timeoutMs: 0` is one problem,
+/// not two; and each hint works as printed (a bad name: remove and declare again; a bad
+/// item of `secrets`: remove that item; a server named "": edit the file).
+#[test]
+fn mcp_server_problems_are_fixed_as_their_hints_say() {
+    let env = TestEnv::new();
+    env.edit_config(|c| {
+        c["allowedHosts"] = json!(["api.w.example"]);
+        c["mcpServers"] = json!({
+            "u": { "url": "https://api.w.example/mcp" },
+        });
+    });
+    env.run(&["validate"]).success();
+    env.run(&["config", "remove", "allowedHosts", "api.w.example"])
+        .success()
+        .stderr_has("still has a problem")
+        .stderr_has(
+            "/mcpServers/u/url: MCP server 'u' host 'api.w.example' of url is not in allowedHosts",
+        );
+    assert_eq!(env.config()["allowedHosts"], json!([]));
+    // A new server on a host not allowed is still refused.
+    env.run(&[
+        "config",
+        "set",
+        "mcpServers.v",
+        r#"{"url":"https://other.example/mcp"}"#,
+    ])
+    .failure(3)
+    .stderr_has("host 'other.example' of url is not in allowedHosts");
+
+    env.edit_config(|c| {
+        c["mcpServers"] = json!({
+            "files.v2": { "command": "echo" },
+            "x": { "command": "echo", "env": { "K": "${OK}" }, "secrets": ["OK", "bad name"] },
+            "r": { "command": "echo", "timeoutMs": 0 },
+        });
+    });
+    let got = env.run(&["config", "get"]);
+    got.success()
+        .stderr_has("toolctl.json has 3 problems")
+        .stderr_has("fix it with `toolctl config remove /mcpServers/files.v2`, then declare the server again under a name of letters, digits and '-'")
+        .stderr_has("fix it with `toolctl config remove mcpServers.x.secrets 'bad name'`")
+        .stderr_has("/mcpServers/r/timeoutMs: timeoutMs must be more than 0");
+    assert!(
+        !got.stderr.contains("less than the minimum"),
+        "{}",
+        got.stderr
+    );
+    let import = env.json_error(&["mcp", "import", "x"], 3);
+    assert_eq!(
+        import.error.details["problems"][0]["pointer"],
+        "/mcpServers/x/secrets/1"
+    );
+    env.run(&["config", "remove", "mcpServers.x.secrets", "bad name"])
+        .success();
+    env.run(&["config", "remove", "/mcpServers/files.v2"])
+        .success();
+    env.run(&["config", "remove", "mcpServers.r.timeoutMs"])
+        .success();
+    env.run(&["validate"]).success();
+
+    env.edit_config(|c| c["mcpServers"][""] = json!({ "command": "echo" }));
+    env.run(&["config", "get"])
+        .success()
+        .stderr_has("fix it by editing toolctl.json");
 }

@@ -238,8 +238,8 @@ fn disabled_tools_and_bundles_are_tool_disabled_exit_6() {
     env.run(&["tool", "disable", "builtin/now"]).success();
     assert_eq!(failure(&env, &["now"], 6).error.code, "TOOL_DISABLED");
 
-    // A native function this binary does not have.
-    env.put_tool(
+    // A native function this binary does not have (copied in by hand: `tool put` refuses it).
+    env.put_tool_by_hand(
         "w",
         &tool_doc_with("ghost", "v1", json!({ "impl": { "func": "nope" } })),
     );

@@ -484,7 +484,10 @@ fn validate_knows_mcp_tools_and_servers() {
     mcp_tool(&env, "ok", "fx", "add", any_object());
     // `tool put` refuses a tool naming an undeclared server, as validate reports it
     // (test_hand_edits); one whose server toolctl.json no longer declares is unavailable.
-    declare(&env, json!({ "fx": stdio_server("stdio"), "ghost": stdio_server("stdio") }));
+    declare(
+        &env,
+        json!({ "fx": stdio_server("stdio"), "ghost": stdio_server("stdio") }),
+    );
     mcp_tool(&env, "ghost", "ghost", "add", any_object());
     declare(
         &env,

@@ -867,15 +867,14 @@ fn disabled_unavailable_and_deleted_tools_are_left_out_unless_asked() {
     ] {
         put_described(&env, bundle, slug, "Weather report.");
     }
-    // A native function this binary lacks: unavailable.
+    // A native function this binary lacks (copied in by hand: `tool put` refuses it):
+    // unavailable.
     let ghost = tool_doc_with(
         "ghost",
         "v1",
         json!({ "description": "Weather report.", "impl": { "func": "nope" } }),
     );
-    env.try_put_tool("w", &ghost)
-        .success()
-        .stderr_has("unavailable");
+    env.put_tool_by_hand("w", &ghost);
     env.run(&["tool", "disable", "w/off"]).success();
     env.run(&["bundle", "disable", "quiet"]).success();
     env.run(&["bundle", "delete", "gone"]).success();

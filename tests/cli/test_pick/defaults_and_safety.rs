@@ -477,7 +477,8 @@ fn disabled_unavailable_and_disabled_bundle_tools_are_never_picked() {
     env.bundle("off");
     env.put_tool_dated("d", &native("gadget-on", 1, json!({})));
     env.put_tool_dated("d", &native("gadget-off", 2, json!({})));
-    env.put_tool_dated(
+    // Copied in by hand: `tool put` refuses a function this binary lacks.
+    env.put_tool_by_hand(
         "d",
         &native(
             "gadget-go",
