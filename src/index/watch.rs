@@ -239,8 +239,25 @@ fn lock_file(root: &Path) -> PathBuf {
 /// its reason in it ([`failure_file`]) either, so the one who started it must find it first.
 pub fn prepare(root: &Path) -> Result<(), String> {
     why_not(root)?;
-    crate::catalog::store::create_state_dir(&dir(root)).map_err(|e| e.to_string())?;
-    crate::catalog::store::refuse_link_out(&lock_file(root)).map_err(|e| e.to_string())
+    crate::catalog::store::create_state_dir(&dir(root)).map_err(|e| with_causes(&e))?;
+    crate::catalog::store::refuse_link_out(&lock_file(root)).map_err(|e| with_causes(&e))
+}
+
+/// `error` and what caused it, on one line (`cannot create folder …/watch: File exists (os
+/// error 17)`): the watcher's reasons are one line, and "cannot create folder" alone does not
+/// say why.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut out = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        let said = e.to_string();
+        if !out.contains(&said) {
+            out.push_str(": ");
+            out.push_str(&said);
+        }
+        cause = e.source();
+    }
+    out
 }
 
 /// Whether the catalog is on a local filesystem whose changes inotify sees (not NFS, SMB,
@@ -597,7 +614,7 @@ mod daemon {
                 return Err(RunError::AlreadyWatched(root.to_owned()));
             }
             Err(e) => {
-                let message = e.to_string();
+                let message = super::with_causes(&e);
                 leave(&message);
                 return Err(RunError::Failed(message));
             }

@@ -737,10 +737,19 @@ fn detach_gives_the_reason_of_the_watcher_it_started() {
     let run = env.run(&["index", "watch", "--detach"]);
     run.failure(3)
         .stderr_has("cannot open lock file")
-        .stderr_has(lock.to_str().unwrap());
+        .stderr_has(lock.to_str().unwrap())
+        // And why (review13b #8: the OS's reason was dropped).
+        .stderr_has("Is a directory");
     assert!(!run.stderr.contains("an older reason"), "{run}");
+    // A file where the watch folder goes: the folder cannot be made, and why.
+    std::fs::remove_dir_all(&watch).unwrap();
+    std::fs::write(&watch, "").unwrap();
+    env.run(&["index", "watch", "--detach"])
+        .failure(3)
+        .stderr_has("cannot create folder")
+        .stderr_has("File exists");
+    std::fs::remove_file(&watch).unwrap();
 
-    std::fs::remove_dir(&lock).unwrap();
     let pid = start(&env);
     let _paused = Paused::new(pid);
     std::fs::write(&failed, "an older reason").unwrap();
