@@ -11,9 +11,11 @@ pub fn new_id() -> Uuid {
     Uuid::now_v7()
 }
 
-/// A timestamp as the files write it (RFC 3339).
+/// A timestamp as the files write it: RFC 3339, UTC, always with milliseconds
+/// (`2026-12-01T22:30:31.120Z`), so a file's length does not depend on the time it was
+/// written (`validate FILE` measures put's size rule on the file as put would write it).
 pub fn timestamp(t: jiff::Timestamp) -> Value {
-    Value::String(t.to_string())
+    Value::String(format!("{t:.3}"))
 }
 
 /// What `tool put` fills in a tool document before it checks it: `schemaVersion`, `toolID` (a
@@ -100,5 +102,20 @@ pub fn fill_fields<const H: usize, const T: usize>(
 pub fn stamp_created(fields: &mut serde_json::Map<String, Value>, now: jiff::Timestamp) {
     for key in ["createdAt", "modifiedAt"] {
         fields.insert(key.to_owned(), timestamp(now));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn timestamps_are_written_with_milliseconds_always() {
+        for (ms, text) in [
+            (0, "1970-01-01T00:00:00.000Z"),
+            (1_764_628_231_120, "2025-12-01T22:30:31.120Z"),
+            (1_764_628_231_123, "2025-12-01T22:30:31.123Z"),
+        ] {
+            let t = jiff::Timestamp::from_millisecond(ms).unwrap();
+            assert_eq!(super::timestamp(t), text);
+        }
     }
 }
