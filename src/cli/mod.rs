@@ -514,13 +514,10 @@ fn config_error(root: &std::path::Path, error: catalog::Error) -> CliError {
         .fold(CliError::from(error), CliError::with_hint)
 }
 
-/// Whether `file` is a symlink to a place outside the catalog `root` (or to nothing).
+/// Whether `file`, in the catalog `root`, is a symlink out of it (or to nothing).
 fn links_out(root: &std::path::Path, file: &std::path::Path) -> bool {
-    file.symlink_metadata().is_ok_and(|m| m.is_symlink())
-        && !matches!(
-            (std::fs::canonicalize(root), std::fs::canonicalize(file)),
-            (Ok(root), Ok(target)) if target.starts_with(&root)
-        )
+    catalog::store::confine(root);
+    matches!(catalog::store::link_out(file), Ok(Some(_)))
 }
 
 /// Each fix of `problems` of `toolctl.json` (`doc`) as the command that makes it.

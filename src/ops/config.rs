@@ -472,9 +472,11 @@ pub fn fixes(doc: &Value, problems: &[Violation]) -> Vec<Fix> {
         }
         add(match key {
             None => Fix::EditFile,
-            // Only the whole group holds the place (an MCP server named ""): removing the group
-            // would drop its every entry, so the file is edited.
-            Some(key) if key.tokens.len() == 1 && key.pointer != problem.pointer => Fix::EditFile,
+            // Only the whole of mcpServers holds the place (a server named ""): removing it
+            // would drop every server, so the file is edited.
+            Some(key) if key.tokens == ["mcpServers"] && key.pointer != problem.pointer => {
+                Fix::EditFile
+            }
             Some(key)
                 if key.tokens.len() == 2
                     && key.tokens[0] == "mcpServers"

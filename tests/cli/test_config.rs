@@ -423,7 +423,8 @@ fn a_problem_the_edit_only_moves_in_its_list_is_not_new() {
     env.run(&["config", "remove", "allowedHosts", "*"])
         .success()
         .stderr_has("still has a problem")
-        .stderr_has("/allowedHosts/1: 5 is not of type \"string\"");
+        .stderr_has("/allowedHosts/1: 5 is not of type \"string\"")
+        .stderr_has("fix it with `toolctl config set allowedHosts VALUE`");
     assert_eq!(env.config()["allowedHosts"], json!(["a.example", 5]));
     // A problem of another item is still new, and so is a second copy of the same one
     // (review13b #5: `[5, 5, 5, …]` was taken, each 5 matching the one the file had).

@@ -177,6 +177,23 @@ fn github_annotations_line_for_line() {
     );
 }
 
+/// Bundle `b` with a tool `slug@v1` whose one argument (a string, with no description) is
+/// called `name`.
+fn put_with_argument_named(env: &TestEnv, slug: &str, description: &str, name: &str) {
+    env.bundle("b");
+    env.put_tool(
+        "b",
+        &crate::common::tool_doc_with(
+            slug,
+            "v1",
+            serde_json::json!({
+                "description": description,
+                "argSchema": { "type": "object", "properties": { name: { "type": "string" } } }
+            }),
+        ),
+    );
+}
+
 /// Regression (review12 F5): an argument name holding a newline printed a line of its own in
 /// the human format, and a line `::error file=…::` is a workflow command to GitHub Actions
 /// whatever toolctl meant by it. Each finding is one line (newline and CR written `\n`, `\r`),
@@ -184,19 +201,8 @@ fn github_annotations_line_for_line() {
 #[test]
 fn a_newline_in_a_name_never_starts_a_line_of_its_own() {
     let env = TestEnv::new();
-    env.bundle("b");
     let name = "x\n::error file=a::owned\r::warning::too";
-    env.put_tool(
-        "b",
-        &crate::common::tool_doc_with(
-            "nl",
-            "v1",
-            serde_json::json!({
-                "description": "A newline in an argument's name.",
-                "argSchema": { "type": "object", "properties": { name: { "type": "string" } } }
-            }),
-        ),
-    );
+    put_with_argument_named(&env, "nl", "A newline in an argument's name.", name);
     for args in [&["validate"][..], &["validate", "--strict"]] {
         let run = env.run(args);
         let findings: Vec<&str> = run
@@ -561,18 +567,12 @@ fn no_workflow_command_from_a_file_in_a_finding_or_a_warning() {
 #[test]
 fn the_github_format_writes_the_older_command_form_as_the_human_one_does() {
     let env = TestEnv::new();
-    env.bundle("b");
     let name = "x%0A::error::pwn\n##[error]y";
-    env.put_tool(
-        "b",
-        &crate::common::tool_doc_with(
-            "legacy",
-            "v1",
-            serde_json::json!({
-                "description": "An argument named like a workflow command.",
-                "argSchema": { "type": "object", "properties": { name: { "type": "string" } } }
-            }),
-        ),
+    put_with_argument_named(
+        &env,
+        "legacy",
+        "An argument named like a workflow command.",
+        name,
     );
     let human = env.run(&["validate", "--strict"]);
     human.stdout_has("#\\u0023[error]y");
