@@ -266,7 +266,8 @@ impl Config {
     fn checked(doc: Value, path: &Path) -> std::result::Result<Self, Vec<Violation>> {
         // toolctl's rules read the document itself, so a value serde cannot read elsewhere in
         // it hides none of their problems.
-        let mut problems = Vec::new();
+        let mut problems: Vec<Violation> =
+            model::schema_version_violation(&doc).into_iter().collect();
         let hosts: Vec<&str> = doc
             .get("allowedHosts")
             .and_then(Value::as_array)

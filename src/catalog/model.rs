@@ -382,6 +382,21 @@ pub fn check_timestamps(created: Timestamp, modified: Timestamp, out: &mut Vec<V
 /// Rules on the raw document that its typed view does not see: the format version is one
 /// this toolctl reads, each ID field is a UUIDv7 written in the usual hyphenated form, and each
 /// timestamp is RFC 3339 as the schema says (the typed view reads more, e.g. no seconds).
+/// A `schemaVersion` this toolctl does not read, in any of its files (`toolctl.json`,
+/// `bundle.json`, `tool.json`): a file a newer toolctl wrote is refused, never misread.
+pub fn schema_version_violation(doc: &Value) -> Option<Violation> {
+    let version = doc.get("schemaVersion")?;
+    if version.as_str() == Some(SCHEMA_VERSION) {
+        return None;
+    }
+    let message = if version.is_string() {
+        format!("schemaVersion {version} is not one this toolctl reads (\"{SCHEMA_VERSION}\")")
+    } else {
+        format!("schemaVersion must be the string \"{SCHEMA_VERSION}\", not {version}")
+    };
+    Some(Violation::new("/schemaVersion", message))
+}
+
 fn check_document(doc: &Value, id_fields: &[&str], out: &mut Vec<Violation>) {
     for field in ["createdAt", "modifiedAt", "softDeletedAt"] {
         if let Some(text) = doc.get(field).and_then(Value::as_str)
@@ -393,16 +408,7 @@ fn check_document(doc: &Value, id_fields: &[&str], out: &mut Vec<Violation>) {
             ));
         }
     }
-    if let Some(version) = doc.get("schemaVersion")
-        && version.as_str() != Some(SCHEMA_VERSION)
-    {
-        let message = if version.is_string() {
-            format!("schemaVersion {version} is not one this toolctl reads (\"{SCHEMA_VERSION}\")")
-        } else {
-            format!("schemaVersion must be the string \"{SCHEMA_VERSION}\", not {version}")
-        };
-        out.push(Violation::new("/schemaVersion", message));
-    }
+    out.extend(schema_version_violation(doc));
     for field in id_fields {
         let Some(text) = doc.get(*field).and_then(Value::as_str) else {
             continue;

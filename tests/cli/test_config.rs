@@ -585,3 +585,28 @@ fn mcp_server_problems_are_fixed_as_their_hints_say() {
         .success()
         .stderr_has("fix it by editing toolctl.json");
 }
+
+/// Regression (review13b): a `toolctl.json` of a schemaVersion this toolctl does not read was
+/// a `validate` error, yet every other command read the catalog without a word. It is refused
+/// as a tool or bundle file of that version is, never misread.
+#[test]
+fn a_config_of_another_schema_version_is_refused_not_misread() {
+    let env = TestEnv::new();
+    env.edit_config(|c| c["schemaVersion"] = json!("2"));
+    let refused = env.json_error(&["tool", "list"], 3);
+    assert_eq!(
+        refused.error.details["problems"][0]["pointer"],
+        "/schemaVersion"
+    );
+    let validated = env.run(&["validate"]);
+    validated.failure(3);
+    assert!(
+        validated
+            .stdout
+            .contains("schemaVersion \"2\" is not one this toolctl reads (\"1\")"),
+        "{}",
+        validated.stdout
+    );
+    env.run(&["config", "set", "schemaVersion", "1"]).success();
+    env.run(&["tool", "list"]).success();
+}
