@@ -268,11 +268,7 @@ impl Config {
         // it hides none of their problems.
         let mut problems: Vec<Violation> =
             model::schema_version_violation(&doc).into_iter().collect();
-        let hosts: Vec<&str> = doc
-            .get("allowedHosts")
-            .and_then(Value::as_array)
-            .map(|list| list.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let hosts = host_entries(&doc);
         // Each entry on its own, so a second bad entry is a problem of its own.
         for host in &hosts {
             if let Err(m) = HostPolicy::new([*host]) {
@@ -454,6 +450,14 @@ pub fn problems(doc: &Value, path: &Path) -> Vec<Violation> {
     found
 }
 
+/// The string entries of `allowedHosts` (the others are the schema's problems).
+fn host_entries(doc: &Value) -> Vec<&str> {
+    doc.get("allowedHosts")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
 /// The rules of each `mcpServers` entry ([`McpServer::check`]): a broken entry makes only its
 /// own tools unavailable, so [`Config::load`] does not refuse the catalog for it, but `config`
 /// refuses to write one and `validate` reports it. An entry serde cannot read gives serde's
@@ -466,16 +470,9 @@ fn server_problems(doc: &Value) -> Vec<Violation> {
     let Some(servers) = doc.get("mcpServers").and_then(Value::as_object) else {
         return Vec::new();
     };
-    let hosts = doc
-        .get("allowedHosts")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(Value::as_str)
-                .filter(|host| HostPolicy::new([*host]).is_ok())
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
+    let hosts = host_entries(doc)
+        .into_iter()
+        .filter(|host| HostPolicy::new([*host]).is_ok());
     let hosts = HostPolicy::new(hosts).unwrap_or_default();
     let mut out = Vec::new();
     for (name, entry) in servers {

@@ -246,16 +246,14 @@ pub fn prepare(root: &Path) -> Result<(), String> {
 /// `error` and what caused it, on one line (`cannot create folder …/watch: File exists (os
 /// error 17)`): the watcher's reasons are one line, and "cannot create folder" alone does not
 /// say why.
-fn with_causes(error: &dyn std::error::Error) -> String {
+fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
     let mut out = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        let said = e.to_string();
+    for cause in crate::base::causes(error) {
+        let said = cause.to_string();
         if !out.contains(&said) {
             out.push_str(": ");
             out.push_str(&said);
         }
-        cause = e.source();
     }
     out
 }
