@@ -12,7 +12,7 @@
 
 use serde_json::json;
 use std::time::Instant;
-use toolctl::schema::check::Schema;
+use toolctl_lib::schema::check::Schema;
 
 fn main() {
     let typical = json!({

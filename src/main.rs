@@ -6,7 +6,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> std::process::ExitCode {
     // `exec` and stdio MCP servers start toolctl itself as the launcher of a program in its
     // own cgroup.
-    if let Some(code) = toolctl::invoke::native::cgroup::launcher() {
+    if let Some(code) = toolctl_lib::invoke::native::cgroup::launcher() {
         return code;
     }
     toolctl::cli::main()

@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| toolctl::fuzzing::extract(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| toolctl_lib::fuzzing::extract(data));

@@ -9,8 +9,6 @@
 //! Completion only reads: folder names and `bundle.json` files (never a `tool.json`), no index,
 //! no lock, no watcher; a missing or broken catalog completes nothing and says nothing.
 
-use crate::attach::agent::{AGENTS_DIR, AgentId};
-use crate::catalog::{self, BundleEntry, Catalog};
 use crate::cli::Cli;
 use clap::CommandFactory;
 use clap_complete::engine::{ArgValueCompleter, CompletionCandidate};
@@ -18,6 +16,8 @@ use clap_complete::env::{CompleteEnv, Shells};
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::sync::OnceLock;
+use toolctl_lib::attach::agent::{AGENTS_DIR, AgentId};
+use toolctl_lib::catalog::{self, BundleEntry, Catalog};
 
 /// The variable that asks toolctl for completions (`COMPLETE=bash toolctl`).
 pub const VAR: &str = "COMPLETE";

@@ -7,9 +7,9 @@
 //! when a library error becomes a `CliError` (as jj's `command_error.rs` does).
 
 use super::output::Ui;
-use crate::base::error_code::{ErrorCode, exit};
-use crate::catalog;
 use serde_json::{Value, json};
+use toolctl_lib::base::error_code::{ErrorCode, exit};
+use toolctl_lib::catalog;
 
 /// What kind of failure an error is, which decides the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,7 +169,9 @@ impl CliError {
 impl From<catalog::Error> for CliError {
     fn from(error: catalog::Error) -> Self {
         let error = with_flag_names(error);
-        let mut causes: Vec<String> = crate::base::causes(&error).map(|c| c.to_string()).collect();
+        let mut causes: Vec<String> = toolctl_lib::base::causes(&error)
+            .map(|c| c.to_string())
+            .collect();
         // Several problems: list every one after the summary.
         let violations = error.violations();
         if violations.len() > 1 {
@@ -226,7 +228,7 @@ fn with_flag_names(mut error: catalog::Error) -> catalog::Error {
         let flag = match source_name.as_str() {
             page::SIZE_INPUT => "--page-size",
             page::TOKEN_INPUT => "--page-token",
-            crate::ops::archive::SLUG_INPUT => "--slug",
+            toolctl_lib::ops::archive::SLUG_INPUT => "--slug",
             _ => return error,
         };
         *source_name = flag.to_owned();
@@ -300,9 +302,9 @@ fn hint_words(hint: &catalog::Hint) -> String {
     }
 }
 
-impl From<crate::index::Error> for CliError {
-    fn from(error: crate::index::Error) -> Self {
-        use crate::index::Error;
+impl From<toolctl_lib::index::Error> for CliError {
+    fn from(error: toolctl_lib::index::Error) -> Self {
+        use toolctl_lib::index::Error;
         match error {
             Error::Catalog(e) => e.into(),
             Error::EmptyQuery => CliError::invalid(error.to_string()).with_hint(

@@ -12,14 +12,14 @@ pub mod values;
 pub mod view;
 pub mod watcher;
 
-use crate::base::error_code::{ErrorCode, exit};
-use crate::catalog::{self, Catalog, Location};
 use clap::{Args, Parser};
 use error::CliError;
 use output::Ui;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use toolctl_lib::base::error_code::{ErrorCode, exit};
+use toolctl_lib::catalog::{self, Catalog, Location};
 
 /// Manage the tools your LLM agents use: a catalog of plain JSON files you keep in git.
 ///
@@ -56,7 +56,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "WHEN", value_enum, default_value_t = ColorWhen::Auto)]
     pub color: ColorWhen,
     /// Wait at most this long for the catalog's write lock (e.g. 500ms, 10s)
-    #[arg(long, global = true, value_name = "DURATION", default_value = "10s", value_parser = crate::base::time::parse_duration)]
+    #[arg(long, global = true, value_name = "DURATION", default_value = "10s", value_parser = toolctl_lib::base::time::parse_duration)]
     pub lock_timeout: Duration,
 }
 
@@ -173,14 +173,14 @@ impl Ctx {
 
     /// Read the catalog's search index, brought up to date with the files (a progress bar
     /// shows when that takes more than a second); a damaged index is rebuilt, see
-    /// [`Index::read`](crate::index::Index::read).
+    /// [`Index::read`](toolctl_lib::index::Index::read).
     pub fn read_index<T>(
         &self,
         catalog: &Catalog,
-        read: impl FnMut(&crate::index::Index) -> crate::index::Result<T>,
+        read: impl FnMut(&toolctl_lib::index::Index) -> toolctl_lib::index::Result<T>,
     ) -> Result<T, CliError> {
         let mut progress = self.ui.progress(0, "indexing");
-        Ok(crate::index::Index::read(
+        Ok(toolctl_lib::index::Index::read(
             catalog,
             &mut |done, total| progress.update(done, total),
             read,
@@ -225,7 +225,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(error.exit_code());
         }
     };
-    if let Err(message) = crate::index::watch::check_env() {
+    if let Err(message) = toolctl_lib::index::watch::check_env() {
         let error = CliError::invalid(message);
         error.report(&ui);
         return ExitCode::from(error.exit_code());
@@ -525,8 +525,8 @@ pub(crate) fn config_fix_hints(
     doc: &serde_json::Value,
     problems: &[catalog::Violation],
 ) -> Vec<String> {
-    use crate::ops::config::Fix;
-    crate::ops::config::fixes(doc, problems)
+    use toolctl_lib::ops::config::Fix;
+    toolctl_lib::ops::config::fixes(doc, problems)
         .into_iter()
         .map(|fix| match fix {
             Fix::RemoveItem { key, item } => format!(

@@ -54,7 +54,7 @@ impl Output {
         Self {
             json,
             human,
-            exit: crate::base::error_code::exit::SUCCESS,
+            exit: toolctl_lib::base::error_code::exit::SUCCESS,
             note: None,
         }
     }

@@ -2,18 +2,18 @@
 //! scorer flags, the endpoint flags of the network scorers, and how export and pick failures
 //! read on the command line. Command modules never use each other; they use this.
 
-use crate::base::error_code::ErrorCode;
-use crate::catalog::config::PickConfig;
-use crate::catalog::{Page, model, page};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
-use crate::pick::endpoints::{EndpointOverrides, Endpoints};
-use crate::pick::{PickError, Scorer};
-use crate::provider::Provider;
-use crate::provider::export::{ExportError, Refused};
 use clap::Args;
 use serde_json::{Value, json};
 use std::path::Path;
+use toolctl_lib::base::error_code::ErrorCode;
+use toolctl_lib::catalog::config::PickConfig;
+use toolctl_lib::catalog::{Page, model, page};
+use toolctl_lib::pick::endpoints::{EndpointOverrides, Endpoints};
+use toolctl_lib::pick::{PickError, Scorer};
+use toolctl_lib::provider::Provider;
+use toolctl_lib::provider::export::{ExportError, Refused};
 
 /// Paging flags of list commands.
 #[derive(Debug, Clone, Args)]
@@ -74,10 +74,10 @@ pub fn read_document(path: &str) -> Result<(Value, String), CliError> {
 /// problems under.
 pub fn read_text(path: &str) -> Result<(String, String), CliError> {
     if path == "-" {
-        let text = crate::catalog::read_stdin()?;
+        let text = toolctl_lib::catalog::read_stdin()?;
         Ok((text, "<stdin>".to_owned()))
     } else {
-        let text = crate::catalog::read_input(Path::new(path))?;
+        let text = toolctl_lib::catalog::read_input(Path::new(path))?;
         Ok((text, path.to_owned()))
     }
 }
@@ -216,7 +216,7 @@ pub fn pick_error(error: PickError) -> CliError {
                 "set pick.{endpoint}.baseUrl and model in toolctl.json, or pass --{endpoint}-url and --{endpoint}-model"
             ),
         ),
-        PickError::Secrets(e) => crate::invoke::Failure::from(e).into(),
+        PickError::Secrets(e) => toolctl_lib::invoke::Failure::from(e).into(),
         PickError::Upstream(_) => CliError::new(ErrorCode::UpstreamError, error.to_string())
             .with_hint("check pick.embed in toolctl.json (baseUrl, model, apiKeySecret) or --embed-url/--embed-model"),
     }
@@ -239,11 +239,14 @@ pub fn plural(n: usize, noun: &str) -> String {
 /// The error of a tool lookup, with "did you mean …?" when `name` looks like a typo of a tool
 /// the catalog has (`forcast` → `forecast`, `weather/forcast@v2` → `weather/forecast@v2`).
 pub fn tool_lookup_error(
-    catalog: &crate::catalog::Catalog,
+    catalog: &toolctl_lib::catalog::Catalog,
     name: &str,
-    error: crate::catalog::Error,
+    error: toolctl_lib::catalog::Error,
 ) -> CliError {
-    let typo = matches!(&error, crate::catalog::Error::NotFound { what: "tool", .. });
+    let typo = matches!(
+        &error,
+        toolctl_lib::catalog::Error::NotFound { what: "tool", .. }
+    );
     let mut cli = CliError::from(error);
     if typo && let Some(close) = closest_tool(catalog, name) {
         cli = cli.with_first_hint(format!("did you mean {close}?"));
@@ -251,7 +254,7 @@ pub fn tool_lookup_error(
     cli
 }
 
-fn closest_tool(catalog: &crate::catalog::Catalog, name: &str) -> Option<String> {
+fn closest_tool(catalog: &toolctl_lib::catalog::Catalog, name: &str) -> Option<String> {
     let (base, version) = match name.split_once('@') {
         Some((base, version)) => (base, Some(version)),
         None => (name, None),
@@ -267,7 +270,7 @@ fn closest_tool(catalog: &crate::catalog::Catalog, name: &str) -> Option<String>
             }
         })
         .collect();
-    let close = crate::base::suggest::closest(base, forms.iter().map(String::as_str))?;
+    let close = toolctl_lib::base::suggest::closest(base, forms.iter().map(String::as_str))?;
     Some(match version {
         Some(version) => format!("{close}@{version}"),
         None => close.to_owned(),

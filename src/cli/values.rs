@@ -7,11 +7,11 @@
 //! it, and a test checks that both list the same values under the same names. Arguments keep the
 //! library type (`value_parser = values::provider()`), so commands never see these enums.
 
-use crate::mcp::serve::Mode;
-use crate::pick::Scorer;
-use crate::provider::Provider;
 use clap::ValueEnum;
 use clap::builder::{EnumValueParser, TypedValueParser};
+use toolctl_lib::mcp::serve::Mode;
+use toolctl_lib::pick::Scorer;
+use toolctl_lib::provider::Provider;
 
 /// `--provider` / `--emit`: a provider's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

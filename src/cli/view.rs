@@ -1,9 +1,9 @@
 //! The JSON and table shapes of bundles and tools, shared by every command that prints them.
 
-use crate::catalog::{BundleEntry, ToolEntry};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::PathBuf;
+use toolctl_lib::catalog::{BundleEntry, ToolEntry};
 
 /// A tool as lists print it.
 #[derive(Debug, Serialize)]

@@ -1,16 +1,16 @@
 //! Starting index watchers (`toolctl index watch` in the background): after a command whose
 //! index check had to walk the catalog, and for `index watch --detach`. The library never
-//! starts a process for this; it notes the walk ([`CheckNote`](crate::catalog::CheckNote)) and
+//! starts a process for this; it notes the walk ([`CheckNote`](toolctl_lib::catalog::CheckNote)) and
 //! says whether a watcher may run ([`watch::prepare`]).
 
-use crate::catalog::Catalog;
-use crate::catalog::config::WatchMode as Mode;
-use crate::index::watch::{
+use std::path::Path;
+use std::time::Duration;
+use toolctl_lib::catalog::Catalog;
+use toolctl_lib::catalog::config::WatchMode as Mode;
+use toolctl_lib::index::watch::{
     AUTO_MIN_ENTRIES, RETRY_AFTER, Status, failure_file, is_local, last_failure, mode, prepare,
     status, watch_limit,
 };
-use std::path::Path;
-use std::time::Duration;
 
 /// Start `program index watch` for the catalog in the background, in its own process group
 /// (a Ctrl-C in the terminal does not stop it) and with no terminal output.
@@ -46,7 +46,7 @@ pub fn detach(program: &Path, root: &Path) -> Result<Status, String> {
     // `.toolctl/watch` linking out of the catalog) cannot leave its reason in that folder.
     prepare(root)?;
     // A reason left by an earlier watcher is not this one's.
-    let _ = crate::catalog::store::remove_file(&failure_file(root));
+    let _ = toolctl_lib::catalog::store::remove_file(&failure_file(root));
     let mut child =
         spawn(program, root).map_err(|e| format!("cannot start {}: {e}", program.display()))?;
     let started = std::time::Instant::now();

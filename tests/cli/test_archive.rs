@@ -1134,9 +1134,14 @@ fn import_refuses_what_validate_refuses() {
             ),
             (
                 "tools/thing/v1/tool.json#/modifiedAt".to_owned(),
+                // The message gives the instant (jiff's display: `.05Z` for a file's `.050Z`).
                 format!(
                     "modifiedAt {} is before createdAt 2030-01-01T00:00:00Z",
-                    doc["modifiedAt"].as_str().unwrap()
+                    doc["modifiedAt"]
+                        .as_str()
+                        .unwrap()
+                        .parse::<jiff::Timestamp>()
+                        .unwrap()
                 )
             ),
         ]

@@ -898,7 +898,7 @@ fn assert_repaired(env: &TestEnv, expected: &Answers) {
     let again = Answers::of(env);
     assert_eq!(&again, expected);
     let healthy = status(env);
-    assert_eq!(healthy.format_version, toolctl::index::FORMAT_VERSION);
+    assert_eq!(healthy.format_version, toolctl_lib::index::FORMAT_VERSION);
     assert_eq!(healthy.path.as_deref(), Some(index_file(env).as_path()));
     assert!(healthy.size_bytes > 0, "{healthy:?}");
     assert_eq!(healthy.problems, 0, "{healthy:?}");
@@ -1181,7 +1181,7 @@ fn index_status_counts_match_the_lists() {
     run.success();
     let index_path = index_file(&env);
     let index_path = index_path.display().to_string();
-    let format = toolctl::index::FORMAT_VERSION.to_string();
+    let format = toolctl_lib::index::FORMAT_VERSION.to_string();
     for (field, value) in [
         ("path", index_path.as_str()),
         ("format", format.as_str()),

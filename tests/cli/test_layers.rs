@@ -1,7 +1,9 @@
-//! The shape of the library: each folder under `src/` is a layer that may use only the layers
-//! [`LAYERS`] lists under it, so no two folders reach each other in a circle.
+//! The shape of the library: each folder under `lib/src/` is a layer that may use only the
+//! layers [`LAYERS`] lists under it, so no two folders reach each other in a circle. The
+//! command line (`src/cli/`) is the top layer and a crate of its own: that the library uses
+//! none of it, nor of its terminal crates, is the crate boundary's to enforce.
 //!
-//! The check reads every `src/**/*.rs` file, resolves each `crate::…` and `super::…` path to
+//! The check reads every `lib/src/**/*.rs` and `src/**/*.rs` file, resolves each `crate::…` and `super::…` path to
 //! the top-level folder it names, and fails on a path into a layer that is not allowed —
 //! naming the file, the line and the path. Test modules (`tests.rs` files and a trailing
 //! `#[cfg(test)] mod tests { … }`) may build fixtures with any layer and are not read.
@@ -45,7 +47,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Files at the root of `src/` that are not a layer.
+/// Files at the root of `lib/src/` and `src/` that are not a layer.
 const ROOT_FILES: &[&str] = &["lib.rs", "main.rs"];
 
 /// Command modules (`src/cli/cmd/*.rs`) use each other's code only through `cli/shared.rs`.
@@ -60,8 +62,10 @@ struct Use {
     path: Vec<String>,
 }
 
-fn src_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+/// The library's sources and the command line's; module paths start at each one.
+fn src_dirs() -> [PathBuf; 2] {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    [root.join("lib/src"), root.join("src")]
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -253,20 +257,22 @@ fn uses_in(rel: &str, code: &str) -> Vec<Use> {
 /// Every file of `src/` but test files: its path relative to `src/` and its code
 /// ([`code_of`]).
 fn code_files() -> Vec<(String, String)> {
-    let src = src_dir();
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.sort();
-    files
-        .into_iter()
-        .map(|file| {
+    for src in src_dirs() {
+        let mut found = Vec::new();
+        rust_files(&src, &mut found);
+        files.extend(found.into_iter().map(|file| {
             let rel = file
                 .strip_prefix(&src)
                 .unwrap()
                 .to_string_lossy()
                 .replace('\\', "/");
             (rel, file)
-        })
+        }));
+    }
+    files.sort();
+    files
+        .into_iter()
         .filter(|(rel, _)| !rel.ends_with("/tests.rs"))
         .map(|(rel, file)| (rel, code_of(&std::fs::read_to_string(file).unwrap())))
         .collect()
@@ -378,16 +384,24 @@ fn only_the_allowed_layers_exit_or_start_processes() {
 #[test]
 fn every_folder_of_src_is_a_layer() {
     let names: BTreeSet<&str> = LAYERS.iter().map(|(name, _)| *name).collect();
-    for entry in std::fs::read_dir(src_dir()).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if entry.path().is_dir() {
-            assert!(names.contains(name.as_str()), "src/{name} is not in LAYERS");
-        } else {
-            assert!(
-                ROOT_FILES.contains(&name.as_str()),
-                "src/{name} belongs in a layer folder"
-            );
+    for src in src_dirs() {
+        for entry in std::fs::read_dir(&src).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                assert!(
+                    names.contains(name.as_str()),
+                    "{} is not in LAYERS",
+                    path.display()
+                );
+            } else {
+                assert!(
+                    ROOT_FILES.contains(&name.as_str()),
+                    "{} belongs in a layer folder",
+                    path.display()
+                );
+            }
         }
     }
 }

@@ -9,8 +9,8 @@
 use crate::common::{Run, TestEnv, copy_tree};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use toolctl::catalog::model::{self, Bundle, Tool};
-use toolctl::catalog::schemas::{self, Kind};
+use toolctl_lib::catalog::model::{self, Bundle, Tool};
+use toolctl_lib::catalog::schemas::{self, Kind};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/validate")
@@ -129,7 +129,7 @@ fn the_schemas_and_the_store_agree_on_every_fixture() {
 
 /// The rules the store's document checks report for a file (`None`: the shape).
 fn store_violations(kind: Kind, doc: &Value, path: &Path) -> Vec<Option<&'static str>> {
-    let rules = |violations: Vec<toolctl::catalog::Violation>| {
+    let rules = |violations: Vec<toolctl_lib::catalog::Violation>| {
         violations.into_iter().map(|v| v.rule).collect::<Vec<_>>()
     };
     match kind {
@@ -141,7 +141,7 @@ fn store_violations(kind: Kind, doc: &Value, path: &Path) -> Vec<Option<&'static
             Ok(bundle) => rules(bundle.check(doc)),
             Err(_) => vec![None],
         },
-        Kind::Config => match toolctl::catalog::Config::load(path.parent().unwrap()) {
+        Kind::Config => match toolctl_lib::catalog::Config::load(path.parent().unwrap()) {
             Ok(_) => Vec::new(),
             Err(_) => vec![None],
         },

@@ -1,13 +1,13 @@
 //! `toolctl agent`: see and correct the tools attached to agents.
 
-use crate::attach::{self, AgentFile, AgentId, AttachedTool, Kind, ToolStatus};
-use crate::catalog::{self, Catalog};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::shared::n_tools;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
+use toolctl_lib::attach::{self, AgentFile, AgentId, AttachedTool, Kind, ToolStatus};
+use toolctl_lib::catalog::{self, Catalog};
 
 /// See and correct the tools attached to agents (agents/<agentID>.json)
 #[derive(Debug, Subcommand)]
@@ -198,7 +198,7 @@ fn detach(ctx: &Ctx, args: &DetachArgs) -> Result<Output, CliError> {
         gone
     };
     if !gone.is_empty() {
-        file.modified_at = crate::base::time::now();
+        file.modified_at = toolctl_lib::base::time::now();
         file.save(catalog.root())?;
     }
     let (total, ..) = file.counts();

@@ -1,14 +1,14 @@
 //! `toolctl attach`: fit an agent's tool set to its task, under limits.
 
-use crate::attach::{self, AgentId, AttachError, AttachRequest, Outcome, Settings};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::shared::{EndpointArgs, n_tools, pick_error, plural};
 use crate::cli::values;
-use crate::pick::Scorer;
 use clap::Args;
 use serde_json::{Value, json};
+use toolctl_lib::attach::{self, AgentId, AttachError, AttachRequest, Outcome, Settings};
+use toolctl_lib::pick::Scorer;
 
 /// What `--help` shows after the options: command lines that work (a test runs them on a copy
 /// of fixtures/catalog).

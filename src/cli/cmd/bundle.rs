@@ -1,18 +1,18 @@
 //! `toolctl bundle …`: create, inspect, toggle, soft-delete, restore, reap, export and import
 //! bundles.
 
-use crate::base::error_code::exit;
-use crate::catalog::{BundleEntry, BundleFilter};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::shared::{PageArgs, next_page_note, read_document};
 use crate::cli::view::BundleView;
-use crate::ops::archive::{self, ImportOptions};
-use crate::ops::{BundleInput, Toggle};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use std::time::Duration;
+use toolctl_lib::base::error_code::exit;
+use toolctl_lib::catalog::{BundleEntry, BundleFilter};
+use toolctl_lib::ops::archive::{self, ImportOptions};
+use toolctl_lib::ops::{BundleInput, Toggle};
 use uuid::Uuid;
 
 /// Manage bundles: named groups of tools with one on/off switch
@@ -108,7 +108,7 @@ pub struct ListArgs {
 #[derive(Debug, Args)]
 pub struct ReapArgs {
     /// Reap bundles deleted longer ago than this (default: reap.gracePeriod of toolctl.json, 48h)
-    #[arg(long, value_name = "DURATION", value_parser = crate::base::time::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = toolctl_lib::base::time::parse_duration)]
     pub older_than: Option<Duration>,
     /// Say what would be reaped without removing anything
     #[arg(long)]
@@ -426,9 +426,10 @@ fn toggle(
     args: &BundleArg,
     done: &str,
     action: impl FnOnce(
-        &mut crate::catalog::Catalog,
+        &mut toolctl_lib::catalog::Catalog,
         &str,
-    ) -> crate::catalog::Result<(crate::catalog::BundleEntry, Toggle)>,
+    )
+        -> toolctl_lib::catalog::Result<(toolctl_lib::catalog::BundleEntry, Toggle)>,
 ) -> Result<Output, CliError> {
     let (entry, toggle) = ctx.write(|catalog| action(catalog, &args.bundle))?;
     let line = match toggle {

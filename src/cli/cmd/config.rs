@@ -1,13 +1,13 @@
 //! `toolctl config`: read or change one key of the catalog's `toolctl.json`.
 
-use crate::catalog::config::{self, CONFIG_FILE};
-use crate::catalog::{Error, Violation};
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
 use crate::cli::{Ctx, config_fix_hints};
-use crate::ops::config::{ConfigChange, ConfigKey, Edit};
 use clap::{Args, Subcommand};
 use serde_json::Value;
+use toolctl_lib::catalog::config::{self, CONFIG_FILE};
+use toolctl_lib::catalog::{Error, Violation};
+use toolctl_lib::ops::config::{ConfigChange, ConfigKey, Edit};
 
 /// What `--help` shows after the options: command lines that work (a test runs them on a copy
 /// of fixtures/catalog).
@@ -110,7 +110,7 @@ fn warn_problems(ctx: &Ctx, doc: &Value, problems: &[Violation], has: &str) {
     // Some problems only the schema sees (editors, `validate`); others make toolctl refuse.
     let refused = if ctx
         .location()
-        .is_ok_and(|l| crate::catalog::Config::load(l.path()).is_err())
+        .is_ok_and(|l| toolctl_lib::catalog::Config::load(l.path()).is_err())
     {
         "; other commands refuse the catalog until it is fixed"
     } else {

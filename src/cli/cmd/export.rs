@@ -5,9 +5,9 @@ use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
 use crate::cli::shared::{export_error, warn_left_out};
 use crate::cli::values;
-use crate::provider::Provider;
-use crate::provider::export::{self, ExportError, ExportRequest};
 use clap::Args;
+use toolctl_lib::provider::Provider;
+use toolctl_lib::provider::export::{self, ExportError, ExportRequest};
 
 /// What `--help` shows after the options: command lines that work (a test runs them on a copy
 /// of fixtures/catalog).

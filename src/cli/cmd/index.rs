@@ -1,13 +1,13 @@
 //! `toolctl index`: look at or rebuild the search index (it maintains itself otherwise).
 
-use crate::base::error_code::ErrorCode;
-use crate::catalog::Catalog;
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::index::Index;
-use crate::index::watch;
 use clap::{Args, Subcommand};
+use toolctl_lib::base::error_code::ErrorCode;
+use toolctl_lib::catalog::Catalog;
+use toolctl_lib::index::Index;
+use toolctl_lib::index::watch;
 
 /// Look at or rebuild the search index in .toolctl/ (kept up to date automatically)
 #[derive(Debug, Subcommand)]

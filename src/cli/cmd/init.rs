@@ -1,11 +1,11 @@
 //! `toolctl init`: make a folder a catalog.
 
-use crate::catalog::Catalog;
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
 use clap::Args;
 use std::path::PathBuf;
+use toolctl_lib::catalog::Catalog;
 
 /// Create a catalog: toolctl.json, bundles/ and .toolctl/.gitignore
 ///

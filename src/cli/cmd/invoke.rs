@@ -1,16 +1,16 @@
 //! `toolctl invoke`: call one tool with arguments checked against its schema.
 
-use crate::base::error_code::ErrorCode;
-use crate::catalog::{Catalog, VersionChoice};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::view::clip;
-use crate::invoke::{self, Failure, Options, Remedy, batch};
-use crate::provider::Provider;
 use clap::Args;
 use serde_json::Value;
 use std::path::PathBuf;
+use toolctl_lib::base::error_code::ErrorCode;
+use toolctl_lib::catalog::{Catalog, VersionChoice};
+use toolctl_lib::invoke::{self, Failure, Options, Remedy, batch};
+use toolctl_lib::provider::Provider;
 
 /// What `--help` shows after the options: command lines that work (a test runs them on a copy
 /// of fixtures/catalog).
@@ -50,7 +50,7 @@ pub struct InvokeArgs {
     pub batch: Option<String>,
     /// With --batch: answer in this provider's shape (default: the shape of the calls)
     #[arg(long, value_name = "PROVIDER", requires = "batch", conflicts_with = "tool", value_parser = crate::cli::values::provider())]
-    pub provider: Option<crate::provider::Provider>,
+    pub provider: Option<toolctl_lib::provider::Provider>,
     /// `-`: read the arguments from standard input
     #[arg(value_name = "-", conflicts_with_all = ["args", "args_file"])]
     pub stdin: Option<String>,
@@ -134,22 +134,22 @@ fn read_arguments(args: &InvokeArgs) -> Result<Value, CliError> {
             return Err(error);
         }
         (Some(_), ..) => {
-            let text = crate::catalog::read_stdin()?;
+            let text = toolctl_lib::catalog::read_stdin()?;
             (text, "standard input".to_owned())
         }
         (None, Some(text), _) => (text.clone(), "--args".to_owned()),
         (None, None, Some(path)) if path.as_os_str() == "-" => {
-            let text = crate::catalog::read_stdin()?;
+            let text = toolctl_lib::catalog::read_stdin()?;
             (text, "standard input".to_owned())
         }
         (None, None, Some(path)) => {
-            let text = crate::catalog::read_input(path)?;
+            let text = toolctl_lib::catalog::read_input(path)?;
             (text, path.display().to_string())
         }
         (None, None, None) => return Ok(Value::Object(Default::default())),
     };
     serde_json::from_str(&text).map_err(|e| {
-        let e = crate::base::syntax::SyntaxError::of(&e);
+        let e = toolctl_lib::base::syntax::SyntaxError::of(&e);
         CliError::invalid(format!("{source}: not valid JSON: {e}"))
             .with_details(
                 serde_json::json!({ "source": source, "line": e.line, "column": e.column }),
@@ -221,7 +221,7 @@ fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliEr
     let (text, name) = crate::cli::shared::read_text(source)?;
     batch::check_size(text.len()).map_err(into_error)?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
-        let e = crate::base::syntax::SyntaxError::of(&e);
+        let e = toolctl_lib::base::syntax::SyntaxError::of(&e);
         CliError::invalid(format!("{name}: not valid JSON: {e}"))
             .with_details(serde_json::json!({ "file": name, "line": e.line, "column": e.column }))
     })?;

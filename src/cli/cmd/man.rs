@@ -5,13 +5,13 @@
 //! changes, and a packager makes them at build time with the binary they ship
 //! (`toolctl man --out DIR`).
 
-use crate::catalog::store;
 use crate::cli::Cli;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
 use clap::{Args, CommandFactory};
 use serde_json::json;
 use std::path::PathBuf;
+use toolctl_lib::catalog::store;
 
 /// Print a command's man page, or write one page per command with --out
 ///

@@ -3,13 +3,13 @@
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output, Ui};
-use crate::mcp::guard::{self, Token};
-use crate::mcp::serve::{self, Http, Log, Mode, Settings};
-use crate::mcp::view::Filters;
 use clap::{Args, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use toolctl_lib::mcp::guard::{self, Token};
+use toolctl_lib::mcp::serve::{self, Http, Log, Mode, Settings};
+use toolctl_lib::mcp::view::Filters;
 
 const SERVE_EXAMPLES: &str = "\
 Examples:
@@ -172,7 +172,7 @@ fn run_serve(ctx: &Ctx, args: &ServeArgs) -> Result<Output, CliError> {
     serve::serve(settings, Arc::new(StderrLog(ctx.ui.clone()))).map_err(|e| match e {
         serve::Error::Catalog(e) => CliError::from(e),
         other => CliError::new(
-            crate::base::error_code::ErrorCode::Internal,
+            toolctl_lib::base::error_code::ErrorCode::Internal,
             other.to_string(),
         ),
     })?;
@@ -200,9 +200,9 @@ fn read_token(var: &str) -> Result<Token, CliError> {
 }
 
 fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
-    use crate::catalog::Error as CatalogError;
-    use crate::mcp::import::{self, Error};
-    use crate::ops::BundleInput;
+    use toolctl_lib::catalog::Error as CatalogError;
+    use toolctl_lib::mcp::import::{self, Error};
+    use toolctl_lib::ops::BundleInput;
     let server = args.server.as_str();
     let mut catalog = ctx.catalog()?;
     let from_import = |e: Error| match e {

@@ -5,13 +5,13 @@ use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::shared::{EndpointArgs, export_error, pick_error, warn_left_out};
 use crate::cli::values;
-use crate::index::text;
-use crate::pick::{self, PickError, PickRequest, Scorer};
-use crate::provider::Provider;
-use crate::provider::export::translate;
 use clap::Args;
 use serde_json::json;
 use std::time::Duration;
+use toolctl_lib::index::text;
+use toolctl_lib::pick::{self, PickError, PickRequest, Scorer};
+use toolctl_lib::provider::Provider;
+use toolctl_lib::provider::export::translate;
 
 /// What `--help` shows after the options: command lines that work (a test runs them on a copy
 /// of fixtures/catalog).

@@ -1,9 +1,9 @@
 //! `toolctl schema`: the JSON Schemas of the catalog's files, for editors and other tools.
 
-use crate::catalog::schemas::Kind;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output};
 use clap::{Args, ValueEnum};
+use toolctl_lib::catalog::schemas::Kind;
 
 /// Print the JSON Schema of toolctl.json (config), bundle.json (bundle) or tool.json (tool)
 ///

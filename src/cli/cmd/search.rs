@@ -5,10 +5,10 @@ use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::shared::{PageArgs, next_page_note};
 use crate::cli::view::{ToolView, clip};
-use crate::index::SearchRequest;
-use crate::pick;
 use clap::Args;
 use serde_json::json;
+use toolctl_lib::index::SearchRequest;
+use toolctl_lib::pick;
 
 /// What `--help` shows after the options: command lines that work (a test runs them on a copy
 /// of fixtures/catalog).

@@ -1,15 +1,15 @@
 //! `toolctl tool …`: create, inspect, toggle and remove tools.
 
-use crate::catalog::skeleton::{self, Skeleton};
-use crate::catalog::{ToolEntry, ToolFilter, VersionChoice};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::shared::{PageArgs, next_page_note, read_document, tool_lookup_error};
 use crate::cli::view::{ToolView, clip};
-use crate::ops::Toggle;
 use clap::{Args, Subcommand};
 use serde_json::json;
+use toolctl_lib::catalog::skeleton::{self, Skeleton};
+use toolctl_lib::catalog::{ToolEntry, ToolFilter, VersionChoice};
+use toolctl_lib::ops::Toggle;
 
 const GET_EXAMPLES: &str = "\
 Examples:
@@ -153,13 +153,13 @@ fn new(ctx: &Ctx, args: &NewArgs) -> Result<Output, CliError> {
     let how = match args.kind {
         NewType::Native => {
             let func = args.func.clone().unwrap_or_else(|| "now".to_owned());
-            if !crate::catalog::builtin::has_function(&func) {
+            if !toolctl_lib::catalog::builtin::has_function(&func) {
                 return Err(CliError::invalid(format!(
                     "--func {func}: this toolctl has no native function of that name"
                 ))
                 .with_hint(format!(
                     "one of: {}",
-                    crate::catalog::builtin::FUNCTIONS.join(", ")
+                    toolctl_lib::catalog::builtin::FUNCTIONS.join(", ")
                 )));
             }
             Skeleton::Native { func }
@@ -182,7 +182,7 @@ fn new(ctx: &Ctx, args: &NewArgs) -> Result<Output, CliError> {
         if args.kind != NewType::Http {
             return Err(CliError::invalid("--auth is for HTTP tools (--type http)"));
         }
-        use crate::catalog::auth::{SkeletonAuth, add_to_skeleton};
+        use toolctl_lib::catalog::auth::{SkeletonAuth, add_to_skeleton};
         let kind = match auth {
             NewAuth::Bearer => SkeletonAuth::Bearer,
             NewAuth::Hmac => SkeletonAuth::Hmac,
@@ -192,8 +192,10 @@ fn new(ctx: &Ctx, args: &NewArgs) -> Result<Output, CliError> {
     }
     let entry = ctx.write(|catalog| {
         // A `schemas` that leads out of the catalog is refused before the tool is written.
-        crate::catalog::store::refuse_link_out(
-            &catalog.root().join(crate::catalog::skeleton::SCHEMAS_DIR),
+        toolctl_lib::catalog::store::refuse_link_out(
+            &catalog
+                .root()
+                .join(toolctl_lib::catalog::skeleton::SCHEMAS_DIR),
         )?;
         let entry = catalog.put_tool(doc, "tool new", Some(&args.bundle))?;
         catalog.write_schemas()?;
@@ -236,14 +238,14 @@ fn get(ctx: &Ctx, args: &ToolArg) -> Result<Output, CliError> {
         .resolve_tool(&args.tool, VersionChoice::Default)
         .map_err(|e| tool_lookup_error(&catalog, &args.tool, e))?;
     ctx.warn_problems(&problems);
-    let usage = crate::invoke::usage::for_tool(&catalog, &entry.tool.tool_id.to_string());
+    let usage = toolctl_lib::invoke::usage::for_tool(&catalog, &entry.tool.tool_id.to_string());
     let mut json = ToolView::with_document(&entry);
     json["usage"] = serde_json::to_value(&usage).unwrap_or_default();
     Ok(Output::new(json, Human::Text(describe(&entry, &usage))))
 }
 
 /// The human form of `tool get`.
-fn describe(entry: &ToolEntry, usage: &crate::invoke::usage::Usage) -> String {
+fn describe(entry: &ToolEntry, usage: &toolctl_lib::invoke::usage::Usage) -> String {
     let view = ToolView::new(entry);
     let mut table = output::table(["FIELD", "VALUE"]);
     table.add_row(["ref", &view.reference]);

@@ -1,18 +1,18 @@
 //! `toolctl validate`: every problem in the catalog, for CI and for people editing files.
 
-use crate::base::error_code::{ErrorCode, exit};
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{Human, Output, Painted};
 use crate::cli::shared::plural;
 use crate::cli::values;
-use crate::provider::Provider;
-use crate::validate::{self, About, Finding, Report, Request, Severity};
 use anstyle::{AnsiColor, Style};
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use toolctl_lib::base::error_code::{ErrorCode, exit};
+use toolctl_lib::provider::Provider;
+use toolctl_lib::validate::{self, About, Finding, Report, Request, Severity};
 
 /// What `--help` shows after the options: command lines that work (a test runs them on a copy
 /// of fixtures/catalog).
@@ -83,9 +83,9 @@ fn stdin_file(args: &ValidateArgs) -> Result<Option<Stdin>, CliError> {
             CliError::invalid("- (standard input) is checked alone, without other paths").usage(),
         );
     }
-    let text = crate::catalog::read_stdin()?;
+    let text = toolctl_lib::catalog::read_stdin()?;
     let name = serde_json::from_str::<serde_json::Value>(&text)
-        .map_or(crate::catalog::TOOL_FILE, |doc| {
+        .map_or(toolctl_lib::catalog::TOOL_FILE, |doc| {
             validate::file_name_for(&doc)
         });
     let dir = tempfile::tempdir().map_err(|e| {
@@ -95,15 +95,15 @@ fn stdin_file(args: &ValidateArgs) -> Result<Option<Stdin>, CliError> {
         )
     })?;
     let file = dir.path().join(name);
-    crate::catalog::store::write_atomic(&file, text.as_bytes())?;
+    toolctl_lib::catalog::store::write_atomic(&file, text.as_bytes())?;
     Ok(Some(Stdin { _dir: dir, file }))
 }
 
 pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Output, CliError> {
     let location = ctx.location()?;
     if args.paths.is_empty()
-        && let crate::catalog::Location::UserDefault(dir) = &location
-        && !dir.join(crate::catalog::CONFIG_FILE).is_file()
+        && let toolctl_lib::catalog::Location::UserDefault(dir) = &location
+        && !dir.join(toolctl_lib::catalog::CONFIG_FILE).is_file()
     {
         // A CI job run in the wrong folder must not pass on nothing: other commands read an
         // absent default catalog as empty, but "no problems" in nothing is no answer.
@@ -133,7 +133,7 @@ pub fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<Output, CliError> {
     })
     .map_err(|e| {
         if e.missing {
-            return CliError::from(crate::catalog::Error::NotFound {
+            return CliError::from(toolctl_lib::catalog::Error::NotFound {
                 what: "file",
                 name: e.path.display().to_string(),
                 hint: None,

@@ -59,7 +59,12 @@ impl Api {
 
     /// What the server received, but `/requests` itself, on paths starting with `prefix`.
     fn requests(&self, prefix: &str) -> Vec<Value> {
-        let text = reqwest::blocking::get(self.url("/requests"))
+        // toolctl's own client: reqwest is built without a crypto provider of its own.
+        let client =
+            toolctl_lib::base::http::client(reqwest::redirect::Policy::none(), None).unwrap();
+        let text = client
+            .get(self.url("/requests"))
+            .send()
             .unwrap()
             .text()
             .unwrap();

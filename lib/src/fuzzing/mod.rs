@@ -257,7 +257,7 @@ thread_local! {
 }
 
 fn search_index() -> Option<(tempfile::TempDir, Index)> {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalog");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/catalog");
     let dir = tempfile::tempdir().ok()?;
     copy_tree(&fixtures, dir.path()).ok()?;
     let catalog = Catalog::open(dir.path()).ok()?;
@@ -389,7 +389,7 @@ mod tests {
     /// through its target.
     #[test]
     fn the_fuzz_seeds_pass() {
-        let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
+        let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds");
         let mut ran = 0;
         for (name, target) in super::TARGETS {
             let dir = seeds.join(name);

@@ -1255,11 +1255,8 @@ fn http_transport(
     }
     // No redirects: the host allowed is the host called; and its name may not lead to this
     // machine or its link.
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .dns_resolver(std::sync::Arc::new(super::http::guarded_dns(call.hosts)))
-        .build()
-        .map_err(|e| {
+    let client =
+        crate::base::http::async_client(super::http::guarded_dns(call.hosts)).map_err(|e| {
             Failure::new(
                 ErrorCode::Internal,
                 format!("cannot make an HTTP client: {e}"),

@@ -19,6 +19,17 @@ pub fn encode_component(text: &str) -> String {
     utf8_percent_encode(text, COMPONENT).to_string()
 }
 
+/// Makes ring rustls' crypto provider for the process, once, before the first client: reqwest
+/// is built without a provider of its own (its default, aws-lc-rs, compiles C through cmake
+/// for about a minute), and every client toolctl builds comes from this module.
+fn install_crypto_provider() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        // An error says a provider is installed already, which is all this asks for.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 /// A blocking HTTP client with `redirects` as its redirect policy (HTTP tools check every hop
 /// against `allowedHosts`; the scorers' endpoints follow none), and `dns` as its resolver when
 /// given (see [`GuardedDns`]).
@@ -26,11 +37,22 @@ pub fn client(
     redirects: reqwest::redirect::Policy,
     dns: Option<GuardedDns>,
 ) -> reqwest::Result<reqwest::blocking::Client> {
+    install_crypto_provider();
     let mut builder = reqwest::blocking::Client::builder().redirect(redirects);
     if let Some(dns) = dns {
         builder = builder.dns_resolver(Arc::new(dns));
     }
     builder.build()
+}
+
+/// The async client of MCP servers over HTTP: no redirects (the host allowed is the host
+/// called), and `dns` as its resolver.
+pub fn async_client(dns: GuardedDns) -> reqwest::Result<reqwest::Client> {
+    install_crypto_provider();
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .dns_resolver(Arc::new(dns))
+        .build()
 }
 
 /// What kind of address a host name may not lead to ([`local_kind`]).

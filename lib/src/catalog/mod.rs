@@ -44,10 +44,12 @@ use std::time::Duration;
 
 /// The folder of derived state inside a catalog.
 pub const STATE_DIR: &str = ".toolctl";
-pub(crate) const BUNDLES_DIR: &str = "bundles";
-pub(crate) const TOOLS_DIR: &str = "tools";
-pub(crate) const BUNDLE_FILE: &str = "bundle.json";
-pub(crate) const TOOL_FILE: &str = "tool.json";
+/// The catalog's folder of bundles, each bundle's folder of tools, and the files that define
+/// them: `bundles/<bundleID>/bundle.json`, `bundles/<bundleID>/tools/<slug>/<version>/tool.json`.
+pub const BUNDLES_DIR: &str = "bundles";
+pub const TOOLS_DIR: &str = "tools";
+pub const BUNDLE_FILE: &str = "bundle.json";
+pub const TOOL_FILE: &str = "tool.json";
 
 /// The bundle folder, slug folder and version folder of a tool file's path relative to the
 /// catalog (`bundles/<dir>/tools/<slug>/<version>/tool.json`), `None` for any other path. The
@@ -507,7 +509,7 @@ impl Catalog {
     }
 
     /// The slugs of a bundle's tools (folder names), sorted.
-    pub(crate) fn tool_slugs(&self, bundle: &BundleEntry) -> Vec<String> {
+    pub fn tool_slugs(&self, bundle: &BundleEntry) -> Vec<String> {
         if bundle.is_builtin() {
             return builtin::tools()
                 .iter()
@@ -702,7 +704,7 @@ impl Catalog {
 }
 
 /// Names of the visible sub-folders of `dir` (none if it does not exist).
-pub(crate) fn list_dir_names(dir: &Path) -> Vec<String> {
+pub fn list_dir_names(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };

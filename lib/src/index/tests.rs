@@ -150,7 +150,7 @@ fn copy_dir(from: &Path, to: &Path) {
 fn fixture() -> (tempfile::TempDir, Catalog) {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalog"),
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/catalog"),
         dir.path(),
     );
     let catalog = Catalog::open(dir.path()).unwrap();

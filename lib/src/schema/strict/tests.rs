@@ -7,7 +7,7 @@ macro_rules! fixtures {
         ($($bundle:literal => [$($slug:literal $version:literal),*]),*) => {
             &[$($((
                 concat!($slug, "@", $version),
-                include_str!(concat!("../../../fixtures/catalog/bundles/", $bundle, "/tools/", $slug,
+                include_str!(concat!("../../../../fixtures/catalog/bundles/", $bundle, "/tools/", $slug,
                     "/", $version, "/tool.json")),
             )),*),*]
         };
@@ -523,7 +523,8 @@ fn fixture_catalog() {
 
 #[test]
 fn fixtures_list_every_tool_of_the_catalog() {
-    let bundles = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalog/bundles");
+    let bundles =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/catalog/bundles");
     let dirs =
         |path: std::path::PathBuf| std::fs::read_dir(path).unwrap().map(|e| e.unwrap().path());
     let tools = dirs(bundles)

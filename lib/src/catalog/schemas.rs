@@ -46,9 +46,9 @@ impl Kind {
     /// The schema, as kept in the repository.
     pub fn text(self) -> &'static str {
         match self {
-            Self::Config => include_str!("../../schemas/toolctl.schema.json"),
-            Self::Bundle => include_str!("../../schemas/bundle.schema.json"),
-            Self::Tool => include_str!("../../schemas/tool.schema.json"),
+            Self::Config => include_str!("../../../schemas/toolctl.schema.json"),
+            Self::Bundle => include_str!("../../../schemas/bundle.schema.json"),
+            Self::Tool => include_str!("../../../schemas/tool.schema.json"),
         }
     }
 
