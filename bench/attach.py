@@ -13,7 +13,7 @@ median and p95 over all samples (each query --rounds times after a warm-up round
 `attach AGENT --query Q --json` (bm25, the default scorer without an embeddings endpoint), of
 `attach AGENT` without a query, and of `agent show AGENT`, with the stat floor of
 bench/search.py to read them against; walking (no watcher), then with the index watcher
-(`toolctl index watch --detach`; README "The index watcher").
+(`toolctl index watch --detach`; docs/search.md, "The index watcher").
 """
 
 from __future__ import annotations

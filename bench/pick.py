@@ -15,7 +15,7 @@ process, median and p95 over all samples (each query --rounds times after a warm
   each tool.json and slug folder first), to read the pick figures against.
 
 Each table is taken twice: walking (no watcher) and with the index watcher (`toolctl index
-watch --detach`; README "The index watcher").
+watch --detach`; docs/search.md, "The index watcher").
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ and the peak-RSS method explained there) and prints, for each size:
 
 The search, edit and list figures are taken twice: walking (`TOOLCTL_WATCH=never`, no watcher:
 every command stats every entry) and with the index watcher (`toolctl index watch --detach`,
-stopped afterwards; README "The index watcher").
+stopped afterwards; docs/search.md, "The index watcher").
 
 The catalogs are in the page cache (just written), so the figures are warm-cache figures.
 """

@@ -24,7 +24,7 @@ For each it prints the median wall time and the median CPU time (user + system o
 from os.wait4: steadier than wall time on a shared machine). The catalog's files are in the
 page cache (just written), so "cold" means no index, not a cold disk.
 
-The README's figures without `Tool::check` and src/index/sync.rs's rayon figures came from one
+The manual's figures (docs/search.md) without `Tool::check` and src/index/sync.rs's rayon figures came from one
 build with two temporary switches read by --variant (TOOLCTL_BENCH_NO_CHECK skipped the check
 in `Catalog::tool_from_text`; TOOLCTL_BENCH_RAYON compared each chunk's batches with rayon's
 `par_iter_mut`), not kept in the code: to measure such a change again, build it and pass it

@@ -324,14 +324,14 @@ fn man_writes_a_page_per_command() {
         .stderr_has("no command 'frob' in toolctl tool");
 }
 
-/// The install lines the README gives for bash, zsh and fish are the `completions` examples
+/// The install lines the manual gives for bash, zsh and fish (docs/completions.md) are the `completions` examples
 /// that [`the_examples_in_help_run`] runs, and bash completes with the one it gives.
 #[test]
-fn the_readme_install_lines_are_the_tested_ones() {
+fn the_manuals_install_lines_are_the_tested_ones() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let page = std::fs::read_to_string(root.join("docs/completions.md")).unwrap();
     let examples = definition(&["completions".to_owned()]);
-    let lines: Vec<&str> = readme
+    let lines: Vec<&str> = page
         .lines()
         .filter(|line| line.starts_with("echo '") && line.contains("COMPLETE="))
         .map(|line| line.split(" # ").next().unwrap().trim_end())
@@ -340,7 +340,7 @@ fn the_readme_install_lines_are_the_tested_ones() {
     for line in &lines {
         assert!(
             examples.contains(line),
-            "README's `{line}` is not among the examples of `toolctl completions --help`"
+            "docs/completions.md's `{line}` is not among the examples of `toolctl completions --help`"
         );
     }
     // What the bash line sources, in a real bash, completes from the catalog.

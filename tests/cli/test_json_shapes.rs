@@ -1,7 +1,7 @@
-//! The README's table of every command's `--json` shape (section "`--json` output") is tested
-//! here, so it cannot drift from the code: every subcommand clap knows has a row, and each row's
-//! command, run with `--json` on a temporary catalog, prints the top-level shape the row gives
-//! (docs/JSON.md has the rules the table follows).
+//! The manual's table of every command's `--json` shape (docs/JSON.md, section "Every command's
+//! shape") is tested here, so it cannot drift from the code: every subcommand clap knows has a
+//! row, and each row's command, run with `--json` on a temporary catalog, prints the top-level
+//! shape the row gives (the same page has the rules the table follows).
 
 use crate::common::{Run, TestEnv, tool_doc};
 use crate::test_mcp_tools::toolctl_server;
@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-const HEADING: &str = "### `--json` output";
+const PAGE: &str = "docs/JSON.md";
+const HEADING: &str = "## Every command's shape";
 
 /// A top-level shape, as the table's second column writes it.
 #[derive(Debug, PartialEq)]
@@ -74,7 +75,7 @@ fn parse_shape(text: &str) -> Shape {
     let inner = text
         .strip_prefix('{')
         .and_then(|t| t.strip_suffix('}'))
-        .unwrap_or_else(|| panic!("README --json table: cannot read the shape `{text}`"));
+        .unwrap_or_else(|| panic!("the --json table: cannot read the shape `{text}`"));
     let (mut required, mut optional, mut open) = (Vec::new(), Vec::new(), false);
     for entry in top_level_entries(inner) {
         if entry == "…" {
@@ -84,7 +85,7 @@ fn parse_shape(text: &str) -> Shape {
         let key = entry.split(':').next().unwrap().trim();
         assert!(
             !key.is_empty() && !key.contains(' '),
-            "README --json table: `{entry}` in `{text}` is not a key"
+            "the --json table: `{entry}` in `{text}` is not a key"
         );
         match key.strip_suffix('?') {
             Some(key) => optional.push(key.to_owned()),
@@ -98,15 +99,14 @@ fn parse_shape(text: &str) -> Shape {
     }
 }
 
-/// The rows of the README's `--json` table.
-fn readme_rows() -> Vec<Row> {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let lines: Vec<&str> = readme.lines().collect();
+/// The rows of the manual's `--json` table.
+fn table_rows() -> Vec<Row> {
+    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(PAGE)).unwrap();
+    let lines: Vec<&str> = page.lines().collect();
     let start = lines
         .iter()
         .position(|l| *l == HEADING)
-        .unwrap_or_else(|| panic!("README.md has no heading {HEADING}"));
+        .unwrap_or_else(|| panic!("{PAGE} has no heading {HEADING}"));
     let table: Vec<&str> = lines[start..]
         .iter()
         .skip_while(|l| !l.starts_with('|'))
@@ -175,8 +175,8 @@ fn command_path(text: &str) -> String {
 }
 
 #[test]
-fn every_subcommand_has_a_row_in_the_readme_json_table() {
-    let rows = readme_rows();
+fn every_subcommand_has_a_row_in_the_json_table() {
+    let rows = table_rows();
     let known = clap_commands();
     assert!(known.len() > 30, "clap's tree: {known:?}");
     let named: BTreeSet<String> = rows
@@ -186,12 +186,12 @@ fn every_subcommand_has_a_row_in_the_readme_json_table() {
     let missing: Vec<&String> = known.difference(&named).collect();
     assert!(
         missing.is_empty(),
-        "README {HEADING}: no row for {missing:?}"
+        "{PAGE} {HEADING}: no row for {missing:?}"
     );
     let unknown: Vec<&String> = named.difference(&known).collect();
     assert!(
         unknown.is_empty(),
-        "README {HEADING}: rows name {unknown:?}, which clap does not run"
+        "{PAGE} {HEADING}: rows name {unknown:?}, which clap does not run"
     );
 }
 
@@ -372,7 +372,7 @@ impl Setup {
             }
             "tool get no/such" => (vec![], owned(&["tool", "get", "no/such"]), 4),
             other => panic!(
-                "README {HEADING} names `{other}`, which tests/cli/test_json_shapes.rs does not know how to run: add it to Setup::invocation"
+                "{PAGE} {HEADING} names `{other}`, which tests/cli/test_json_shapes.rs does not know how to run: add it to Setup::invocation"
             ),
         };
         (prep, args, exit)
@@ -390,7 +390,7 @@ impl Drop for StopWatcher<'_> {
 
 #[track_caller]
 fn check(row: &Row, command: &str, run: &Run) {
-    let context = format!("README row {}\n`{command}`: {run}", row.text);
+    let context = format!("{PAGE} row {}\n`{command}`: {run}", row.text);
     if row.shape == Shape::Nothing {
         assert_eq!(run.stdout, "", "{context}");
         return;
@@ -426,8 +426,8 @@ fn check(row: &Row, command: &str, run: &Run) {
 }
 
 #[test]
-fn every_row_of_the_readme_json_table_is_what_the_command_prints() {
-    let rows = readme_rows();
+fn every_row_of_the_json_table_is_what_the_command_prints() {
+    let rows = table_rows();
     let setup = Setup::new();
     let _stop = StopWatcher(&setup.env);
     let mut ran = 0;

@@ -2,10 +2,10 @@
 """Coverage for `pick --scorer hybrid`, tried on NESTFUL before the Rust code (src/pick/mod.rs,
 cover.rs; issue 18), and the lexical weight of the fusion measured again.
 
-    python3 bench/hybrid_cover_prototype.py       # needs MiniLM vectors (bench/embed_server.py)
-    python3 bench/hybrid_cover_prototype.py --weights   # the lexical weight, held out
+    python3 research/hybrid_cover_prototype.py       # needs MiniLM vectors (bench/embed_server.py)
+    python3 research/hybrid_cover_prototype.py --weights   # the lexical weight, held out
 
-Over the catalog bench/ranking_prototype.py builds (NESTFUL's tools, 10,000 tools of
+Over the catalog research/ranking_prototype.py builds (NESTFUL's tools, 10,000 tools of
 `gen-catalog --seed 42`, the built-ins) every request is ranked as `hybrid` ranks it: BM25F
 (the recommended recipe) mapped to pick's 0..1 score `1 − e^(−2 · bm25 / Σ idf)`, the cosine
 of MiniLM vectors of toolctl's embedding text (negative → 0), each min-max normalised over
@@ -17,7 +17,7 @@ picks from the 40 best by that fused score, one at a time, for
 with the BM25F term shares of `bm25`'s coverage; what `relevance(d)` is for `hybrid` is the
 question (the variants below). Parameters are chosen by leaving one data set out (on the other
 three, by (R@1 + R@5 + MRR@10) / 3) and the held-out R@5 of the four is the figure, as
-bench/rerank_prototype.py does for `bm25`. Helper tools (toolctl's rule) follow in every row,
+research/rerank_prototype.py does for `bm25`. Helper tools (toolctl's rule) follow in every row,
 as in `pick`; sibling tools are left out (the same for every row).
 
 What it found (2026-11-25; mean capped R@5 over the four data sets, all 1,300 requests):
@@ -47,6 +47,8 @@ import hashlib
 import sys
 from pathlib import Path
 
+# The other notebooks here, and bench/'s modules (catalog, nestful, quality, embed_server).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import embed_server  # noqa: E402
 import quality  # noqa: E402

@@ -3,9 +3,9 @@
 set out: helper tools, coverage and sibling tools (issue 18), as a reference for the Rust code
 (src/pick/helpers.rs, cover.rs, siblings.rs).
 
-    python3 bench/rerank_prototype.py            # the steps alone and together, and the LODO figure
+    python3 research/rerank_prototype.py            # the steps alone and together, and the LODO figure
 
-Everything runs in this process over the catalog bench/ranking_prototype.py builds (NESTFUL's
+Everything runs in this process over the catalog research/ranking_prototype.py builds (NESTFUL's
 tools, 10,000 tools of `gen-catalog --seed 42` and the built-ins), every request ranked by the
 recommended BM25F recipe (what toolctl's index does; within ~0.01 of `bench/quality.py`'s
 figures) and read 40 deep:
@@ -32,6 +32,8 @@ import itertools
 import sys
 from pathlib import Path
 
+# The other notebooks here, and bench/'s modules (catalog, nestful, quality, embed_server).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import nestful  # noqa: E402
 import quality  # noqa: E402

@@ -3,10 +3,10 @@
 "Where the default pick still misses"), each over the whole `pick` in Python and chosen by
 leaving each data set out.
 
-    python3 bench/miss_prototype.py                 # every experiment (about 5 minutes)
-    python3 bench/miss_prototype.py --only name     # one of: bm25f, name, locality, siblings, numbers
+    python3 research/miss_prototype.py                 # every experiment (about 5 minutes)
+    python3 research/miss_prototype.py --only name     # one of: bm25f, name, locality, siblings, numbers
 
-Everything runs in this process over `bench/rerank_prototype.py`'s `Reranker`: NESTFUL's
+Everything runs in this process over `research/rerank_prototype.py`'s `Reranker`: NESTFUL's
 tools, 10,000 tools of `gen-catalog --seed 42` and the built-ins, every request ranked by
 toolctl's BM25F recipe and then by the steps after it as the Rust code runs them (helper
 tools, coverage α 0.8 λ 0.3, sibling tools β 0.4 with 3 anchors); that is 0.800 mean capped
@@ -38,6 +38,8 @@ import re
 import sys
 from pathlib import Path
 
+# The other notebooks here, and bench/'s modules (catalog, nestful, quality, embed_server).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import quality  # noqa: E402
 import ranking_prototype as rp  # noqa: E402

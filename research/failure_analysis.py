@@ -3,11 +3,11 @@
 with what the first pick and the request's own tools matched (issue 18, docs/QUALITY.md).
 
     python3 bench/quality.py --no-alone --methods bm25 --keep     # writes the per-query ranks
-    python3 bench/failure_analysis.py                              # reads them
-    python3 bench/failure_analysis.py --cfb 100 --seed 12 --show   # every case printed
+    python3 research/failure_analysis.py                              # reads them
+    python3 research/failure_analysis.py --cfb 100 --seed 12 --show   # every case printed
 
 Reads `target/bench-quality/quality.json` (the `bm25` rows of the `+10k` catalog) and the
-tools of `bench/ranking_prototype.py`'s corpus (the same 8,314 tools). For each request whose
+tools of `research/ranking_prototype.py`'s corpus (the same 8,314 tools). For each request whose
 first pick is not relevant (all of glaive, sgd and executable; a random `--cfb` of cfb's) it
 shows (`--show`) what the first pick and each of the request's tools matched (words
 Snowball-stemmed, toolctl's stop words and chat phrasing left out, as the prototype reads
@@ -34,6 +34,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+# The other notebooks here, and bench/'s modules (catalog, nestful, quality, embed_server).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import catalog as bench  # noqa: E402
 import nestful  # noqa: E402

@@ -2,9 +2,9 @@
 """Ranking research for issue 18: lexical rankings (and their fusion with embeddings) tried on
 NESTFUL, tuned by cross-validation, as a reference for the Rust implementation.
 
-    python3 bench/ranking_prototype.py                    # baselines, ablation, CV figures of the best recipe
-    python3 bench/ranking_prototype.py --embed            # also fusion with MiniLM (bench/embed_server.py)
-    python3 bench/ranking_prototype.py --quick            # fewer tuning rounds
+    python3 research/ranking_prototype.py                    # baselines, ablation, CV figures of the best recipe
+    python3 research/ranking_prototype.py --embed            # also fusion with MiniLM (bench/embed_server.py)
+    python3 research/ranking_prototype.py --quick            # fewer tuning rounds
 
 Everything is in this process (numpy, scipy; the venv of bench/quality.py), over the same
 catalogs bench/quality.py builds: each NESTFUL data set's tools plus 10,000 tools of
@@ -43,6 +43,8 @@ import urllib.request
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+# The other notebooks here, and bench/'s modules (catalog, nestful, quality, embed_server).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import catalog as bench  # noqa: E402
 import nestful  # noqa: E402
@@ -626,7 +628,7 @@ def main() -> None:
     report: list[str] = Report(args.out)
     sections = set(filter(None, args.only.split(","))) or {"fixed", "ablation", "keyword", "diagnose", "fusion", "final", "calibration", "classify", "fixture"}
     run_sections(corpus, args, rounds, sections, report)
-    report.append(f"\n(took {time.time() - started:.0f} s; `python3 bench/ranking_prototype.py "
+    report.append(f"\n(took {time.time() - started:.0f} s; `python3 research/ranking_prototype.py "
                   f"{' '.join(sys.argv[1:])}`)")
     print("\n".join(report))
 
