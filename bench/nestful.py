@@ -265,20 +265,22 @@ def write_json(path: Path, doc: dict) -> None:
     path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
-def ensure_config(catalog: Path) -> None:
-    """`toolctl.json` exists and allows HOST (gen-catalog writes its own hosts)."""
+def ensure_config(catalog: Path, host: str = HOST) -> None:
+    """`toolctl.json` exists and allows `host` (gen-catalog writes its own hosts)."""
     path = catalog / "toolctl.json"
     config = json.loads(path.read_text()) if path.is_file() else {"schemaVersion": "1"}
     hosts = config.setdefault("allowedHosts", [])
-    if HOST not in hosts:
-        hosts.append(HOST)
+    if host not in hosts:
+        hosts.append(host)
     write_json(path, config)
 
 
-def write_bundles(catalog: Path, tools: list[Tool]) -> dict[str, str]:
+def write_bundles(catalog: Path, tools: list[Tool], host: str = HOST, display: str = "NESTFUL",
+                  about: str | None = None) -> dict[str, str]:
     """Write `tools` into `catalog` (a bundle per data set) and return ref → tool key, the
-    mapping results are scored by (`bundle/slug@v1` → `dataset/name`)."""
-    ensure_config(catalog)
+    mapping results are scored by (`bundle/slug@v1` → `dataset/name`). `host`, `display` and
+    `about` (the bundle's description) are another data set's (bench/bfcl.py)."""
+    ensure_config(catalog, host)
     refs: dict[str, str] = {}
     for dataset in dict.fromkeys(t.dataset for t in tools):
         millis = created_millis("bundle " + dataset) - 86_400_000 * 400  # before its tools
@@ -288,8 +290,8 @@ def write_bundles(catalog: Path, tools: list[Tool]) -> dict[str, str]:
             "schemaVersion": "1",
             "bundleID": bundle_id,
             "slug": dataset,
-            "displayName": f"NESTFUL {dataset}",
-            "description": f"Tools of the {dataset} part of NESTFUL (IBM, Apache-2.0).",
+            "displayName": f"{display} {dataset}",
+            "description": about or f"Tools of the {dataset} part of NESTFUL (IBM, Apache-2.0).",
             "isEnabled": True,
             "isBuiltIn": False,
             "createdAt": iso(millis),
@@ -311,7 +313,7 @@ def write_bundles(catalog: Path, tools: list[Tool]) -> dict[str, str]:
                 "tags": [],
                 "argSchema": tool.arg_schema,
                 **({"outputSchema": tool.output_schema} if tool.output_schema else {}),
-                "impl": {"method": "GET", "urlTemplate": f"https://{HOST}/{dataset}/{tool.slug}"},
+                "impl": {"method": "GET", "urlTemplate": f"https://{host}/{dataset}/{tool.slug}"},
                 "createdAt": iso(millis),
                 "modifiedAt": iso(millis),
             })

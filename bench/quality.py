@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
-"""Benchmark how well `pick` and `search` find the right tools, on public data (NESTFUL).
+"""Benchmark how well `pick` and `search` find the right tools, on public data (NESTFUL and
+BFCL's development split).
 
-    python3 bench/quality.py                    # every data set alone, and all with 10,000 distractors
+    python3 bench/quality.py                    # every data set alone, and with 10,000 distractors
+    python3 bench/quality.py --no-alone --methods bm25,bm25-relevance   # the default pick and relevance alone
     python3 bench/quality.py --embed            # also --scorer embed and hybrid (MiniLM, bench/embed_server.py)
     python3 bench/quality.py --sample 100 --distractors 1000   # a quick look
 
 Run on demand (not in CI; Python 3.11+). It builds the release binary and `gen-catalog`,
-downloads NESTFUL once into the cache (bench/nestful.py says what it holds and how a request
-is labelled), and ranks every request against two kinds of catalog:
+downloads NESTFUL and BFCL once into the cache (bench/nestful.py and bench/bfcl.py say what
+they hold and how a request is labelled), and ranks every request against two kinds of
+catalog, for each of the two sources:
 
-- **alone**: each data set in a catalog of its own (its one bundle and the built-in tools);
-- **+10k**: the union of all data sets' tools plus `--distractors` generated tools
+- **alone**: each NESTFUL data set in a catalog of its own (its one bundle and the built-in
+  tools); BFCL's functions in one (its six categories share them);
+- **+10k**: the union of the source's data sets' tools plus `--distractors` generated tools
   (`gen-catalog --seed 42`), so the figure is about finding a needle at scale.
+
+BFCL's `live_*` categories are held out: bench/bfcl.py never reads them.
 
 Methods, each asked for its 10 best:
 - `toolctl pick --scorer keyword`, `--scorer bm25` (the default), `toolctl search`, and with
@@ -22,7 +28,8 @@ Methods, each asked for its 10 best:
   each catalog and stopped after (`--walk`: none; TOOLCTL_WATCH=never either way, so no
   command starts one by itself). The first request of each method is run once unmeasured
   (for embed, that embeds the whole catalog into toolctl's cache).
-- Ablations of the default pick, each run only when `--methods` names it: `bm25-no-helpers`
+- Ablations of the default pick, each run only when `--methods` names it: `bm25-relevance`
+  (`pick --no-helpers --no-coverage --no-siblings`: relevance alone), `bm25-no-helpers`
   (`pick --no-helpers`: without the helper tools its first picks' required arguments name),
   `bm25-no-coverage` (`pick --no-coverage`: a sentence's picks by relevance alone),
   `bm25-no-siblings` (`pick --no-siblings`: without lifting its first picks' siblings, tools
@@ -39,7 +46,7 @@ Methods, each asked for its 10 best:
   words left out; no stemming. Ties keep registration order (`createdAt`), as pick does.
   They need `rank_bm25`: the script makes a venv for it in the cache the first time.
 
-Scores (a request has 1 to 7 relevant tools; most have 2 to 4):
+Scores (a NESTFUL request has 1 to 7 relevant tools, most 2 to 4; a BFCL one 1 to 4, most 1):
 - **R@k**: relevant tools among the first k over min(k, relevant tools), averaged over
   requests (so R@1 is "the first is relevant", and a request with 3 tools is found whole at
   R@5 when all 3 are in the first 5);
@@ -69,6 +76,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bfcl  # noqa: E402
 import catalog as bench  # noqa: E402  (release build, gen-catalog, TOOLCTL_WATCH=never)
 import nestful  # noqa: E402
 
@@ -76,10 +84,15 @@ VENV = nestful.CACHE / "venv"
 VENV_PACKAGES = ["rank_bm25==0.2.2", "snowballstemmer==3.1.1", "numpy", "scipy"]  # scipy: the prototypes
 EMBED_MODEL = "all-MiniLM-L6-v2"
 TOOLCTL_METHODS = ["keyword", "bm25", "search"]
-# The default pick without one of its steps, by the flag that turns it off (not run unless
+# The data sets, by their module (each has NAMES, load and write_bundles), in table order.
+SOURCES = {"NESTFUL": nestful, "BFCL": bfcl}
+SOURCE_OF = {name: label for label, module in SOURCES.items() for name in module.NAMES}
+ALL_DATASETS = [name for module in SOURCES.values() for name in module.NAMES]
+# The default pick with some of its steps turned off, by the flags that do it (not run unless
 # named in --methods).
-ABLATIONS = {"bm25-no-helpers": "--no-helpers", "bm25-no-coverage": "--no-coverage",
-             "bm25-no-siblings": "--no-siblings", "hybrid-no-coverage": "--no-coverage"}
+ABLATIONS = {"bm25-no-helpers": ["--no-helpers"], "bm25-no-coverage": ["--no-coverage"],
+             "bm25-no-siblings": ["--no-siblings"], "hybrid-no-coverage": ["--no-coverage"],
+             "bm25-relevance": ["--no-helpers", "--no-coverage", "--no-siblings"]}
 EMBED_METHODS = ["embed", "hybrid"]
 # Derived from the `bm25` and `embed` rankings (each read 100 deep), fused in this process.
 FUSED_METHODS = ["rrf"]
@@ -290,7 +303,7 @@ def method_argv(base: list[str], method: str, query: str, embed_url: str | None,
     argv = [*base, "pick", query, "--scorer", scorer, "--allow-unsafe", "--max", str(depth),
             "--min-score", "0.000001"]
     if method in ABLATIONS:
-        argv.append(ABLATIONS[method])
+        argv += ABLATIONS[method]
     if scorer in EMBED_METHODS:
         argv += ["--embed-url", embed_url or "", "--embed-model", EMBED_MODEL]
     return argv
@@ -362,31 +375,41 @@ def embed_server(threads: int = 1):
 
 @dataclass
 class Catalog:
-    label: str  # "alone" or "+10k"
+    label: str  # "NESTFUL alone", "BFCL +10k", …
     path: Path
-    refs: dict[str, str]  # toolctl ref → NESTFUL key
+    refs: dict[str, str]  # toolctl ref → data set key
     datasets: list[str]
     tools: int = 0
     docs: list[Doc] = field(default_factory=list)
 
 
-def build_catalogs(data: nestful.Data, datasets: list[str], distractors: int, work: Path,
-                   alone: bool) -> list[Catalog]:
+def build_catalogs(data: dict[str, nestful.Data], datasets: list[str], distractors: int,
+                   work: Path, alone: bool) -> list[Catalog]:
+    """For each source (NESTFUL, BFCL) of `datasets`, by `data[source]`: its catalogs alone
+    (a NESTFUL data set each; BFCL's functions, which all its categories share, once) and its
+    union with `distractors` generated tools."""
     catalogs: list[Catalog] = []
-    if alone:
-        for name in datasets:
-            path = work / f"alone-{name}"
-            refs = nestful.write_bundles(path, data.only(name).tools)
-            catalogs.append(Catalog("alone", path, refs, [name]))
-    if distractors >= 0:
-        path = work / "union"
-        if distractors > 0:
-            subprocess.run([str(bench.GEN_CATALOG), "--tools", str(distractors), "--out", str(path),
-                            "--seed", str(bench.SEED)], check=True, capture_output=True)
-        tools = [t for t in data.tools if t.dataset in datasets]
-        refs = nestful.write_bundles(path, tools)
-        catalogs.append(Catalog(f"+{distractors // 1000}k" if distractors >= 1000
-                                else f"+{distractors}", path, refs, datasets))
+    for source, module in SOURCES.items():
+        mine = [d for d in datasets if SOURCE_OF[d] == source]
+        if not mine:
+            continue
+        tools = [t for t in data[source].tools if module is bfcl or t.dataset in mine]
+        if alone:
+            groups = [[d] for d in mine] if module is nestful else [mine]
+            for group in groups:
+                path = work / f"alone-{source}-{group[0]}"
+                refs = module.write_bundles(path, [t for t in tools if module is bfcl
+                                                   or t.dataset == group[0]])
+                catalogs.append(Catalog(f"{source} alone", path, refs, group))
+        if distractors >= 0:
+            path = work / f"union-{source}"
+            if distractors > 0:
+                subprocess.run([str(bench.GEN_CATALOG), "--tools", str(distractors), "--out",
+                                str(path), "--seed", str(bench.SEED)], check=True,
+                               capture_output=True)
+            refs = module.write_bundles(path, tools)
+            size = f"+{distractors // 1000}k" if distractors >= 1000 else f"+{distractors}"
+            catalogs.append(Catalog(f"{source} {size}", path, refs, mine))
     for c in catalogs:
         base = [str(bench.TOOLCTL), "--catalog", str(c.path), "--json"]
         subprocess.run([*base, "index", "rebuild"], check=True, capture_output=True)
@@ -395,7 +418,7 @@ def build_catalogs(data: nestful.Data, datasets: list[str], distractors: int, wo
     return catalogs
 
 
-def run(args, data: nestful.Data, catalogs: list[Catalog], embed_url: str | None,
+def run(args, requests_all: list, catalogs: list[Catalog], embed_url: str | None,
         scratch: Path) -> list[dict]:
     methods = [m for m in args.methods
                if m in TOOLCTL_METHODS + list(ABLATIONS) + EMBED_METHODS + BASELINES + FUSED_METHODS]
@@ -405,7 +428,7 @@ def run(args, data: nestful.Data, catalogs: list[Catalog], embed_url: str | None
     rows: list[dict] = []
     for c in catalogs:
         deep: dict[tuple[str, int], dict[str, list[tuple[str, float]]]] = {}
-        requests = [r for r in data.requests if r.dataset in c.datasets]
+        requests = [r for r in requests_all if r.dataset in c.datasets]
         base = [str(bench.TOOLCTL), "--catalog", str(c.path), "--json"]
         print(f"{c.label} {','.join(c.datasets)}: {c.tools} tools, {len(requests)} requests",
               file=sys.stderr)
@@ -444,7 +467,7 @@ def run(args, data: nestful.Data, catalogs: list[Catalog], embed_url: str | None
     return rows
 
 
-def row(c: Catalog, method: str, r: nestful.Request, top: list[str], ms: float | None) -> dict:
+def row(c: Catalog, method: str, r, top: list[str], ms: float | None) -> dict:
     return {"catalog": c.label, "method": method, "dataset": r.dataset, "index": r.index,
             "query": r.query, "relevant": r.relevant_keys, "top": top,
             "ranks": ranks(top, r.relevant_keys), "ms": ms}
@@ -478,12 +501,12 @@ def table(rows: list[dict], catalogs: list[Catalog], methods: list[str]) -> str:
                     s = summarise(sel)
                     times = [x["ms"] for x in sel if x["ms"] is not None]
                     n = len(sel)
-                label = "mean of 4" if dataset == "mean" else f"{dataset} ({n})"
+                label = f"mean of {len(c.datasets)}" if dataset == "mean" else f"{dataset} ({n})"
                 ms = f"{statistics.median(times):.1f}" if times else "—"
                 name = {"overlap": "overlap (Python)", "rank_bm25": "rank_bm25 (Python)",
                         "search": "`search`",
-                        **{m: f"`pick --scorer {m.split('-', 1)[0]} {flag}`"
-                           for m, flag in ABLATIONS.items()},
+                        **{m: f"`pick --scorer {m.split('-', 1)[0]} {' '.join(flags)}`"
+                           for m, flags in ABLATIONS.items()},
                         "rrf": "bm25 ⊕ embed by RRF (k 60, 0.4 / 0.6; Python)"}.get(
                             method, f"`pick --scorer {method}`")
                 lines.append(f"| {c.label} ({c.tools} tools) | {label} | {name} | {s['r1']:.3f} | "
@@ -493,8 +516,9 @@ def table(rows: list[dict], catalogs: list[Catalog], methods: list[str]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", default=",".join(nestful.NAMES),
-                        help=f"comma-separated, of {', '.join(nestful.NAMES)}")
+    parser.add_argument("--datasets", default=",".join(ALL_DATASETS),
+                        help=f"comma-separated, of {', '.join(ALL_DATASETS)} (NESTFUL's, then "
+                             "BFCL's categories)")
     parser.add_argument("--distractors", type=int, default=10_000,
                         help="generated tools beside the union of the data sets (-1: no union catalog)")
     parser.add_argument("--no-alone", action="store_true", help="skip the one-data-set catalogs")
@@ -519,19 +543,21 @@ def main() -> None:
     command = "python3 bench/quality.py " + shlex.join(sys.argv[1:])
     args.methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
-    unknown = [d for d in datasets if d not in nestful.NAMES]
+    unknown = [d for d in datasets if d not in ALL_DATASETS]
     if unknown:
-        parser.error(f"unknown data sets {unknown}; of {nestful.NAMES}")
+        parser.error(f"unknown data sets {unknown}; of {ALL_DATASETS}")
 
     bench.cargo("build", "--release", "--bin", "toolctl", "--example", "gen-catalog")
-    data = nestful.load(datasets)
+    data = {source: module.load([d for d in datasets if SOURCE_OF[d] == source])
+            for source, module in SOURCES.items() if any(SOURCE_OF[d] == source for d in datasets)}
+    requests = [r for d in data.values() for r in d.requests]
     if args.sample > 0:
-        picked: list[nestful.Request] = []
+        picked = []
         for d in datasets:
-            reqs = [r for r in data.requests if r.dataset == d]
+            reqs = [r for r in requests if r.dataset == d]
             step = max(1, len(reqs) / args.sample)
             picked += [reqs[int(i * step)] for i in range(min(args.sample, len(reqs)))]
-        data.requests = picked
+        requests = picked
 
     work = Path(tempfile.mkdtemp(prefix="toolctl-bench-quality-"))
     scratch = work / "scratch"
@@ -539,7 +565,7 @@ def main() -> None:
     try:
         catalogs = build_catalogs(data, datasets, args.distractors, work, not args.no_alone)
         with (embed_server() if args.embed else contextlib.nullcontext()) as embed_url:
-            rows = run(args, data, catalogs, embed_url, scratch)
+            rows = run(args, requests, catalogs, embed_url, scratch)
     finally:
         if args.keep:
             print(f"catalogs kept in {work}", file=sys.stderr)
@@ -550,7 +576,7 @@ def main() -> None:
     text = table(rows, catalogs, methods)
     version = subprocess.run(["git", "-C", str(bench.ROOT), "rev-parse", "--short", "HEAD"],
                              capture_output=True, text=True).stdout.strip()
-    header = (f"NESTFUL quality, toolctl {version}; R@k = relevant tools in the first k over "
+    header = (f"Pick quality, toolctl {version}; R@k = relevant tools in the first k over "
               f"min(k, relevant); made with `{command}`")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(header + "\n\n" + text + "\n")
