@@ -3,7 +3,7 @@
 //!
 //! Nothing here reads files or scores tools, so every rule is tested in-process and by a
 //! property test over random agents, limits and matches (`tests.rs`). The rules, in the order
-//! they run (the README's "Attach" section says the same for users):
+//! they run (docs/attach.md says the same for users):
 //!
 //! - **Protected** tools never leave: names listed in `protectedTools`/`NEVER_DETACH_TOOLS`/
 //!   `PROTECTED_TOOLS`, `--keep` tools, the tools this request matched, and built-in (core)

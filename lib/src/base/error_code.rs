@@ -1,11 +1,11 @@
 //! The stable error codes of toolctl's JSON output and the process exit codes they map to.
 //!
 //! Both are part of the public contract (scripts and CI jobs match on them), so they live in
-//! this one file and nowhere else; the README's table is a copy of [`exit`].
+//! this one file and nowhere else; the table of docs/exit-codes.md is a copy of [`exit`].
 
 use serde::{Deserialize, Serialize};
 
-/// Process exit codes. Documented in the README; never renumber.
+/// Process exit codes. Documented in docs/exit-codes.md; never renumber.
 pub mod exit {
     /// The command did what it was asked.
     pub const SUCCESS: u8 = 0;

@@ -35,7 +35,7 @@ use subtle::ConstantTimeEq;
 pub const DEFAULT_MAX_SESSIONS: usize = 100;
 
 /// How long a session may go without a request before the SDK closes it (the SDK's default,
-/// set here so that the README's figure cannot drift from it).
+/// set here so that the manual's figure (docs/mcp.md) cannot drift from it).
 pub const SESSION_IDLE_EXPIRY: Duration = Duration::from_secs(300);
 
 /// Open HTTP connections unless `--max-connections` says otherwise: a client holds one per
