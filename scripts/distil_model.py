@@ -12,8 +12,7 @@ vocabulary goes through the transformer alone, the outputs are reduced to 256 di
 PCA, weighted by SIF (1e-4) and quantised to int8. The result is written to
 `assets/static-model/` (or the folder given): `model.safetensors`, `tokenizer.json`,
 `config.json`, and `NOTICE` (where the weights came from, and their licences). The sha256 of
-each file is printed; `src/index/semantic.rs` holds the same hashes and its test fails when
-the committed files differ from them, so a new table means new hashes there too.
+each file is printed, so a committed table can be checked against a run of this script.
 
 Reproducible: the versions are pinned in `distil_model.requirements.txt`, the seeds are fixed,
 torch runs deterministic kernels on one CPU thread (the PCA is an eigendecomposition, not a

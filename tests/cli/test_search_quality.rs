@@ -477,3 +477,33 @@ fn set_metrics_count_relevant_tools_over_what_k_can_hold() {
         }
     );
 }
+
+/// The static embedding table under assets/static-model/ is the one scripts/distil_model.py
+/// makes: a new table (or a file changed by hand) means new hashes here, from the script's
+/// printout.
+#[test]
+fn the_static_model_files_are_the_distilled_ones() {
+    use sha2::{Digest, Sha256};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/static-model");
+    for (file, expected) in [
+        (
+            "model.safetensors",
+            "07b121983d72ea9b21ccb24467e6e79d3c942af41fbd138f326db655812c724e",
+        ),
+        (
+            "tokenizer.json",
+            "dd33465341c98889c3338356b6200c8b232b89af5f1b7aa8e6ee1d4d7a699631",
+        ),
+        (
+            "config.json",
+            "5c78af497b825fc6ec92190df42197b7c1dd28abf9b998c56f95496d58ae65a0",
+        ),
+    ] {
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        let digest: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(digest, expected, "assets/static-model/{file}");
+    }
+}
