@@ -34,7 +34,8 @@ use serde::Serialize;
 use std::collections::HashSet;
 use std::hash::Hash;
 
-/// The seed's two kinds of tools: built-in ("core") and everything else ("MCP", external).
+/// The attach contract's two kinds of tools: built-in ("core") and everything else ("MCP",
+/// external).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {

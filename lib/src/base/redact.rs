@@ -334,7 +334,8 @@ mod tests {
     }
 
     /// An output-schema failure names a secret that is an object's key by its JSON pointer,
-    /// where `/` is `~1` and `~` is `~0` (review12b: `/sk~1live~0abcdefgh` reached stderr).
+    /// where `/` is `~1` and `~` is `~0`: `/sk~1live~0abcdefgh` is redacted as
+    /// `/sk/live~abcdefgh` is.
     #[test]
     fn a_secret_in_a_json_pointer_is_redacted() {
         let r = redactor("sk/live~abcdefgh");

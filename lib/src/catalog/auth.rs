@@ -1,4 +1,4 @@
-//! `impl.auth` of an HTTP tool: how a call proves who it is, without templates (issue 21).
+//! `impl.auth` of an HTTP tool: how a call proves who it is, without templates.
 //!
 //! One of `bearer`, `basic`, `header`, `query`, `hmac` or `oauth2-client-credentials`. Each
 //! names catalog secrets (never values), and every name must be declared in the tool's

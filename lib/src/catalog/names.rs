@@ -448,7 +448,7 @@ mod tests {
         assert_eq!(sanitize(&"x".repeat(100)).len(), MAX_NAME);
     }
 
-    /// Gemini refuses a function name that does not start with a letter or `_` (review12 F14).
+    /// Gemini refuses a function name that does not start with a letter or `_`.
     #[test]
     fn a_name_starts_with_a_letter_or_an_underscore() {
         assert_eq!(sanitize("3d-render"), "_3d-render");

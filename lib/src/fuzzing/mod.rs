@@ -1,7 +1,8 @@
 //! What the fuzz targets (`fuzz/`) run: one function per target, taking the fuzzer's bytes,
 //! driving the library the way a command would and checking what must hold whatever the input.
 //! A broken invariant panics, which the fuzzer reports as a crash. Hidden from the docs: not
-//! an API, only the targets' way in (and the seed tests', `cargo test fuzzing`).
+//! an API, only the targets' way in (and the tests that run the seed corpora, `cargo test
+//! fuzzing`).
 //!
 //! The inputs are text where the library reads text, so the seed corpora (`fuzz/seeds/`) are
 //! readable files; the two structured targets ([`templates`], [`extract`]) read lines.
