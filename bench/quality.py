@@ -28,13 +28,13 @@ Methods, each asked for its 10 best:
   each catalog and stopped after (`--walk`: none; TOOLCTL_WATCH=never either way, so no
   command starts one by itself). The first request of each method is run once unmeasured
   (for embed, that embeds the whole catalog into toolctl's cache).
-- Ablations of the default pick, each run only when `--methods` names it: `bm25-relevance`
-  (`pick --no-helpers --no-coverage --no-siblings`: relevance alone), `bm25-no-helpers`
-  (`pick --no-helpers`: without the helper tools its first picks' required arguments name),
-  `bm25-no-coverage` (`pick --no-coverage`: a sentence's picks by relevance alone),
-  `bm25-no-siblings` (`pick --no-siblings`: without lifting its first picks' siblings, tools
-  of their bundle whose names begin with the same word); with `--embed`, `hybrid-no-coverage`
-  (`pick --scorer hybrid --no-coverage`).
+- Ablations and the steps that are off by default, each run only when `--methods` names it:
+  `bm25-relevance` and `bm25-no-helpers` (both `pick --no-helpers`: relevance alone, without
+  the helper tools its first picks' required arguments name), `bm25-coverage` (`pick
+  --coverage`: a sentence's picks chosen to cover its words), `bm25-siblings` (`pick
+  --siblings`: its first picks lift their siblings, tools of their bundle whose names begin
+  with the same word), `bm25-all-steps` (both: the default before the stage rule); with
+  `--embed`, `hybrid-coverage` (`pick --scorer hybrid --coverage`).
 - `rrf` (with `--embed`): the `bm25` and `embed` rankings (each read 100 deep) fused in this
   process by weighted reciprocal rank fusion (k 60, 0.4 lexical / 0.6 semantic), to compare
   with `hybrid`, which fuses min-max normalised scores with the same weights.
@@ -90,9 +90,10 @@ SOURCE_OF = {name: label for label, module in SOURCES.items() for name in module
 ALL_DATASETS = [name for module in SOURCES.values() for name in module.NAMES]
 # The default pick with some of its steps turned off, by the flags that do it (not run unless
 # named in --methods).
-ABLATIONS = {"bm25-no-helpers": ["--no-helpers"], "bm25-no-coverage": ["--no-coverage"],
-             "bm25-no-siblings": ["--no-siblings"], "hybrid-no-coverage": ["--no-coverage"],
-             "bm25-relevance": ["--no-helpers", "--no-coverage", "--no-siblings"]}
+ABLATIONS = {"bm25-relevance": ["--no-helpers"], "bm25-no-helpers": ["--no-helpers"],
+             "bm25-coverage": ["--coverage"],
+             "bm25-siblings": ["--siblings"], "bm25-all-steps": ["--coverage", "--siblings"],
+             "hybrid-coverage": ["--coverage"]}
 EMBED_METHODS = ["embed", "hybrid"]
 # Derived from the `bm25` and `embed` rankings (each read 100 deep), fused in this process.
 FUSED_METHODS = ["rrf"]

@@ -319,13 +319,15 @@ fn set_metrics<'a>(outcomes: impl Iterator<Item = (&'a [String], Vec<String>)>) 
 /// R@5 0.918, MRR@10 0.956 (R@5 raised to measured − 0.02); with pick's coverage and sibling
 /// tools pick R@5 0.957 (raised to measured − 0.02); with search ordering a sentence's hits as
 /// pick does, search R@5 0.959 (raised to measured − 0.02); with index format 7 (what a tool
-/// returns, weight 0.3) both R@1 0.929, R@5 0.962–0.963, MRR@10 0.959.
+/// returns, weight 0.3) both R@1 0.929, R@5 0.962–0.963, MRR@10 0.959; with coverage and sibling
+/// tools off by default (they lowered other development splits) both R@1 0.929, R@5 0.918,
+/// MRR@10 0.959.
 const NESTFUL_FLOORS: &[(&str, SetMetrics)] = &[
     (
         "search",
         SetMetrics {
             at1: 0.90,
-            at5: 0.93,
+            at5: 0.89,
             mrr: 0.93,
         },
     ),
@@ -333,7 +335,7 @@ const NESTFUL_FLOORS: &[(&str, SetMetrics)] = &[
         "pick",
         SetMetrics {
             at1: 0.90,
-            at5: 0.93,
+            at5: 0.89,
             mrr: 0.93,
         },
     ),
@@ -345,13 +347,14 @@ const NESTFUL_FLOORS: &[(&str, SetMetrics)] = &[
 /// `pick --no-helpers` R@5 0.505); with search ordering a sentence's hits as pick does, search
 /// R@5 0.755, MRR@10 0.808 (raised to measured − 0.02); with index format 7 (what a tool
 /// returns, weight 0.3) both R@1 0.673, R@5 0.741, MRR@10 0.802 (`--no-helpers` R@5 0.513):
-/// 150 requests among glaive's distractors lose 0.011 where all 1,000 among 10,000 gain 0.002.
+/// 150 requests among glaive's distractors lose 0.011 where all 1,000 among 10,000 gain 0.002;
+/// with coverage and sibling tools off by default both R@1 0.673, R@5 0.714, MRR@10 0.801.
 const NESTFUL_CFB_FLOORS: &[(&str, SetMetrics)] = &[
     (
         "search",
         SetMetrics {
             at1: 0.66,
-            at5: 0.73,
+            at5: 0.69,
             mrr: 0.78,
         },
     ),
@@ -359,7 +362,7 @@ const NESTFUL_CFB_FLOORS: &[(&str, SetMetrics)] = &[
         "pick",
         SetMetrics {
             at1: 0.66,
-            at5: 0.73,
+            at5: 0.69,
             mrr: 0.78,
         },
     ),

@@ -302,11 +302,11 @@ pub fn search(
         embed: None,
         embed_batch: pick::DEFAULT_EMBED_BATCH,
         llm: None,
-        // A client that finds a tool through search needs what fills its arguments too.
-        helpers: true,
-        // And the tools of the same API its task needs with the first ones (pick's siblings).
-        siblings: true,
-        coverage: true,
+        // The steps `pick` takes by default: a client that finds a tool through search needs
+        // what fills its arguments too.
+        helpers: pick::HELPERS_BY_DEFAULT,
+        siblings: pick::SIBLINGS_BY_DEFAULT,
+        coverage: pick::COVERAGE_BY_DEFAULT,
     };
     with_index(catalog, |index| {
         let outcome = pick::pick(catalog, index, &request, &mut |_, _| {})?;

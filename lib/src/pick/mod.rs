@@ -18,15 +18,16 @@
 //!      the others less by their place (`1 − i / 2n`). On any failure of the model the keyword
 //!      scorer answers instead and the provenance says why.
 //! 3. Tools under the minimum score are dropped; the rest are ranked by score (ties: the
-//!    registration order, `createdAt`) and the first `max` returned. For `bm25` and `hybrid`
-//!    and a task that reads like a sentence, unless the request says not to, the first `max`
-//!    are chosen from the 40 best to cover the task's words between them ([`cover`]; for
-//!    `hybrid`, BM25F's term shares say what a tool adds, its fused score how relevant it is).
-//! 4. Unless the request says not to, the first picks lift the tools of their bundle whose
-//!    names begin with the same word and that match the request a little, to just below them
-//!    ([`siblings`]); then the first picks (of that ranking) bring the tools their required
-//!    arguments name, right after them, with their score ([`helpers`]); then the ranking is
-//!    cut to `max` again.
+//!    registration order, `createdAt`) and the first `max` returned. With `--coverage`, for
+//!    `bm25` and `hybrid` and a task that reads like a sentence, the first `max` are chosen
+//!    from the 40 best to cover the task's words between them ([`cover`]; for `hybrid`,
+//!    BM25F's term shares say what a tool adds, its fused score how relevant it is).
+//! 4. With `--siblings`, the first picks lift the tools of their bundle whose names begin with
+//!    the same word and that match the request a little, to just below them ([`siblings`]);
+//!    then, unless the request says not to, the first picks (of that ranking) bring the tools
+//!    their required arguments name, right after them, with their score ([`helpers`]); then
+//!    the ranking is cut to `max` again. Which steps run by default, and why:
+//!    [`HELPERS_BY_DEFAULT`].
 //!
 //! With a time limit, a scorer that runs past it is abandoned and the first `max` candidates
 //! in registration order are returned instead, marked as such (the seed's fallback).
@@ -163,7 +164,20 @@ impl std::str::FromStr for Scorer {
     }
 }
 
-/// The seed's defaults.
+/// Which steps after the ranking run unless a request says otherwise, for `pick`, `search`,
+/// `attach` and MCP's `search_tools`.
+///
+/// A step is on by default only if it lowers neither Recall@5 nor Recall@1 by more than 0.005
+/// on any development split (NESTFUL's four, BFCL's six; `bench/quality.py`, figures in
+/// docs/QUALITY.md). Helper tools pass. Coverage and sibling tools lift some data sets and
+/// lower others (siblings by up to 0.045 Recall@5), so they run only when asked for.
+pub const HELPERS_BY_DEFAULT: bool = true;
+/// See [`HELPERS_BY_DEFAULT`].
+pub const SIBLINGS_BY_DEFAULT: bool = false;
+/// See [`HELPERS_BY_DEFAULT`].
+pub const COVERAGE_BY_DEFAULT: bool = false;
+
+/// The agent-tools API's defaults.
 pub const DEFAULT_MAX: usize = 3;
 pub const DEFAULT_MIN_SCORE: f64 = 0.05;
 /// The most tools one pick returns: OpenAI's limit for one request.

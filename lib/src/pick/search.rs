@@ -1,18 +1,18 @@
 //! `search` for a sentence, its hits ordered as `pick` orders its picks.
 //!
 //! The index ranks a sentence by BM25F relevance alone ([`crate::index`]). `pick` then takes
-//! three more steps ([`pick`](super::pick)): coverage over its 40 most relevant candidates
-//! ([`cover`]), the first picks' sibling tools ([`siblings`](super::siblings)) and the tools
-//! their required arguments name ([`helpers`](super::helpers)). `search` takes the same steps
-//! over its own hits (what its filters let through: `--bundle`, `--tag`,
-//! `--include-disabled`, `--include-deleted`):
+//! the steps that run by default ([`HELPERS_BY_DEFAULT`] and its siblings): today only the
+//! tools the first picks' required arguments name ([`helpers`](super::helpers)); coverage
+//! ([`cover`]) and sibling tools ([`siblings`](super::siblings)) run when the constants say
+//! so. `search` takes the same steps over its own hits (what its filters let through:
+//! `--bundle`, `--tag`, `--include-disabled`, `--include-deleted`):
 //!
-//! 1. its first [`cover::POOL`] hits by relevance, in the order that covers the sentence's
-//!    words between them;
-//! 2. the first three lift their siblings that match the sentence, the first three of that
-//!    order bring their helpers right after them ([`Related`]) — only tools that pass the
-//!    search's filters (one left out takes no helper's place: the next one named does), and
-//!    only the versions that stand for their slug, as `pick` adds them;
+//! 1. its first [`cover::POOL`] hits by relevance (covering the sentence's words between them
+//!    when coverage runs);
+//! 2. the first three bring their helpers right after them ([`Related`]; lifting their
+//!    siblings first when that step runs) — only tools that pass the search's filters (one
+//!    left out takes no helper's place: the next one named does), and only the versions that
+//!    stand for their slug, as `pick` adds them;
 //! 3. then the rest of the relevance order, without the tools already shown.
 //!
 //! That order is the same for every page of one query (it depends on the query, its filters
@@ -28,7 +28,8 @@
 //! is merged among them by its key. A name-like query keeps its tiers, untouched.
 
 use super::{
-    Matches, Related, cover, cover_ranked, helper_reason, relevance_score, sibling_reason,
+    COVERAGE_BY_DEFAULT, HELPERS_BY_DEFAULT, Matches, Related, SIBLINGS_BY_DEFAULT, cover,
+    cover_ranked, helper_reason, relevance_score, sibling_reason,
 };
 use crate::catalog::Catalog;
 use crate::index::{self, Hit, Index, Registration, SearchRequest, SearchResults, Tiers};
@@ -86,13 +87,13 @@ pub fn order(
         .collect();
     let filters = tiers.filters();
     let mut matches = Matches::of_tiers(Some(tiers));
-    let moved = match matches.shares() {
+    let moved = match matches.shares().filter(|_| COVERAGE_BY_DEFAULT) {
         Some(shares) => cover_ranked(shares, matches.cover_relevance(), &mut ranked, cover::POOL),
         None => HashMap::new(),
     };
     let mut added = Related {
-        siblings: true,
-        helpers: true,
+        siblings: SIBLINGS_BY_DEFAULT,
+        helpers: HELPERS_BY_DEFAULT,
         // Search shows unsafe tools too.
         allow_unsafe: true,
         min_key: 0.0,

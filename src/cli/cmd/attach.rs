@@ -57,9 +57,12 @@ pub struct AttachArgs {
     /// source
     #[arg(long)]
     pub no_helpers: bool,
-    /// Do not lift the first matches' siblings: tools of their bundle whose names begin with
-    /// the same word
-    #[arg(long)]
+    /// Lift the first matches' siblings: tools of their bundle whose names begin with the
+    /// same word (off by default: it helps some catalogs and costs others)
+    #[arg(long, overrides_with = "no_siblings")]
+    pub siblings: bool,
+    /// Do not lift the first matches' siblings (the default)
+    #[arg(long, hide = true, overrides_with = "siblings")]
     pub no_siblings: bool,
     /// How to score relevance [default: hybrid when an embeddings endpoint is set, else bm25]
     #[arg(long, value_name = "NAME", value_parser = values::scorer())]
@@ -97,7 +100,7 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
         embed_batch: endpoints.embed_batch,
         llm: endpoints.llm,
         helpers: !args.no_helpers,
-        siblings: !args.no_siblings,
+        siblings: args.siblings,
     };
     let mut progress = ctx.ui.progress(0, "embedding tools");
     let outcome = ctx.read_index(&catalog, |index| {

@@ -54,13 +54,19 @@ pub struct PickArgs {
     /// Do not add the tools the first picks' required arguments name as their source
     #[arg(long)]
     pub no_helpers: bool,
-    /// Do not lift the first picks' siblings: tools of their bundle whose names begin with the
-    /// same word
-    #[arg(long)]
+    /// Lift the first picks' siblings: tools of their bundle whose names begin with the same
+    /// word (off by default: it helps some catalogs and costs others)
+    #[arg(long, overrides_with = "no_siblings")]
+    pub siblings: bool,
+    /// Do not lift the first picks' siblings (the default)
+    #[arg(long, hide = true, overrides_with = "siblings")]
     pub no_siblings: bool,
-    /// Rank a sentence by relevance alone, without choosing the first picks to cover its
-    /// words between them
-    #[arg(long)]
+    /// Choose a sentence's first picks to cover its words between them instead of by
+    /// relevance alone (off by default: it helps some catalogs and costs others)
+    #[arg(long, overrides_with = "no_coverage")]
+    pub coverage: bool,
+    /// Rank a sentence by relevance alone (the default)
+    #[arg(long, hide = true, overrides_with = "coverage")]
     pub no_coverage: bool,
     /// Show why each tool was picked: scorer, matched terms, sub-scores
     #[arg(long)]
@@ -93,8 +99,8 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
         embed_batch: endpoints.embed_batch,
         llm: endpoints.llm,
         helpers: !args.no_helpers,
-        siblings: !args.no_siblings,
-        coverage: !args.no_coverage,
+        siblings: args.siblings,
+        coverage: args.coverage,
     };
     let mut progress = ctx.ui.progress(0, "embedding tools");
     let outcome = ctx.read_index(&catalog, |index| {

@@ -27,8 +27,7 @@ Examples:
 /// then matches allowing typos ("wether" finds "weather"), then tools with some of the words;
 /// by relevance (BM25) inside each group, then the most recently modified first. A query that
 /// reads like a sentence is ranked by relevance alone, then ordered as `pick` orders its picks
-/// (coverage of its words, sibling tools, the tools a hit's required arguments name right after
-/// it). Any text is a valid query. Disabled, unavailable and soft-deleted tools are left out
+/// (the tools a hit's required arguments name right after it). Any text is a valid query. Disabled, unavailable and soft-deleted tools are left out
 /// unless asked for.
 #[derive(Debug, Args)]
 #[command(after_long_help = EXAMPLES)]

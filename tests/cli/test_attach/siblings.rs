@@ -64,7 +64,15 @@ fn own_score(env: &TestEnv, realtime: &Made) -> f64 {
 #[test]
 fn a_match_attaches_with_its_sibling_and_not_with_no_siblings() {
     let (env, forecast, realtime) = weather();
-    let args = ["--query", QUERY, "--limit", "3", "--min-score", "1"];
+    let args = [
+        "--siblings",
+        "--query",
+        QUERY,
+        "--limit",
+        "3",
+        "--min-score",
+        "1",
+    ];
     let out = attach_ok(&env, &agent(1), &args, &[]);
     let anchor = score_of(&out, &forecast).expect("the match attaches");
     let key = score_of(&out, &realtime).unwrap_or_else(|| panic!("{}", out.run));
@@ -93,7 +101,7 @@ fn a_sibling_passes_min_score_at_its_key_never_above_its_match() {
     let out = attach_ok(
         &env,
         &agent(1),
-        &["--query", QUERY, "--min-score", "1"],
+        &["--siblings", "--query", QUERY, "--min-score", "1"],
         &[],
     );
     let anchor = score_of(&out, &forecast).unwrap();
@@ -104,7 +112,7 @@ fn a_sibling_passes_min_score_at_its_key_never_above_its_match() {
     let out = attach_ok(
         &env,
         &agent(2),
-        &["--query", QUERY, "--min-score", &between],
+        &["--siblings", "--query", QUERY, "--min-score", &between],
         &[],
     );
     assert!(score_of(&out, &realtime).is_some(), "{}", out.run);
@@ -113,7 +121,7 @@ fn a_sibling_passes_min_score_at_its_key_never_above_its_match() {
     let out = attach_ok(
         &env,
         &agent(3),
-        &["--query", QUERY, "--min-score", &between],
+        &["--siblings", "--query", QUERY, "--min-score", &between],
         &[],
     );
     assert!(score_of(&out, &forecast).is_some(), "{}", out.run);
@@ -123,7 +131,7 @@ fn a_sibling_passes_min_score_at_its_key_never_above_its_match() {
     let out = attach_ok(
         &env,
         &agent(4),
-        &["--query", QUERY, "--min-score", &above],
+        &["--siblings", "--query", QUERY, "--min-score", &above],
         &[],
     );
     assert_eq!(out.resp.details.passed_filter_count, 0, "{}", out.run);

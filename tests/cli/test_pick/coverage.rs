@@ -52,7 +52,7 @@ fn trip_with(ride: (&str, &str)) -> TestEnv {
 }
 
 fn bm25(env: &TestEnv, query: &str, args: &[&str]) -> Vec<Pick> {
-    let mut all = vec![query, "--scorer", "bm25"];
+    let mut all = vec![query, "--scorer", "bm25", "--coverage"];
     all.extend_from_slice(args);
     picks(env, &all)
 }
@@ -75,6 +75,9 @@ fn a_sentence_asking_for_two_things_gets_a_tool_for_each_among_its_first_picks()
         ],
         "each flight tool is more relevant than the ride tool"
     );
+    // Coverage is not among the default steps: without `--coverage`, relevance alone.
+    let default = picks(&env, &[TRIP, "--scorer", "bm25", "--max", "4"]);
+    assert_eq!(refs(&default), refs(&by_relevance));
 
     // Coverage alone: the three flight tools are one family (`flight-…`), so with siblings on
     // the first two lift `flight-status` back above the ride tool (see test_pick::siblings).
@@ -166,7 +169,7 @@ async fn hybrid_covers_a_sentence_asking_for_two_things() {
         json!({ "baseUrl": v1(&server), "model": "bag" }),
     );
     let hybrid = |query: &str, args: &[&str]| {
-        let mut all = vec![query, "--scorer", "hybrid", "--no-siblings", "--debug"];
+        let mut all = vec![query, "--scorer", "hybrid", "--coverage", "--debug"];
         all.extend_from_slice(args);
         picks(&env, &all)
     };

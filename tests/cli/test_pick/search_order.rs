@@ -1,7 +1,7 @@
-//! `search` for a sentence orders its hits as `pick` does (issue 18): coverage over its most
-//! relevant hits, the first hits' sibling tools, the tools their required arguments name right
-//! after them, then the rest of the relevance order; pages still follow one another, filters
-//! still hold, and a name-like query keeps its tiers.
+//! `search` for a sentence orders its hits as `pick` does with its default steps: the tools
+//! the first hits' required arguments name right after them, then the rest of the relevance
+//! order; pages still follow one another, filters still hold, and a name-like query keeps its
+//! tiers.
 
 use super::*;
 
@@ -132,21 +132,20 @@ fn assert_one_ordered_list(hits: &[Found]) {
 }
 
 #[test]
-fn a_sentence_brings_its_first_hits_helper_right_after_it_and_lifts_their_siblings() {
+fn a_sentence_brings_its_first_hits_helper_right_after_it_and_lifts_no_sibling() {
     let env = trip();
     let (hits, next) = search(&env, &["--page-size", "1000", "--", WEATHER]);
     assert_eq!(next, None);
     assert_one_ordered_list(&hits);
     assert_eq!(
-        found_refs(&hits)[..3],
+        found_refs(&hits)[..2],
         [
             "weatherapi/weatherapi-forecast@v1",
             "weatherapi/weatherapi-location-lookup@v1",
-            "weatherapi/weatherapi-realtime@v1",
         ],
         "{hits:#?}"
     );
-    let (forecast, helper, sibling) = (&hits[0], &hits[1], &hits[2]);
+    let (forecast, helper) = (&hits[0], &hits[1]);
     assert_eq!(
         helper.why,
         "needed by weatherapi-forecast: its argument q names it"
@@ -156,28 +155,27 @@ fn a_sentence_brings_its_first_hits_helper_right_after_it_and_lifts_their_siblin
         "a helper shows its consumer's score"
     );
     assert_eq!(helper.tier, "relevance");
+    // Sibling tools are not lifted by default: the forecast's sibling keeps its place by
+    // relevance, after a Paris tool that outranks it.
     assert!(
-        sibling
-            .why
-            .starts_with("sibling of weatherapi-forecast (same bundle, name begins with 'weatherapi'); own score "),
-        "{hits:#?}"
-    );
-    // The sibling is lifted above a Paris tool that outranks it by relevance, and shows a
-    // score between its own and its anchor's.
-    let own: f64 = sibling.why.rsplit(' ').next().unwrap().parse().unwrap();
-    assert!(
-        sibling.score < forecast.score && sibling.score > own,
+        hits.iter().all(|h| !h.why.starts_with("sibling of")),
         "{hits:#?}"
     );
     assert_eq!(hits.len(), 6, "{hits:#?}");
-    assert!(
-        hits[3..].iter().all(|h| h.reference.starts_with("city/")),
-        "{hits:#?}"
-    );
-    assert!(hits[3].score > own, "{hits:#?}");
-    // `pick` gives the same first tools.
+    let sibling = hits
+        .iter()
+        .position(|h| h.reference == "weatherapi/weatherapi-realtime@v1")
+        .unwrap_or_else(|| panic!("{hits:#?}"));
+    assert!(hits[2].reference.starts_with("city/"), "{hits:#?}");
+    assert!(sibling > 2, "{hits:#?}");
+    // `pick` gives the same first tools, and lifts the sibling when asked to.
     let picked = picks(&env, &[WEATHER, "--scorer", "bm25", "--max", "3"]);
     assert_eq!(refs(&picked), found_refs(&hits)[..3]);
+    let lifted = picks(
+        &env,
+        &[WEATHER, "--scorer", "bm25", "--max", "3", "--siblings"],
+    );
+    assert_eq!(refs(&lifted)[2], "weatherapi/weatherapi-realtime@v1");
 }
 
 #[test]

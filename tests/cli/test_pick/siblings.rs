@@ -72,9 +72,9 @@ fn weather(family: &str) -> TestEnv {
     env
 }
 
-/// `pick WEATHER ARGS` with the default scorer.
+/// `pick WEATHER --siblings ARGS` with the lexical scorer (`--no-siblings` in ARGS wins).
 fn weather_picks(env: &TestEnv, args: &[&str]) -> Vec<Pick> {
-    let mut all = vec![WEATHER, "--scorer", "bm25"];
+    let mut all = vec![WEATHER, "--scorer", "bm25", "--siblings"];
     all.extend_from_slice(args);
     picks(env, &all)
 }
@@ -228,24 +228,18 @@ fn a_pick_of_one_stays_one() {
 }
 
 #[test]
-fn mcp_search_tools_ranks_through_pick_and_lifts_the_siblings_too() {
+fn mcp_search_tools_ranks_through_pick_with_its_default_steps() {
     let env = weather("weatherapi");
     let found = search_tools(&env, WEATHER, 2);
-    // `search_tools` ranks with the keyword scorer.
     let picked = picks(&env, &[WEATHER, "--max", "2", "--allow-unsafe"]);
-    assert_eq!(
-        refs(&picked),
-        [
-            "weatherapi/weatherapi-forecast@v1",
-            "weatherapi/weatherapi-realtime@v1"
-        ]
-    );
     assert_eq!(found, names(&picked));
-    let without = picks(
+    // Sibling tools are not among `pick`'s default steps, so `search_tools` lifts none either.
+    let lifted = picks(
         &env,
-        &[WEATHER, "--max", "2", "--allow-unsafe", "--no-siblings"],
+        &[WEATHER, "--max", "2", "--allow-unsafe", "--siblings"],
     );
-    assert_ne!(refs(&without)[1], "weatherapi/weatherapi-realtime@v1");
+    assert_eq!(refs(&lifted)[1], "weatherapi/weatherapi-realtime@v1");
+    assert_ne!(refs(&picked)[1], "weatherapi/weatherapi-realtime@v1");
 }
 
 #[test]
