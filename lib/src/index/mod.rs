@@ -18,6 +18,7 @@ mod list;
 mod resolve;
 mod rows;
 mod search;
+pub mod static_model;
 mod sync;
 #[cfg(test)]
 mod tests;

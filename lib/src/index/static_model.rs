@@ -1,0 +1,459 @@
+//! The built-in semantic model: a static embedding table compiled into the binary, so meaning
+//! can be compared without a server, a download or a model runtime.
+//!
+//! The table (`assets/static-model/`) is model2vec's distillation of all-MiniLM-L6-v2: one
+//! 256-dimension int8 row per WordPiece token of MiniLM's (uncased BERT) vocabulary;
+//! `scripts/distil_model.py` makes the files and their `NOTICE` says where the weights came
+//! from and under which licences. A text's vector is the mean of its tokens' rows,
+//! L2-normalised, as model2vec's `StaticModel.encode` computes it:
+//!
+//! 1. the text is cut to `512 × the median token length` characters;
+//! 2. BERT's normaliser: control characters dropped, whitespace made a space, CJK ideographs
+//!    made words of their own, accents stripped (NFD, non-spacing marks dropped), lower case;
+//! 3. BERT's pre-tokeniser: words split at whitespace and at punctuation, each punctuation
+//!    character a word;
+//! 4. WordPiece: each word the longest vocabulary prefix, then the longest `##` pieces; a word
+//!    that cannot be spelled so (or of more than 100 characters) is the unknown token;
+//! 5. the first 512 tokens are kept, unknown ones dropped, and their rows averaged.
+//!
+//! Why not the `model2vec-rs` crate, which loads the same files: it parses the tokenizer with
+//! the `tokenizers` crate, which costs 33–50 ms of CPU per process before the first text (more
+//! than a whole `pick`) and about 95 s of compile time; what the model needs of it is the five
+//! steps above, which a test holds to Python model2vec's vectors
+//! (`fixtures/static-model/vectors.json`). Loading here reads the vocabulary into a hash map
+//! and borrows the table's rows where the binary holds them.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+use unicode_normalization::UnicodeNormalization;
+use unicode_properties::{GeneralCategory, GeneralCategoryGroup, UnicodeGeneralCategory};
+
+/// A file of the model, from `assets/static-model/` at the repository's root.
+macro_rules! model_file {
+    ($name:literal) => {
+        include_bytes!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../assets/static-model/",
+            $name
+        ))
+    };
+}
+
+/// `tokenizer.json`: MiniLM's WordPiece tokenizer as model2vec writes it.
+static TOKENIZER_JSON: &[u8] = model_file!("tokenizer.json");
+/// `model.safetensors`: the embedding table.
+static TABLE: &[u8] = model_file!("model.safetensors");
+
+/// The name of the built-in model wherever vectors are stored: vectors made under another name
+/// (another table) are not compared with this model's.
+pub const MODEL_ID: &str = "minilm-l6-static-256-int8@07b12198";
+
+/// The most tokens of a text that count (model2vec's and the tokenizer's `max_length`).
+const MAX_TOKENS: usize = 512;
+
+/// WordPiece's longest word; a longer one is the unknown token.
+const MAX_WORD_CHARS: usize = 100;
+
+/// A model that could not be made from its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the built-in semantic model cannot be loaded: {0}")]
+pub struct Error(String);
+
+/// A static embedding model: a vocabulary and one row of the table per token.
+#[derive(Debug)]
+pub struct Model {
+    vocab: HashMap<String, u32>,
+    unknown: Option<u32>,
+    /// `rows × dims` int8 values, row-major.
+    table: &'static [u8],
+    dims: usize,
+    /// How many characters of a text are read (model2vec: `max_length × median token length`).
+    max_chars: usize,
+}
+
+impl Model {
+    /// The model compiled into the binary, loaded on first use, once per process.
+    pub fn builtin() -> Result<&'static Model, Error> {
+        static MODEL: OnceLock<Result<Model, Error>> = OnceLock::new();
+        MODEL
+            .get_or_init(|| Model::from_bytes(TOKENIZER_JSON, TABLE))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// A model from a model2vec `tokenizer.json` (WordPiece) and a `model.safetensors` holding
+    /// one int8 tensor `embeddings` of `[tokens, dims]`. Bytes that are not such a model, or a
+    /// vocabulary whose ids reach past the table's rows, are an [`Error`].
+    pub fn from_bytes(tokenizer_json: &[u8], table: &'static [u8]) -> Result<Model, Error> {
+        let tokenizer: TokenizerFile = serde_json::from_slice(tokenizer_json)
+            .map_err(|e| Error(format!("tokenizer.json: {e}")))?;
+        if tokenizer.model.kind != "WordPiece" {
+            return Err(Error(format!(
+                "tokenizer.json: a {} model, not WordPiece",
+                tokenizer.model.kind
+            )));
+        }
+        let (rows, dims, table) = embeddings(table)?;
+        if let Some((token, id)) = tokenizer
+            .model
+            .vocab
+            .iter()
+            .find(|(_, id)| **id as usize >= rows)
+        {
+            return Err(Error(format!(
+                "tokenizer.json: token {token:?} has id {id}, past the table's {rows} rows"
+            )));
+        }
+        let mut lengths: Vec<usize> = tokenizer
+            .model
+            .vocab
+            .keys()
+            .map(|t| t.chars().count())
+            .collect();
+        lengths.sort_unstable();
+        // numpy's median of the token lengths, then `int()`.
+        let median = match lengths.len() {
+            0 => 0,
+            n if n % 2 == 1 => lengths[n / 2],
+            n => (lengths[n / 2 - 1] + lengths[n / 2]) / 2,
+        };
+        let unknown = tokenizer
+            .model
+            .vocab
+            .get(&tokenizer.model.unk_token)
+            .copied();
+        Ok(Model {
+            vocab: tokenizer.model.vocab,
+            unknown,
+            table,
+            dims,
+            max_chars: MAX_TOKENS * median,
+        })
+    }
+
+    /// The number of dimensions of the model's vectors.
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// The token ids of `text` that count, in order (unknown tokens dropped).
+    pub fn tokens(&self, text: &str) -> Vec<u32> {
+        let cut: String = text.chars().take(self.max_chars).collect();
+        let mut ids = Vec::new();
+        for word in words(&normalize(&cut)) {
+            self.word_pieces(&word, &mut ids);
+            if ids.len() >= MAX_TOKENS {
+                break;
+            }
+        }
+        ids.truncate(MAX_TOKENS);
+        ids.retain(|id| Some(*id) != self.unknown);
+        ids
+    }
+
+    /// `text`'s vector: the mean of its tokens' rows, of unit length; all zeros for a text
+    /// without a known token.
+    pub fn embed(&self, text: &str) -> Vec<f32> {
+        let ids = self.tokens(text);
+        let mut sum = vec![0f32; self.dims];
+        for id in &ids {
+            let row = &self.table[*id as usize * self.dims..][..self.dims];
+            for (s, v) in sum.iter_mut().zip(row) {
+                *s += f32::from(*v as i8);
+            }
+        }
+        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            sum.iter_mut().for_each(|x| *x /= norm);
+        }
+        sum
+    }
+
+    /// Append `word`'s WordPiece ids to `ids`: the longest prefix in the vocabulary, then the
+    /// longest `##` pieces; the unknown token if it cannot be spelled so.
+    fn word_pieces(&self, word: &str, ids: &mut Vec<u32>) {
+        let chars: Vec<(usize, char)> = word.char_indices().collect();
+        if chars.len() > MAX_WORD_CHARS {
+            ids.extend(self.unknown);
+            return;
+        }
+        let mut pieces = Vec::new();
+        let mut start = 0;
+        let mut piece = String::new();
+        while start < chars.len() {
+            let mut end = chars.len();
+            let found = loop {
+                if end == start {
+                    break None;
+                }
+                piece.clear();
+                if start > 0 {
+                    piece.push_str("##");
+                }
+                let to = chars.get(end).map_or(word.len(), |(at, _)| *at);
+                piece.push_str(&word[chars[start].0..to]);
+                if let Some(id) = self.vocab.get(piece.as_str()) {
+                    break Some(*id);
+                }
+                end -= 1;
+            };
+            match found {
+                Some(id) => pieces.push(id),
+                None => {
+                    ids.extend(self.unknown);
+                    return;
+                }
+            }
+            start = end;
+        }
+        ids.extend(pieces);
+    }
+}
+
+/// The cosine similarity of two vectors; 0 when either is all zeros or their lengths differ.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norms =
+        a.iter().map(|x| x * x).sum::<f32>().sqrt() * b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norms > 0.0 { dot / norms } else { 0.0 }
+}
+
+/// The rows and dimensions of the safetensors file's `embeddings` tensor, and its data.
+fn embeddings(file: &'static [u8]) -> Result<(usize, usize, &'static [u8]), Error> {
+    let bad = |why: String| Error(format!("model.safetensors: {why}"));
+    let tensors = safetensors::SafeTensors::deserialize(file).map_err(|e| bad(e.to_string()))?;
+    let view = tensors
+        .tensor("embeddings")
+        .map_err(|_| bad("no tensor named embeddings".to_owned()))?;
+    if view.dtype() != safetensors::Dtype::I8 {
+        return Err(bad(format!("embeddings are {:?}, not I8", view.dtype())));
+    }
+    let &[rows, dims] = view.shape() else {
+        return Err(bad(format!(
+            "embeddings of shape {:?}, not [tokens, dims]",
+            view.shape()
+        )));
+    };
+    if rows == 0 || dims == 0 {
+        return Err(bad(format!("embeddings of shape [{rows}, {dims}]")));
+    }
+    Ok((rows, dims, view.data()))
+}
+
+/// BERT's normaliser, as `tokenizer.json` sets it: clean text, CJK ideographs spaced, accents
+/// stripped, lower case.
+fn normalize(text: &str) -> String {
+    let mut clean = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\0' || c == '\u{fffd}' || is_control(c) {
+            continue;
+        }
+        if is_whitespace(c) {
+            clean.push(' ');
+        } else if is_cjk(c) {
+            clean.push(' ');
+            clean.push(c);
+            clean.push(' ');
+        } else {
+            clean.push(c);
+        }
+    }
+    clean
+        .nfd()
+        .filter(|c| c.general_category() != GeneralCategory::NonspacingMark)
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// BERT's pre-tokeniser: words split at whitespace (dropped) and punctuation (kept, one
+/// character a word).
+fn words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    for c in text.chars() {
+        if c.is_whitespace() {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+        } else if c.is_ascii_punctuation()
+            || c.general_category_group() == GeneralCategoryGroup::Punctuation
+        {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            words.push(c.to_string());
+        } else {
+            word.push(c);
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// BERT's whitespace: Unicode's `White_Space`.
+fn is_whitespace(c: char) -> bool {
+    c.is_whitespace()
+}
+
+/// BERT's control characters: the "other" categories, but tab, newline and carriage return.
+fn is_control(c: char) -> bool {
+    !matches!(c, '\t' | '\n' | '\r') && c.general_category_group() == GeneralCategoryGroup::Other
+}
+
+/// The CJK ideographs BERT makes words of their own.
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF
+        | 0x3400..=0x4DBF
+        | 0x20000..=0x2A6DF
+        | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F
+        | 0x2B920..=0x2CEAF
+        | 0xF900..=0xFAFF
+        | 0x2F800..=0x2FA1F)
+}
+
+/// What [`Model::from_bytes`] reads of `tokenizer.json`.
+#[derive(serde::Deserialize)]
+struct TokenizerFile {
+    model: WordPiece,
+}
+
+#[derive(serde::Deserialize)]
+struct WordPiece {
+    #[serde(rename = "type")]
+    kind: String,
+    unk_token: String,
+    vocab: HashMap<String, u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn model() -> &'static Model {
+        Model::builtin().expect("the built-in model loads")
+    }
+
+    #[test]
+    fn vectors_match_python_model2vec() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../fixtures/static-model/vectors.json"
+        );
+        let golden: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let texts = golden["texts"].as_array().unwrap();
+        assert!(texts.len() >= 10);
+        for case in texts {
+            let text = case["text"].as_str().unwrap();
+            let want: Vec<f32> = case["vector"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap() as f32)
+                .collect();
+            let got = model().embed(text);
+            assert_eq!(got.len(), want.len(), "{text:?}");
+            let zero = want.iter().all(|x| *x == 0.0);
+            if zero {
+                assert!(got.iter().all(|x| *x == 0.0), "{text:?}: {:?}", &got[..4]);
+            } else {
+                let close = got.iter().zip(&want).all(|(g, w)| (g - w).abs() < 1e-5);
+                assert!(close, "{text:?}: cosine {}", cosine(&got, &want));
+            }
+        }
+    }
+
+    #[test]
+    fn the_builtin_model_has_256_dimensions_and_its_vectors_unit_length() {
+        assert_eq!(model().dims(), 256);
+        let v = model().embed("Get the current weather forecast");
+        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-5, "{norm}");
+        assert_eq!(model().embed("Get the current weather forecast"), v);
+    }
+
+    #[test]
+    fn related_texts_are_closer_than_unrelated_ones() {
+        let m = model();
+        let weather = m.embed("what is the weather like in Paris tomorrow");
+        let forecast = m.embed("get the weather forecast for a city");
+        let email = m.embed("send an email message to a recipient");
+        assert!(cosine(&weather, &forecast) > cosine(&weather, &email) + 0.1);
+    }
+
+    #[test]
+    fn words_split_into_known_pieces_or_the_unknown_token() {
+        let m = model();
+        // "xylophonist" is spelled by pieces; a word of 101 letters is unknown and dropped.
+        assert!(m.tokens("xylophonist").len() > 1);
+        assert!(m.tokens(&"a".repeat(101)).is_empty());
+        assert_eq!(m.tokens("Read, a FILE!").len(), 5);
+        assert_eq!(m.tokens("café"), m.tokens("cafe"));
+    }
+
+    #[test]
+    fn bad_bytes_are_an_error_not_a_panic() {
+        let table: &'static [u8] = TABLE;
+        for (tokenizer, why) in [
+            (&b"not json"[..], "tokenizer.json"),
+            (br#"{"model": {"type": "BPE", "unk_token": "x", "vocab": {}}}"#, "not WordPiece"),
+            (
+                br#"{"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"a": 99999999}}}"#,
+                "past the table",
+            ),
+        ] {
+            let e = Model::from_bytes(tokenizer, table).unwrap_err();
+            assert!(e.to_string().contains(why), "{e}");
+        }
+        let ok = br#"{"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"a": 0}}}"#;
+        // A safetensors file: the header's length (u64, little-endian), the header, the data.
+        let file = |header: &str, data: &[u8]| -> &'static [u8] {
+            let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+            bytes.extend_from_slice(header.as_bytes());
+            bytes.extend_from_slice(data);
+            Box::leak(bytes.into_boxed_slice())
+        };
+        for (bytes, why) in [
+            (&b""[..], "model.safetensors"),
+            (file("{}", &[]), "no tensor named embeddings"),
+            (
+                file(
+                    r#"{"embeddings":{"dtype":"F32","shape":[1,1],"data_offsets":[0,4]}}"#,
+                    &[0; 4],
+                ),
+                "not I8",
+            ),
+            (
+                file(
+                    r#"{"embeddings":{"dtype":"I8","shape":[4],"data_offsets":[0,4]}}"#,
+                    &[0; 4],
+                ),
+                "not [tokens, dims]",
+            ),
+            (
+                file(
+                    r#"{"embeddings":{"dtype":"I8","shape":[1,1],"data_offsets":[0,1]}}"#,
+                    &[1],
+                ),
+                "",
+            ),
+        ] {
+            match Model::from_bytes(ok, bytes) {
+                Err(e) => assert!(!why.is_empty() && e.to_string().contains(why), "{e}"),
+                // One token, one dimension: a model, and "a" is its one token.
+                Ok(m) => {
+                    assert!(why.is_empty());
+                    assert_eq!(m.tokens("a b"), [0]);
+                    assert_eq!(m.embed("a"), [1.0]);
+                }
+            }
+        }
+    }
+}
