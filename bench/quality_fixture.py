@@ -189,7 +189,7 @@ def write(split: str) -> None:
 
 def compose(split: str, catalog: Path) -> None:
     """The fixture's catalog at `catalog`: glaive's whole, another's bundle beside glaive's
-    distractors (as tests/cli/test_search_quality.rs makes it)."""
+    distractors, BFCL's host allowed (as tests/cli/test_search_quality.rs makes it)."""
     shutil.copytree(fixture("glaive") / "catalog", catalog)
     if split == "glaive":
         return
@@ -197,6 +197,8 @@ def compose(split: str, catalog: Path) -> None:
         if json.loads((bundle / "bundle.json").read_text())["slug"] == "glaive":
             shutil.rmtree(bundle)
     shutil.copytree(fixture(split) / "bundles", catalog / "bundles", dirs_exist_ok=True)
+    if split == "bfcl":
+        nestful.ensure_config(catalog, bfcl.HOST)
 
 
 def measure(split: str) -> None:
