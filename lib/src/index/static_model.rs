@@ -20,10 +20,11 @@
 //! the `tokenizers` crate, which costs 33–50 ms of CPU per process before the first text (more
 //! than a whole `pick`) and about 95 s of compile time; what the model needs of it is the five
 //! steps above, which a test holds to Python model2vec's vectors
-//! (`fixtures/static-model/vectors.json`). Loading here reads the vocabulary into a hash map
-//! and borrows the table's rows where the binary holds them.
+//! (`fixtures/static-model/vectors.json`). The binary holds the vocabulary as
+//! `assets/static-model/vocab.tsv` (tokenizer.json's, sorted; `scripts/static_model_derive.py`
+//! writes it and a test holds it to tokenizer.json): loading checks it in one pass and finds a
+//! token by binary search, and the table's rows are read where the binary holds them.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 use unicode_normalization::UnicodeNormalization;
 use unicode_properties::{GeneralCategory, GeneralCategoryGroup, UnicodeGeneralCategory};
@@ -39,8 +40,9 @@ macro_rules! model_file {
     };
 }
 
-/// `tokenizer.json`: MiniLM's WordPiece tokenizer as model2vec writes it.
-static TOKENIZER_JSON: &[u8] = model_file!("tokenizer.json");
+/// `vocab.tsv`: the WordPiece vocabulary of MiniLM's `tokenizer.json`, `token<TAB>id` lines
+/// sorted by the token's bytes.
+static VOCAB_TSV: &[u8] = model_file!("vocab.tsv");
 /// `model.safetensors`: the embedding table.
 static TABLE: &[u8] = model_file!("model.safetensors");
 
@@ -54,6 +56,9 @@ const MAX_TOKENS: usize = 512;
 /// WordPiece's longest word; a longer one is the unknown token.
 const MAX_WORD_CHARS: usize = 100;
 
+/// WordPiece's unknown token.
+const UNKNOWN: &str = "[UNK]";
+
 /// A model that could not be made from its bytes.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the built-in semantic model cannot be loaded: {0}")]
@@ -62,7 +67,8 @@ pub struct Error(String);
 /// A static embedding model: a vocabulary and one row of the table per token.
 #[derive(Debug)]
 pub struct Model {
-    vocab: HashMap<String, u32>,
+    /// `vocab.tsv`'s lines, each `(token, id)`, sorted by token.
+    vocab: Vec<(&'static str, u32)>,
     unknown: Option<u32>,
     /// `rows × dims` int8 values, row-major.
     table: &'static [u8],
@@ -76,59 +82,62 @@ impl Model {
     pub fn builtin() -> Result<&'static Model, Error> {
         static MODEL: OnceLock<Result<Model, Error>> = OnceLock::new();
         MODEL
-            .get_or_init(|| Model::from_bytes(TOKENIZER_JSON, TABLE))
+            .get_or_init(|| Model::from_bytes(VOCAB_TSV, TABLE))
             .as_ref()
             .map_err(Clone::clone)
     }
 
-    /// A model from a model2vec `tokenizer.json` (WordPiece) and a `model.safetensors` holding
-    /// one int8 tensor `embeddings` of `[tokens, dims]`. Bytes that are not such a model, or a
-    /// vocabulary whose ids reach past the table's rows, are an [`Error`].
-    pub fn from_bytes(tokenizer_json: &[u8], table: &'static [u8]) -> Result<Model, Error> {
-        let tokenizer: TokenizerFile = serde_json::from_slice(tokenizer_json)
-            .map_err(|e| Error(format!("tokenizer.json: {e}")))?;
-        if tokenizer.model.kind != "WordPiece" {
-            return Err(Error(format!(
-                "tokenizer.json: a {} model, not WordPiece",
-                tokenizer.model.kind
-            )));
-        }
+    /// A model from a vocabulary (`token<TAB>id` lines, sorted by the token's bytes, each
+    /// token once) and a `model.safetensors` holding one int8 tensor `embeddings` of `[tokens,
+    /// dims]`. Bytes that are not such a model, or an id past the table's rows, are an
+    /// [`Error`] that names the line.
+    pub fn from_bytes(vocab_tsv: &'static [u8], table: &'static [u8]) -> Result<Model, Error> {
         let (rows, dims, table) = embeddings(table)?;
-        if let Some((token, id)) = tokenizer
-            .model
-            .vocab
-            .iter()
-            .find(|(_, id)| **id as usize >= rows)
-        {
-            return Err(Error(format!(
-                "tokenizer.json: token {token:?} has id {id}, past the table's {rows} rows"
-            )));
+        let text = std::str::from_utf8(vocab_tsv)
+            .map_err(|e| Error(format!("vocab.tsv: not UTF-8: {e}")))?;
+        let mut vocab: Vec<(&'static str, u32)> = Vec::with_capacity(rows);
+        // How many tokens have each length in characters, for the median.
+        let mut lengths: Vec<usize> = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let bad = |why: &str| Error(format!("vocab.tsv line {}: {why}", n + 1));
+            let (token, id) = line
+                .split_once('\t')
+                .ok_or_else(|| bad("not token<TAB>id"))?;
+            let id: u32 = id.parse().map_err(|_| bad("the id is not a number"))?;
+            if id as usize >= rows {
+                return Err(bad(&format!("id {id} is past the table's {rows} rows")));
+            }
+            if token.is_empty() || vocab.last().is_some_and(|(last, _)| *last >= token) {
+                return Err(bad(
+                    "the tokens are not sorted, or one is empty or repeated",
+                ));
+            }
+            let chars = token.chars().count();
+            if lengths.len() <= chars {
+                lengths.resize(chars + 1, 0);
+            }
+            lengths[chars] += 1;
+            vocab.push((token, id));
         }
-        let mut lengths: Vec<usize> = tokenizer
-            .model
-            .vocab
-            .keys()
-            .map(|t| t.chars().count())
-            .collect();
-        lengths.sort_unstable();
-        // numpy's median of the token lengths, then `int()`.
-        let median = match lengths.len() {
-            0 => 0,
-            n if n % 2 == 1 => lengths[n / 2],
-            n => (lengths[n / 2 - 1] + lengths[n / 2]) / 2,
-        };
-        let unknown = tokenizer
-            .model
-            .vocab
-            .get(&tokenizer.model.unk_token)
-            .copied();
+        let unknown = vocab
+            .binary_search_by(|(t, _)| (*t).cmp(UNKNOWN))
+            .ok()
+            .map(|i| vocab[i].1);
         Ok(Model {
-            vocab: tokenizer.model.vocab,
+            max_chars: MAX_TOKENS * median(&lengths),
+            vocab,
             unknown,
             table,
             dims,
-            max_chars: MAX_TOKENS * median,
         })
+    }
+
+    /// The id of `token`, if the vocabulary holds it.
+    fn id(&self, token: &str) -> Option<u32> {
+        self.vocab
+            .binary_search_by(|(t, _)| (*t).cmp(token))
+            .ok()
+            .map(|i| self.vocab[i].1)
     }
 
     /// The number of dimensions of the model's vectors.
@@ -192,8 +201,8 @@ impl Model {
                 }
                 let to = chars.get(end).map_or(word.len(), |(at, _)| *at);
                 piece.push_str(&word[chars[start].0..to]);
-                if let Some(id) = self.vocab.get(piece.as_str()) {
-                    break Some(*id);
+                if let Some(id) = self.id(&piece) {
+                    break Some(id);
                 }
                 end -= 1;
             };
@@ -207,6 +216,31 @@ impl Model {
             start = end;
         }
         ids.extend(pieces);
+    }
+}
+
+/// numpy's median of the values counted in `counts` (`counts[v]`: how many are `v`), then
+/// `int()`, as model2vec computes the median token length.
+fn median(counts: &[usize]) -> usize {
+    let n: usize = counts.iter().sum();
+    if n == 0 {
+        return 0;
+    }
+    // The value at sorted position `k`.
+    let at = |k: usize| {
+        let mut seen = 0;
+        counts
+            .iter()
+            .position(|c| {
+                seen += c;
+                seen > k
+            })
+            .unwrap_or(0)
+    };
+    if n % 2 == 1 {
+        at(n / 2)
+    } else {
+        (at(n / 2 - 1) + at(n / 2)) / 2
     }
 }
 
@@ -318,20 +352,6 @@ fn is_cjk(c: char) -> bool {
         | 0x2F800..=0x2FA1F)
 }
 
-/// What [`Model::from_bytes`] reads of `tokenizer.json`.
-#[derive(serde::Deserialize)]
-struct TokenizerFile {
-    model: WordPiece,
-}
-
-#[derive(serde::Deserialize)]
-struct WordPiece {
-    #[serde(rename = "type")]
-    kind: String,
-    unk_token: String,
-    vocab: HashMap<String, u32>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,6 +359,35 @@ mod tests {
 
     fn model() -> &'static Model {
         Model::builtin().expect("the built-in model loads")
+    }
+
+    /// `vocab.tsv` is `tokenizer.json`'s vocabulary, and `tokenizer.json` the tokenizer the
+    /// steps of the module comment reproduce.
+    #[test]
+    fn the_vocabulary_is_the_tokenizers() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../assets/static-model/tokenizer.json"
+        );
+        let tokenizer: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let wordpiece = &tokenizer["model"];
+        assert_eq!(wordpiece["type"], "WordPiece");
+        assert_eq!(wordpiece["unk_token"], UNKNOWN);
+        assert_eq!(wordpiece["continuing_subword_prefix"], "##");
+        assert_eq!(wordpiece["max_input_chars_per_word"], MAX_WORD_CHARS);
+        assert_eq!(tokenizer["truncation"]["max_length"], MAX_TOKENS);
+        assert_eq!(
+            tokenizer["normalizer"],
+            serde_json::json!({"type": "BertNormalizer", "clean_text": true,
+                "handle_chinese_chars": true, "strip_accents": null, "lowercase": true})
+        );
+        assert_eq!(tokenizer["pre_tokenizer"]["type"], "BertPreTokenizer");
+        let want = wordpiece["vocab"].as_object().unwrap();
+        let m = model();
+        assert_eq!(m.vocab.len(), want.len());
+        for (token, id) in want {
+            assert_eq!(m.id(token).map(u64::from), id.as_u64(), "{token:?}");
+        }
     }
 
     #[test]
@@ -401,18 +450,25 @@ mod tests {
     #[test]
     fn bad_bytes_are_an_error_not_a_panic() {
         let table: &'static [u8] = TABLE;
-        for (tokenizer, why) in [
-            (&b"not json"[..], "tokenizer.json"),
-            (br#"{"model": {"type": "BPE", "unk_token": "x", "vocab": {}}}"#, "not WordPiece"),
+        for (vocab, why) in [
+            (&b"\xff\tl\n"[..], "not UTF-8"),
+            (b"a 1\n", "line 1: not token<TAB>id"),
+            (b"a\t1\nb\tx\n", "line 2: the id is not a number"),
+            (b"a\t99999999\n", "line 1: id 99999999 is past the table's"),
+            (b"b\t1\na\t2\n", "line 2: the tokens are not sorted"),
             (
-                br#"{"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"a": 99999999}}}"#,
-                "past the table",
+                b"a\t1\na\t2\n",
+                "line 2: the tokens are not sorted, or one is empty or repeated",
+            ),
+            (
+                b"\t1\n",
+                "line 1: the tokens are not sorted, or one is empty",
             ),
         ] {
-            let e = Model::from_bytes(tokenizer, table).unwrap_err();
+            let e = Model::from_bytes(vocab, table).unwrap_err();
             assert!(e.to_string().contains(why), "{e}");
         }
-        let ok = br#"{"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"a": 0}}}"#;
+        let ok = b"a\t0\n";
         // A safetensors file: the header's length (u64, little-endian), the header, the data.
         let file = |header: &str, data: &[u8]| -> &'static [u8] {
             let mut bytes = (header.len() as u64).to_le_bytes().to_vec();

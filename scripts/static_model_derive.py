@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""Write fixtures/static-model/vectors.json: Python model2vec's vectors of a few texts under
-the built-in model (assets/static-model/), which the Rust embedding must reproduce.
+"""Write what toolctl derives from the distilled model (assets/static-model/):
 
-    ~/.cache/toolctl-bench/venv-distil/bin/python scripts/static_model_vectors.py
+- assets/static-model/vocab.tsv: tokenizer.json's WordPiece vocabulary as `token<TAB>id`
+  lines sorted by the token's UTF-8 bytes, which the binary holds instead of tokenizer.json
+  (a binary search over it needs no parsing when a process starts);
+- fixtures/static-model/vectors.json: Python model2vec's vectors of a few texts, which the
+  Rust embedding must reproduce.
+
+    ~/.cache/toolctl-bench/venv-distil/bin/python scripts/static_model_derive.py
 
 It runs in the venv scripts/distil_model.py makes (model2vec 0.10.0). The texts cover what the
 tokenizer does: lower-casing, accents, punctuation, CJK ideographs, words split into pieces,
@@ -32,7 +37,18 @@ TEXTS = [
 ]
 
 
+def write_vocab() -> None:
+    folder = ROOT / "assets" / "static-model"
+    vocab = json.loads((folder / "tokenizer.json").read_text())["model"]["vocab"]
+    if any("\t" in token or "\n" in token for token in vocab):
+        raise SystemExit("a token holds a tab or a newline: vocab.tsv cannot hold it")
+    lines = sorted(vocab.items(), key=lambda item: item[0].encode())
+    (folder / "vocab.tsv").write_text("".join(f"{token}\t{i}\n" for token, i in lines))
+    print(f"wrote {folder / 'vocab.tsv'} ({len(lines)} tokens)")
+
+
 def main() -> None:
+    write_vocab()
     model = StaticModel.from_pretrained(str(ROOT / "assets" / "static-model"))
     vectors = model.encode(TEXTS)
     out = {
