@@ -1,7 +1,7 @@
 //! The tool calls of every provider, in and out: where a model's answer holds its calls, how
 //! each provider spells one call, and the messages that answer them in that provider's shape.
 //!
-//! In: the seed's `{"calls":[…]}`; OpenAI Chat `tool_calls` (arguments a JSON string), a
+//! In: toolctl's own `{"calls":[…]}`; OpenAI Chat `tool_calls` (arguments a JSON string), a
 //! message or a whole completion holding them; Ollama's (arguments an object, no id), a message
 //! or a `/api/chat` answer; OpenAI Responses `function_call` items or a response's `output`;
 //! Anthropic `tool_use` blocks, an assistant message or a whole `Message`; Gemini
@@ -10,10 +10,11 @@
 //! thinking, reasoning) are passed over.
 //!
 //! Out ([`tool_messages`]): what goes back into the conversation, ready to append to its
-//! messages — OpenAI Chat `role: tool` messages (with `name`, as the seed shows them), Ollama
-//! `role: tool` messages with `tool_name`, Responses `function_call_output` items, one Anthropic
-//! `user` message of `tool_result` blocks (`tool_use_id`, `is_error`), one Gemini `user`
-//! content of `functionResponse` parts (`{"output": …}` or `{"error": …}`, as Gemini asks).
+//! messages — OpenAI Chat `role: tool` messages (with `name`, which Chat Completions takes),
+//! Ollama `role: tool` messages with `tool_name`, Responses `function_call_output` items, one
+//! Anthropic `user` message of `tool_result` blocks (`tool_use_id`, `is_error`), one Gemini
+//! `user` content of `functionResponse` parts (`{"output": …}` or `{"error": …}`, as Gemini
+//! asks).
 
 use super::{Call, Failure, body, invalid};
 use serde_json::{Map, Value, json};
@@ -21,8 +22,8 @@ use serde_json::{Map, Value, json};
 /// Whose tool calls a batch holds, and so whose messages answer it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
-    /// `agent-tools-api.md`'s `{"calls":[…]}`: answered as OpenAI Chat messages, as the seed
-    /// shows.
+    /// toolctl's own batch request, `{"calls":[{call_id, name, arguments}]}`: answered as
+    /// OpenAI Chat messages.
     Seed,
     Openai,
     OpenaiResponses,
