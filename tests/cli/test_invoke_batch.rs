@@ -177,7 +177,7 @@ fn catalog_files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 /// toolctl's own batch request, against a workspace with README.md and test.txt.
-fn seed_request() -> Value {
+fn toolctl_request() -> Value {
     json!({
         "calls": [
             { "call_id": "call-abc-123", "name": "readfile", "arguments": { "path": "README.md" } },
@@ -189,12 +189,12 @@ fn seed_request() -> Value {
     })
 }
 
-fn seed_workspace(env: &TestEnv) {
+fn toolctl_request_workspace(env: &TestEnv) {
     write_file(&env.work().join("README.md"), "# My Project\n...");
     write_file(&env.work().join("test.txt"), "t");
 }
 
-const SEED_CALLS: &[(&str, &str)] = &[
+const TOOLCTL_REQUEST_CALLS: &[(&str, &str)] = &[
     ("call-abc-123", "readfile"),
     ("call-def-456", "file-search"),
 ];
@@ -202,10 +202,10 @@ const SEED_CALLS: &[(&str, &str)] = &[
 // --- toolctl's own request ----------------------------------------------------------------------
 
 #[test]
-fn the_seed_request_from_a_file_answers_every_call_bound_to_its_call_id() {
+fn the_toolctl_request_from_a_file_answers_every_call_bound_to_its_call_id() {
     let env = TestEnv::new();
-    seed_workspace(&env);
-    let doc = batch(&env, &seed_request(), SEED_CALLS);
+    toolctl_request_workspace(&env);
+    let doc = batch(&env, &toolctl_request(), TOOLCTL_REQUEST_CALLS);
     // The answer, each call's value under `value` in results and tool messages alike (one
     // name everywhere, docs/JSON.md rule 5).
     assert_eq!(
@@ -251,18 +251,18 @@ fn the_seed_request_from_a_file_answers_every_call_bound_to_its_call_id() {
 }
 
 #[test]
-fn the_seed_request_from_stdin_answers_the_same() {
+fn the_toolctl_request_from_stdin_answers_the_same() {
     let env = TestEnv::new();
-    seed_workspace(&env);
-    let from_file = batch(&env, &seed_request(), SEED_CALLS);
+    toolctl_request_workspace(&env);
+    let from_file = batch(&env, &toolctl_request(), TOOLCTL_REQUEST_CALLS);
     let run = env.run_stdin(
         &["--json", "invoke", "--batch", "-"],
-        &seed_request().to_string(),
+        &toolctl_request().to_string(),
     );
     run.success();
     assert_eq!(run.stderr, "");
     let from_stdin = run.json();
-    check_answer(&from_stdin, SEED_CALLS);
+    check_answer(&from_stdin, TOOLCTL_REQUEST_CALLS);
     assert_eq!(ordered(&from_stdin), ordered(&from_file));
 }
 

@@ -87,7 +87,7 @@ pub fn check_size(bytes: usize) -> Result<(), Failure> {
 pub fn parse(doc: &Value, forced: Option<Shape>) -> Result<Request, Failure> {
     let located = shapes::locate(doc)?;
     let wait_ms = match doc {
-        Value::Object(map) if located.shape == Some(Shape::Seed) => {
+        Value::Object(map) if located.shape == Some(Shape::Toolctl) => {
             check_mode(map)?;
             wait_ms(map)?
         }
@@ -109,7 +109,7 @@ pub fn parse(doc: &Value, forced: Option<Shape>) -> Result<Request, Failure> {
     // One provider's calls per batch; toolctl's own calls, OpenAI's and Ollama's are one family
     // (a `{"calls"}` request may hold OpenAI-style ones).
     let family = |shape: Shape| match shape {
-        Shape::Seed | Shape::Openai | Shape::Ollama => Shape::Seed,
+        Shape::Toolctl | Shape::Openai | Shape::Ollama => Shape::Toolctl,
         other => other,
     };
     let first = found[0].1;
@@ -394,7 +394,7 @@ mod tests {
 
     #[test]
     fn the_three_shapes_give_the_same_calls() {
-        let seed = parse(
+        let toolctl = parse(
             &json!({ "calls": [{ "call_id": "a", "name": "now", "arguments": {} }] }),
             None,
         )
@@ -405,11 +405,11 @@ mod tests {
             None,
         )
         .unwrap();
-        assert_eq!(seed.calls[0].name, "now");
+        assert_eq!(toolctl.calls[0].name, "now");
         assert_eq!(openai.calls[0].call_id, "a");
         assert_eq!(openai.calls[0].arguments, json!("{}"));
         assert_eq!(ollama.calls[0].call_id, "call_0");
-        assert_eq!(seed.wait_ms, WAIT_DEFAULT_MS);
+        assert_eq!(toolctl.wait_ms, WAIT_DEFAULT_MS);
     }
 
     #[test]

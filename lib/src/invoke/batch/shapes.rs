@@ -24,7 +24,7 @@ use serde_json::{Map, Value, json};
 pub enum Shape {
     /// toolctl's own batch request, `{"calls":[{call_id, name, arguments}]}`: answered as
     /// OpenAI Chat messages.
-    Seed,
+    Toolctl,
     Openai,
     OpenaiResponses,
     Anthropic,
@@ -35,7 +35,7 @@ pub enum Shape {
 /// The provider a shape belongs to, as messages name it.
 pub fn provider_name(shape: Shape) -> &'static str {
     match shape {
-        Shape::Seed => "the seed request",
+        Shape::Toolctl => "the seed request",
         Shape::Openai => "OpenAI",
         Shape::OpenaiResponses => "OpenAI Responses",
         Shape::Anthropic => "Anthropic",
@@ -68,7 +68,7 @@ pub fn locate(doc: &Value) -> Result<Located<'_>, Failure> {
         };
     };
     if map.contains_key("calls") {
-        return array(map.get("calls"), "/calls".into(), Some(Shape::Seed));
+        return array(map.get("calls"), "/calls".into(), Some(Shape::Toolctl));
     }
     if map.contains_key("tool_calls") {
         return array(map.get("tool_calls"), "/tool_calls".into(), None);
@@ -167,7 +167,7 @@ fn function_call(map: &Map<String, Value>) -> Option<&Value> {
 /// Whose call `item` is; `None` for a block that is not a call (text, thinking, reasoning).
 pub fn shape_of(item: &Value) -> Option<Shape> {
     let Value::Object(map) = item else {
-        return Some(Shape::Seed);
+        return Some(Shape::Toolctl);
     };
     if function_call(map).is_some() {
         return Some(Shape::Gemini);
@@ -190,7 +190,7 @@ pub fn shape_of(item: &Value) -> Option<Shape> {
     if !map.contains_key("call_id") && !map.contains_key("name") && map.contains_key("text") {
         return None;
     }
-    Some(Shape::Seed)
+    Some(Shape::Toolctl)
 }
 
 /// One call of `shape` at `at`; `number` is its place among the calls (`call_<n>` stands in
@@ -201,7 +201,7 @@ pub fn parse_one(item: &Value, shape: Shape, number: usize, at: &str) -> Result<
     };
     let pointer = |key: &str| format!("{at}/{key}");
     match shape {
-        Shape::Seed => Ok(Call {
+        Shape::Toolctl => Ok(Call {
             call_id: check_call_id(
                 required_id(map.get("call_id"), "call_id", &pointer("call_id"))?,
                 &pointer("call_id"),
@@ -324,7 +324,7 @@ pub fn tool_messages(
 ) -> Vec<Value> {
     let answered = calls.iter().zip(outcomes);
     match shape {
-        Shape::Seed | Shape::Openai => answered
+        Shape::Toolctl | Shape::Openai => answered
             .map(|(call, outcome)| {
                 json!({
                     "role": "tool",
