@@ -3,9 +3,6 @@
 //! Round trips are byte for byte, exports are deterministic, and hostile archives (path
 //! traversal, symlinks, duplicates, lying or huge sizes, broken documents) are refused with
 //! the entry named and nothing written: the catalog's tree is compared before and after.
-//!
-//! Over 1,000 lines on purpose: export and import, the two ends of one format tested as round
-//! trips; test files are split by topic past ~1,500 lines.
 
 use crate::common::{
     TestEnv, assert_uuid_v7, bundle_view, keys, ordered, read_json, timestamp, tool_doc,
@@ -1349,7 +1346,7 @@ fn import_refuses_names_that_differ_only_by_case() {
 
 /// Two tools of an archive whose exported names collide (`meteo` and `météo`) are refused as
 /// `tool put` refuses the second of them: `CONFLICT` (exit 5), with its words, never
-/// `VALIDATION_ERROR` saying how they "go out" (review12 F8). Nothing is written.
+/// `VALIDATION_ERROR` saying how they "go out". Nothing is written.
 #[test]
 fn an_import_whose_tools_collide_is_a_conflict_in_tool_puts_words() {
     let mut files = valid_files();

@@ -1,4 +1,4 @@
-//! The built-in bundle (SPEC §1): listed like any bundle on an empty catalog, with full
+//! The built-in bundle: listed like any bundle on an empty catalog, with full
 //! schemas, read-only except for its enabled flags, which live in `toolctl.json`.
 
 use crate::common::{TestEnv, tool_doc, tool_doc_with, tool_view};
@@ -86,7 +86,7 @@ fn builtin_readfile_has_its_full_arg_schema() {
     assert_eq!(extra["document"]["isBuiltIn"], true);
     assert_eq!(extra["document"]["impl"], json!({ "func": "readfile" }));
 
-    // The other built-ins the spec names carry their arguments too.
+    // The other built-ins carry their arguments too.
     let search = env.json(&["tool", "get", "builtin/file-search"]);
     let props = &search["document"]["argSchema"]["properties"];
     assert!(props.get("max_results").is_some(), "{props}");
@@ -280,8 +280,8 @@ fn disabling_the_builtin_bundle_hides_every_builtin() {
 /// The `exec` policy holds for the function, not for one tool: a tool of a user's that names
 /// `exec` (`impl.func`) is refused by `tool put`, reported by `validate` and unavailable
 /// (not invoked, not picked) while `builtin/exec` is disabled; it runs once the policy is
-/// on, and is unsafe whatever its own `safe` says. Review12 F0: such a tool ran `sh -c id`
-/// with the policy off.
+/// on, and is unsafe whatever its own `safe` says (such a tool once ran `sh -c id` with the
+/// policy off).
 #[test]
 fn a_users_tool_naming_exec_follows_the_exec_policy() {
     let env = TestEnv::new();
@@ -374,8 +374,8 @@ fn a_users_tool_naming_exec_follows_the_exec_policy() {
 }
 
 /// A `go` tool names its function in `impl.goFunc`, and the errors about that function point
-/// there (review13 D: `tool put` and `validate` said `/impl/func`, a field the file does not
-/// have), for the `exec` policy and for a function this binary lacks.
+/// there (not at `/impl/func`, a field the file does not have), for the `exec` policy and for
+/// a function this binary lacks.
 #[test]
 fn errors_about_a_go_tools_function_point_at_impl_go_func() {
     let env = TestEnv::new();

@@ -305,7 +305,7 @@ fn what_no_config_command_can_fix_is_edited_by_hand() {
 }
 
 /// A config key with a dot in one of its names (an MCP server called `files.v2`) is named by
-/// its pointer in the fix a refusal suggests: dotted, it would name another key (review12b).
+/// its pointer in the fix a refusal suggests: dotted, it would name another key.
 /// The suggested command works, and the problem is said in words, not serde's.
 #[test]
 fn a_fix_for_a_key_with_a_dot_names_it_by_its_pointer() {
@@ -321,7 +321,7 @@ fn a_fix_for_a_key_with_a_dot_names_it_by_its_pointer() {
     env.run(&["tool", "list"]).success();
 }
 
-/// Regression (review13 #1): `config set` wrote MCP server entries `validate` then failed on
+/// Regression: `config set` wrote MCP server entries `validate` then failed on
 /// (a host allowedHosts does not list, an undeclared `${SECRET}`, neither command nor url, a
 /// name with a dot), so the catalog's CI broke after a command that said it succeeded. Now
 /// `config` refuses each with validate's words at its pointer and writes nothing; a good entry
@@ -410,7 +410,7 @@ fn config_refuses_an_mcp_server_entry_validate_would_report() {
     env.run(&["validate"]).success();
 }
 
-/// Regression (review13 #2): removing `*` from `["*", "a.example", 5]` moves the bad `5` from
+/// Regression: removing `*` from `["*", "a.example", 5]` moves the bad `5` from
 /// `/allowedHosts/2` to `/allowedHosts/1`; the edit counted it as a new problem and refused
 /// the very fix the refusal's hint gave.
 #[test]
@@ -427,7 +427,7 @@ fn a_problem_the_edit_only_moves_in_its_list_is_not_new() {
         .stderr_has("fix it with `toolctl config set allowedHosts VALUE`");
     assert_eq!(env.config()["allowedHosts"], json!(["a.example", 5]));
     // A problem of another item is still new, and so is a second copy of the same one
-    // (review13b #5: `[5, 5, 5, …]` was taken, each 5 matching the one the file had).
+    // (`[5, 5, 5, …]` is refused: the one 5 the file had excuses only one of them).
     env.run(&["config", "add", "allowedHosts", "a*b.example"])
         .failure(3)
         .stderr_has("'a*b.example' is not a host name");
@@ -437,7 +437,7 @@ fn a_problem_the_edit_only_moves_in_its_list_is_not_new() {
     assert_eq!(env.config()["allowedHosts"], json!(["a.example", 5]));
 }
 
-/// Regression (review13 #3): a command refused for toolctl.json named serde's first problem
+/// Regression: a command refused for toolctl.json named serde's first problem
 /// only (loading stops there), so the user fixed two and met a third; it now lists every
 /// problem `config get` and `validate` list, each with its fix.
 #[test]
@@ -480,7 +480,7 @@ fn a_refused_command_names_every_problem_of_the_config() {
     );
 }
 
-/// Regression (review13 #5): a toolctl.json that is a symlink out of the catalog was met with
+/// Regression: a toolctl.json that is a symlink out of the catalog was met with
 /// "fix it by editing toolctl.json", which cannot help: the link is what is refused.
 #[cfg(unix)]
 #[test]
@@ -499,7 +499,7 @@ fn a_config_that_is_a_symlink_out_is_to_be_made_a_file() {
     }
 
     // A link inside the catalog is read and written as the file it stands for: its problems
-    // get their usual fixes (review13b #1: it was told to make it a file too).
+    // get their usual fixes, not the link's "make it a file".
     let inside = env.catalog().join("conf");
     std::fs::create_dir(&inside).unwrap();
     std::fs::rename(&outside, inside.join("toolctl.json")).unwrap();
@@ -516,7 +516,7 @@ fn a_config_that_is_a_symlink_out_is_to_be_made_a_file() {
     env.run(&["tool", "list"]).success();
 }
 
-/// What review13b found of the MCP server rules `config` now holds: taking a host out of
+/// The MCP server rules `config` holds: taking a host out of
 /// allowedHosts is allowed though a server uses it (the policy's own edit: the server is then
 /// off-limits, as an HTTP tool on that host is); an entry the schema alone refuses is
 /// refused by `mcp import` as `validate` reports it; a server's `timeoutMs: 0` is one problem,
@@ -586,7 +586,7 @@ fn mcp_server_problems_are_fixed_as_their_hints_say() {
         .stderr_has("fix it by editing toolctl.json");
 }
 
-/// Regression (review13b): a `toolctl.json` of a schemaVersion this toolctl does not read was
+/// Regression: a `toolctl.json` of a schemaVersion this toolctl does not read was
 /// a `validate` error, yet every other command read the catalog without a word. It is refused
 /// as a tool or bundle file of that version is, never misread.
 #[test]

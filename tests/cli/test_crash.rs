@@ -1,4 +1,4 @@
-//! Crash safety (SPEC §1): writers killed with SIGKILL at any moment leave every file whole,
+//! Crash safety: writers killed with SIGKILL at any moment leave every file whole,
 //! old or new, never half; the lock dies with its holder; and the temporary files a killed
 //! writer may leave behind are never seen by lists.
 //!

@@ -1,4 +1,4 @@
-//! The small edges of the command line (issue 19 item 7): did-you-mean, stdin everywhere a file
+//! The small edges of the command line: did-you-mean, stdin everywhere a file
 //! goes, `--color`, an empty `$TOOLCTL_CATALOG`, what is refused or asked at a terminal.
 
 use crate::common::{Run, TestEnv, tool_doc, tool_doc_with};

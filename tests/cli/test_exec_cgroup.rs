@@ -1,4 +1,4 @@
-//! `exec` in a cgroup of its own (issue 17, item 14): where cgroup v2 is writable, the call's
+//! `exec` in a cgroup of its own: where cgroup v2 is writable, the call's
 //! program runs in `toolctl-exec-<owner>-<UUID>` from its start, so even a process that left
 //! the session with `setsid`, cleared its environment and lost its parent is killed at the
 //! end, and the cgroup is removed — when the call ends, when toolctl is stopped by SIGTERM,

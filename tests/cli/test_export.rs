@@ -1,6 +1,5 @@
 //! `toolctl export`: the catalog's tools in each provider's request format, checked against
-//! what the providers really accept (`PROVIDERS.md` of the project: every rule there is a case
-//! here) and against the catalog they came from.
+//! what the providers really accept and against the catalog they came from.
 //!
 //! - **Goldens**: the fixture catalog (`fixtures/catalog`, copied to a temporary folder so its
 //!   index is not written into the repository) exported for every provider is compared with
@@ -16,9 +15,6 @@
 //! - **Round trip**: every exported name resolves back to its own tool in `toolctl invoke` and
 //!   `toolctl tool get`.
 //! - **Filters**: `--bundle`, `--tag`, `--tool`, `--include-disabled`, one version per slug.
-//!
-//! Over 1,000 lines on purpose: the six providers' formats, checked against one table of their
-//! rules; test files are split by topic past ~1,500 lines.
 
 use crate::common::{ErrorDoc, TestEnv, find_files, keys, ordered, tool_doc_with};
 use serde_json::{Map, Value, json};
@@ -811,7 +807,7 @@ fn diff(want: &Value, got: &Value, at: String, out: &mut Vec<String>) {
     }
 }
 
-/// The rules every entry of `provider`'s list must follow (`PROVIDERS.md`), whatever the
+/// The rules every entry of `provider`'s list must follow, whatever the
 /// catalog: wrapper and keys, names, and the schema dialect the provider takes.
 #[track_caller]
 fn check_shape(provider: &str, list: &Value, strict: bool) {
@@ -916,7 +912,7 @@ fn check_shape(provider: &str, list: &Value, strict: bool) {
     }
 }
 
-/// What in `schema` breaks OpenAI strict mode (PROVIDERS.md), as "pointer: problem".
+/// What in `schema` breaks OpenAI strict mode, as "pointer: problem".
 fn strict_violations(schema: &Value) -> Vec<String> {
     const UNSUPPORTED: &[&str] = &[
         "patternProperties",
@@ -1037,7 +1033,7 @@ fn strict_violations(schema: &Value) -> Vec<String> {
     out
 }
 
-/// What in `schema` is outside Gemini's OpenAPI subset (PROVIDERS.md), as "pointer: problem".
+/// What in `schema` is outside Gemini's OpenAPI subset, as "pointer: problem".
 fn gemini_violations(schema: &Value, at: &str) -> Vec<String> {
     const ALLOWED: &[&str] = &[
         "type",

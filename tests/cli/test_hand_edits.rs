@@ -1,4 +1,4 @@
-//! Files written by hand (or by `git pull`) are first-class (SPEC §1): a file that does not
+//! Files written by hand (or by `git pull`) are first-class: a file that does not
 //! parse is reported with its path and where the syntax error is while everything else keeps
 //! working; a tool this binary cannot run is listed as unavailable with the reason; and toolctl
 //! never rewrites a file just because it read it.
@@ -153,8 +153,8 @@ fn a_tool_with_a_missing_native_function_is_unavailable_and_untouched() {
         "a read never rewrites"
     );
 
-    // Put through toolctl: refused as `validate` reports it (review13 #7: put took it with a
-    // warning, and the catalog's CI failed after a put that succeeded), and nothing written.
+    // Put through toolctl: refused as `validate` reports it, not taken with a warning (the
+    // catalog's CI would fail after a put that succeeded), and nothing written.
     // An `mcp` tool naming a server toolctl.json does not declare likewise.
     let native = json!({
         "slug": "ghost2", "version": "v1", "type": "native",

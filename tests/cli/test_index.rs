@@ -1,12 +1,9 @@
-//! The search index (SPEC §3, README "Search"): derived state in `.toolctl/` that follows the
+//! The search index (README "Search"): derived state in `.toolctl/` that follows the
 //! files on its own. Hand edits and `git pull` (played here with `std::fs`, as a person with an
 //! editor would) show up in the next `search` and `tool list` with nothing run in between; the
 //! change check reads only the files that changed; writes through toolctl refresh the index
 //! themselves; and an index that is damaged, deleted or of another format is rebuilt, never
 //! fatal.
-//!
-//! Over 1,000 lines on purpose: the index and its change check, one topic whose cases share the
-//! hand-edit helpers above; test files are split by topic past ~1,500 lines.
 
 use crate::common::{ProblemItem, Run, TestEnv, ToolItem, read_json, tool_doc_with};
 use crate::common::{tool_view, write_file};

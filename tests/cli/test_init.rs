@@ -1,4 +1,4 @@
-//! `toolctl init` and how toolctl finds its catalog (SPEC §1): `--catalog`, then
+//! `toolctl init` and how toolctl finds its catalog: `--catalog`, then
 //! `$TOOLCTL_CATALOG`, then the nearest ancestor holding `toolctl.json`, then
 //! `$XDG_DATA_HOME/toolctl` (or `~/.local/share/toolctl`), created on the first write. A catalog
 //! named explicitly must exist (`CATALOG_NOT_FOUND`), except for `init`.

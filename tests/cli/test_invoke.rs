@@ -1,10 +1,7 @@
-//! `toolctl invoke` (SPEC §5): the `{ok,value}` / `{ok:false,error}` envelope and its exit
+//! `toolctl invoke`: the `{ok,value}` / `{ok:false,error}` envelope and its exit
 //! codes, tool references, argument parsing and schema checks, the no-schema policy, the
 //! native built-ins (`readfile`, `file-search`, `now`, `exec`), the workspace they can never
 //! leave, and the output check.
-//!
-//! Over 1,000 lines on purpose: `invoke` of one tool and the native built-ins, whose cases share
-//! the envelope checks; test files are split by topic past ~1,500 lines.
 
 use crate::common::{ErrorDoc, Run, TestEnv, timestamp, tool_doc, tool_doc_with, write_file};
 use serde_json::{Value, json};
@@ -506,7 +503,7 @@ fn a_tool_without_a_schema_fails_closed() {
     let err = failure(&env, &["w/bare"], 6);
     assert_eq!(
         err.error.code, "FORBIDDEN",
-        "the issue: no schema fails closed with FORBIDDEN, exit 6: {err:?}"
+        "no schema fails closed with FORBIDDEN, exit 6: {err:?}"
     );
     assert!(err.error.message.contains("argSchema"), "{err:?}");
 }

@@ -1,13 +1,10 @@
-//! `toolctl invoke --batch` (agent-tools-api.md, `invoke-batch`) and usage metrics: the three
-//! request shapes (the seed's `{"calls":[…]}`, an OpenAI or Ollama `tool_calls` array, an
+//! `toolctl invoke --batch` and usage metrics: the three request shapes (toolctl's own
+//! `{"calls":[…]}`, an OpenAI or Ollama `tool_calls` array, an
 //! assistant message), the `{ok, results, tool_messages, mode}` answer with every call's result
 //! bound to its `call_id`, per-call errors embedded (exit 0), request-level errors
 //! (`VALIDATION_ERROR` with a JSON pointer, exit 3), concurrency, `wait_ms` and the `TIMEOUT`
 //! that cancels a call, the 12,000-byte truncation, and `callCount`/`lastCalledAt` kept in
 //! `.toolctl/usage.sqlite`.
-//!
-//! Over 1,000 lines on purpose: `invoke --batch` and usage, one request format whose cases share
-//! the batch helpers; test files are split by topic past ~1,500 lines.
 
 use crate::common::{ErrorDoc, TestEnv, keys, ordered, timestamp, tool_doc, write_file};
 use serde_json::{Value, json};
@@ -179,8 +176,8 @@ fn catalog_files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     files
 }
 
-/// The seed's request (agent-tools-api.md) against a workspace with README.md and test.txt.
-fn seed_request() -> Value {
+/// toolctl's own batch request, against a workspace with README.md and test.txt.
+fn toolctl_request() -> Value {
     json!({
         "calls": [
             { "call_id": "call-abc-123", "name": "readfile", "arguments": { "path": "README.md" } },
@@ -192,25 +189,25 @@ fn seed_request() -> Value {
     })
 }
 
-fn seed_workspace(env: &TestEnv) {
+fn toolctl_request_workspace(env: &TestEnv) {
     write_file(&env.work().join("README.md"), "# My Project\n...");
     write_file(&env.work().join("test.txt"), "t");
 }
 
-const SEED_CALLS: &[(&str, &str)] = &[
+const TOOLCTL_REQUEST_CALLS: &[(&str, &str)] = &[
     ("call-abc-123", "readfile"),
     ("call-def-456", "file-search"),
 ];
 
-// --- the seed request -------------------------------------------------------------------------
+// --- toolctl's own request ----------------------------------------------------------------------
 
 #[test]
-fn the_seed_request_from_a_file_answers_every_call_bound_to_its_call_id() {
+fn the_toolctl_request_from_a_file_answers_every_call_bound_to_its_call_id() {
     let env = TestEnv::new();
-    seed_workspace(&env);
-    let doc = batch(&env, &seed_request(), SEED_CALLS);
-    // The seed's answer, with each call's value under `value` (the seed says `output` in
-    // results and `result` in tool messages; issue 19 made it one name, docs/JSON.md rule 5).
+    toolctl_request_workspace(&env);
+    let doc = batch(&env, &toolctl_request(), TOOLCTL_REQUEST_CALLS);
+    // The answer, each call's value under `value` in results and tool messages alike (one
+    // name everywhere, docs/JSON.md rule 5).
     assert_eq!(
         ordered(&doc),
         ordered(&json!({
@@ -254,18 +251,18 @@ fn the_seed_request_from_a_file_answers_every_call_bound_to_its_call_id() {
 }
 
 #[test]
-fn the_seed_request_from_stdin_answers_the_same() {
+fn the_toolctl_request_from_stdin_answers_the_same() {
     let env = TestEnv::new();
-    seed_workspace(&env);
-    let from_file = batch(&env, &seed_request(), SEED_CALLS);
+    toolctl_request_workspace(&env);
+    let from_file = batch(&env, &toolctl_request(), TOOLCTL_REQUEST_CALLS);
     let run = env.run_stdin(
         &["--json", "invoke", "--batch", "-"],
-        &seed_request().to_string(),
+        &toolctl_request().to_string(),
     );
     run.success();
     assert_eq!(run.stderr, "");
     let from_stdin = run.json();
-    check_answer(&from_stdin, SEED_CALLS);
+    check_answer(&from_stdin, TOOLCTL_REQUEST_CALLS);
     assert_eq!(ordered(&from_stdin), ordered(&from_file));
 }
 
@@ -1077,7 +1074,7 @@ fn a_truncated_preview_is_at_most_12000_bytes_cut_between_characters() {
         let arguments = json!({ "path": path, "max_bytes": 1048576 });
         calls.push(json!({ "call_id": path, "name": "readfile", "arguments": arguments }));
     }
-    // The reviewer's case: 9,000 × "é" is over 18,000 bytes of JSON but under 12,000
+    // 9,000 × "é" is over 18,000 bytes of JSON but under 12,000
     // characters.
     let wide = "é".repeat(9_000);
     write_file(&env.work().join("wide.txt"), &wide);

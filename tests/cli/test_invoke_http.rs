@@ -1,4 +1,4 @@
-//! `toolctl invoke` on HTTP tools (SPEC §5, §7), against a wiremock server on 127.0.0.1:
+//! `toolctl invoke` on HTTP tools, against a wiremock server on 127.0.0.1:
 //! templates that cannot be injected into (URL components, JSON, form and text bodies,
 //! headers), `allowedHosts` on the template and on every redirect, retries with back-off and
 //! `Retry-After`, `timeoutMs`, `maxResponseBytes`, `successCodes`, `responseEncoding`,

@@ -2,9 +2,6 @@
 //! `invoke`, `--batch`, `validate` and `mcp import`, against real servers the tests start — the
 //! tests' own Python SDK server (tests/fixtures/mcp/server.py) over stdio and Streamable HTTP,
 //! and `@modelcontextprotocol/server-everything` over stdio.
-//!
-//! About 1,000 lines on purpose: every case needs one of the same few real servers, started by
-//! the helpers beside the cases; split by topic when it passes ~1,500 lines.
 
 use crate::common::{TestEnv, mcp_clients};
 use serde_json::{Value, json};
@@ -927,7 +924,7 @@ fn mcp_import_skips_what_is_no_mcp_tool_naming_server_tool_and_field() {
 
 /// A server's argument names outside Anthropic's `^[a-zA-Z0-9_.-]{1,64}$` (OData's `$top`, a
 /// `filter[id]`) are MCP's to allow: the tool is imported and runs, and only an export to
-/// Anthropic refuses it (review12 F1).
+/// Anthropic refuses it.
 #[test]
 fn mcp_import_keeps_a_tool_whose_argument_names_only_anthropic_refuses() {
     let env = TestEnv::new();
@@ -1435,7 +1432,7 @@ fn a_relative_cwd_and_program_path_are_taken_from_the_catalog_root() {
     );
 }
 
-/// review12: an answer the SDK cannot parse (100,000 nested arrays) was dropped by it, and the
+/// Regression: an answer the SDK cannot parse (100,000 nested arrays) was dropped by it, and the
 /// import waited the whole timeout to say "did not answer".
 #[test]
 fn an_answer_that_cannot_be_parsed_fails_at_once_and_says_why() {
@@ -1463,7 +1460,7 @@ fn an_answer_that_cannot_be_parsed_fails_at_once_and_says_why() {
 
 /// A server's log lines on stdout that start with `{` but are not JSON (Python's print of a
 /// dict, Node's console.log of an object) are dropped as the SDK drops them, not taken for an
-/// answer that cannot be read (review12c: they failed every call of such a server).
+/// answer that cannot be read, which would fail every call of such a server.
 #[test]
 fn log_lines_that_start_with_a_brace_do_not_fail_the_call() {
     let env = TestEnv::new();

@@ -199,7 +199,7 @@ fn restore_rename_and_import_refuse_what_would_collide() {
 
 /// `mcp import`: a server tool whose slug would collide (`echo` beside another bundle's
 /// `écho`) is refused alone, named with the tool it collides with, the rule and how to import
-/// it; the server's other tools are imported, and the catalog stays valid (review12 F11).
+/// it; the server's other tools are imported, and the catalog stays valid.
 #[test]
 fn mcp_import_refuses_a_colliding_tool_alone() {
     let env = TestEnv::new();

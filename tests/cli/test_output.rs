@@ -1,6 +1,6 @@
-//! The output contract (SPEC §2, STYLE "Command line and output"): data on stdout, status and
-//! warnings on stderr (muted by `--quiet`), one JSON document with `--json` (errors included),
-//! stable exit codes, no colour under NO_COLOR, and a closed pipe is a clean exit.
+//! The output contract: data on stdout, status and warnings on stderr (muted by `--quiet`),
+//! one JSON document with `--json` (errors included), stable exit codes, no colour under
+//! NO_COLOR, and a closed pipe is a clean exit.
 
 use crate::common::{Run, TestEnv, ToolList, tool_doc, tool_doc_with, write_file};
 use serde_json::json;
@@ -339,7 +339,7 @@ fn control_in(bytes: &[u8]) -> Option<String> {
     Some(format!("{:?}", &text[from..to]))
 }
 
-/// Regression (review12 F4): a tool's description, display name, tags and argument names, a
+/// Regression: a tool's description, display name, tags and argument names, a
 /// bundle's name and a file's unreadable value reached the terminal raw in `tool list`,
 /// `search`, `tool get`, `bundle get` and `validate` (human and github), so a pull request's
 /// tool.json could clear a developer's screen, set the terminal's title, hide a line behind a

@@ -1,6 +1,5 @@
-//! README promises that had no test of their own (issue 17, "done when": every promise in the
-//! README has a test that would fail). Each test names the README sentence it holds; the
-//! audit that found them is `/work/notes/audit-promises.md`.
+//! README promises no other test holds, so that every promise in the README has a test that
+//! fails when it breaks. Each test names the README sentence it holds.
 
 use crate::common::{Run, TestEnv, find_prefixed, read_json, tool_doc, write_file};
 use serde_json::{Value, json};

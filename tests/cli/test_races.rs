@@ -1,4 +1,4 @@
-//! Real processes racing on one catalog (SPEC §1): `<slug, version>` uniqueness is global,
+//! Real processes racing on one catalog: `<slug, version>` uniqueness is global,
 //! no writer loses another's write, and a lock that cannot be had in time is `LOCK_TIMEOUT`.
 
 use crate::common::{Run, TestEnv, find_prefixed, read_json, tool_doc, tool_doc_with};

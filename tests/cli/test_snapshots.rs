@@ -3,7 +3,7 @@
 //! UUIDs `[UUID]`.
 //!
 //! The hints here are the library's remedies (`catalog::Hint`, `ToolBundle`) as the CLI words
-//! them: the library names no flag or command (issue 16), the command line does.
+//! them: the library names no flag or command, the command line does.
 
 use crate::common::{Run, TestEnv, tool_doc};
 use serde_json::json;

@@ -1,4 +1,4 @@
-//! Writes never leave the catalog through a symlink (review12 F9). A catalog cloned from a
+//! Writes never leave the catalog through a symlink. A catalog cloned from a
 //! hostile repository can hold `bundles`, a bundle folder, its `tools`, a tool's folder,
 //! `.toolctl` or `schemas` as a link to a folder outside it; reads already refuse to follow
 //! one, and every write (put, import, delete, reap, init, the lock, the index, `tool new`'s
@@ -188,7 +188,7 @@ fn a_symlink_that_stays_inside_the_catalog_is_written_through() {
 }
 
 /// toolctl's own state databases under `.toolctl/` are not opened through a symlink that
-/// leads out of the catalog (review12b: `usage.sqlite` linked out was created there): the
+/// leads out of the catalog (`usage.sqlite` is never created there): the
 /// call runs, its use is not counted, nothing is written outside.
 #[test]
 fn a_usage_database_linked_out_of_the_catalog_is_not_written() {
@@ -207,8 +207,8 @@ fn a_usage_database_linked_out_of_the_catalog_is_not_written() {
 }
 
 /// A catalog whose index file, or whose `.toolctl`, is a symlink out of it keeps its search
-/// index in the cache folder and says so with that reason, naming the link (review13 B: it
-/// said the catalog "cannot be written", which it can). What the link leads to is left as it
+/// index in the cache folder and says so with that reason, naming the link (not saying
+/// the catalog "cannot be written", which it can). What the link leads to is left as it
 /// was.
 #[test]
 fn an_index_linked_out_of_the_catalog_is_kept_in_the_cache_and_the_link_named() {

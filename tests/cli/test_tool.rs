@@ -1,6 +1,6 @@
 //! `toolctl tool put|get|enable|disable|delete` and tool references: a version never changes
 //! once written, a toggle touches only `isEnabled`, delete is hard, and every reference form
-//! of SPEC §2 finds the tool it should (or says why not).
+//! finds the tool it should (or says why not).
 
 use crate::common::{
     TestEnv, assert_uuid_v7, keys, ordered, read_json, timestamp, tool_doc, tool_doc_with,
@@ -69,7 +69,7 @@ fn put_stamps_its_own_timestamps_and_takes_the_bundle_from_the_file() {
     doc["bundleID"] = bundle_id.clone().into();
     let input = env.input(&doc);
     env.run(&["tool", "put", &input]).success();
-    // The file's dates are replaced: a new tool is created now (issue 17, item 7).
+    // The file's dates are replaced: a new tool is created now.
     let stored = read_json(&env.tool_file(&bundle_id, "x", "v1"));
     assert_ne!(stored["createdAt"], "2025-01-01T00:00:00Z");
     assert_eq!(stored["modifiedAt"], stored["createdAt"]);

@@ -1,4 +1,4 @@
-//! Trust in what the catalog holds (issue 17): an explicit catalog must exist, what is stored
+//! Trust in what the catalog holds: an explicit catalog must exist, what is stored
 //! was checked, files are read only when they are safe to read, reads leave git clean, and a
 //! killed write leaves nothing a reader trips on.
 
@@ -340,7 +340,7 @@ fn tool_put_refuses_a_document_whose_file_would_be_over_4_mib() {
 }
 
 /// `validate FILE` of a loose tool keeps `tool put`'s size rule, measured the same way (the
-/// file as toolctl would write it), so it never passes what put refuses (review12 F6).
+/// file as toolctl would write it), so it never passes what put refuses.
 #[test]
 fn validate_file_and_tool_put_agree_on_size() {
     let env = TestEnv::new();
@@ -886,7 +886,7 @@ fn a_file_where_the_state_folder_goes_is_read_around_and_named() {
     );
 }
 
-/// review12: a `pattern` over the regex size limit was refused with a ~50 KB message that
+/// Regression: a `pattern` over the regex size limit was refused with a ~50 KB message that
 /// echoed the whole pattern and called it "not a regex".
 #[test]
 fn a_pattern_over_the_regex_size_limit_is_said_too_large_in_a_short_message() {

@@ -1,5 +1,5 @@
 //! What `invoke` must never do, whatever a tool file, an argument, the environment or a server
-//! tries (issue 17): splice raw text into a JSON body, read a secret the tool did not declare,
+//! tries: splice raw text into a JSON body, read a secret the tool did not declare,
 //! show a secret in any encoding, retry without end, run past its timeout, leave processes
 //! behind, or answer "nothing found" when it could not look.
 //!

@@ -194,7 +194,7 @@ fn put_with_argument_named(env: &TestEnv, slug: &str, description: &str, name: &
     );
 }
 
-/// Regression (review12 F5): an argument name holding a newline printed a line of its own in
+/// Regression: an argument name holding a newline printed a line of its own in
 /// the human format, and a line `::error file=…::` is a workflow command to GitHub Actions
 /// whatever toolctl meant by it. Each finding is one line (newline and CR written `\n`, `\r`),
 /// as is an error's first line.
@@ -521,7 +521,7 @@ fn tool_new_writes_a_skeleton_that_validates_as_it_is() {
 }
 
 /// GitHub's runner also reads the older `##[command]` form anywhere in a line, and strips
-/// leading spaces before `::` (review12b): a finding writes `##[` as `#\u0023[`, and a warning
+/// leading spaces before `::`: a finding writes `##[` as `#\u0023[`, and a warning
 /// (here `export`'s, over a folder whose name holds a newline) is one line.
 #[test]
 fn no_workflow_command_from_a_file_in_a_finding_or_a_warning() {
@@ -561,9 +561,9 @@ fn no_workflow_command_from_a_file_in_a_finding_or_a_warning() {
     }
 }
 
-/// The github format writes `##[` as the human one does, `#\u0023[` (review13 C: it escaped
-/// only what GitHub's toolkit escapes, so an argument named `…\n##[error]y` came out as the
-/// runner's older command form). Every line is one annotation or the summary.
+/// The github format writes `##[` as the human one does, `#\u0023[`, not only what GitHub's
+/// toolkit escapes (an argument named `…\n##[error]y` would come out as the runner's older
+/// command form). Every line is one annotation or the summary.
 #[test]
 fn the_github_format_writes_the_older_command_form_as_the_human_one_does() {
     let env = TestEnv::new();

@@ -62,7 +62,7 @@ fn an_agent_file_attach_reads_passes_validate_whole_or_by_path() {
     assert_eq!(run.stdout, "1 file checked: no problems\n", "{run}");
 }
 
-/// The reviewer's repro: a merge left a conflict marker in an agent file. validate passed it
+/// Regression: a merge left a conflict marker in an agent file. validate passed it
 /// while attach failed on it.
 #[test]
 fn regression_a_conflict_marker_in_an_agent_file_fails_validate_as_attach_fails() {

@@ -194,7 +194,7 @@ fn a_broken_extract_expr_is_refused_by_put_and_validate() {
     env.edit_config(|c| c["allowedHosts"] = json!(["127.0.0.1:1"]));
     env.run(&["bundle", "put", "--slug", "mine"]).success();
     // The regex crate's syntax error draws the pattern over several lines; the message is its
-    // one line with the fault's place (review13 #8: validate's one-line findings showed `\n`s).
+    // one line with the fault's place (a one-line finding shows no `\n`).
     let cases = [
         (
             "regex",

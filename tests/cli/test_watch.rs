@@ -653,7 +653,7 @@ fn an_event_queue_overflow_starts_a_new_epoch_and_never_gives_a_wrong_answer() {
 
 /// The watcher's cookie files are made anew: a symlink a clone put in their place
 /// (`.toolctl/watch/cookie-0` → a file outside) is removed, never followed, so the file it
-/// points at is left as it was (review12c: the watcher truncated it), and commands still
+/// points at is left as it was (never truncated), and commands still
 /// answer right.
 #[test]
 fn the_watchers_cookies_never_follow_a_symlink() {
@@ -685,9 +685,9 @@ fn the_watchers_cookies_never_follow_a_symlink() {
 }
 
 /// A `.toolctl/watch` that is a symlink out of the catalog: the watcher refuses to write
-/// there, so it cannot leave its reason there either (review13 A: `index watch --detach` said
-/// only "the watcher stopped before it answered"). `--detach` fails as the foreground does,
-/// same code and words, before it starts one; a command in `always` mode starts none and says
+/// there, so it cannot leave its reason there either, and `--detach`, waiting for one, would
+/// say only "the watcher stopped before it answered". So `--detach` fails as the foreground
+/// does, same code and words, before it starts one; a command in `always` mode starts none and says
 /// nothing of one; nothing is written outside.
 #[test]
 fn a_watch_folder_linked_out_of_the_catalog_is_named_and_never_started() {
@@ -723,7 +723,7 @@ fn a_watch_folder_linked_out_of_the_catalog_is_named_and_never_started() {
 /// `--detach` gives the reason of the watcher it started, never an older one: a lock it cannot
 /// take (a folder in its place) is left in the failure file like any later failure, and a
 /// watcher that stops without a reason (another one holds the lock, here one that does not
-/// answer) is not given the reason an earlier watcher left (review13 A).
+/// answer) is not given the reason an earlier watcher left.
 #[test]
 fn detach_gives_the_reason_of_the_watcher_it_started() {
     let env = TestEnv::fixture();
@@ -738,7 +738,7 @@ fn detach_gives_the_reason_of_the_watcher_it_started() {
     run.failure(3)
         .stderr_has("cannot open lock file")
         .stderr_has(lock.to_str().unwrap())
-        // And why (review13b #8: the OS's reason was dropped).
+        // And why: the OS's reason.
         .stderr_has("Is a directory");
     assert!(!run.stderr.contains("an older reason"), "{run}");
     // A file where the watch folder goes: the folder cannot be made, and why.

@@ -1,7 +1,7 @@
 //! Catalog secrets: values a template may name (`${WEATHER_API_KEY}`) that are not arguments.
 //!
 //! They never live in the catalog (which is kept in git) and never come from arbitrary
-//! environment variables (SPEC §7). Two sources, the first that has the name wins:
+//! environment variables. Two sources, the first that has the name wins:
 //! - `TOOLCTL_SECRET_<NAME>` environment variables (for CI);
 //! - `$XDG_CONFIG_HOME/toolctl/secrets.json` (else `~/.config/toolctl/secrets.json`): an object
 //!   of strings, refused unless only its owner can read it (mode 0600 or stricter), and

@@ -218,7 +218,7 @@ pub struct Page<T> {
     pub problems: Vec<Problem>,
 }
 
-/// Where the catalog is, found the way SPEC §1 says.
+/// Where the catalog is, and which rule found it (the first that applies, in this order).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location {
     /// `--catalog DIR` or `$TOOLCTL_CATALOG`.

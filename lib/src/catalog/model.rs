@@ -45,7 +45,7 @@ pub struct Bundle {
     pub soft_deleted_at: Option<Timestamp>,
 }
 
-/// How a tool runs. `go` is the original spec's name for `native` and means the same.
+/// How a tool runs. `go` is the legacy name of `native` and means the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolType {
@@ -443,7 +443,7 @@ impl Tool {
     }
 
     /// The JSON pointer of the field that names this tool's native function, as the file has
-    /// it: `/impl/goFunc` for a tool written to the Go spec, else `/impl/func` (also where a
+    /// it: `/impl/goFunc` for a legacy `go` tool, else `/impl/func` (also where a
     /// missing name goes).
     pub fn native_func_pointer(&self) -> &'static str {
         self.native_field()
@@ -470,12 +470,12 @@ impl Tool {
         serde_json::from_value(self.implementation.clone()?).ok()
     }
 
-    /// Whether `pick` may show the tool without `--allow-unsafe` (SPEC §1, "tool.json"): `safe`
-    /// when set; else the MCP-style annotations when they say anything about side effects
-    /// (safe when read-only or not destructive; a tool that says it is not read-only, and not
-    /// that it is harmless, is destructive by MCP's defaults); else, for an HTTP tool, its
-    /// method (GET and HEAD are safe); a native tool is safe; an MCP tool that says nothing is
-    /// not (MCP's defaults: not read-only, destructive).
+    /// Whether `pick` may show the tool without `--allow-unsafe`: `safe` when set; else the
+    /// MCP-style annotations when they say anything about side effects (safe when read-only or not
+    /// destructive; a tool that says it is not read-only, and not that it is harmless, is
+    /// destructive by MCP's defaults); else, for an HTTP tool, its method (GET and HEAD are safe);
+    /// a native tool is safe; an MCP tool that says nothing is not (MCP's defaults: not read-only,
+    /// destructive).
     pub fn is_safe(&self) -> bool {
         // A tool is no safer than the native function it runs: `exec` runs any command,
         // whatever the tool's own `safe` says.

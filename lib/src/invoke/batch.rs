@@ -1,7 +1,6 @@
-//! `invoke --batch`: several calls at once, as `agent-tools-api.md`'s `invoke-batch` takes and
-//! answers them.
+//! `invoke --batch`: several calls at once, taken and answered as one document.
 //!
-//! The request is the seed's `{"calls":[{call_id, name, arguments}], "wait_ms", "mode"}`
+//! The request is toolctl's own `{"calls":[{call_id, name, arguments}], "wait_ms", "mode"}`
 //! (1–20 calls, `call_id` at most 120 characters and unique, `wait_ms` 100–60000, default
 //! 15000, `mode` "sync"), or what a model sends: an OpenAI `tool_calls` array (`id`,
 //! `function.name`, `function.arguments` as a JSON string), Ollama's (`arguments` as an object,
@@ -19,10 +18,10 @@
 //!
 //! Outputs whose JSON is longer than [`TRUNCATE_AT`] bytes are replaced, in `results` and in
 //! `tool_messages` alike, by `{"truncated": true, "bytes": <length>, "preview": <the first
-//! 12000 bytes of the JSON>}`, as the seed shows. The seed's "12KB" cap and its "first 12000
-//! characters" agree only for ASCII; bytes are what a caller budgets, so both are counted in
-//! UTF-8 bytes, and the preview ends at the last whole character within them (so it may be up
-//! to 3 bytes shorter). A preview is thus always shorter than the value it replaces.
+//! 12000 bytes of the JSON>}`. The cap and the preview are counted in UTF-8 bytes, what a
+//! caller budgets (characters would agree with bytes only for ASCII), and the preview ends at
+//! the last whole character within them (so it may be up to 3 bytes shorter). A preview is
+//! thus always shorter than the value it replaces.
 
 use super::{Failure, Options};
 use crate::base::error_code::ErrorCode;
@@ -33,7 +32,7 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 pub const MAX_CALLS: usize = 20;
-/// The largest batch document taken, in bytes (as the seed's batch API).
+/// The largest batch document taken, in bytes.
 pub const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
 pub const MAX_CALL_ID: usize = 120;
 pub const WAIT_DEFAULT_MS: u64 = 15_000;
@@ -88,7 +87,7 @@ pub fn check_size(bytes: usize) -> Result<(), Failure> {
 pub fn parse(doc: &Value, forced: Option<Shape>) -> Result<Request, Failure> {
     let located = shapes::locate(doc)?;
     let wait_ms = match doc {
-        Value::Object(map) if located.shape == Some(Shape::Seed) => {
+        Value::Object(map) if located.shape == Some(Shape::Toolctl) => {
             check_mode(map)?;
             wait_ms(map)?
         }
@@ -107,9 +106,10 @@ pub fn parse(doc: &Value, forced: Option<Shape>) -> Result<Request, Failure> {
             base,
         ));
     }
-    // One provider's calls per batch (the seed's `calls` may hold OpenAI-style ones).
+    // One provider's calls per batch; toolctl's own calls, OpenAI's and Ollama's are one family
+    // (a `{"calls"}` request may hold OpenAI-style ones).
     let family = |shape: Shape| match shape {
-        Shape::Seed | Shape::Openai | Shape::Ollama => Shape::Seed,
+        Shape::Toolctl | Shape::Openai | Shape::Ollama => Shape::Toolctl,
         other => other,
     };
     let first = found[0].1;
@@ -394,7 +394,7 @@ mod tests {
 
     #[test]
     fn the_three_shapes_give_the_same_calls() {
-        let seed = parse(
+        let toolctl = parse(
             &json!({ "calls": [{ "call_id": "a", "name": "now", "arguments": {} }] }),
             None,
         )
@@ -405,11 +405,11 @@ mod tests {
             None,
         )
         .unwrap();
-        assert_eq!(seed.calls[0].name, "now");
+        assert_eq!(toolctl.calls[0].name, "now");
         assert_eq!(openai.calls[0].call_id, "a");
         assert_eq!(openai.calls[0].arguments, json!("{}"));
         assert_eq!(ollama.calls[0].call_id, "call_0");
-        assert_eq!(seed.wait_ms, WAIT_DEFAULT_MS);
+        assert_eq!(toolctl.wait_ms, WAIT_DEFAULT_MS);
     }
 
     #[test]

@@ -29,8 +29,8 @@
 //! response is read up to `maxResponseBytes` (default 1 MiB) and the call fails as soon as it
 //! would go past it.
 //!
-//! About 1,000 lines, one file on purpose: the request building, sending, retries and reading
-//! are one path that reads best in one place (auth, limits and SSE are modules of their own).
+//! The request building, sending, retries and reading are one path, kept in one file to be
+//! read top to bottom; auth, limits and SSE are modules of their own.
 
 use super::{Failure, Options, auth, limits, sse};
 use crate::base::error_code::ErrorCode;

@@ -1,4 +1,4 @@
-//! Per-tool limits of HTTP calls (issue 21): `maxRequestBytes` and `maxCallsPerMinute`.
+//! Per-tool limits of HTTP calls: `maxRequestBytes` and `maxCallsPerMinute`.
 //!
 //! **`maxRequestBytes`** (default [`DEFAULT_MAX_REQUEST`]; `toolctl.json`'s `http` may set a
 //! catalog-wide default, a tool's own field wins): the bytes of the URL, the headers and the

@@ -1,4 +1,4 @@
-//! One call of a tool, as `toolctl invoke` makes it (SPEC §5):
+//! One call of a tool, as `toolctl invoke` makes it:
 //!
 //! 1. the tool must be callable: enabled, in an enabled bundle that is not soft-deleted, and
 //!    available (its native function exists, its hosts are allowed) — else `TOOL_DISABLED`;

@@ -8,7 +8,13 @@
 //! past the cap is refused where the SDK creates it, and the request that asked for it (an
 //! `initialize`) is answered 503 by [`with_session_refusal`]'s caller, so the count is exact
 //! however many clients initialize at once.
+//!
+//! `Gate` puts these before the SDK's service: each request meets the token, then the bound on
+//! its body, then the session cap, and each client turned away is told in a throttled warning.
+//! `serve` makes one per HTTP server; it closes connections past their cap itself, before a
+//! request is read, and tells that through the gate's warnings too.
 
+use super::serve::Log;
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::body::Bytes;
 use hyper::header::{
@@ -26,6 +32,7 @@ use std::cell::Cell;
 use std::collections::HashSet;
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use subtle::ConstantTimeEq;
 
@@ -485,6 +492,130 @@ impl SessionManager for CappedSessions {
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
         Ok(self.inner.restore_session(id).await?)
+    }
+}
+
+/// What stands before the SDK's service: the token, the bound on a request's body, and the
+/// answer past the session cap; and the warnings about the clients turned away.
+pub(super) struct Gate {
+    pub(super) token: Option<Token>,
+    pub(super) max_sessions: usize,
+    pub(super) client_timeout: Duration,
+    pub(super) log: Arc<dyn Log>,
+    pub(super) warnings: Warnings,
+}
+
+/// The warnings about turned-away clients, by kind: each told at most once every
+/// [`WARN_EVERY`], with the count of those not told.
+pub(super) struct Warnings {
+    unauthorized: Throttled,
+    body_refused: Throttled,
+    sessions_full: Throttled,
+    pub(super) connections_full: Throttled,
+}
+
+impl Warnings {
+    pub(super) fn new(max_sessions: usize, max_connections: usize) -> Self {
+        Self {
+            unauthorized: Throttled::new("requests refused without the token (401)"),
+            body_refused: Throttled::new("requests refused for their body (408 or 413)"),
+            sessions_full: Throttled::new(format!(
+                "new MCP sessions refused, all {} being in use (503)",
+                max_sessions
+            )),
+            connections_full: Throttled::new(format!(
+                "connections closed at once, all {} being open",
+                max_connections
+            )),
+        }
+    }
+
+    fn all(&self) -> [&Throttled; 4] {
+        [
+            &self.unauthorized,
+            &self.body_refused,
+            &self.sessions_full,
+            &self.connections_full,
+        ]
+    }
+}
+
+/// Tell, once a second, what the warnings left untold when the clients they are about
+/// stopped coming.
+pub(super) async fn tell_overdue(gate: Arc<Gate>) {
+    let mut ticks = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        ticks.tick().await;
+        for warnings in gate.warnings.all() {
+            if let Some(line) = warnings.overdue() {
+                gate.log.warn(&line);
+            }
+        }
+    }
+}
+
+impl Gate {
+    pub(super) async fn answer<S, M>(
+        &self,
+        peer: SocketAddr,
+        request: hyper::Request<hyper::body::Incoming>,
+        mcp: &rmcp::transport::streamable_http_server::StreamableHttpService<S, M>,
+    ) -> Response<BoxBody<Bytes, Infallible>>
+    where
+        S: rmcp::ServerHandler + Send + 'static,
+        M: SessionManager,
+    {
+        let (method, path) = (request.method().clone(), request.uri().path().to_owned());
+        if let Some(token) = &self.token
+            && let Err(why) = token.check(request.headers())
+        {
+            self.warn(&self.warnings.unauthorized, peer, || {
+                format!("refused {method} {path} from {peer}: {why} (401)")
+            });
+            return unauthorized();
+        }
+        // The body is read here, bounded, rather than by the SDK, which waits for it as long
+        // as the client takes.
+        let request = match read_body(request, self.client_timeout).await {
+            Ok(request) => request,
+            Err(refusal) => {
+                let response = refusal.response(self.client_timeout);
+                if refusal != BodyRefusal::Broken {
+                    let why = match refusal {
+                        BodyRefusal::Late => format!(
+                            "its body did not arrive whole within {} s",
+                            self.client_timeout.as_secs()
+                        ),
+                        _ => format!("its body is over {}", max_body()),
+                    };
+                    self.warn(&self.warnings.body_refused, peer, || {
+                        format!(
+                            "refused {method} {path} from {peer}: {why} ({})",
+                            response.status().as_u16()
+                        )
+                    });
+                }
+                return response;
+            }
+        };
+        let (response, refused) = with_session_refusal(mcp.handle(request)).await;
+        if refused {
+            self.warn(&self.warnings.sessions_full, peer, || {
+                format!(
+                    "refused a new MCP session from {peer}: all {} are in use (503)",
+                    self.max_sessions
+                )
+            });
+            return sessions_full(self.max_sessions);
+        }
+        response
+    }
+
+    /// Tell a warning of this kind about `peer`, unless one was told a moment ago.
+    pub(super) fn warn(&self, kind: &Throttled, peer: SocketAddr, line: impl FnOnce() -> String) {
+        if let Some(line) = kind.note(peer, line) {
+            self.log.warn(&line);
+        }
     }
 }
 

@@ -15,12 +15,13 @@
 //! and nothing here can mend that one), and a version imported before of a skipped tool is
 //! neither changed nor reported vanished.
 //!
-//! [`plan`] decides all of this and checks every document it would write before anything is
-//! written (the CLI writes the plan with `tool put`'s code). A tool that `tool put` would
-//! refuse (a schema toolctl's rules reject, a `tool.json` over 4 MiB) is refused alone, named
-//! with each violation ([`Plan::refused`]), as a skipped one is: the server's other tools are
-//! imported, since nothing on toolctl's side can mend the server's, and what is written is
-//! valid all the same.
+//! [`prepare`] lists the server's tools and decides all of this against the bundle (`plan`),
+//! checking every document it would write before anything is written. The writes are the
+//! caller's: they are `tool put`'s code, in `ops`, a layer above this one. A tool that
+//! `tool put` would refuse (a schema toolctl's rules reject, a `tool.json` over 4 MiB) is refused
+//! alone, named with each violation ([`Plan::refused`]), as a skipped one is: the server's
+//! other tools are imported, since nothing on toolctl's side can mend the server's, and what is
+//! written is valid all the same.
 
 use crate::base::same_json::same_json_opt;
 use crate::catalog::error::{Error as CatalogError, Violation};
@@ -95,8 +96,74 @@ pub struct Refused {
     pub violations: Vec<Violation>,
 }
 
+/// An import decided and checked against the catalog, before anything is written: what
+/// [`prepare`] gives the caller to write and to report.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The server's name in `mcpServers`.
+    pub server: String,
+    /// The slug of the bundle the tools go in.
+    pub bundle: String,
+    /// Whether that bundle exists; when not, it is to be made before the tools are written.
+    pub bundle_exists: bool,
+    /// What the server listed.
+    pub listing: Listing,
+    /// What the import does, the new tools whose exported names would collide refused.
+    pub plan: Plan,
+}
+
+/// List the tools of `server` and plan their import into `bundle` (by slug; default: a
+/// bundle named after the server, which need not exist yet). The new tools whose exported
+/// names would collide are refused alone (`Plan::refuse_colliding`).
+pub fn prepare(catalog: &Catalog, server: &str, bundle: Option<&str>) -> Result<Prepared, Error> {
+    let listing = list(catalog, server)?;
+    let slug = bundle.unwrap_or(server).to_owned();
+    let existing = match catalog.find_bundle(&slug) {
+        Ok(bundle) => Some(bundle),
+        Err(CatalogError::NotFound { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let mut plan = plan(catalog, existing.as_ref(), server, &listing)?;
+    plan.refuse_colliding(catalog, &slug)?;
+    Ok(Prepared {
+        server: server.to_owned(),
+        bundle: slug,
+        bundle_exists: existing.is_some(),
+        listing,
+        plan,
+    })
+}
+
+impl Prepared {
+    /// The tools to write: the added ones, then the changed ones.
+    pub fn writes(&self) -> impl Iterator<Item = &Planned> {
+        self.plan.added.iter().chain(&self.plan.changed)
+    }
+
+    /// The documents to put, in [`writes`](Self::writes)' order, each with the name errors
+    /// give it (`MCP server 's' tool 't'`).
+    pub fn documents(&self) -> Vec<(Value, String)> {
+        self.writes()
+            .map(|p| {
+                let source = format!("MCP server '{}' tool '{}'", self.server, p.name);
+                (p.doc.clone(), source)
+            })
+            .collect()
+    }
+
+    /// How many tools the server listed, the skipped ones included.
+    pub fn listed(&self) -> usize {
+        self.listing.tools.len() + self.listing.skipped.len()
+    }
+
+    /// The reference of a tool written: `bundle/slug@version`.
+    pub fn reference(&self, planned: &Planned) -> String {
+        format!("{}/{}@{}", self.bundle, planned.slug, planned.version)
+    }
+}
+
 /// List the tools of `server`, as declared in the catalog's `toolctl.json`.
-pub fn list(catalog: &Catalog, server: &str) -> Result<Listing, Error> {
+fn list(catalog: &Catalog, server: &str) -> Result<Listing, Error> {
     let config = catalog.config();
     let Some(entry) = config.mcp_servers.get(server) else {
         let declared: Vec<&str> = config.mcp_servers.keys().map(String::as_str).collect();
@@ -138,7 +205,7 @@ pub fn list(catalog: &Catalog, server: &str) -> Result<Listing, Error> {
 /// does. Every document is checked as `tool put` checks it. A tool the server listed but the
 /// listing skipped (no MCP tool) is neither imported nor reported vanished: the bundle keeps
 /// what it has of it.
-pub fn plan(
+fn plan(
     catalog: &Catalog,
     bundle: Option<&BundleEntry>,
     server: &str,
@@ -295,7 +362,7 @@ impl Plan {
     /// Move the new tools whose exported names would collide (with a catalog tool's, or a
     /// new tool's listed before) from [`added`](Self::added) to [`refused`](Self::refused),
     /// each naming both tools, the rule and how to import it: the others are imported.
-    pub fn refuse_colliding(
+    fn refuse_colliding(
         &mut self,
         catalog: &Catalog,
         bundle_slug: &str,

@@ -283,12 +283,12 @@ async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
         Arc::new(guard::CappedSessions::new(http.max_sessions)),
         config,
     ));
-    let gate = Arc::new(Gate {
+    let gate = Arc::new(guard::Gate {
         token: http.token.clone(),
         max_sessions: http.max_sessions,
         client_timeout: http.client_timeout,
         log: shared.log.clone(),
-        warnings: Warnings::new(&http),
+        warnings: guard::Warnings::new(http.max_sessions, http.max_connections),
     });
     // HTTP/1.1 only: without TLS, clients speak it (HTTP/2 would need ALPN or prior
     // knowledge), and its header-read timeout then bounds every connection from its first
@@ -311,7 +311,7 @@ async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
             bound.port()
         ));
     }
-    tokio::spawn(tell_overdue(gate.clone()));
+    tokio::spawn(guard::tell_overdue(gate.clone()));
     let stop = stop_signal();
     tokio::pin!(stop);
     loop {
@@ -355,128 +355,6 @@ async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
                 .await;
             drop(permit);
         });
-    }
-}
-
-/// What stands before the SDK's service: the token, the bound on a request's body, and the
-/// answer past the session cap; and the warnings about the clients turned away.
-struct Gate {
-    token: Option<Token>,
-    max_sessions: usize,
-    client_timeout: Duration,
-    log: Arc<dyn Log>,
-    warnings: Warnings,
-}
-
-/// The warnings about turned-away clients, by kind: each told at most once every
-/// [`guard::WARN_EVERY`], with the count of those not told.
-struct Warnings {
-    unauthorized: guard::Throttled,
-    body_refused: guard::Throttled,
-    sessions_full: guard::Throttled,
-    connections_full: guard::Throttled,
-}
-
-impl Warnings {
-    fn new(http: &Http) -> Self {
-        Self {
-            unauthorized: guard::Throttled::new("requests refused without the token (401)"),
-            body_refused: guard::Throttled::new("requests refused for their body (408 or 413)"),
-            sessions_full: guard::Throttled::new(format!(
-                "new MCP sessions refused, all {} being in use (503)",
-                http.max_sessions
-            )),
-            connections_full: guard::Throttled::new(format!(
-                "connections closed at once, all {} being open",
-                http.max_connections
-            )),
-        }
-    }
-
-    fn all(&self) -> [&guard::Throttled; 4] {
-        [
-            &self.unauthorized,
-            &self.body_refused,
-            &self.sessions_full,
-            &self.connections_full,
-        ]
-    }
-}
-
-/// Tell, once a second, what the warnings left untold when the clients they are about
-/// stopped coming.
-async fn tell_overdue(gate: Arc<Gate>) {
-    let mut ticks = tokio::time::interval(Duration::from_secs(1));
-    loop {
-        ticks.tick().await;
-        for warnings in gate.warnings.all() {
-            if let Some(line) = warnings.overdue() {
-                gate.log.warn(&line);
-            }
-        }
-    }
-}
-
-impl Gate {
-    async fn answer<M: rmcp::transport::streamable_http_server::session::SessionManager>(
-        &self,
-        peer: SocketAddr,
-        request: hyper::Request<hyper::body::Incoming>,
-        mcp: &rmcp::transport::streamable_http_server::StreamableHttpService<Server, M>,
-    ) -> hyper::Response<
-        http_body_util::combinators::BoxBody<hyper::body::Bytes, std::convert::Infallible>,
-    > {
-        let (method, path) = (request.method().clone(), request.uri().path().to_owned());
-        if let Some(token) = &self.token
-            && let Err(why) = token.check(request.headers())
-        {
-            self.warn(&self.warnings.unauthorized, peer, || {
-                format!("refused {method} {path} from {peer}: {why} (401)")
-            });
-            return guard::unauthorized();
-        }
-        // The body is read here, bounded, rather than by the SDK, which waits for it as long
-        // as the client takes.
-        let request = match guard::read_body(request, self.client_timeout).await {
-            Ok(request) => request,
-            Err(refusal) => {
-                let response = refusal.response(self.client_timeout);
-                if refusal != guard::BodyRefusal::Broken {
-                    let why = match refusal {
-                        guard::BodyRefusal::Late => format!(
-                            "its body did not arrive whole within {} s",
-                            self.client_timeout.as_secs()
-                        ),
-                        _ => format!("its body is over {}", guard::max_body()),
-                    };
-                    self.warn(&self.warnings.body_refused, peer, || {
-                        format!(
-                            "refused {method} {path} from {peer}: {why} ({})",
-                            response.status().as_u16()
-                        )
-                    });
-                }
-                return response;
-            }
-        };
-        let (response, refused) = guard::with_session_refusal(mcp.handle(request)).await;
-        if refused {
-            self.warn(&self.warnings.sessions_full, peer, || {
-                format!(
-                    "refused a new MCP session from {peer}: all {} are in use (503)",
-                    self.max_sessions
-                )
-            });
-            return guard::sessions_full(self.max_sessions);
-        }
-        response
-    }
-
-    /// Tell a warning of this kind about `peer`, unless one was told a moment ago.
-    fn warn(&self, kind: &guard::Throttled, peer: SocketAddr, line: impl FnOnce() -> String) {
-        if let Some(line) = kind.note(peer, line) {
-            self.log.warn(&line);
-        }
     }
 }
 

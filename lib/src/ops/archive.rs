@@ -15,10 +15,9 @@
 //! turns into the bundle, so a reader sees all of the bundle or none of it, and a killed import
 //! leaves at most a hidden folder that every reader skips and the next import removes.
 //!
-//! About 1,000 lines with its tests in `archive/tests.rs`: the checks of hostile input (names,
-//! sizes, ratios, documents, conflicts) and the staged write are one procedure read top to
-//! bottom; splitting export from import would leave a few hundred lines each and two copies of
-//! the layout rules.
+//! One file, its tests in `archive/tests.rs`: the checks of hostile input (names, sizes,
+//! ratios, documents, conflicts) and the staged write are one procedure read top to bottom,
+//! and export and import share the layout rules, which a split would copy.
 
 use super::write::{new_id, refuse_case_twins, timestamp};
 use crate::base::same_json::same_json;

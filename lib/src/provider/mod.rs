@@ -6,7 +6,7 @@
 //! Anthropic's strict tool use, Gemini's OpenAPI subset) the schema
 //! sent is a computed copy ([`strict`](crate::schema::strict), [`gemini`](crate::schema::gemini)), and whatever the copy cannot say with the
 //! same meaning is an [`Unexpressible`] naming the keyword and its JSON pointer — never a
-//! silent change. The facts behind each rule are in `PROVIDERS.md` of the project.
+//! silent change. The manual's `docs/export.md` lists what each provider takes.
 
 pub mod export;
 
@@ -195,8 +195,8 @@ fn definition(
     };
     // OpenAI's strict mode and Anthropic's strict tool use take the same shape: a computed
     // copy in which every object is closed, or the keyword and pointer that keep the schema
-    // from having one (`PROVIDERS.md` lists OpenAI's rules; Anthropic's are taken to be the
-    // same, the safe side: a schema sent as it is would be refused, or followed loosely).
+    // from having one (Anthropic's rules are taken to be OpenAI's, the safe side: a schema sent
+    // as it is would be refused, or followed loosely).
     let strict = closes_objects(provider, tool, strict);
     let mut def = Map::new();
     match provider {
@@ -494,8 +494,8 @@ fn draft_2020_12(schema: &Value) -> Vec<Unexpressible> {
 /// `destructiveHint` left to MCP's default, true). `safe: true` adds `destructiveHint: false`;
 /// a tool `pick` holds unsafe ([`Tool::is_safe`](crate::catalog::model::Tool::is_safe)) is
 /// never shown as read-only or harmless, whatever its own annotations say. So OPTIONS, which
-/// the method table reads as read-only, comes out idempotent but not read-only: SPEC makes
-/// only GET and HEAD safe (unless the tool says `safe: true`).
+/// the method table reads as read-only, comes out idempotent but not read-only: `is_safe`
+/// makes only GET and HEAD safe (unless the tool says `safe: true`).
 /// A native tool that says nothing gets none: MCP's defaults (destructive, open world) are
 /// the cautious reading.
 fn mcp_annotations(tool: &ToolEntry) -> Option<Value> {

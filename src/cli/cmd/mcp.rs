@@ -200,25 +200,17 @@ fn read_token(var: &str) -> Result<Token, CliError> {
 }
 
 fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
-    use toolctl_lib::catalog::Error as CatalogError;
     use toolctl_lib::mcp::import::{self, Error};
     use toolctl_lib::ops::BundleInput;
-    let server = args.server.as_str();
     let mut catalog = ctx.catalog()?;
-    let from_import = |e: Error| match e {
-        Error::Catalog(e) => CliError::from(e),
-        Error::Server(failure) => CliError::from(failure),
-    };
-    let listed = import::list(&catalog, server).map_err(from_import)?;
-    let slug = args.bundle.clone().unwrap_or_else(|| server.to_owned());
-    let bundle = match catalog.find_bundle(&slug) {
-        Ok(bundle) => Some(bundle),
-        Err(CatalogError::NotFound { .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
-    let mut plan = import::plan(&catalog, bundle.as_ref(), server, &listed).map_err(from_import)?;
-    plan.refuse_colliding(&catalog, &slug)?;
-    for skipped in &listed.skipped {
+    let prepared =
+        import::prepare(&catalog, &args.server, args.bundle.as_deref()).map_err(|e| match e {
+            Error::Catalog(e) => CliError::from(e),
+            Error::Server(failure) => CliError::from(failure),
+        })?;
+    let (server, slug) = (prepared.server.as_str(), prepared.bundle.as_str());
+    let (listing, plan) = (&prepared.listing, &prepared.plan);
+    for skipped in &listing.skipped {
         ctx.ui.warn(&format!(
             "MCP server '{server}': skipped {}",
             skipped.describe()
@@ -238,13 +230,14 @@ fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
             ));
         }
     }
-    let writes: Vec<&import::Planned> = plan.added.iter().chain(&plan.changed).collect();
-    let new_slugs: Vec<&str> = writes.iter().map(|p| p.slug.as_str()).collect();
-    catalog.refuse_colliding_tools(&slug, &new_slugs)?;
-    if bundle.is_none() && !writes.is_empty() {
+    // The writes are `ops`' (`tool put`'s code), a layer above the library's `mcp`, so they are
+    // made here: refused whole first if a new slug still collides, so nothing is half-written.
+    let new_slugs: Vec<&str> = prepared.writes().map(|p| p.slug.as_str()).collect();
+    catalog.refuse_colliding_tools(slug, &new_slugs)?;
+    if !prepared.bundle_exists && !new_slugs.is_empty() {
         catalog.put_bundle(BundleInput::Fields {
             id: None,
-            slug: slug.clone(),
+            slug: slug.to_owned(),
             display_name: Some(format!("MCP server {server}")),
             description: Some(format!(
                 "The tools of MCP server '{server}' (toolctl mcp import {server})"
@@ -252,28 +245,18 @@ fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
             enabled: true,
         })?;
     }
-    if !writes.is_empty() {
-        catalog.put_tools(
-            writes
-                .iter()
-                .map(|p| {
-                    let source = format!("MCP server '{server}' tool '{}'", p.name);
-                    (p.doc.clone(), source)
-                })
-                .collect(),
-            &slug,
-        )?;
+    if !new_slugs.is_empty() {
+        catalog.put_tools(prepared.documents(), slug)?;
     }
-    let reference = |p: &import::Planned| format!("{slug}/{}@{}", p.slug, p.version);
     let json = serde_json::json!({
         "server": server,
         "bundle": slug,
-        "listed": listed.tools.len() + listed.skipped.len(),
-        "added": plan.added.iter().map(|p| serde_json::json!({ "ref": reference(p), "name": p.name })).collect::<Vec<_>>(),
-        "changed": plan.changed.iter().map(|p| serde_json::json!({ "ref": reference(p), "name": p.name, "previous": p.previous })).collect::<Vec<_>>(),
+        "listed": prepared.listed(),
+        "added": plan.added.iter().map(|p| serde_json::json!({ "ref": prepared.reference(p), "name": p.name })).collect::<Vec<_>>(),
+        "changed": plan.changed.iter().map(|p| serde_json::json!({ "ref": prepared.reference(p), "name": p.name, "previous": p.previous })).collect::<Vec<_>>(),
         "unchanged": plan.unchanged.iter().map(|r| format!("{slug}/{r}")).collect::<Vec<_>>(),
         "vanished": plan.vanished.iter().map(|r| format!("{slug}/{r}")).collect::<Vec<_>>(),
-        "skipped": listed.skipped.iter().map(|s| serde_json::json!({
+        "skipped": listing.skipped.iter().map(|s| serde_json::json!({
             "name": s.name,
             "page": s.page,
             "pointer": s.pointer,
@@ -289,23 +272,23 @@ fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
     });
     let mut lines = vec![format!(
         "Imported MCP server '{server}' into bundle {slug}: {} listed, {} added, {} changed, {} unchanged, {} vanished, {} skipped, {} refused",
-        listed.tools.len() + listed.skipped.len(),
+        prepared.listed(),
         plan.added.len(),
         plan.changed.len(),
         plan.unchanged.len(),
         plan.vanished.len(),
-        listed.skipped.len(),
+        listing.skipped.len(),
         plan.refused.len()
     )];
     lines.extend(
         plan.added
             .iter()
-            .map(|p| format!("  added     {}", reference(p))),
+            .map(|p| format!("  added     {}", prepared.reference(p))),
     );
     lines.extend(plan.changed.iter().map(|p| {
         format!(
             "  changed   {} (was @{})",
-            reference(p),
+            prepared.reference(p),
             p.previous.as_deref().unwrap_or("?")
         )
     }));

@@ -68,8 +68,8 @@ def check(kind, value, where):
     if kind == "openai-messages":
         from openai.types.chat import ChatCompletionToolMessageParam
 
-        # `name` on a tool message is the seed's (agent-tools-api.md) and OpenAI's own
-        # cookbook's; the Chat Completions API takes it.
+        # toolctl writes `name` on a tool message, as OpenAI's own cookbook does; the Chat
+        # Completions API takes it.
         return each(
             value,
             where,

@@ -131,7 +131,7 @@ fn openai_takes_at_most_128_tools_unless_forced() {
             json!({"provider": provider, "count": 129, "max": 128})
         );
         let hint = error.error.hint.unwrap();
-        // review12: the hint named `--emit openai` whatever the provider asked for.
+        // The hint names the provider asked for, not always `--emit openai`.
         assert!(
             hint.contains(&format!("`toolctl pick \"<task>\" --emit {provider}`")),
             "{hint}"
@@ -224,8 +224,8 @@ fn the_output_is_the_same_with_or_without_json() {
 /// \"object\"'"; Anthropic answers the alternatives with "input_schema does not support oneOf,
 /// allOf, or anyOf at the top level". Either fails the whole request, every tool with it, so
 /// export must refuse such a tool (naming keyword and pointer) rather than send it. MCP
-/// clients pass `inputSchema` on to such APIs, so MCP refuses them too. Not in PROVIDERS.md
-/// yet; known from many public bug reports (e.g. langchain-ai/langchainjs#9804,
+/// clients pass `inputSchema` on to such APIs, so MCP refuses them too. Known
+/// from many public bug reports (e.g. langchain-ai/langchainjs#9804,
 /// anthropics/claude-code#5319). The fixture's `weather/air-quality` is such a tool.
 #[test]
 fn openai_anthropic_and_mcp_refuse_alternatives_at_the_root() {
@@ -1117,7 +1117,7 @@ fn anthropic_sends_a_tool_that_asks_for_strict_the_strict_copy_or_refuses_it_as_
 }
 
 /// OpenAI answers 400 "array schema missing items" for an array without `items` even outside
-/// strict mode, for the whole request (review12 F12): the tool is refused at the array's
+/// strict mode, for the whole request: the tool is refused at the array's
 /// pointer, for Chat Completions and Responses; an array with `items` goes out as it is, and
 /// providers that take such an array (Anthropic, MCP) still get it.
 #[test]

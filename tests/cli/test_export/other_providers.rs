@@ -144,7 +144,7 @@ fn anthropic_lists_each_problem_once() {
     assert_eq!(run.stdout.matches(said).count(), 1, "{run}");
 }
 
-/// Regression (review12 F1): Anthropic's Messages API (and Claude behind Bedrock's Converse)
+/// Regression: Anthropic's Messages API (and Claude behind Bedrock's Converse)
 /// answers a whole request with a 400 (`Property keys should match pattern
 /// '^[a-zA-Z0-9_.-]{1,64}$'`) when one tool has a top-level argument name outside that pattern,
 /// so every tool sent with it is lost. Such a tool is unexpressible for Anthropic, named with
@@ -400,7 +400,7 @@ fn gemini_turns_type_arrays_into_nullable() {
     assert_eq!(gemini_parameters(&env, "update"), expected);
 }
 
-/// Regression (review12 F2): pydantic's `Optional[T]` (`anyOf: [T, {"type": "null"}]`, and
+/// Regression: pydantic's `Optional[T]` (`anyOf: [T, {"type": "null"}]`, and
 /// `oneOf` likewise) was refused by the Gemini export; it says `nullable` as a type list does,
 /// in a form Google's own SDK reads.
 #[test]
@@ -823,7 +823,7 @@ fn mcp_annotations_never_make_an_unsafe_tool_look_safe() {
 }
 
 /// Gemini refuses the whole request for a string `format` it lacks (`email`, `uri`) and for a
-/// function name that starts with a digit or `-` (review12 F10, F14): the format is said in
+/// function name that starts with a digit or `-`: the format is said in
 /// the description, and such a slug goes out as `_` and the slug, which `invoke` resolves.
 #[test]
 fn gemini_gets_formats_it_has_and_names_that_start_with_a_letter() {

@@ -1,4 +1,4 @@
-//! `impl.auth`, `maxCallsPerMinute`, `maxRequestBytes` and SSE streams (issue 21), against
+//! `impl.auth`, `maxCallsPerMinute`, `maxRequestBytes` and SSE streams, against
 //! `tests/fixtures/auth_server.py`: a Python server on 127.0.0.1 that checks bearer tokens,
 //! recomputes HMAC signatures with Python's own `hmac`, plays an OAuth2 token endpoint
 //! (counting token requests, expiring tokens, refusing a token once) and streams events.
@@ -1132,7 +1132,7 @@ fn tool_new_auth_writes_skeletons_that_validate_and_run() {
 }
 
 /// `invoke --stream` shows a server's events as all human output is shown: its control
-/// characters visible, none reaching the terminal (review12b: ESC, BEL and a C1 control passed).
+/// characters visible, none reaching the terminal (ESC, BEL and a C1 control included).
 #[test]
 fn invoke_stream_shows_control_characters_visibly() {
     let api = Api::start(&[]);

@@ -1,7 +1,7 @@
 //! The tool calls of every provider, in and out: where a model's answer holds its calls, how
 //! each provider spells one call, and the messages that answer them in that provider's shape.
 //!
-//! In: the seed's `{"calls":[…]}`; OpenAI Chat `tool_calls` (arguments a JSON string), a
+//! In: toolctl's own `{"calls":[…]}`; OpenAI Chat `tool_calls` (arguments a JSON string), a
 //! message or a whole completion holding them; Ollama's (arguments an object, no id), a message
 //! or a `/api/chat` answer; OpenAI Responses `function_call` items or a response's `output`;
 //! Anthropic `tool_use` blocks, an assistant message or a whole `Message`; Gemini
@@ -10,10 +10,11 @@
 //! thinking, reasoning) are passed over.
 //!
 //! Out ([`tool_messages`]): what goes back into the conversation, ready to append to its
-//! messages — OpenAI Chat `role: tool` messages (with `name`, as the seed shows them), Ollama
-//! `role: tool` messages with `tool_name`, Responses `function_call_output` items, one Anthropic
-//! `user` message of `tool_result` blocks (`tool_use_id`, `is_error`), one Gemini `user`
-//! content of `functionResponse` parts (`{"output": …}` or `{"error": …}`, as Gemini asks).
+//! messages — OpenAI Chat `role: tool` messages (with `name`, which Chat Completions takes),
+//! Ollama `role: tool` messages with `tool_name`, Responses `function_call_output` items, one
+//! Anthropic `user` message of `tool_result` blocks (`tool_use_id`, `is_error`), one Gemini
+//! `user` content of `functionResponse` parts (`{"output": …}` or `{"error": …}`, as Gemini
+//! asks).
 
 use super::{Call, Failure, body, invalid};
 use serde_json::{Map, Value, json};
@@ -21,9 +22,9 @@ use serde_json::{Map, Value, json};
 /// Whose tool calls a batch holds, and so whose messages answer it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
-    /// `agent-tools-api.md`'s `{"calls":[…]}`: answered as OpenAI Chat messages, as the seed
-    /// shows.
-    Seed,
+    /// toolctl's own batch request, `{"calls":[{call_id, name, arguments}]}`: answered as
+    /// OpenAI Chat messages.
+    Toolctl,
     Openai,
     OpenaiResponses,
     Anthropic,
@@ -34,7 +35,7 @@ pub enum Shape {
 /// The provider a shape belongs to, as messages name it.
 pub fn provider_name(shape: Shape) -> &'static str {
     match shape {
-        Shape::Seed => "the seed request",
+        Shape::Toolctl => "the seed request",
         Shape::Openai => "OpenAI",
         Shape::OpenaiResponses => "OpenAI Responses",
         Shape::Anthropic => "Anthropic",
@@ -67,7 +68,7 @@ pub fn locate(doc: &Value) -> Result<Located<'_>, Failure> {
         };
     };
     if map.contains_key("calls") {
-        return array(map.get("calls"), "/calls".into(), Some(Shape::Seed));
+        return array(map.get("calls"), "/calls".into(), Some(Shape::Toolctl));
     }
     if map.contains_key("tool_calls") {
         return array(map.get("tool_calls"), "/tool_calls".into(), None);
@@ -166,7 +167,7 @@ fn function_call(map: &Map<String, Value>) -> Option<&Value> {
 /// Whose call `item` is; `None` for a block that is not a call (text, thinking, reasoning).
 pub fn shape_of(item: &Value) -> Option<Shape> {
     let Value::Object(map) = item else {
-        return Some(Shape::Seed);
+        return Some(Shape::Toolctl);
     };
     if function_call(map).is_some() {
         return Some(Shape::Gemini);
@@ -189,7 +190,7 @@ pub fn shape_of(item: &Value) -> Option<Shape> {
     if !map.contains_key("call_id") && !map.contains_key("name") && map.contains_key("text") {
         return None;
     }
-    Some(Shape::Seed)
+    Some(Shape::Toolctl)
 }
 
 /// One call of `shape` at `at`; `number` is its place among the calls (`call_<n>` stands in
@@ -200,7 +201,7 @@ pub fn parse_one(item: &Value, shape: Shape, number: usize, at: &str) -> Result<
     };
     let pointer = |key: &str| format!("{at}/{key}");
     match shape {
-        Shape::Seed => Ok(Call {
+        Shape::Toolctl => Ok(Call {
             call_id: check_call_id(
                 required_id(map.get("call_id"), "call_id", &pointer("call_id"))?,
                 &pointer("call_id"),
@@ -323,7 +324,7 @@ pub fn tool_messages(
 ) -> Vec<Value> {
     let answered = calls.iter().zip(outcomes);
     match shape {
-        Shape::Seed | Shape::Openai => answered
+        Shape::Toolctl | Shape::Openai => answered
             .map(|(call, outcome)| {
                 json!({
                     "role": "tool",

@@ -1,5 +1,5 @@
 //! The native functions compiled into this binary, by the name a `tool.json` gives in
-//! `impl.func` (or `impl.goFunc` for catalogs written to the original Go spec).
+//! `impl.func` (or `impl.goFunc` for a legacy `go` tool).
 //!
 //! A tool naming a function that is not here is listed as unavailable, with this module's
 //! reason, and its file is left alone.

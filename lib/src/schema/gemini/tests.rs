@@ -150,7 +150,7 @@ fn type_lists_become_nullable_or_any_of() {
     );
 }
 
-/// Regression (review12 F2): pydantic writes `Optional[T]` as `anyOf: [T, {"type": "null"}]`,
+/// Regression: pydantic writes `Optional[T]` as `anyOf: [T, {"type": "null"}]`,
 /// which Gemini refused ("accepts only null") although it takes `type: [T, "null"]`.
 #[test]
 fn null_branches_become_nullable() {
@@ -567,8 +567,8 @@ proptest! {
 }
 
 /// Gemini refuses the whole request for a string `format` other than `date-time`/`enum` (and
-/// numbers' other than `float`/`double`, `int32`/`int64`): review12 F10. Those it has are
-/// kept; any other is said in the description, as the other narrowing keywords are.
+/// numbers' other than `float`/`double`, `int32`/`int64`). Those it has are kept; any other is said
+/// in the description, as the other narrowing keywords are.
 #[test]
 fn formats_gemini_lacks_are_said_in_words() {
     assert_eq!(
@@ -596,8 +596,9 @@ fn formats_gemini_lacks_are_said_in_words() {
     }
 }
 
-/// review12: "…and this `enum` has 1, or export this tool for a provider that takes JSON
-/// Schema" said what was wrong, then offered another provider as if a fix had come before.
+/// A refusal says the problem, then its fix, then another provider: "…and this `enum` has 1,
+/// or export this tool for a provider that takes JSON Schema" once offered another provider as
+/// if a fix had come before.
 #[test]
 fn a_refusal_reads_problem_then_fix_then_other_provider() {
     let errors = prop(json!({"type": "integer", "enum": [1, 2]})).unwrap_err();
