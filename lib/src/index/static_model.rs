@@ -147,9 +147,12 @@ impl Model {
 
     /// The token ids of `text` that count, in order (unknown tokens dropped).
     pub fn tokens(&self, text: &str) -> Vec<u32> {
-        let cut: String = text.chars().take(self.max_chars).collect();
+        let cut = text
+            .char_indices()
+            .nth(self.max_chars)
+            .map_or(text, |(at, _)| &text[..at]);
         let mut ids = Vec::new();
-        for word in words(&normalize(&cut)) {
+        for word in words(&normalize(cut)) {
             self.word_pieces(&word, &mut ids);
             if ids.len() >= MAX_TOKENS {
                 break;
@@ -244,17 +247,6 @@ fn median(counts: &[usize]) -> usize {
     }
 }
 
-/// The cosine similarity of two vectors; 0 when either is all zeros or their lengths differ.
-pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    if a.len() != b.len() {
-        return 0.0;
-    }
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let norms =
-        a.iter().map(|x| x * x).sum::<f32>().sqrt() * b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norms > 0.0 { dot / norms } else { 0.0 }
-}
-
 /// The rows and dimensions of the safetensors file's `embeddings` tensor, and its data.
 fn embeddings(file: &'static [u8]) -> Result<(usize, usize, &'static [u8]), Error> {
     let bad = |why: String| Error(format!("model.safetensors: {why}"));
@@ -285,7 +277,8 @@ fn normalize(text: &str) -> String {
         if c == '\0' || c == '\u{fffd}' || is_control(c) {
             continue;
         }
-        if is_whitespace(c) {
+        // BERT's whitespace is Unicode's `White_Space`.
+        if c.is_whitespace() {
             clean.push(' ');
         } else if is_cjk(c) {
             clean.push(' ');
@@ -329,11 +322,6 @@ fn words(text: &str) -> Vec<String> {
     words
 }
 
-/// BERT's whitespace: Unicode's `White_Space`.
-fn is_whitespace(c: char) -> bool {
-    c.is_whitespace()
-}
-
 /// BERT's control characters: the "other" categories, but tab, newline and carriage return.
 fn is_control(c: char) -> bool {
     !matches!(c, '\t' | '\n' | '\r') && c.general_category_group() == GeneralCategoryGroup::Other
@@ -356,6 +344,11 @@ fn is_cjk(c: char) -> bool {
 mod tests {
     use super::*;
     use serde_json::Value;
+
+    /// The cosine of two vectors of unit length (or zero).
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
 
     fn model() -> &'static Model {
         Model::builtin().expect("the built-in model loads")

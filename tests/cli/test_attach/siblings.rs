@@ -93,6 +93,11 @@ fn a_match_attaches_with_its_sibling_and_not_with_no_siblings() {
     );
     assert!(score_of(&out, &forecast).is_some());
     assert_eq!(score_of(&out, &realtime), None, "{}", out.run);
+
+    // Sibling tools are off by default: without `--siblings`, the match attaches alone.
+    let out = attach_ok(&env, &agent(3), &args[1..], &[]);
+    assert!(score_of(&out, &forecast).is_some());
+    assert_eq!(score_of(&out, &realtime), None, "{}", out.run);
 }
 
 #[test]
