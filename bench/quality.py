@@ -83,7 +83,7 @@ import nestful  # noqa: E402
 VENV = nestful.CACHE / "venv"
 VENV_PACKAGES = ["rank_bm25==0.2.2", "snowballstemmer==3.1.1", "numpy", "scipy"]  # scipy: the prototypes
 EMBED_MODEL = "all-MiniLM-L6-v2"
-TOOLCTL_METHODS = ["keyword", "bm25", "search"]
+TOOLCTL_METHODS = ["keyword", "bm25", "fused", "search"]
 # The data sets, by their module (each has NAMES, load and write_bundles), in table order.
 SOURCES = {"NESTFUL": nestful, "BFCL": bfcl}
 SOURCE_OF = {name: label for label, module in SOURCES.items() for name in module.NAMES}
@@ -93,7 +93,10 @@ ALL_DATASETS = [name for module in SOURCES.values() for name in module.NAMES]
 ABLATIONS = {"bm25-relevance": ["--no-helpers"], "bm25-no-helpers": ["--no-helpers"],
              "bm25-coverage": ["--coverage"],
              "bm25-siblings": ["--siblings"], "bm25-all-steps": ["--coverage", "--siblings"],
-             "hybrid-coverage": ["--coverage"]}
+             "hybrid-coverage": ["--coverage"],
+             "fused-relevance": ["--no-helpers"], "fused-coverage": ["--coverage"],
+             "fused-siblings": ["--siblings"],
+             **{f"fused-w{w}": ["--lexical-weight", w] for w in ("0.2", "0.3", "0.5", "0.6", "0.7", "0.8")}}
 EMBED_METHODS = ["embed", "hybrid"]
 # Derived from the `bm25` and `embed` rankings (each read 100 deep), fused in this process.
 FUSED_METHODS = ["rrf"]

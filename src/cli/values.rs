@@ -48,8 +48,10 @@ impl From<ProviderName> for Provider {
 pub enum ScorerName {
     /// Words of the task found in the tool's name, description and tags
     Keyword,
-    /// The search index's relevance (BM25): the best scorer offline
+    /// The search index's relevance (BM25F) alone
     Bm25,
+    /// bm25 fused with the built-in semantic model, offline (the default)
+    Fused,
     /// bm25 and embed together (needs an embeddings endpoint)
     Hybrid,
     /// Cosine similarity of embeddings (needs an embeddings endpoint)
@@ -63,6 +65,7 @@ impl From<ScorerName> for Scorer {
         match name {
             ScorerName::Keyword => Self::Keyword,
             ScorerName::Bm25 => Self::Bm25,
+            ScorerName::Fused => Self::Fused,
             ScorerName::Hybrid => Self::Hybrid,
             ScorerName::Embed => Self::Embed,
             ScorerName::Llm => Self::Llm,

@@ -299,7 +299,7 @@ fn asked(args: &[&str]) -> Asked {
         limit: 10,
         min_score: 35.0,
         auto_prune: true,
-        scorer: "bm25".to_owned(),
+        scorer: "fused".to_owned(),
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -1146,7 +1146,7 @@ fn attach_keeps_its_rules_over_random_catalogs_and_runs() {
 // --- the scorer ------------------------------------------------------------------------------
 
 /// With an embeddings endpoint set, attach scores with `hybrid` (keywords and embeddings) and
-/// says so; `--scorer` overrides the choice; without an endpoint it is `bm25` (the other
+/// says so; `--scorer` overrides the choice; without an endpoint it is `fused` (the other
 /// tests).
 #[tokio::test(flavor = "multi_thread")]
 async fn attach_uses_hybrid_when_an_embeddings_endpoint_is_set() {
@@ -1223,7 +1223,7 @@ async fn with_hybrid_a_request_that_matches_nothing_well_attaches_and_detaches_n
 }
 
 /// A request of stop words alone ("the", "do it for me") says nothing of what it wants: it
-/// matches no tool, so it attaches nothing and detaches nothing, with each lexical scorer
+/// matches no tool, so it attaches nothing and detaches nothing, with each local scorer
 /// (before, "the" took the name-like path, where every tool holding "the" scored 50).
 #[test]
 fn a_request_of_stop_words_attaches_and_detaches_nothing() {
@@ -1231,7 +1231,7 @@ fn a_request_of_stop_words_attaches_and_detaches_nothing() {
     let (a, before) = agent_holding_helpers(&env, 12, 8, |n| {
         format!("Keep the ledger number {n} up to date for the team")
     });
-    for scorer in ["bm25", "keyword"] {
+    for scorer in ["fused", "bm25", "keyword"] {
         for query in ["the", "do it for me", "the 2"] {
             let out = attach_ok(&env, &a, &["--query", query, "--scorer", scorer], &[]);
             let d = &out.resp.details;

@@ -189,7 +189,7 @@ fn closed_sets_of_values_complete() {
     );
     assert_eq!(
         complete(&env, &["pick", "x", "--scorer", ""]),
-        ["keyword", "bm25", "hybrid", "embed", "llm"]
+        ["keyword", "bm25", "fused", "hybrid", "embed", "llm"]
     );
     assert_eq!(
         complete(&env, &["mcp", "serve", "--mode", ""]),

@@ -64,7 +64,7 @@ fn help_lists_the_values_of_closed_sets() {
         (
             &["pick", "--help"],
             "--scorer <NAME>",
-            &["keyword", "bm25", "hybrid", "embed", "llm"],
+            &["keyword", "bm25", "fused", "hybrid", "embed", "llm"],
         ),
         (
             &["pick", "--help"],

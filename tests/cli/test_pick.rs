@@ -84,7 +84,7 @@ impl Picks {
 
 /// `toolctl --json pick ARGS`, whatever the outcome; with `--scorer keyword` unless ARGS name
 /// a scorer: most tests here check what a pick does with a scorer's scores, on the keyword
-/// scorer's exact figures (the default is `bm25`: [`the_default_scorer_is_the_search_relevance`]).
+/// scorer's exact figures (the default is `fused`: [`the_default_scorer_fuses_relevance_with_meaning`]).
 fn pick_run(env: &TestEnv, args: &[&str]) -> Run {
     let mut all = vec!["--json", "pick"];
     all.extend_from_slice(args);
@@ -982,11 +982,11 @@ mod search_order;
 mod siblings;
 mod validation_and_emit;
 
-/// The default scorer is `bm25`, the search relevance: a task told as a sentence is ranked by
-/// BM25F over the tools' fields (argument descriptions and values included) and scored on the
-/// absolute scale of `pick::relevance_score`.
+/// `bm25` is the search relevance alone: a task told as a sentence is ranked by BM25F over the
+/// tools' fields (argument descriptions and values included) and scored on the absolute scale
+/// of `pick::relevance_score`.
 #[test]
-fn the_default_scorer_is_the_search_relevance() {
+fn the_bm25_scorer_is_the_search_relevance() {
     let env = TestEnv::new();
     env.bundle("w");
     for (slug, description, unit) in [
@@ -1023,6 +1023,8 @@ fn the_default_scorer_is_the_search_relevance() {
         "--json",
         "pick",
         "can you tell me the forecast in celsius please",
+        "--scorer",
+        "bm25",
         "--debug",
     ]);
     run.success();
@@ -1036,4 +1038,131 @@ fn the_default_scorer_is_the_search_relevance() {
     // The other tool holds "celsius" only: a lower, absolute score.
     assert_eq!(got[1].reference, "w/convert@v1", "{run}");
     assert!(got[1].score < got[0].score && got[1].score > 0.0, "{run}");
+}
+
+/// Three tools that say what they do in different words.
+fn weather_mail_money() -> TestEnv {
+    let env = TestEnv::new();
+    without_builtins(&env);
+    env.bundle("w");
+    for (slug, description) in [
+        (
+            "forecast",
+            "Weather forecast for a city: temperature, rain and wind",
+        ),
+        ("convert", "Convert an amount of money between currencies"),
+        ("mailer", "Deliver an email message to a recipient's inbox"),
+    ] {
+        env.put_tool(
+            "w",
+            &tool_doc_with(slug, "v1", json!({ "description": description })),
+        );
+    }
+    env
+}
+
+/// The default scorer, `fused`: a sentence's BM25F relevance and its closeness in meaning
+/// under the built-in model, each normalised over the catalog and weighed 0.7 / 0.3. A task
+/// that shares no word with the right tool still finds it by meaning, where `bm25` finds
+/// nothing; the provenance shows both parts and the absolute score attach compares with.
+#[test]
+fn the_default_scorer_fuses_relevance_with_meaning() {
+    let env = weather_mail_money();
+    let task = "send a note to my colleague by e-mail";
+    let run = env.run(&["--json", "pick", task, "--debug"]);
+    run.success();
+    let got: Vec<Pick> = Picks::of(&run);
+    assert_eq!(got[0].reference, "w/mailer@v1", "{run}");
+    let provenance = got[0].provenance.as_ref().unwrap();
+    assert_eq!(provenance["scorer"], "fused", "{run}");
+    let details = &provenance["details"];
+    assert_eq!(
+        details["weights"],
+        json!({ "lexical": 0.7, "semantic": 0.3 }),
+        "{run}"
+    );
+    let semantic = details["subScores"]["semantic"].as_f64().unwrap();
+    assert!(semantic > 0.3 && semantic <= 1.0, "{run}");
+    let absolute = details["absolute"].as_f64().unwrap();
+    let lexical = details["subScores"]["lexical"].as_f64().unwrap();
+    let above = ((semantic - 0.5) / 0.5).max(0.0);
+    assert!(
+        (absolute - (0.7 * lexical + 0.3 * above)).abs() < 1e-3,
+        "{run}"
+    );
+    // It holds no word of the task, and is the closest in meaning: 0.7 × 0 + 0.3 × 1.
+    assert_eq!(lexical, 0.0, "{run}");
+    assert_close(got[0].score, 0.3, "best score");
+    assert!(scores(&got).windows(2).all(|w| w[0] >= w[1]), "{run}");
+    assert!(got[0].reason.contains("similar in meaning"), "{run}");
+
+    // Words alone find no tool for it.
+    let lexical = picks(&env, &[task, "--scorer", "bm25"]);
+    assert!(!refs(&lexical).contains(&"w/mailer@v1"), "{lexical:?}");
+
+    // A task that names its tool's words ranks it first too, with its search match shown.
+    let got = picks(
+        &env,
+        &[
+            "what is the weather forecast for Paris",
+            "--scorer",
+            "fused",
+        ],
+    );
+    assert_eq!(got[0].reference, "w/forecast@v1");
+    assert!(
+        got[0].reason.starts_with("search match: "),
+        "{}",
+        got[0].reason
+    );
+}
+
+/// `fused` scores are deterministic: the same catalog and task give the same picks and scores,
+/// whether the index was just built or is reused.
+#[test]
+fn fused_scores_are_deterministic() {
+    let env = weather_mail_money();
+    let task = [
+        "how much is 20 dollars in euros today",
+        "--max",
+        "3",
+        "--debug",
+    ];
+    let first = env.run(&[&["--json", "pick"][..], &task].concat());
+    first.success();
+    env.run(&["index", "rebuild"]).success();
+    let second = env.run(&[&["--json", "pick"][..], &task].concat());
+    second.success();
+    assert_eq!(first.json(), second.json());
+    let got: Vec<Pick> = Picks::of(&first);
+    assert_eq!(got[0].reference, "w/convert@v1", "{first}");
+}
+
+/// A name-like task is ranked by the search tiers, as `search` ranks it: the name is the
+/// signal there.
+#[test]
+fn fused_ranks_a_name_like_task_by_the_search_tiers() {
+    let env = weather_mail_money();
+    let got = picks(&env, &["mailer", "--scorer", "fused", "--debug"]);
+    assert_eq!(got[0].reference, "w/mailer@v1");
+    let provenance = got[0].provenance.as_ref().unwrap();
+    assert_eq!(provenance["scorer"], "fused", "{provenance}");
+    assert_eq!(provenance["details"]["tier"], "prefix", "{provenance}");
+}
+
+/// The fusion's lexical share can be set for measuring (`--lexical-weight`, hidden): 1 is the
+/// words alone, and a weight out of 0..1 is refused with a clear error.
+#[test]
+fn the_lexical_weight_is_checked_and_used() {
+    let env = weather_mail_money();
+    let task = "send a note to my colleague by e-mail";
+    // Meaning alone finds the mailer; words alone give it 0, under the minimum score.
+    let fused = ["--scorer", "fused", "--lexical-weight"];
+    let got = picks(&env, &[&[task][..], &fused, &["0"]].concat());
+    assert_eq!(got[0].reference, "w/mailer@v1");
+    let got = picks(&env, &[&[task][..], &fused, &["1"]].concat());
+    assert!(!refs(&got).contains(&"w/mailer@v1"), "{got:?}");
+    env.run(&["pick", task, "--lexical-weight", "1.5"])
+        .failure(3)
+        .stderr_has("lexical weight 1.5 is out of range");
 }

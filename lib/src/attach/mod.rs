@@ -283,7 +283,7 @@ pub fn default_scorer(config: &PickConfig, overrides: &EndpointOverrides) -> Sco
     if overrides.has_embed(config) {
         Scorer::Hybrid
     } else {
-        Scorer::Bm25
+        Scorer::Fused
     }
 }
 
@@ -466,6 +466,7 @@ pub fn attach(
             siblings: false,
             // Attach's candidates are the best by their own score (see the module comment).
             coverage: false,
+            lexical_weight: None,
         };
         pick_request.check()?;
         // No time limit of attach's own: a network scorer is bounded by its endpoint's.
@@ -510,8 +511,8 @@ pub fn attach(
         matches = Some(scored);
     }
     let processed = ranked.top.len();
-    // Candidates in the ranking's order, each with its absolute score (`hybrid` ranks by a
-    // score normalised per query; what passes is decided on one that is not).
+    // Candidates, each with its absolute score (`fused` and `hybrid` rank by a score
+    // normalised per query; what passes is decided on one that is not).
     let passed: Vec<(i64, f64)> = ranked
         .top
         .iter()
@@ -534,6 +535,11 @@ pub fn attach(
         })
         .filter(|(_, score)| score * 100.0 >= request.min_score)
         .collect();
+    // Best first by the score shown: `fused` and `hybrid` chose the candidates by their
+    // ranking score, which orders a few of them otherwise (a stable sort: a helper stays
+    // after the tool that needs it, whose score it takes).
+    let mut passed = passed;
+    passed.sort_by(|a, b| b.1.total_cmp(&a.1));
     let passed_ids: Vec<i64> = passed.iter().map(|(id, _)| *id).collect();
 
     let _guard = request.agent.lock(root, lock_timeout)?;

@@ -23,6 +23,7 @@ mod sync;
 #[cfg(test)]
 mod tests;
 pub mod text;
+pub mod vectors;
 mod verify;
 pub mod watch;
 
@@ -42,9 +43,9 @@ pub const INDEX_FILE: &str = "index.sqlite";
 
 /// The layout version of the index; an index of another version is rebuilt. Raised also when
 /// what the rows hold is computed otherwise, so that no row made by an older binary is kept
-/// (8: the `exec` policy in a tool's availability and safety; exported names that start with a
-/// letter or `_`).
-pub const FORMAT_VERSION: i32 = 8;
+/// (9: each tool's vector under the built-in semantic model, [`static_model::MODEL_ID`]; a new
+/// model is a new format).
+pub const FORMAT_VERSION: i32 = 9;
 
 /// Errors of the index. Anything wrong with the database itself leads to a rebuild, so what
 /// reaches a user is a catalog error or a bad query.
@@ -128,6 +129,10 @@ CREATE VIRTUAL TABLE tool_fts USING fts5(
     prefix = '2 3'
 );
 CREATE VIRTUAL TABLE tool_vocab USING fts5vocab(tool_fts, 'row');
+CREATE TABLE tool_vector (
+    id INTEGER PRIMARY KEY,        -- the tool's row
+    vector BLOB NOT NULL           -- vectors::quantize of its text's vector
+);
 "
 );
 

@@ -139,6 +139,11 @@ impl Tiers {
         self.plan.scale
     }
 
+    /// The query as asked.
+    pub fn query(&self) -> &str {
+        &self.request.query
+    }
+
     /// The search's filters, to ask of tools it did not find ([`Index::admitted`]).
     pub fn filters(&self) -> Filters {
         Filters(self.request.clone())
@@ -157,6 +162,12 @@ impl Tiers {
     /// `None` for tiers.
     pub fn shares(&self) -> Option<&Shares> {
         self.plan.scale.map(|_| &self.plan.shares)
+    }
+
+    /// For a sentence: the BM25F relevance of every tool that holds one of its words, by index
+    /// row (unfiltered); `None` for tiers.
+    pub fn relevance(&self) -> Option<&HashMap<i64, f64>> {
+        self.plan.scale.map(|_| &self.plan.relevance)
     }
 
     /// For a sentence's tier `i` (relevance): every tool that holds one of its words with its

@@ -321,6 +321,8 @@ struct Record {
     /// The full-text columns ([`super::bm25f::COLUMNS`]): name, tags, args, arg_text,
     /// arg_values, description, bundle, ident, output.
     text: [String; 9],
+    /// Its vector under the built-in model, as stored ([`super::vectors`]); empty if none.
+    vector: Vec<u8>,
 }
 
 impl Record {
@@ -328,6 +330,15 @@ impl Record {
         let tool = &entry.tool;
         let args = ArgumentText::of(entry.doc.get("argSchema"));
         let output = ArgumentText::of(entry.doc.get("outputSchema"));
+        let name = name_words(&tool.slug, &tool.display_name);
+        let tags = index_text(&tool.tags.join(" "));
+        let vector = super::vectors::stored_vector(&super::ToolText {
+            name: name.clone(),
+            description: tool.description.clone(),
+            tags: tags.clone(),
+            arg_names: args.names.clone(),
+            arg_values: args.values.clone(),
+        });
         Self {
             tool_id: tool.tool_id.to_string(),
             version: tool.version.clone(),
@@ -340,8 +351,8 @@ impl Record {
             bare_name: names::wanted(&entry.bundle_slug, &tool.slug, false),
             qualified_name: names::wanted(&entry.bundle_slug, &tool.slug, true),
             text: [
-                name_words(&tool.slug, &tool.display_name),
-                index_text(&tool.tags.join(" ")),
+                name,
+                tags,
                 args.names,
                 args.descriptions,
                 args.values,
@@ -356,6 +367,7 @@ impl Record {
                 // What it returns: its properties' names and descriptions.
                 [output.names, output.descriptions].join(" "),
             ],
+            vector,
         }
     }
 }
@@ -418,6 +430,15 @@ fn put_tool(
             output
         ],
     )?;
+    if record.vector.is_empty() {
+        execute_cached(tx, "DELETE FROM tool_vector WHERE id = ?1", [id])?;
+    } else {
+        execute_cached(
+            tx,
+            "INSERT OR REPLACE INTO tool_vector (id, vector) VALUES (?1, ?2)",
+            params![id, record.vector],
+        )?;
+    }
     Ok(())
 }
 
@@ -438,6 +459,7 @@ fn clear_tool(
         params![id, stamp, problem, hash],
     )?;
     execute_cached(tx, "DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
+    execute_cached(tx, "DELETE FROM tool_vector WHERE id = ?1", [id])?;
     Ok(())
 }
 
@@ -448,6 +470,10 @@ fn delete_tools_where(
 ) -> rusqlite::Result<usize> {
     tx.execute(
         &format!("DELETE FROM tool_fts WHERE rowid IN (SELECT id FROM tool WHERE {condition})"),
+        args,
+    )?;
+    tx.execute(
+        &format!("DELETE FROM tool_vector WHERE id IN (SELECT id FROM tool WHERE {condition})"),
         args,
     )?;
     tx.execute(&format!("DELETE FROM tool WHERE {condition}"), args)

@@ -307,6 +307,7 @@ pub fn search(
         helpers: pick::HELPERS_BY_DEFAULT,
         siblings: pick::SIBLINGS_BY_DEFAULT,
         coverage: pick::COVERAGE_BY_DEFAULT,
+        lexical_weight: None,
     };
     with_index(catalog, |index| {
         let outcome = pick::pick(catalog, index, &request, &mut |_, _| {})?;

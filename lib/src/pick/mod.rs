@@ -5,7 +5,9 @@
 //! 2. A scorer gives each a score in 0..1:
 //!    - `keyword`: IDF-weighted word overlap with name, tags, arguments and description
 //!      ([`keyword`]);
-//!    - `bm25` (default): the search index's ranking ([`crate::index`]): for a task that
+//!    - `fused` (default): for a sentence, `bm25`'s relevance fused with closeness in meaning
+//!      under the built-in model ([`fused`]); a name-like task as `bm25` ranks it;
+//!    - `bm25`: the search index's ranking ([`crate::index`]): for a task that
 //!      reads like a sentence, BM25F relevance mapped by [`relevance_score`]; for a short
 //!      name-like one, the tiers mapped into 0..1 so its order is the search order: name
 //!      prefix 0.75–1, whole words 0.5–0.75, typos 0.25–0.5, some words 0–0.25, each band
@@ -43,6 +45,7 @@
 pub mod cover;
 pub mod embed;
 pub mod endpoints;
+pub mod fused;
 pub mod helpers;
 pub mod keyword;
 pub mod llm;
@@ -66,7 +69,7 @@ pub struct Candidate {
     pub name: String,
     /// `bundle/slug@version`.
     pub reference: String,
-    /// What the tool is about, as it is embedded ([`embedding_text`]).
+    /// What the tool is about, as it is embedded ([`index::vectors::embedding_text`]).
     pub text: String,
     /// Hex SHA-256 of `text`: the key of cached embeddings.
     pub content_hash: String,
@@ -125,15 +128,17 @@ pub fn time_left(deadline: Instant) -> Result<Duration, ScorerError> {
 pub enum Scorer {
     Keyword,
     Bm25,
+    Fused,
     Hybrid,
     Embed,
     Llm,
 }
 
 impl Scorer {
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Keyword,
         Self::Bm25,
+        Self::Fused,
         Self::Hybrid,
         Self::Embed,
         Self::Llm,
@@ -143,6 +148,7 @@ impl Scorer {
         match self {
             Self::Keyword => "keyword",
             Self::Bm25 => "bm25",
+            Self::Fused => "fused",
             Self::Hybrid => "hybrid",
             Self::Embed => "embed",
             Self::Llm => "llm",
@@ -206,6 +212,9 @@ pub struct PickRequest {
     pub siblings: bool,
     /// Choose a sentence's first picks to cover its words between them ([`cover`]).
     pub coverage: bool,
+    /// The lexical share of `fused`'s and `hybrid`'s fusion ([`fuse`]), 0..=1; `None`: the
+    /// scorer's own ([`fused::FUSED_LEXICAL_WEIGHT`], [`LEXICAL_WEIGHT`]).
+    pub lexical_weight: Option<f64>,
 }
 
 /// One picked tool.
@@ -317,6 +326,12 @@ impl PickRequest {
                 min_score: self.min_score,
             });
         }
+        if let Some(weight) = self.lexical_weight.filter(|w| !(0.0..=1.0).contains(w)) {
+            return Err(PickError::Invalid {
+                message: format!("the lexical weight {weight} is out of range"),
+                hint: "give a weight from 0 (meaning alone) to 1 (words alone)".to_owned(),
+            });
+        }
         let needs = |endpoint: &Option<Endpoint>, name: &'static str| match endpoint {
             None => Err(PickError::NoEndpoint {
                 scorer: self.scorer,
@@ -327,7 +342,7 @@ impl PickRequest {
         match self.scorer {
             Scorer::Embed | Scorer::Hybrid => needs(&self.embed, "embed"),
             Scorer::Llm => needs(&self.llm, "llm"),
-            Scorer::Keyword | Scorer::Bm25 => Ok(()),
+            Scorer::Keyword | Scorer::Bm25 | Scorer::Fused => Ok(()),
         }
     }
 }
@@ -368,6 +383,8 @@ enum Verdicts {
     },
     /// `bm25`: the search hits; the others score 0.
     Bm25(Box<Bm25>),
+    /// `fused`: a sentence's fused score of every tool.
+    Fused(Box<fused::Fused>),
     /// A network scorer: a verdict on every candidate.
     Each(HashMap<i64, Scored>),
 }
@@ -485,16 +502,17 @@ pub fn relevance_score(relevance: f64, scale: f64) -> f64 {
 /// The lexical share of `hybrid`'s fusion (the semantic one is the rest).
 pub const LEXICAL_WEIGHT: f64 = 0.4;
 
-/// `hybrid`'s fusion of one query's lexical (`bm25`) and semantic (embedding) scores of the
-/// same candidates: each list min-max normalised over the candidates (its best 1, its worst 0;
-/// all 0 when all are equal), then `0.4 × lexical + 0.6 × semantic`. Normalising first puts
-/// the two on one scale: raw cosines crowd into a narrow band while BM25 spreads widely.
-pub fn fuse(lexical: &[f64], semantic: &[f64]) -> Vec<f64> {
+/// The fusion of one query's lexical (`bm25`) and semantic (embedding) scores of the same
+/// tools, for `fused` and `hybrid`: each list min-max normalised over the tools (its best 1,
+/// its worst 0; all 0 when all are equal), then `weight × lexical + (1 − weight) × semantic`.
+/// Normalising first puts the two on one scale: raw cosines crowd into a narrow band while
+/// BM25 spreads widely.
+pub fn fuse(lexical: &[f64], semantic: &[f64], weight: f64) -> Vec<f64> {
     let (lexical, semantic) = (min_max(lexical), min_max(semantic));
     lexical
         .iter()
         .zip(&semantic)
-        .map(|(l, s)| LEXICAL_WEIGHT * l + (1.0 - LEXICAL_WEIGHT) * s)
+        .map(|(l, s)| weight * l + (1.0 - weight) * s)
         .collect()
 }
 
@@ -595,10 +613,41 @@ impl Matches {
         })))
     }
 
-    /// For `bm25`: the planned query.
+    /// `fused`'s scores of a sentence `query`, with lexical weight `weight`: `bm25`'s hits
+    /// for a name-like query, or when the built-in model holds none of its words (see
+    /// [`fused`]).
+    pub fn fused(index: &Index, query: &str, weight: f64) -> index::Result<Self> {
+        if text::content_tokens(query).is_empty() {
+            return Self::bm25(index, query);
+        }
+        let request = SearchRequest {
+            query: query.to_owned(),
+            ..SearchRequest::default()
+        };
+        let Some(tiers) = index.search_tiers(&request)? else {
+            return Ok(Self::of_tiers(None));
+        };
+        Ok(match fused::Fused::new(index, tiers, query, weight)? {
+            Ok(fused) => Self::new(Verdicts::Fused(Box::new(fused))),
+            Err(tiers) => Self::of_tiers(Some(tiers)),
+        })
+    }
+
+    /// For `search`: a sentence's first `n` hits that its filters let through, best first:
+    /// by fused score for `fused` (each hit with that score), else by BM25F relevance.
+    fn best_hits(&self, index: &Index, n: usize) -> index::Result<Vec<Hit>> {
+        match (&self.verdicts, self.tiers()) {
+            (Verdicts::Fused(fused), _) => fused.best_hits(index, n),
+            (_, Some(tiers)) => index.best_hits(tiers, n),
+            (_, None) => Ok(Vec::new()),
+        }
+    }
+
+    /// For `bm25` and `fused`: the planned query.
     pub fn tiers(&self) -> Option<&Tiers> {
         match &self.verdicts {
             Verdicts::Bm25(bm25) => bm25.tiers.as_ref(),
+            Verdicts::Fused(fused) => Some(fused.tiers()),
             _ => None,
         }
     }
@@ -628,8 +677,10 @@ impl Matches {
 
     /// Make [`score`](Self::score) exact for the rows `ids` whatever the ranking has read.
     pub fn settle(&mut self, index: &Index, ids: &[i64]) -> index::Result<()> {
-        let Verdicts::Bm25(bm25) = &mut self.verdicts else {
-            return Ok(());
+        let bm25 = match &mut self.verdicts {
+            Verdicts::Bm25(bm25) => bm25,
+            Verdicts::Fused(fused) => return fused.settle(index, ids),
+            _ => return Ok(()),
         };
         let Some(tiers) = &bm25.tiers else {
             return Ok(());
@@ -653,18 +704,20 @@ impl Matches {
         Ok(())
     }
 
-    /// For `bm25` and `hybrid` and a sentence: what each of its terms adds to a tool's BM25F
-    /// relevance.
+    /// For `bm25`, `fused` and `hybrid` and a sentence: what each of its terms adds to a
+    /// tool's BM25F relevance.
     pub fn shares(&self) -> Option<&index::Shares> {
         match &self.verdicts {
             Verdicts::Bm25(bm25) => bm25.tiers.as_ref()?.shares(),
+            Verdicts::Fused(fused) => fused.tiers().shares(),
             _ => self.lexical.as_ref()?.shares(),
         }
     }
 
-    /// What relevance coverage weighs: `hybrid`'s fused score, or `bm25`'s BM25F relevance.
+    /// What relevance coverage weighs: `fused`'s and `hybrid`'s fused score, or `bm25`'s BM25F
+    /// relevance.
     pub fn cover_relevance(&self) -> cover::Relevance {
-        if self.lexical.is_some() {
+        if self.lexical.is_some() || matches!(self.verdicts, Verdicts::Fused(_)) {
             cover::Relevance::Fused
         } else {
             cover::Relevance::Lexical
@@ -675,6 +728,7 @@ impl Matches {
     fn into_tiers(self) -> Option<Tiers> {
         match self.verdicts {
             Verdicts::Bm25(bm25) => bm25.tiers,
+            Verdicts::Fused(fused) => Some(fused.into_tiers()),
             _ => None,
         }
     }
@@ -684,6 +738,7 @@ impl Matches {
         match &self.verdicts {
             Verdicts::Keyword { found, .. } => found.get(&id).map_or(0.0, |k| k.score),
             Verdicts::Bm25(bm25) => bm25.hit(id).map_or(0.0, |(score, _)| *score),
+            Verdicts::Fused(fused) => fused.score(id),
             Verdicts::Each(verdicts) => verdicts.get(&id).map_or(0.0, |s| s.score),
         }
     }
@@ -692,7 +747,9 @@ impl Matches {
     /// query: [`score`](Self::score), but for `hybrid`, whose ranking score is normalised per
     /// query, its [`absolute_hybrid`] score. What `attach`'s `min_score` compares with.
     pub fn absolute(&self, id: i64) -> f64 {
-        if self.absolute.is_empty() {
+        if let Verdicts::Fused(fused) = &self.verdicts {
+            fused.absolute(id)
+        } else if self.absolute.is_empty() {
             self.score(id)
         } else {
             self.absolute.get(&id).copied().unwrap_or(0.0)
@@ -730,6 +787,7 @@ impl Matches {
                     details: json!({}),
                 },
             },
+            Verdicts::Fused(fused) => fused.verdict(id),
             Verdicts::Each(verdicts) => verdicts.get(&id).cloned().unwrap_or_default(),
         }
     }
@@ -750,6 +808,7 @@ impl Matches {
         match &self.verdicts {
             Verdicts::Keyword { found, .. } => found.keys().copied().collect(),
             Verdicts::Bm25(bm25) => bm25.hits.keys().copied().collect(),
+            Verdicts::Fused(fused) => fused.ids().collect(),
             Verdicts::Each(verdicts) => verdicts.keys().copied().collect(),
         }
     }
@@ -829,6 +888,7 @@ pub fn pick(
     }
     .add(catalog, index, &mut matches, &mut ranked, request.max)?;
     let ids: Vec<i64> = ranked.iter().map(|(r, _)| r.id).collect();
+    matches.settle(index, &ids)?;
     let members = DefaultTool::named(index, index.rows_by_id(&ids, false)?)?;
     let names: HashMap<i64, String> = members.iter().map(|m| (m.row.id, m.name.clone())).collect();
     let picks: Vec<Picked> = members
@@ -1192,6 +1252,12 @@ pub fn score(
     let scored = match request.scorer {
         Scorer::Keyword => Ok(Matches::keyword(index, &request.query)?),
         Scorer::Bm25 => Ok(Matches::bm25(index, &request.query)?),
+        Scorer::Fused => {
+            let weight = request
+                .lexical_weight
+                .unwrap_or(fused::FUSED_LEXICAL_WEIGHT);
+            Ok(Matches::fused(index, &request.query, weight)?)
+        }
         Scorer::Embed => {
             let candidates = candidates()?;
             embed_scores(state_dir, request, &candidates, deadline, progress).map(|scores| {
@@ -1207,6 +1273,7 @@ pub fn score(
             })
         }
         Scorer::Hybrid => {
+            let weight = request.lexical_weight.unwrap_or(LEXICAL_WEIGHT);
             let candidates = candidates()?;
             let mut lexical = Matches::bm25(index, &request.query)?;
             // Every tier read: each candidate's lexical score is needed.
@@ -1214,7 +1281,7 @@ pub fn score(
             let (lexical, tiers) = (lexical.verdicts(&candidates), lexical.into_tiers());
             embed_scores(state_dir, request, &candidates, deadline, progress).map(|semantic| {
                 let lexical_scores: Vec<f64> = lexical.iter().map(|l| l.score).collect();
-                let fused = fuse(&lexical_scores, &semantic);
+                let fused = fuse(&lexical_scores, &semantic, weight);
                 let absolute: HashMap<i64, f64> = candidates
                     .iter()
                     .zip(lexical_scores.iter().zip(&semantic))
@@ -1228,7 +1295,7 @@ pub fn score(
                         score,
                         reason: "hybrid (search relevance + semantic)".to_owned(),
                         details: json!({
-                            "weights": { "lexical": LEXICAL_WEIGHT, "semantic": 1.0 - LEXICAL_WEIGHT },
+                            "weights": { "lexical": weight, "semantic": 1.0 - weight },
                             "subScores": { "lexical": round(l.score), "semantic": round(s) },
                             "absolute": round(absolute_hybrid(l.score, s)),
                             "lexical": l.details,
@@ -1295,7 +1362,7 @@ fn registration_order(index: &Index, first: &[Registration]) -> index::Result<Ve
 
 /// A candidate as the network scorers see it.
 fn candidate(member: &DefaultTool) -> Candidate {
-    let text = embedding_text(&member.row.text);
+    let text = index::vectors::embedding_text(&member.row.text);
     let content_hash = hex(&Sha256::digest(text.as_bytes()));
     Candidate {
         name: member.name.clone(),
@@ -1303,41 +1370,6 @@ fn candidate(member: &DefaultTool) -> Candidate {
         text,
         content_hash,
     }
-}
-
-/// The text a tool is embedded as: what a model reads best of it (issue 18), as the index
-/// holds it. Its name in words, its description and tags, then its arguments' names and the
-/// values they accept, each part labelled so a short tool reads as a sentence ("get weather.
-/// Weather for a city. Arguments: city units. Values: celsius fahrenheit."). The arguments'
-/// descriptions are left out: with all-MiniLM-L6-v2 on NESTFUL at 10,000 distractors (196
-/// requests) they took `hybrid` from 0.823 capped R@5 to 0.795 (cfb's long argument
-/// descriptions drown the tool's own words: 0.710 → 0.592), where names and values alone give
-/// 0.828 (R@1 0.774 → 0.799; `embed` alone 0.578 → 0.641). What a tool returns is left out
-/// too (it is a BM25F field only): its `outputSchema`'s names took `hybrid` to 0.812 (R@1
-/// 0.769; cfb, whose tools return generic envelopes, 0.703 → 0.637), top-level names alone to
-/// 0.820 (docs/QUALITY.md).
-fn embedding_text(text: &index::ToolText) -> String {
-    let parts = [
-        ("", text.name.as_str()),
-        ("", text.description.as_str()),
-        ("Tags: ", text.tags.as_str()),
-        ("Arguments: ", text.arg_names.as_str()),
-        ("Values: ", text.arg_values.as_str()),
-    ];
-    parts
-        .iter()
-        .filter(|(_, t)| !t.trim().is_empty())
-        .map(|(label, t)| {
-            let t = t.trim();
-            let end = if t.ends_with(['.', '!', '?']) {
-                ""
-            } else {
-                "."
-            };
-            format!("{label}{t}{end}")
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -1432,14 +1464,17 @@ mod fusion_tests {
     #[test]
     fn fusion_normalises_each_list_before_weighing() {
         // Raw BM25 spreads widely, cosines crowd together: normalised, both count.
-        let fused = fuse(&[10.0, 5.0, 0.0], &[0.80, 0.90, 0.70]);
+        let fused = fuse(&[10.0, 5.0, 0.0], &[0.80, 0.90, 0.70], 0.4);
         let want = [0.4 * 1.0 + 0.6 * 0.5, 0.4 * 0.5 + 0.6 * 1.0, 0.0];
         for (got, want) in fused.iter().zip(want) {
             assert!((got - want).abs() < 1e-9, "{fused:?}");
         }
         // A list of equal scores says nothing: all 0, the other list decides.
-        assert_eq!(fuse(&[0.0, 0.0], &[0.2, 0.4]), [0.0, 0.6]);
-        assert!(fuse(&[], &[]).is_empty());
+        assert_eq!(fuse(&[0.0, 0.0], &[0.2, 0.4], 0.4), [0.0, 0.6]);
+        assert!(fuse(&[], &[], 0.4).is_empty());
+        // The weight moves the balance: words alone, meaning alone.
+        assert_eq!(fuse(&[1.0, 0.0], &[0.0, 1.0], 1.0), [1.0, 0.0]);
+        assert_eq!(fuse(&[1.0, 0.0], &[0.0, 1.0], 0.0), [0.0, 1.0]);
     }
 
     #[test]

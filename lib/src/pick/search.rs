@@ -27,9 +27,10 @@
 //! reasons do. A tool the steps lifted whose key falls below later hits of the relevance order
 //! is merged among them by its key. A name-like query keeps its tiers, untouched.
 
+use super::fused::{FUSED_LEXICAL_WEIGHT, Fused};
 use super::{
-    COVERAGE_BY_DEFAULT, HELPERS_BY_DEFAULT, Matches, Related, SIBLINGS_BY_DEFAULT, cover,
-    cover_ranked, helper_reason, relevance_score, sibling_reason,
+    COVERAGE_BY_DEFAULT, HELPERS_BY_DEFAULT, Matches, Related, SIBLINGS_BY_DEFAULT, Verdicts,
+    cover, cover_ranked, helper_reason, relevance_score, sibling_reason,
 };
 use crate::catalog::Catalog;
 use crate::index::{self, Hit, Index, Registration, SearchRequest, SearchResults, Tiers};
@@ -71,9 +72,26 @@ pub fn order(
     let Some(scale) = tiers.relevance_scale() else {
         return index.best_hits(&tiers, wanted);
     };
-    let key = |score: f64| relevance_score(score, scale);
+    let (query, filters) = (tiers.query().to_owned(), tiers.filters());
+    let mut matches = match Fused::new(index, tiers, &query, FUSED_LEXICAL_WEIGHT)? {
+        Ok(fused) => Matches::new(Verdicts::Fused(Box::new(fused))),
+        Err(tiers) => Matches::of_tiers(Some(tiers)),
+    };
+    // A hit's score: its fused score (pick's 0..1 scale, its ranking key), or without the
+    // model its BM25F relevance (whose key is `relevance_score`).
+    let fused = matches!(matches.verdicts, Verdicts::Fused(_));
+    let key = |score: f64| {
+        if fused {
+            score
+        } else {
+            relevance_score(score, scale)
+        }
+    };
+    let score_of_key = |key: f64| {
+        if fused { key } else { relevance_of(key, scale) }
+    };
     let mut read = wanted.max(cover::POOL) + cover::POOL;
-    let mut relevant = index.best_hits(&tiers, read)?;
+    let mut relevant = matches.best_hits(index, read)?;
     let pool = &relevant[..relevant.len().min(cover::POOL)];
     let pool_ids: Vec<i64> = pool.iter().map(|h| h.id).collect();
     let registered: HashMap<i64, Registration> = index
@@ -85,8 +103,6 @@ pub fn order(
         .iter()
         .filter_map(|h| registered.get(&h.id).map(|r| (r.clone(), key(h.score))))
         .collect();
-    let filters = tiers.filters();
-    let mut matches = Matches::of_tiers(Some(tiers));
     let moved = match matches.shares().filter(|_| COVERAGE_BY_DEFAULT) {
         Some(shares) => cover_ranked(shares, matches.cover_relevance(), &mut ranked, cover::POOL),
         None => HashMap::new(),
@@ -109,12 +125,12 @@ pub fn order(
         .filter(|id| !hits.contains_key(id))
         .collect();
     if let Some(tiers) = matches.tiers() {
-        hits.extend(
-            index
-                .sentence_hits(tiers, &new)?
-                .into_iter()
-                .map(|h| (h.id, h)),
-        );
+        for mut hit in index.sentence_hits(tiers, &new)? {
+            if fused {
+                hit.score = matches.score(hit.id);
+            }
+            hits.insert(hit.id, hit);
+        }
     }
     ranked.retain(|(r, _)| hits.contains_key(&r.id));
     added.needs.retain(|id, _| hits.contains_key(id));
@@ -147,7 +163,7 @@ pub fn order(
         } else if let Some(kin) = added.kin.get(&hit.id) {
             let own = hit.score;
             let anchor = shown.get(&kin.anchor).copied().unwrap_or(f64::INFINITY);
-            hit.score = relevance_of(kin.key, scale).max(own).min(anchor);
+            hit.score = score_of_key(kin.key).max(own).min(anchor);
             hit.why = sibling_reason(slug(&kin.anchor), kin, own);
         } else if let Some(m) = moved.get(&hit.id) {
             hit.score = pool.get(m.place - 1).map_or(hit.score, |h| h.score);
@@ -159,12 +175,9 @@ pub fn order(
 
     // The rest of the relevance order, merged with the head by key.
     let taken: HashSet<i64> = head.iter().map(|(_, h)| h.id).collect();
-    if let Some(tiers) = matches.tiers()
-        && relevant.len() == read
-        && read < wanted + taken.len()
-    {
+    if relevant.len() == read && read < wanted + taken.len() {
         read = wanted + taken.len();
-        relevant = index.best_hits(tiers, read)?;
+        relevant = matches.best_hits(index, read)?;
     }
     let mut rest = relevant
         .into_iter()

@@ -46,7 +46,7 @@ pub struct PickArgs {
     #[arg(long)]
     pub allow_unsafe: bool,
     /// How to score the tools
-    #[arg(long, value_name = "NAME", default_value = "bm25", value_parser = values::scorer())]
+    #[arg(long, value_name = "NAME", default_value = "fused", value_parser = values::scorer())]
     pub scorer: Scorer,
     /// Give up scoring after MS milliseconds and return the first tools in registration order
     #[arg(long, value_name = "MS")]
@@ -68,6 +68,10 @@ pub struct PickArgs {
     /// Rank a sentence by relevance alone (the default)
     #[arg(long, hide = true, overrides_with = "coverage")]
     pub no_coverage: bool,
+    /// The lexical share of the fused and hybrid scorers' fusion, 0 (meaning alone) to 1
+    /// (words alone); for measuring a catalog's best balance
+    #[arg(long, value_name = "W", hide = true)]
+    pub lexical_weight: Option<f64>,
     /// Show why each tool was picked: scorer, matched terms, sub-scores
     #[arg(long)]
     pub debug: bool,
@@ -101,6 +105,7 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
         helpers: !args.no_helpers,
         siblings: args.siblings,
         coverage: args.coverage,
+        lexical_weight: args.lexical_weight,
     };
     let mut progress = ctx.ui.progress(0, "embedding tools");
     let outcome = ctx.read_index(&catalog, |index| {
@@ -175,7 +180,10 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
         }
         items.push(item);
     }
-    let lexical = matches!(request.scorer, Scorer::Keyword | Scorer::Bm25);
+    let lexical = matches!(
+        request.scorer,
+        Scorer::Keyword | Scorer::Bm25 | Scorer::Fused
+    );
     let text = if items.is_empty() && lexical && text::content_tokens(&request.query).is_empty() {
         format!(
             "no tool matches '{}': it holds no word that says what the task is about (stop words, numbers and single letters are left out), and no tool's name holds it",

@@ -385,7 +385,7 @@ fn the_human_summary_counts_candidates_in_the_singular_and_the_plural() {
         run.success();
         assert!(
             run.stdout.contains(&format!(
-                "(bm25 scores; {counted} 1 passed --min-score 35)\n"
+                "(fused scores; {counted} 1 passed --min-score 35)\n"
             )),
             "{run}"
         );
@@ -404,7 +404,7 @@ fn the_human_summary_says_what_arrived_and_what_left() {
     let text = &run.stdout;
     assert!(
         text.contains(&format!(
-            "{a}: attached 0, 1 already attached, detached 2 (bm25 scores"
+            "{a}: attached 0, 1 already attached, detached 2 (fused scores"
         )),
         "{run}"
     );

@@ -77,7 +77,7 @@ fn the_seed_example_request_gives_the_contract_response() {
     let best = &d.successful_attachments[0];
     assert_eq!(best.name, "find-docs");
     assert!(best.match_score >= 50.0 && best.match_score < 100.0);
-    assert_eq!(d.scorer.as_deref(), Some("bm25"));
+    assert_eq!(d.scorer.as_deref(), Some("fused"));
     assert!(d.warnings.is_empty());
 }
 

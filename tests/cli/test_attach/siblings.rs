@@ -52,13 +52,19 @@ fn own_score(env: &TestEnv, realtime: &Made) -> f64 {
         "10",
         "--min-score",
         "0.000001",
+        "--debug",
     ]);
     let items = picked["items"].as_array().unwrap();
     let item = items
         .iter()
         .find(|p| p["ref"] == realtime.reference.as_str())
         .unwrap_or_else(|| panic!("{picked}"));
-    100.0 * item["score"].as_f64().unwrap()
+    // What attach compares: the absolute score (`fused` ranks by one normalised per request).
+    let details = &item["provenance"]["details"];
+    100.0
+        * details["absolute"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{picked}"))
 }
 
 #[test]

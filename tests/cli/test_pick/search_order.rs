@@ -169,11 +169,11 @@ fn a_sentence_brings_its_first_hits_helper_right_after_it_and_lifts_no_sibling()
     assert!(hits[2].reference.starts_with("city/"), "{hits:#?}");
     assert!(sibling > 2, "{hits:#?}");
     // `pick` gives the same first tools, and lifts the sibling when asked to.
-    let picked = picks(&env, &[WEATHER, "--scorer", "bm25", "--max", "3"]);
+    let picked = picks(&env, &[WEATHER, "--scorer", "fused", "--max", "3"]);
     assert_eq!(refs(&picked), found_refs(&hits)[..3]);
     let lifted = picks(
         &env,
-        &[WEATHER, "--scorer", "bm25", "--max", "3", "--siblings"],
+        &[WEATHER, "--scorer", "fused", "--max", "3", "--siblings"],
     );
     assert_eq!(refs(&lifted)[2], "weatherapi/weatherapi-realtime@v1");
 }
@@ -245,68 +245,66 @@ fn a_tag_filter_leaves_out_the_helper_and_the_sibling_it_does_not_let_through() 
 #[test]
 fn a_helper_the_tag_filter_leaves_out_gives_its_place_to_the_next_one_named() {
     // `weatherapi-forecast`'s three required arguments name three tools of its bundle; a
-    // consumer brings two. Without a filter the first two named come; with `--tag daily`,
-    // which only the third has, the third comes in their place.
-    let env = TestEnv::new();
-    without_builtins(&env);
-    env.bundle("weatherapi");
-    let described = |description: &str| json!({ "type": "string", "description": description });
-    put(
-        &env,
-        "weatherapi",
-        "weatherapi-forecast",
-        1,
-        "Weather forecast for a city: the forecast of the next days.",
-        json!({
-            "tags": ["daily"],
-            "argSchema": {
-                "type": "object",
-                "properties": {
-                    "q": described("The place, as location lookup gives it."),
-                    "units": described("A unit from units table."),
-                    "lang": described("A language from language list.")
-                },
-                "required": ["q", "units", "lang"]
-            }
-        }),
-    );
-    for (n, slug, description, tags) in [
-        (
-            2,
-            "weatherapi-location-lookup",
-            "Places by name.",
-            json!([]),
-        ),
-        (3, "weatherapi-units-table", "Units of measure.", json!([])),
-        (
-            4,
-            "weatherapi-language-list",
-            "Languages by code.",
-            json!(["daily"]),
-        ),
-    ] {
+    // consumer brings two (those the scorer ranks higher first). With the one left out tagged
+    // `daily`, `--tag daily`, which the other two lack, brings it in their place.
+    let named = [
+        (2, "weatherapi-location-lookup", "Places by name."),
+        (3, "weatherapi-units-table", "Units of measure."),
+        (4, "weatherapi-language-list", "Languages by code."),
+    ];
+    let catalog = |tagged: Option<&str>| {
+        let env = TestEnv::new();
+        without_builtins(&env);
+        env.bundle("weatherapi");
+        let described = |description: &str| json!({ "type": "string", "description": description });
         put(
             &env,
             "weatherapi",
-            slug,
-            n,
-            description,
-            json!({ "tags": tags }),
+            "weatherapi-forecast",
+            1,
+            "Weather forecast for a city: the forecast of the next days.",
+            json!({
+                "tags": ["daily"],
+                "argSchema": {
+                    "type": "object",
+                    "properties": {
+                        "q": described("The place, as location lookup gives it."),
+                        "units": described("A unit from units table."),
+                        "lang": described("A language from language list.")
+                    },
+                    "required": ["q", "units", "lang"]
+                }
+            }),
         );
-    }
-    let (all, _) = search(&env, &["--page-size", "1000", "--", WEATHER]);
+        for (n, slug, description) in named {
+            let tags = if tagged == Some(slug) {
+                json!(["daily"])
+            } else {
+                json!([])
+            };
+            put(
+                &env,
+                "weatherapi",
+                slug,
+                n,
+                description,
+                json!({ "tags": tags }),
+            );
+        }
+        env
+    };
+    let (all, _) = search(&catalog(None), &["--page-size", "1000", "--", WEATHER]);
     assert_one_ordered_list(&all);
-    assert_eq!(
-        found_refs(&all),
-        [
-            "weatherapi/weatherapi-forecast@v1",
-            "weatherapi/weatherapi-location-lookup@v1",
-            "weatherapi/weatherapi-units-table@v1"
-        ],
-        "{all:#?}"
-    );
+    let found = found_refs(&all);
+    assert_eq!(found.len(), 3, "{all:#?}");
+    assert_eq!(found[0], "weatherapi/weatherapi-forecast@v1", "{all:#?}");
+    let reference = |slug: &str| format!("weatherapi/{slug}@v1");
+    let (_, left_out, _) = named
+        .into_iter()
+        .find(|(_, slug, _)| !found.contains(&reference(slug).as_str()))
+        .unwrap_or_else(|| panic!("every named tool came: {all:#?}"));
     let (tagged, _) = search(
-        &env,
+        &catalog(Some(left_out)),
         &["--tag", "daily", "--page-size", "1000", "--", WEATHER],
     );
     assert_one_ordered_list(&tagged);
@@ -314,12 +312,14 @@ fn a_helper_the_tag_filter_leaves_out_gives_its_place_to_the_next_one_named() {
         found_refs(&tagged),
         [
             "weatherapi/weatherapi-forecast@v1",
-            "weatherapi/weatherapi-language-list@v1"
+            reference(left_out).as_str()
         ],
         "{tagged:#?}"
     );
     assert!(
-        tagged[1].why.contains("weatherapi-forecast") && tagged[1].why.contains("lang"),
+        tagged[1]
+            .why
+            .starts_with("needed by weatherapi-forecast: its argument "),
         "{tagged:#?}"
     );
 }

@@ -95,20 +95,20 @@ fn command_line_mistakes_are_usage_errors() {
     assert!(
         message.starts_with("invalid value 'magic' for '--scorer <NAME>'")
             && message
-                .matches("possible values: keyword, bm25, hybrid, embed, llm")
+                .matches("possible values: keyword, bm25, fused, hybrid, embed, llm")
                 .count()
                 == 1,
         "{run}"
     );
     assert_eq!(
         doc["error"]["details"]["possibleValues"],
-        serde_json::json!(["keyword", "bm25", "hybrid", "embed", "llm"])
+        serde_json::json!(["keyword", "bm25", "fused", "hybrid", "embed", "llm"])
     );
     let run = env.run(&["pick", "x", "--scorer", "magic"]);
     run.failure(2);
     assert!(
         run.stderr
-            .contains("invalid value 'magic' for '--scorer <NAME>'\n  [possible values: keyword, bm25, hybrid, embed, llm]"),
+            .contains("invalid value 'magic' for '--scorer <NAME>'\n  [possible values: keyword, bm25, fused, hybrid, embed, llm]"),
         "{run}"
     );
     for args in [
