@@ -214,7 +214,8 @@ impl Fused {
 }
 
 /// A task as its meaning is compared: the whole, then each of its clauses when it has more
-/// than one — its sentences, and the steps "then", "after that", "finally", "and then" begin.
+/// than one (of two content words or more) — its sentences and comma-separated parts, and the
+/// steps "and", "then", "after that", "finally" begin.
 /// A task that asks for several things ("find the song's lyrics, then convert the price to
 /// euros") is an average of them as a whole, close to none; each clause is close to its own
 /// tool.
@@ -231,8 +232,9 @@ fn parts(task: &str) -> Vec<&str> {
     parts
 }
 
-/// `text` cut after each `.`, `!`, `?` or `;` that ends a sentence (followed by whitespace or
-/// the end: "1.7" and "a.b@c.com" stay whole) and at each line break.
+/// `text` cut after each `.`, `!`, `?`, `;` or `,` that ends a sentence or a part of one
+/// (followed by whitespace or the end: "1.7" and "a.b@c.com" stay whole) and at each line
+/// break.
 fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
@@ -309,7 +311,7 @@ mod tests {
             [
                 task,
                 "Find the lyrics of 'Bohemian Rhapsody'",
-                "Then convert 1.5 USD to EUR, ",
+                "Then convert 1.5 USD to EUR",
                 "then send it to a.b@c.com",
                 "finally record audio for 10 seconds",
             ]
