@@ -261,8 +261,8 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofSignal<R> {
 }
 
 async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
-    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-    use hyper_util::server::conn::auto::Builder;
+    use hyper::server::conn::http1::Builder;
+    use hyper_util::rt::{TokioIo, TokioTimer};
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
@@ -295,9 +295,8 @@ async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
     // byte, which the version sniffing of HTTP/1-or-2 does not. hyper starts that timeout
     // again when an answer ends, so it is also the idle timeout of a kept-alive connection;
     // it does not run while an answer is being sent (an event stream, a slow tool's result).
-    let mut builder = Builder::new(TokioExecutor::new()).http1_only();
+    let mut builder = Builder::new();
     builder
-        .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(http.client_timeout);
     let builder = Arc::new(builder);
