@@ -268,6 +268,12 @@ pub fn main() -> ExitCode {
             index.display()
         ));
     }
+    for (path, why) in ctx.checks.take_remade() {
+        ctx.ui.warn(&format!(
+            "{} could not be used ({why}); it was made again",
+            path.display()
+        ));
+    }
     if let Some(why) = ctx.checks.take_in_memory() {
         ctx.ui.warn(&format!(
             "{why}: its search index was built in memory for this command (slower on big catalogs; nothing is written)"

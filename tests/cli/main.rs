@@ -62,6 +62,7 @@ mod test_search_quality;
 mod test_snapshots;
 mod test_symlink_writes;
 mod test_tool;
+mod test_tool_put_rules;
 mod test_trust_catalog;
 mod test_trust_invoke;
 mod test_validate;

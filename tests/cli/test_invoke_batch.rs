@@ -675,6 +675,31 @@ fn bad_requests_are_a_validation_error_naming_the_place() {
             "/mode",
             "sync",
         ),
+        (
+            json!({ "calls": [touch.clone()], "queue": "Default" }),
+            "/queue",
+            "a-z",
+        ),
+        (
+            json!({ "calls": [touch.clone()], "queue": "" }),
+            "/queue",
+            "1 to 80",
+        ),
+        (
+            json!({ "calls": [touch.clone()], "queue": "q".repeat(81) }),
+            "/queue",
+            "1 to 80",
+        ),
+        (
+            json!({ "calls": [touch.clone()], "queue": "a b" }),
+            "/queue",
+            "a-z",
+        ),
+        (
+            json!({ "calls": [touch.clone()], "queue": 7 }),
+            "/queue",
+            "a-z",
+        ),
         (json!("calls"), "", "tool_calls"),
         (json!(3), "", "tool_calls"),
         (json!(null), "", "tool_calls"),
@@ -699,6 +724,67 @@ fn bad_requests_are_a_validation_error_naming_the_place() {
         !env.work().join("ran").exists(),
         "a refused request runs none of its calls"
     );
+}
+
+#[test]
+fn a_good_queue_name_is_taken() {
+    let env = TestEnv::new();
+    let request =
+        json!({ "calls": [{ "call_id": "a", "name": "now" }], "queue": "jobs.eu-1:fast_2" });
+    batch(&env, &request, &[("a", "now")]);
+}
+
+/// An error is cut as an output is: a call whose argument makes a 1 MB URL is refused before
+/// anything is sent (`VALIDATION_ERROR`, not the HTTP client's "builder error"), and its
+/// message, in `results` and in `tool_messages`, stays within the 12,000-byte cap.
+#[test]
+fn a_call_error_is_cut_to_the_cap_and_an_over_long_url_is_the_callers_error() {
+    let env = TestEnv::new();
+    env.edit_config(|c| c["allowedHosts"] = json!(["127.0.0.1:9"]));
+    env.bundle("h");
+    env.put_tool(
+        "h",
+        &crate::common::tool_doc_with(
+            "get",
+            "v1",
+            json!({
+                "type": "http",
+                "impl": { "method": "GET", "urlTemplate": "http://127.0.0.1:9/x?q=${q}" },
+                "argSchema": { "type": "object", "properties": { "q": { "type": "string" } } },
+            }),
+        ),
+    );
+    let big = "é".repeat(300_000);
+    let request =
+        json!({ "calls": [{ "call_id": "a", "name": "h/get", "arguments": { "q": big } }] });
+    let doc = batch(&env, &request, &[("a", "h/get")]);
+    let error = &result(&doc, "a")["error"];
+    assert_eq!(error["code"], "VALIDATION_ERROR", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("URL"), "{message}");
+    let content = doc["tool_messages"][0]["content"].as_str().unwrap();
+    assert!(content.len() <= 13_000, "{} bytes", content.len());
+    // A failure whose message is long (a schema refusal quoting the value) is cut and says so.
+    env.put_tool(
+        "h",
+        &crate::common::tool_doc_with(
+            "short",
+            "v1",
+            json!({
+                "type": "http",
+                "impl": { "method": "GET", "urlTemplate": "http://127.0.0.1:9/x?q=${q}" },
+                "argSchema": { "type": "object", "properties": { "q": { "type": "string", "maxLength": 1 } } },
+            }),
+        ),
+    );
+    let request = json!({ "calls": [{ "call_id": "b", "name": "h/short", "arguments": { "q": "y".repeat(200_000) } }] });
+    let doc = batch(&env, &request, &[("b", "h/short")]);
+    let error = &result(&doc, "b")["error"];
+    assert_eq!(error["code"], "VALIDATION_ERROR", "{error}");
+    let text = error.to_string();
+    assert!(text.len() <= 26_000, "{} bytes", text.len());
+    let content = doc["tool_messages"][0]["content"].as_str().unwrap();
+    assert!(content.len() <= 26_000, "{} bytes", content.len());
 }
 
 #[test]

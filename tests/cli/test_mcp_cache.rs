@@ -108,6 +108,41 @@ fn mcp_serve_reads_its_kept_list_back_until_the_catalog_changes() {
     assert_eq!(names, ["tick"], "no built-in tools once they are off");
 }
 
+#[test]
+fn a_kept_list_that_is_a_fifo_or_endless_is_made_again_not_read() {
+    let env = TestEnv::new();
+    env.bundle("clock");
+    env.put_tool(
+        "clock",
+        &tool_doc_with("tick", "v1", json!({ "description": "Tell the time" })),
+    );
+    env.run(&["index", "rebuild"]).success();
+    assert_eq!(served_description(&env, "tick"), "Tell the time");
+    let file = kept(&env).remove(0);
+    type Make = fn(&std::path::Path);
+    let kinds: [(&str, Make); 2] = [
+        ("a FIFO", |path| {
+            assert!(
+                std::process::Command::new("mkfifo")
+                    .arg(path)
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+        }),
+        ("a link to /dev/zero", |path| {
+            std::os::unix::fs::symlink("/dev/zero", path).unwrap();
+        }),
+    ];
+    for (what, make) in kinds {
+        std::fs::remove_file(&file).unwrap();
+        make(&file);
+        // The server answers (it would wait on the FIFO, or fill memory from /dev/zero) with
+        // the catalog's tools.
+        assert_eq!(served_description(&env, "tick"), "Tell the time", "{what}");
+    }
+}
+
 /// The names of a `tools/list` step's tools.
 fn names(step: &Value) -> Vec<String> {
     step["tools"]

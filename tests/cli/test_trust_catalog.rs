@@ -449,6 +449,109 @@ fn input_files_are_capped_and_must_be_regular() {
     }
 }
 
+type MakeAt = Box<dyn Fn(&Path)>;
+
+/// `make` puts something that is not a readable file at `path`: a FIFO, a link to `/dev/zero`,
+/// a sparse file past the size cap, or a link to a good file outside the catalog (`outside`).
+fn unreadable_kinds(outside: &Path) -> Vec<(&'static str, MakeAt)> {
+    let outside = outside.to_owned();
+    vec![
+        (
+            "not a regular file",
+            Box::new(|path: &Path| {
+                let status = std::process::Command::new("mkfifo")
+                    .arg(path)
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            }),
+        ),
+        (
+            "outside the catalog",
+            Box::new(|path: &Path| std::os::unix::fs::symlink("/dev/zero", path).unwrap()),
+        ),
+        (
+            "over the limit",
+            Box::new(|path: &Path| {
+                let file = std::fs::File::create(path).unwrap();
+                file.set_len(2 * 1024 * 1024 * 1024).unwrap();
+            }),
+        ),
+        (
+            "outside the catalog",
+            Box::new(move |path: &Path| std::os::unix::fs::symlink(&outside, path).unwrap()),
+        ),
+    ]
+}
+
+#[test]
+fn an_agent_file_that_is_no_regular_file_inside_the_catalog_is_refused_not_read() {
+    let env = TestEnv::new();
+    let agent = "agent-3f2b8c1e-9d4a-4e6b-8a7c-000000000001";
+    let good = json!({
+        "schemaVersion": "1",
+        "agentID": agent,
+        "createdAt": "2025-01-01T00:00:00Z",
+        "modifiedAt": "2025-01-01T00:00:00Z",
+        "tools": [],
+    });
+    let outside = env.root().join("elsewhere.json");
+    write_file(&outside, &good.to_string());
+    let path = env.catalog().join("agents").join(format!("{agent}.json"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    for (why, make) in unreadable_kinds(&outside) {
+        let _ = std::fs::remove_file(&path);
+        make(&path);
+        for args in [
+            &["agent", "show", agent][..],
+            &["attach", agent, "--query", "time"],
+            &["agent", "detach", agent, "builtin/now"],
+        ] {
+            let mut all = vec!["--json"];
+            all.extend_from_slice(args);
+            let run = env.run(&all);
+            assert_eq!(run.code(), 3, "{why}: {run}");
+            let text = format!("{}{}", run.stdout, run.stderr);
+            assert!(text.contains(why), "{why}: {run}");
+            assert!(
+                text.contains(&format!("{agent}.json")),
+                "names the file: {run}"
+            );
+        }
+        // The list names it as a problem and goes on.
+        let run = env.run(&["--json", "agent", "list"]);
+        let text = format!("{}{}", run.stdout, run.stderr);
+        assert!(text.contains(why), "{why}: {run}");
+    }
+    // Nothing was written through the link.
+    assert_eq!(read_json(&outside), good);
+}
+
+#[test]
+fn a_schema_file_that_is_no_regular_file_is_replaced_unread() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    let outside = env.root().join("elsewhere.json");
+    write_file(&outside, "{}");
+    let schema = env.catalog().join("schemas/tool.schema.json");
+    let expected = env.run(&["schema", "tool"]).success().stdout.clone();
+    for (n, (why, make)) in unreadable_kinds(&outside).into_iter().enumerate() {
+        std::fs::create_dir_all(schema.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&schema);
+        make(&schema);
+        env.run(&["tool", "new", "b", &format!("t{n}"), "--type", "native"])
+            .success();
+        let kept = std::fs::symlink_metadata(&schema).unwrap();
+        assert!(kept.is_file(), "{why}: the schema is a file again");
+        assert_eq!(
+            serde_json::from_str::<Value>(&std::fs::read_to_string(&schema).unwrap()).unwrap(),
+            serde_json::from_str::<Value>(&expected).unwrap(),
+            "{why}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "{}");
+}
+
 // --- 12: reads keep git clean --------------------------------------------------------------------
 
 #[test]

@@ -128,10 +128,11 @@ impl AgentFile {
     /// Read agent `id`'s file; `None` when the agent has none yet.
     pub fn load(root: &Path, id: AgentId) -> Result<Option<Self>> {
         let path = id.file(root);
-        let text = match std::fs::read_to_string(&path) {
+        // A catalog file like any other: a regular file inside the catalog, at most 4 MiB.
+        let text = match crate::base::capped::read_text(&path, Some(root)) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io("cannot read", path, e)),
+            Err(crate::base::capped::ReadError::Missing) => return Ok(None),
+            Err(e) => return Err(Error::unreadable(&path, e)),
         };
         Self::parse(&text, &path, Some(id)).map(Some)
     }

@@ -24,8 +24,8 @@ pub enum ReadError {
     NotRegular(&'static str),
     #[error("a symlink (or a file in a symlinked folder) to {}, outside the catalog; catalog files must stay inside it", .0.display())]
     Escapes(PathBuf),
-    #[error("{0} bytes, over the limit of {MAX_FILE_BYTES} bytes (4 MiB)")]
-    TooLarge(u64),
+    #[error("{len} bytes, over the limit of {limit} bytes ({} MiB)", .limit / (1024 * 1024))]
+    TooLarge { len: u64, limit: u64 },
     #[error("not UTF-8 text (invalid byte at offset {0})")]
     NotUtf8(usize),
     #[error("cannot read: {0}")]
@@ -35,26 +35,43 @@ pub enum ReadError {
 /// The bytes of the file at `path`. With `catalog`, the file belongs to that catalog: a
 /// symlink must resolve inside it.
 pub fn read_bytes(path: &Path, catalog: Option<&Path>) -> Result<Vec<u8>, ReadError> {
+    read_bytes_at_most(path, catalog, MAX_FILE_BYTES)
+}
+
+/// [`read_bytes`] with a limit of its own: for state toolctl keeps in `.toolctl/` that can
+/// outgrow a catalog file (a cached list of every tool).
+pub fn read_bytes_at_most(
+    path: &Path,
+    catalog: Option<&Path>,
+    limit: u64,
+) -> Result<Vec<u8>, ReadError> {
     if let Some(root) = catalog {
         check_inside(path, root)?;
     }
     let (file, len) = open_regular(path)?;
-    read_open(file, len)
+    read_open_at_most(file, len, limit)
 }
 
 /// The bytes of a file opened by [`open_regular`] (`len` long then), at most
 /// [`MAX_FILE_BYTES`]: for readers that look at the open file first (its mode).
 pub fn read_open(file: std::fs::File, len: u64) -> Result<Vec<u8>, ReadError> {
-    if len > MAX_FILE_BYTES {
-        return Err(ReadError::TooLarge(len));
+    read_open_at_most(file, len, MAX_FILE_BYTES)
+}
+
+fn read_open_at_most(file: std::fs::File, len: u64, limit: u64) -> Result<Vec<u8>, ReadError> {
+    if len > limit {
+        return Err(ReadError::TooLarge { len, limit });
     }
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     // The file may grow after the check: never read past the limit.
-    file.take(MAX_FILE_BYTES + 1)
+    file.take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(ReadError::Io)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(ReadError::TooLarge(bytes.len() as u64));
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge {
+            len: bytes.len() as u64,
+            limit,
+        });
     }
     Ok(bytes)
 }
@@ -79,14 +96,26 @@ pub fn read_stdin() -> Result<String, ReadError> {
         .read_to_end(&mut bytes)
         .map_err(ReadError::Io)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(ReadError::TooLarge(bytes.len() as u64));
+        return Err(ReadError::TooLarge {
+            len: bytes.len() as u64,
+            limit: MAX_FILE_BYTES,
+        });
     }
     String::from_utf8(bytes).map_err(|e| ReadError::NotUtf8(e.utf8_error().valid_up_to()))
 }
 
 /// The text of the file at `path`, as [`read_bytes`] reads it; it must be UTF-8.
 pub fn read_text(path: &Path, catalog: Option<&Path>) -> Result<String, ReadError> {
-    String::from_utf8(read_bytes(path, catalog)?)
+    read_text_at_most(path, catalog, MAX_FILE_BYTES)
+}
+
+/// [`read_text`] with a limit of its own, as [`read_bytes_at_most`].
+pub fn read_text_at_most(
+    path: &Path,
+    catalog: Option<&Path>,
+    limit: u64,
+) -> Result<String, ReadError> {
+    String::from_utf8(read_bytes_at_most(path, catalog, limit)?)
         .map_err(|e| ReadError::NotUtf8(e.utf8_error().valid_up_to()))
 }
 
@@ -119,6 +148,43 @@ fn check_inside(path: &Path, root: &Path) -> Result<(), ReadError> {
         Ok(())
     } else {
         Err(ReadError::Escapes(target))
+    }
+}
+
+/// The text of a kernel file (`/proc`, the cgroup file system): none is a user's, and they
+/// report no size, so they are read whole, as the kernel writes them.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the one reader of kernel files; user files go through read_text"
+)]
+pub fn read_kernel_file(path: impl AsRef<Path>) -> std::io::Result<String> {
+    std::fs::read_to_string(path)
+}
+
+/// [`read_kernel_file`] for a file that need not be UTF-8 (`/proc/<pid>/environ`).
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the one reader of kernel files; user files go through read_bytes"
+)]
+pub fn read_kernel_bytes(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
+    std::fs::read(path)
+}
+
+/// A folder opened for its handle (to flush its entries, or to look names up from it), never
+/// to read a file.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a folder handle reads no file's content"
+)]
+pub fn open_folder(path: &Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.is_dir() {
+        Ok(file)
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            "not a folder",
+        ))
     }
 }
 

@@ -3,7 +3,7 @@
 //! for a writer, writers do not wait on each other's fsync).
 
 use rusqlite::{Connection, OpenFlags};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Open the database at `path` read-write for this thread (`create`: make it when missing),
@@ -41,6 +41,28 @@ pub fn enable_wal(conn: &Connection, wait: Duration) -> rusqlite::Result<()> {
             other => return other,
         }
     }
+}
+
+/// Whether `error` says the database file itself is unusable (not a database, damaged), so
+/// state derived from elsewhere is best made again.
+pub fn is_damaged(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+    )
+}
+
+/// Remove the database at `path` with its WAL side files; what is not there is no error.
+pub fn remove(path: &Path) -> std::io::Result<()> {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        match std::fs::remove_file(PathBuf::from(name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Whether SQLite refused because another connection holds a lock.

@@ -189,15 +189,9 @@ pub fn check(tool: &Tool, auth: &Auth, out: &mut Vec<Violation>) {
             );
         }
     }
-    for (i, name) in auth.header_names().into_iter().enumerate() {
-        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
-            out.push(
-                Violation::new(
-                    "/impl/auth",
-                    format!("'{name}' is not a header name (header {i} of auth)"),
-                )
-                .rule("auth"),
-            );
+    for name in auth.header_names() {
+        if let Err(message) = super::rules::check_header_name(name) {
+            out.push(Violation::new("/impl/auth", message).rule("auth"));
         }
     }
     match auth {

@@ -214,9 +214,22 @@ impl McpServer {
                 "timeoutMs must be more than 0",
             ));
         }
+        for (i, name) in self.secrets.iter().enumerate() {
+            if let Some(first) = self.secrets[..i].iter().position(|s| s == name) {
+                out.push(Violation::new(
+                    format!("{at}/secrets/{i}"),
+                    format!("'{name}' is declared twice (first at {at}/secrets/{first}); list each secret once"),
+                ));
+            }
+        }
         for (field, values) in [("env", &self.env), ("headers", &self.headers)] {
             for (key, value) in values {
                 let pointer = pointer_join(&pointer_join(&at, field), key);
+                if field == "headers"
+                    && let Err(message) = rules::check_header_name(key)
+                {
+                    out.push(Violation::new(&pointer, message).rule("mcp"));
+                }
                 if value.contains(['\r', '\n', '\0']) {
                     out.push(Violation::new(
                         &pointer,

@@ -25,6 +25,7 @@ mod resolve;
 pub mod rules;
 pub mod schemas;
 pub mod skeleton;
+pub mod state;
 pub mod store;
 pub mod templates;
 pub mod tool_rules;
@@ -295,6 +296,8 @@ struct Checks {
     in_memory: Option<String>,
     /// Where the index was kept in the cache folder, and why.
     in_cache: Option<(PathBuf, String)>,
+    /// State files made again, each once, with why.
+    remade: Vec<(PathBuf, String)>,
 }
 
 impl CheckNote {
@@ -335,6 +338,20 @@ impl CheckNote {
     /// Where an index was kept in the cache folder since the last call, and why, if one was.
     pub fn take_in_cache(&self) -> Option<(PathBuf, String)> {
         self.note().in_cache.take()
+    }
+
+    /// State kept at `path` could not be used (`why`: damaged, not a database) and was made
+    /// again. Told once per file.
+    pub fn state_remade(&self, path: &Path, why: &str) {
+        let mut note = self.note();
+        if !note.remade.iter().any(|(p, _)| p == path) {
+            note.remade.push((path.to_owned(), why.to_owned()));
+        }
+    }
+
+    /// The state files made again since the last call, with why.
+    pub fn take_remade(&self) -> Vec<(PathBuf, String)> {
+        std::mem::take(&mut self.note().remade)
     }
 }
 

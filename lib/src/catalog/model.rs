@@ -192,6 +192,54 @@ pub struct HttpImpl {
     pub sse_terminal: Option<String>,
 }
 
+/// The fields each kind of `impl` reads, as written in `tool.json`: any other field of `impl` is
+/// refused (a limit written there, beside `timeoutMs`, would have no effect).
+const NATIVE_IMPL_FIELDS: &[&str] = &["func", "goFunc"];
+const MCP_IMPL_FIELDS: &[&str] = &["server", "tool", "timeoutMs"];
+const HTTP_IMPL_FIELDS: &[&str] = &[
+    "method",
+    "urlTemplate",
+    "headers",
+    "bodyTemplate",
+    "successCodes",
+    "timeoutMs",
+    "responseEncoding",
+    "extractExpr",
+    "errorMode",
+    "auth",
+    "sseTerminal",
+];
+
+/// Every field of `doc`'s `impl` that is not one of `known`, refused at its pointer: a
+/// top-level field of `tool.json` written inside `impl` is named as such, a misspelling gets
+/// the field it resembles.
+fn check_impl_fields(doc: &Value, kind: &str, known: &[&str], out: &mut Vec<Violation>) {
+    let Some(fields) = doc.get("impl").and_then(Value::as_object) else {
+        return;
+    };
+    for key in fields.keys().filter(|key| !known.contains(&key.as_str())) {
+        let message = if super::schemas::Kind::Tool
+            .known_fields()
+            .any(|field| field == key)
+        {
+            format!(
+                "\"{key}\" is not a field of impl: did you mean the top-level \"{key}\"? It goes beside \"impl\" in tool.json, where toolctl reads it"
+            )
+        } else if let Some(close) = crate::base::suggest::closest(key, known.iter().copied()) {
+            format!("\"{key}\" is not a field of impl (did you mean \"{close}\"?)")
+        } else {
+            format!(
+                "\"{key}\" is not a field of impl; the impl of {kind} tool holds {}",
+                known.join(", ")
+            )
+        };
+        out.push(Violation::new(
+            crate::base::pointer::join("/impl", key),
+            message,
+        ));
+    }
+}
+
 fn default_method() -> String {
     "GET".to_owned()
 }
@@ -683,6 +731,7 @@ impl Tool {
 }
 
 fn check_native_impl(doc: &Value, out: &mut Vec<Violation>) {
+    check_impl_fields(doc, "a native", NATIVE_IMPL_FIELDS, out);
     let Some(imp) = doc.get("impl") else {
         out.push(Violation::new(
             "/impl",
@@ -735,6 +784,7 @@ fn typed_impl<T: DeserializeOwned>(
 }
 
 fn check_mcp_impl(doc: &Value, out: &mut Vec<Violation>) {
+    check_impl_fields(doc, "an MCP", MCP_IMPL_FIELDS, out);
     let Some(mcp) = typed_impl::<McpImpl>(
         doc,
         "an MCP tool needs impl with server (a key of mcpServers in toolctl.json) and tool",
@@ -759,6 +809,7 @@ fn check_mcp_impl(doc: &Value, out: &mut Vec<Violation>) {
 }
 
 fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
+    check_impl_fields(doc, "an HTTP", HTTP_IMPL_FIELDS, out);
     let Some(http) = typed_impl::<HttpImpl>(doc, "an HTTP tool needs impl with urlTemplate", out)
     else {
         return;
@@ -787,6 +838,12 @@ fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
         out.push(Violation::new("/impl/urlTemplate", message).rule("url"));
     }
     for (name, value) in &http.headers {
+        if let Err(message) = rules::check_header_name(name) {
+            out.push(Violation::new(
+                crate::base::pointer::join("/impl/headers", name),
+                message,
+            ));
+        }
         match value.as_str() {
             None => out.push(Violation::new(
                 crate::base::pointer::join("/impl/headers", name),
@@ -800,6 +857,12 @@ fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
         }
     }
     if let Some(codes) = &http.success_codes {
+        if codes.is_empty() {
+            out.push(Violation::new(
+                "/impl/successCodes",
+                "successCodes is empty, so no answer would count as a success; leave it out for any 2xx, or list the codes",
+            ));
+        }
         for (i, code) in codes.iter().enumerate() {
             if !(100..=599).contains(code) {
                 out.push(Violation::new(

@@ -213,6 +213,22 @@ fn parse_host_entry(entry: &str) -> Result<HostEntry, String> {
             "allowedHosts entry '{entry}' is not a host name: a wildcard is only '*.' before a domain ('*.example.com'), and a name holds letters, digits, '-', '_' and '.'"
         ));
     }
+    if is_domain {
+        let name = host.strip_suffix('.').unwrap_or(host);
+        let bad_label = name.split('.').find(|label| {
+            label.is_empty() || label.len() > 63 || label.starts_with('-') || label.ends_with('-')
+        });
+        if let Some(label) = bad_label {
+            let why = if label.is_empty() {
+                "it has an empty label ('..', or a '.' first)".to_owned()
+            } else {
+                format!("its label '{label}' is over 63 characters or starts or ends with '-'")
+            };
+            return Err(format!(
+                "allowedHosts entry '{entry}' is not a host name: {why}"
+            ));
+        }
+    }
     if wildcard && is_domain && !host.trim_end_matches('.').contains('.') {
         return Err(format!(
             "allowedHosts entry '{entry}' would allow every host under a top-level domain: '*.' goes before a domain of its own ('*.example.com')"
@@ -296,6 +312,27 @@ pub fn check_url_shape(template: &str) -> Result<url::Url, String> {
 )]
 pub static PLACEHOLDER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\$\{([A-Za-z0-9_.\-]+)\}").expect("a valid regex"));
+
+/// `name` as a header name a request can carry: RFC 9110's token (letters, digits and
+/// ``!#$%&'*+-.^_`|~``), never a placeholder, which would let an argument or a secret choose
+/// which header is sent.
+pub fn check_header_name(name: &str) -> Result<(), String> {
+    if name.contains("${") {
+        return Err(format!(
+            "'{name}' is not a header name: a name cannot hold a placeholder (${{…}}); put secrets and arguments in the value"
+        ));
+    }
+    if name.is_empty() {
+        return Err("'' is not a header name: a header needs a name".to_owned());
+    }
+    reqwest::header::HeaderName::from_bytes(name.as_bytes())
+        .map(drop)
+        .map_err(|_| {
+            format!(
+                "'{name}' is not a header name: letters, digits and !#$%&'*+-.^_`|~ only (no spaces, ':' or line breaks)"
+            )
+        })
+}
 
 /// The names of the `${name}` placeholders in `template`, in order.
 pub fn placeholder_names(template: &str) -> impl Iterator<Item = &str> {

@@ -14,7 +14,6 @@
 
 use super::error::{Error, Result, Violation};
 use serde_json::Value;
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -155,7 +154,7 @@ pub fn create_state_dir(dir: &Path) -> Result<()> {
 
 /// Flush a folder's entries (new names, renames, removals) to disk.
 pub fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
+    crate::base::capped::open_folder(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io("cannot flush folder", dir, e))
 }

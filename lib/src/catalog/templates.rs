@@ -81,7 +81,14 @@ pub fn check(tool: &Tool, http: &HttpImpl, doc: &Value, out: &mut Vec<Violation>
         .unwrap_or_default();
     for (i, name) in tool.secrets.iter().enumerate() {
         let pointer = format!("/secrets/{i}");
-        if !is_name(name) {
+        if let Some(first) = tool.secrets[..i].iter().position(|s| s == name) {
+            out.push(Violation::new(
+                pointer,
+                format!(
+                    "'{name}' is declared twice (first at /secrets/{first}); list each secret once"
+                ),
+            ));
+        } else if !is_name(name) {
             out.push(
                 Violation::new(
                     pointer,

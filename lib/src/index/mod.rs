@@ -606,70 +606,15 @@ fn is_unusable(error: &rusqlite::Error) -> bool {
 }
 
 /// Where the index of a catalog this process cannot write is kept:
-/// `$XDG_CACHE_HOME/toolctl/<hash of the catalog's path>/index.sqlite` (`~/.cache` when
-/// `XDG_CACHE_HOME` is not set); `None` when neither is set.
+/// `index.sqlite` in the user's cache folder of the catalog ([`catalog::state::cache_dir`]).
 fn cache_file(catalog: &Catalog) -> Option<PathBuf> {
-    use sha2::Digest;
-    let var = |name| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let cache = var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|home| home.join(".cache")))?;
-    let root = std::fs::canonicalize(catalog.root()).unwrap_or_else(|_| catalog.root().into());
-    let digest = sha2::Sha256::digest(root.as_os_str().as_encoded_bytes());
-    let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    Some(cache.join("toolctl").join(hash).join(INDEX_FILE))
+    Some(catalog::state::cache_dir(catalog.root())?.join(INDEX_FILE))
 }
 
-/// Why this process may not write the catalog's index, if it may not: the index file and
-/// `.toolctl/` (SQLite writes its side files there), or the catalog folder when `.toolctl/` is
-/// not there yet, must be writable, and not through a symlink out of the catalog. Said as a
-/// command says why the index is kept elsewhere (`<why>: its search index is kept in …`).
+/// Why this process may not write the catalog's index, if it may not
+/// ([`catalog::state::unwritable`]).
 fn unwritable_state(catalog: &Catalog) -> Option<String> {
-    let root = catalog.root();
-    let state = root.join(STATE_DIR);
-    let index = Index::file(catalog);
-    if state.exists() && !state.is_dir() {
-        // A file where the state folder goes: read as a read-only catalog.
-        return Some(format!(
-            "{} is not a folder, so {} keeps no state of its own",
-            state.display(),
-            root.display()
-        ));
-    }
-    match catalog::store::link_out(&index) {
-        // A symlink out of the catalog on the way (a cloned `.toolctl`, a linked index file):
-        // no write goes there, though the catalog itself may be writable.
-        Ok(Some(out)) => {
-            return Some(format!(
-                "{}: {out}, and toolctl writes only inside its catalog",
-                root.display()
-            ));
-        }
-        Ok(None) => {}
-        Err(e) => return Some(format!("{}: {e}", root.display())),
-    }
-    let writable = if index.exists() {
-        writable(&index) && writable(&state)
-    } else if state.is_dir() {
-        writable(&state)
-    } else {
-        writable(root)
-    };
-    (!writable).then(|| format!("{} cannot be written", root.display()))
-}
-
-/// `access(2)` for writing: the mode bits, a read-only mount and an immutable file all count
-/// (root passes the mode bits, not the other two).
-#[cfg(unix)]
-fn writable(path: &Path) -> bool {
-    rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_ok()
-}
-
-#[cfg(not(unix))]
-fn writable(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| !m.permissions().readonly())
+    catalog::state::unwritable(catalog.root(), &Index::file(catalog))
 }
 
 /// Whether the index at `path` must be rebuilt after `error`: an error that says so itself, or

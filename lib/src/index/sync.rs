@@ -181,7 +181,7 @@ impl<'a> StampReader<'a> {
             racy_from,
             // Without it (a folder that cannot be opened), paths are looked up in full.
             #[cfg(unix)]
-            bundles: std::fs::File::open(root.join(BUNDLES_DIR)).ok(),
+            bundles: crate::base::capped::open_folder(&root.join(BUNDLES_DIR)).ok(),
         }
     }
 

@@ -83,7 +83,10 @@ fn inode(_: &std::fs::Metadata) -> u64 {
 
 /// Whether the index is as toolctl last left it (its stamp is the recorded one).
 pub(super) fn is_as_left(index: &Path) -> bool {
-    match (stamp_of(index), std::fs::read_to_string(stamp_file(index))) {
+    match (
+        stamp_of(index),
+        crate::base::capped::read_text(&stamp_file(index), None),
+    ) {
         (Some(now), Ok(recorded)) => now == recorded,
         _ => false,
     }
@@ -94,7 +97,7 @@ pub(super) fn is_as_left(index: &Path) -> bool {
 pub(super) fn record(index: &Path) {
     let Some(now) = stamp_of(index) else { return };
     let file = stamp_file(index);
-    if std::fs::read_to_string(&file).is_ok_and(|recorded| recorded == now) {
+    if crate::base::capped::read_text(&file, None).is_ok_and(|recorded| recorded == now) {
         return;
     }
     let _ = crate::catalog::store::write_atomic(&file, now.as_bytes());

@@ -186,7 +186,7 @@ pub fn failure_file(root: &Path) -> PathBuf {
 
 /// Why the last watcher could not start, if it could not.
 pub fn last_failure(root: &Path) -> Option<String> {
-    std::fs::read_to_string(failure_file(root)).ok()
+    crate::base::capped::read_text(&failure_file(root), Some(root)).ok()
 }
 
 /// After a failed start, commands do not start another for this long.
@@ -194,7 +194,7 @@ pub const RETRY_AFTER: Duration = Duration::from_secs(3600);
 
 /// The kernel's limit of inotify watches per user, when it can be read.
 pub fn watch_limit() -> Option<usize> {
-    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+    crate::base::capped::read_kernel_file("/proc/sys/fs/inotify/max_user_watches")
         .ok()?
         .trim()
         .parse()

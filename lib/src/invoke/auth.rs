@@ -16,8 +16,11 @@
 //!   token takes `.toolctl/oauth2/<hash>.lock`, looks again (another may have fetched one
 //!   meanwhile) and fetches only if it must, so concurrent calls make one token request. A
 //!   token is renewed before `expires_in` runs out (a tenth of it early, at most a minute; an
-//!   hour when the server gives no `expires_in`), and once more when the API answers 401 to
-//!   it. The token URL's host must be in `allowedHosts`; no redirect is followed there.
+//!   hour when the server gives no `expires_in` or 0, a year at most), and once more when the
+//!   API answers 401 to it. An answer whose token cannot be sent (empty, a space, a control
+//!   character, a byte outside ASCII) or whose `expires_in` is not a number of seconds is
+//!   `UPSTREAM_ERROR` and is not kept. The token URL's host must be in `allowedHosts`; no
+//!   redirect is followed there.
 //!
 //! Every secret, and every value made from one (the basic token, the signature, the OAuth2
 //! token), goes to the call's redactor before anything is sent, and every header set here is
@@ -196,6 +199,15 @@ const EARLY_AT_MOST: f64 = 60.0;
 
 /// The life of a token whose server gave no `expires_in`.
 const UNSAID_LIFE: f64 = 3600.0;
+
+/// The longest a token is kept, whatever `expires_in` says (a year).
+const LONGEST_LIFE: f64 = 365.0 * 24.0 * 3600.0;
+
+/// Whether `token` can be sent as `Authorization: Bearer <token>`: printable ASCII without
+/// spaces (RFC 6750's b64token and what servers send beyond it), never empty.
+fn is_bearer_token(token: &str) -> bool {
+    !token.is_empty() && token.bytes().all(|b| b.is_ascii_graphic())
+}
 
 /// The most bytes of a token endpoint's answer read.
 const TOKEN_RESPONSE_CAP: u64 = 64 * 1024;
@@ -395,6 +407,13 @@ fn fetch(
         ));
     };
     redactor.add(token);
+    // Checked before it is kept: a token that cannot be sent would fail every call of its life.
+    if !is_bearer_token(token) {
+        return Err(upstream(
+            redactor,
+            "the OAuth2 token answer's access_token cannot be sent as a bearer token (empty, or holding a space, a control character or a byte outside ASCII)".to_owned(),
+        ));
+    }
     if let Some(kind) = answer.get("token_type").and_then(Value::as_str)
         && !kind.eq_ignore_ascii_case("bearer")
     {
@@ -403,11 +422,24 @@ fn fetch(
             format!("the OAuth2 token is of type '{kind}'; toolctl sends bearer tokens only"),
         ));
     }
-    let life = answer
-        .get("expires_in")
-        .and_then(|v| v.as_f64().or_else(|| v.as_str()?.parse().ok()))
-        .filter(|life| *life > 0.0)
-        .unwrap_or(UNSAID_LIFE);
+    let life = match answer.get("expires_in") {
+        None | Some(Value::Null) => UNSAID_LIFE,
+        Some(value) => value
+            .as_f64()
+            .or_else(|| value.as_str()?.trim().parse().ok())
+            .filter(|life: &f64| life.is_finite() && *life >= 0.0)
+            // 0: said, but no life at all; read as unsaid.
+            .map(|life| if life == 0.0 { UNSAID_LIFE } else { life })
+            .ok_or_else(|| {
+                upstream(
+                    redactor,
+                    format!(
+                        "the OAuth2 token answer's expires_in ({value}) is not a number of seconds"
+                    ),
+                )
+            })?
+            .min(LONGEST_LIFE),
+    };
     let now = unix_now();
     Ok(Cached {
         access_token: token.to_owned(),

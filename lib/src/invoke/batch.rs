@@ -89,6 +89,7 @@ pub fn parse(doc: &Value, forced: Option<Shape>) -> Result<Request, Failure> {
     let wait_ms = match doc {
         Value::Object(map) if located.shape == Some(Shape::Toolctl) => {
             check_mode(map)?;
+            check_queue(map)?;
             wait_ms(map)?
         }
         _ => WAIT_DEFAULT_MS,
@@ -164,6 +165,31 @@ fn check_mode(map: &Map<String, Value>) -> Result<(), Failure> {
     }
 }
 
+/// `queue` names where a job would wait: `^[a-z0-9._:-]{1,80}$`. toolctl runs every call at
+/// once, so a good name changes nothing, but a bad one is refused as the contract does.
+fn check_queue(map: &Map<String, Value>) -> Result<(), Failure> {
+    match map.get("queue") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(queue))
+            if (1..=80).contains(&queue.len())
+                && queue.bytes().all(|b| {
+                    b.is_ascii_lowercase()
+                        || b.is_ascii_digit()
+                        || matches!(b, b'.' | b'_' | b':' | b'-')
+                }) =>
+        {
+            Ok(())
+        }
+        Some(other) => Err(invalid(
+            format!(
+                "'queue' must be 1 to 80 of a-z, 0-9, '.', '_', ':' and '-', not {}",
+                crate::base::schema_build::shorten(&other.to_string())
+            ),
+            "/queue",
+        )),
+    }
+}
+
 fn wait_ms(map: &Map<String, Value>) -> Result<u64, Failure> {
     match map.get("wait_ms") {
         None | Some(Value::Null) => Ok(WAIT_DEFAULT_MS),
@@ -202,11 +228,23 @@ pub fn result(call: &Call, outcome: &Result<Value, Failure>) -> Value {
     }
 }
 
+/// An error as a batch shows it: its message at most [`TRUNCATE_AT`] bytes (a longer one is
+/// cut at a character and says how long it was), its details truncated as an output is.
 fn error(failure: &Failure) -> Value {
-    let mut error = json!({ "code": failure.code, "message": failure.message() });
+    let message = failure.message();
+    let message = if message.len() > TRUNCATE_AT {
+        format!(
+            "{}… (cut: {} bytes in all)",
+            &message[..message.floor_char_boundary(TRUNCATE_AT)],
+            message.len()
+        )
+    } else {
+        message.to_owned()
+    };
+    let mut error = json!({ "code": failure.code, "message": message });
     let details = failure.details();
     if details.as_object().is_none_or(|m| !m.is_empty()) {
-        error["details"] = details.clone();
+        error["details"] = truncate(details);
     }
     error
 }

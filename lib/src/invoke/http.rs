@@ -280,6 +280,10 @@ pub(super) fn invalid(message: impl Into<String>) -> Failure {
     Failure::new(ErrorCode::ValidationError, message)
 }
 
+/// The longest URL a request is sent with: the HTTP stack's own limit (`http::Uri`), so a
+/// longer one is the caller's error, named, rather than the client's "builder error".
+const MAX_URL_BYTES: usize = 65_534;
+
 fn build(spec: &HttpImpl, values: &mut Values, hosts: &HostPolicy) -> Result<Request, Failure> {
     use reqwest::header::{HeaderName, HeaderValue};
     let method = reqwest::Method::from_bytes(spec.method.to_ascii_uppercase().as_bytes())
@@ -319,6 +323,12 @@ fn build(spec: &HttpImpl, values: &mut Values, hosts: &HostPolicy) -> Result<Req
     rest.push_str(&values.render_or_empty(fragment, |v| Ok(encode_component(v)))?);
     let url = url::Url::parse(&format!("{}{rest}", &template[..authority_end]))
         .map_err(|e| invalid(format!("urlTemplate gives no URL: {e}")))?;
+    if url.as_str().len() > MAX_URL_BYTES {
+        return Err(invalid(format!(
+            "the URL filled in is {} bytes, over the {MAX_URL_BYTES} a request line can carry; send large values in the body",
+            url.as_str().len()
+        )));
+    }
     if !hosts.allows(&url) {
         return Err(Failure::new(
             ErrorCode::HostNotAllowed,
@@ -591,7 +601,14 @@ fn send(
             }
             // A name the resolver refused ([`GuardedDns`]) is not a connection error: it is
             // not retried.
-            Err(e) if e.is_connect() && attempt < retries && clock.wait(backoff(attempt)) => None,
+            Err(e)
+                if e.is_connect()
+                    && crate::base::http::blocked_in(&e).is_none()
+                    && attempt < retries
+                    && clock.wait(backoff(attempt)) =>
+            {
+                None
+            }
             Err(e) => return Err(transport_error(&e, redactor, clock)),
         };
         if let Some(response) = waited {

@@ -88,12 +88,19 @@ pub(super) fn acquire(entry: &ToolEntry, options: &Options, clock: &Clock) -> Re
     let busy = clock.left().max(Duration::from_millis(100));
     crate::catalog::store::refuse_link_out(&options.state_dir.join(FILE))
         .map_err(|e| Failure::new(ErrorCode::Internal, format!("cannot count calls: {e}")))?;
-    let mut conn = crate::base::state_db::open(&options.state_dir.join(FILE), true, busy, "NORMAL")
-        .map_err(|e| failed(&e))?;
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS calls (tool TEXT NOT NULL, at REAL NOT NULL);
-         CREATE INDEX IF NOT EXISTS calls_by_tool ON calls (tool, at);",
-    )
+    let path = options.state_dir.join(FILE);
+    let mut conn = match open_counts(&path, busy) {
+        // Counts are only of the last window: a damaged file is made again, with a warning.
+        Err(e) if crate::base::state_db::is_damaged(&e) => {
+            crate::base::state_db::remove(&path).map_err(|e| failed(&e))?;
+            options.notes.state_remade(
+                &path,
+                &format!("{e}; the calls counted in the last window are forgotten"),
+            );
+            open_counts(&path, busy)
+        }
+        other => other,
+    }
     .map_err(|e| failed(&e))?;
     loop {
         let wait = take_slot(&mut conn, &key, limit, window).map_err(|e| {
@@ -121,6 +128,16 @@ pub(super) fn acquire(entry: &ToolEntry, options: &Options, clock: &Clock) -> Re
         }
         std::thread::sleep(wait);
     }
+}
+
+/// The database of call counts at `path`, made when missing.
+fn open_counts(path: &std::path::Path, busy: Duration) -> rusqlite::Result<rusqlite::Connection> {
+    let conn = crate::base::state_db::open(path, true, busy, "NORMAL")?;
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS calls (tool TEXT NOT NULL, at REAL NOT NULL);
+         CREATE INDEX IF NOT EXISTS calls_by_tool ON calls (tool, at);",
+    )?;
+    Ok(conn)
 }
 
 /// One attempt at a slot: `None` when one was taken, else how long until the oldest call

@@ -179,6 +179,8 @@ pub struct Options<'a> {
     pub rate_window: std::time::Duration,
     /// `invoke --stream`: told each event of a streamed (SSE) response as it comes, redacted.
     pub on_event: Option<&'a (dyn Fn(&Value) + Sync)>,
+    /// The catalog's notes, where state made again (a damaged file) is told.
+    pub notes: crate::catalog::CheckNote,
 }
 
 impl Options<'static> {
@@ -195,10 +197,12 @@ impl Options<'static> {
             cancel: None,
             mcp_servers: config.mcp_servers.clone(),
             mcp_sessions: None,
-            state_dir: catalog.root().join(crate::catalog::STATE_DIR),
+            // `.toolctl/`, or the user's cache folder of a catalog this process cannot write.
+            state_dir: crate::catalog::state::dir(catalog.root()).0,
             http: config.http.clone(),
             rate_window: config.rate_limit_window,
             on_event: None,
+            notes: catalog.check_note().clone(),
         }
     }
 }

@@ -87,11 +87,18 @@ pub fn file(root: &Path, filters: &Filters) -> PathBuf {
         .join(format!("mcp-tools-{:016x}.jsonl", hasher.finish()))
 }
 
+/// The largest list read back (256 MiB, about 200,000 tools); a larger one is made again.
+const MAX_LIST_BYTES: u64 = 256 * 1024 * 1024;
+
 /// The list kept for `filters` when it was made at `stamp` by this toolctl.
 pub fn load(root: &Path, filters: &Filters, stamp: &Stamp) -> Option<Listed> {
     // No index, no list of it.
     stamp.first()?.as_ref()?;
-    let text = std::fs::read_to_string(file(root, filters)).ok()?;
+    // Regular, inside the catalog and bounded, as every file read: a FIFO or `/dev/zero` put
+    // in its place is no list (made again), never a hang.
+    let text =
+        crate::base::capped::read_text_at_most(&file(root, filters), Some(root), MAX_LIST_BYTES)
+            .ok()?;
     let mut lines = text.lines();
     let header: Header = serde_json::from_str(lines.next()?).ok()?;
     let fits = header.format == FORMAT

@@ -324,7 +324,7 @@ impl Catalog {
         let dir = self.tool_dir(&target, &tool.slug, &tool.version);
         let path = dir.join(TOOL_FILE);
         if path.is_file() {
-            let existing = std::fs::read_to_string(&path)
+            let existing = crate::base::capped::read_text(&path, Some(&self.root))
                 .ok()
                 .and_then(|text| serde_json::from_str::<Value>(&text).ok());
             return Err(Error::Conflict {
@@ -385,7 +385,9 @@ impl Catalog {
         store::ensure_dir(&dir)?;
         for kind in crate::catalog::schemas::Kind::ALL {
             let path = dir.join(kind.file_name());
-            if std::fs::read_to_string(&path).ok().as_deref() != Some(kind.text()) {
+            // A FIFO, a link out of the catalog or an endless file there is replaced unread.
+            let kept = crate::base::capped::read_text(&path, Some(&self.root)).ok();
+            if kept.as_deref() != Some(kind.text()) {
                 store::write_atomic(&path, kind.text().as_bytes())?;
             }
         }

@@ -136,7 +136,7 @@ fn read_cache(
     k: usize,
     index: &NameIndex,
 ) -> Option<Vec<String>> {
-    let bytes = std::fs::read(file).ok()?;
+    let bytes = crate::base::capped::read_bytes(file, None).ok()?;
     let entry: CacheEntry = serde_json::from_slice(&bytes).ok()?;
     let names = entry.selected_tools;
     let mut seen = HashSet::new();

@@ -759,7 +759,7 @@ fn place_all(across: Vec<Across>) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     for (file, notes) in by_file {
-        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let text = crate::base::capped::read_text(&file, None).unwrap_or_default();
         let locator = Locator::new(&text);
         for note in notes {
             // A finding about the whole catalog (no pointer) has no place in the file.
@@ -935,12 +935,14 @@ fn across_files(
         read_bundles
             .entry(id)
             .or_insert_with(|| {
-                let path = root?
+                let root = root?;
+                let path = root
                     .join(BUNDLES_DIR)
                     .join(id.to_string())
                     .join(BUNDLE_FILE);
                 let doc: serde_json::Value =
-                    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+                    serde_json::from_str(&crate::base::capped::read_text(&path, Some(root)).ok()?)
+                        .ok()?;
                 let bundle: crate::catalog::model::Bundle =
                     crate::catalog::model::typed(&doc, "").ok()?;
                 let deleted = bundle.soft_deleted_at.is_some();

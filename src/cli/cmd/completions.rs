@@ -60,7 +60,6 @@ mod tests {
             let path = dir.join(file);
             let generated = script(shell);
             if std::env::var_os("UPDATE_COMPLETIONS").is_some() {
-                #[allow(clippy::disallowed_methods)]
                 std::fs::write(&path, &generated).unwrap();
             }
             let committed = std::fs::read_to_string(&path).unwrap_or_default();

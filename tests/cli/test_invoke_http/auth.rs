@@ -619,6 +619,51 @@ fn twenty_parallel_calls_make_one_token_request_and_the_token_file_is_private() 
     }
 }
 
+/// A token answer the call cannot use (a token that would split a header, an empty one, a
+/// life that is no number of seconds) is an upstream error and is not kept: the next call
+/// fetches a good one, never a bad one for its lifetime.
+#[test]
+fn a_token_the_call_cannot_use_is_refused_and_not_cached() {
+    for bad in [
+        json!({ "access_token": "tok\r\nX-Injected: 1" }),
+        json!({ "access_token": "" }),
+        json!({ "access_token": "two words" }),
+        json!({ "access_token": 7 }),
+        json!({ "expires_in": "inf" }),
+        json!({ "expires_in": "soon" }),
+        json!({ "expires_in": -5 }),
+    ] {
+        let bad_text = bad.to_string();
+        let api = oauth_api(&[("TOKEN_BAD", &bad_text)]);
+        let run = api.run("api", &json!({}), &OAUTH_SECRETS);
+        run.failure(7);
+        let error = &run.json()["error"];
+        assert_eq!(error["code"], "UPSTREAM_ERROR", "{bad}: {run}");
+        assert!(
+            error["message"].as_str().unwrap().contains("OAuth2 token"),
+            "{bad}: {run}"
+        );
+        assert!(!run.stdout.contains("X-Injected"), "{run}");
+        // Nothing kept, and the API was not called with it.
+        let dir = api.env.catalog().join(".toolctl/oauth2");
+        let kept: Vec<_> = std::fs::read_dir(&dir)
+            .map(|d| {
+                d.map(|e| e.unwrap().path())
+                    .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(kept, Vec::<std::path::PathBuf>::new(), "{bad}");
+        assert_eq!(api.requests("/api").len(), 0, "{bad}");
+        // The next call fetches a good token.
+        assert_eq!(
+            api.value("api", &json!({}), &OAUTH_SECRETS),
+            json!({ "token": 2 }),
+            "{bad}"
+        );
+    }
+}
+
 /// A token cache file that cannot be used (over 4 MiB, a FIFO, a link to `/dev/zero`) is a
 /// miss: a new token is fetched and replaces it, at once, never read for ever.
 #[test]
@@ -819,6 +864,69 @@ fn twenty_parallel_calls_send_no_more_than_max_calls_per_minute() {
         assert_eq!(result["error"]["code"], "RATE_LIMITED", "{run}");
     }
     assert_eq!(api.requests("/limited").len(), 5);
+}
+
+/// A catalog whose `.toolctl/` cannot be written (here a file in its place, as a read-only
+/// mount reads) still counts calls, in the user's cache folder, and still keeps its token.
+#[test]
+fn a_catalog_without_writable_state_still_limits_calls_and_keeps_tokens() {
+    let api = oauth_api(&[]);
+    api.env
+        .edit_config(|c| c["http"] = json!({ "rateLimitWindow": "60s" }));
+    api.tool(
+        "limited",
+        json!({ "urlTemplate": api.url("/limited"), "timeoutMs": 1000 }),
+        json!({ "maxCallsPerMinute": 2 }),
+    );
+    let state = api.env.catalog().join(".toolctl");
+    std::fs::remove_dir_all(&state).unwrap();
+    write_file(&state, "not a folder");
+    let codes: Vec<i32> = (0..3)
+        .map(|_| api.run("limited", &json!({}), &[]).code())
+        .collect();
+    assert_eq!(
+        codes,
+        [0, 0, 7],
+        "two calls in the window, the third refused"
+    );
+    assert_eq!(api.requests("/limited").len(), 2);
+    // The token is fetched once and kept for the next call.
+    for _ in 0..2 {
+        assert_eq!(
+            api.value("api", &json!({}), &OAUTH_SECRETS),
+            json!({ "token": 1 })
+        );
+    }
+    assert_eq!(api.requests("/token").len(), 1);
+    assert_eq!(std::fs::read_to_string(&state).unwrap(), "not a folder");
+}
+
+/// A damaged `limits.sqlite` is made again, with one warning, and the limit holds from there.
+#[test]
+fn a_damaged_call_count_file_is_made_again_with_a_warning() {
+    let api = Api::start(&[]);
+    api.tool(
+        "limited",
+        json!({ "urlTemplate": api.url("/limited"), "timeoutMs": 1000 }),
+        json!({ "maxCallsPerMinute": 1 }),
+    );
+    let file = api.env.catalog().join(".toolctl/limits.sqlite");
+    write_file(&file, &"garbage, not SQLite ".repeat(100));
+    let run = api.run("limited", &json!({}), &[]);
+    run.success();
+    assert_eq!(
+        run.stderr
+            .matches("limits.sqlite could not be used")
+            .count(),
+        1,
+        "{run}"
+    );
+    assert!(run.stderr.contains("made again"), "{run}");
+    // Made again: the next call is counted against it, and warns of nothing.
+    let run = api.run("limited", &json!({}), &[]);
+    assert_eq!(run.code(), 7, "{run}");
+    assert!(!run.stderr.contains("could not be used"), "{run}");
+    assert_eq!(api.requests("/limited").len(), 1);
 }
 
 #[test]

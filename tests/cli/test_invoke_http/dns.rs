@@ -67,9 +67,10 @@ async fn a_host_name_that_resolves_to_this_machine_or_its_link_is_not_called() {
         config["allowedHosts"] = json!(names.map(|n| format!("{n}:{port}")));
     });
     for name in names {
-        w.tool(
+        w.tool_with(
             name.split('.').next().unwrap(),
-            json!({ "urlTemplate": format!("http://{name}:{port}/ping"), "maxRetries": 10 }),
+            json!({ "urlTemplate": format!("http://{name}:{port}/ping") }),
+            json!({ "maxRetries": 10 }),
         );
     }
     let call = |tool: &str| Run::of(with_hosts(&w.command(tool, &json!({})), &hosts), None);

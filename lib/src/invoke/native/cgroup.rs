@@ -126,7 +126,7 @@ fn launch(mut args: std::env::ArgsOs) -> ExitCode {
             let _ = join(Path::new(&procs));
             let stdin = match given {
                 Ok(Some(stdin)) => Ok(stdin),
-                Ok(None) => std::fs::File::open("/dev/null").map(OwnedFd::from),
+                Ok(None) => open_null().map(OwnedFd::from),
                 Err(e) => Err(e),
             };
             // Replacing standard input also closes the socket's copy there.
@@ -358,9 +358,9 @@ fn switched_off() -> bool {
 
 /// The folder of this process's cgroup v2 cgroup, if there is a cgroup v2 mount.
 pub fn own_cgroup() -> Option<PathBuf> {
-    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let cgroups = crate::base::capped::read_kernel_file("/proc/self/cgroup").ok()?;
     let own = cgroups.lines().find_map(|line| line.strip_prefix("0::"))?;
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mountinfo = crate::base::capped::read_kernel_file("/proc/self/mountinfo").ok()?;
     mountinfo.lines().find_map(|line| {
         // `id parent major:minor root mountpoint options… - type source superoptions`
         let (mount, after) = line.split_once(" - ")?;
@@ -406,7 +406,8 @@ fn kill(dir: &Path) {
     if write(&dir.join("cgroup.kill"), b"1").is_err() {
         // Before Linux 5.14: one by one, until no more appear.
         for _ in 0..200 {
-            let pids = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+            let pids =
+                crate::base::capped::read_kernel_file(dir.join("cgroup.procs")).unwrap_or_default();
             let mut any = false;
             for pid in pids
                 .lines()
@@ -458,7 +459,7 @@ fn remove_dirs(dir: &Path) {
 
 /// `cgroup.events` says a process is still in `dir` (or below).
 fn populated(dir: &Path) -> bool {
-    std::fs::read_to_string(dir.join("cgroup.events"))
+    crate::base::capped::read_kernel_file(dir.join("cgroup.events"))
         .is_ok_and(|events| events.lines().any(|line| line.trim() == "populated 1"))
 }
 
@@ -531,7 +532,7 @@ fn pid_namespace() -> Option<u64> {
 
 /// When process `pid` started, in clock ticks after boot (field 22 of `/proc/PID/stat`).
 fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = crate::base::capped::read_kernel_file(format!("/proc/{pid}/stat")).ok()?;
     // `pid (name) state …`: the name may hold spaces and parentheses; field 22 is the 20th
     // after it.
     stat.get(stat.rfind(')')? + 1..)?
@@ -616,6 +617,15 @@ fn watch_signals() {
                 }
             });
     });
+}
+
+/// `/dev/null`, for a program that gets no standard input.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a device toolctl opens by name, never a user's file"
+)]
+fn open_null() -> std::io::Result<std::fs::File> {
+    std::fs::File::open("/dev/null")
 }
 
 #[cfg(test)]

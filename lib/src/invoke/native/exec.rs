@@ -230,11 +230,12 @@ impl Process {
     /// Its environment holds `marker` (readable for our own processes only).
     fn tagged(&self, marker: &str) -> bool {
         self.alive
-            && std::fs::read(format!("/proc/{}/environ", self.pid)).is_ok_and(|environ| {
-                environ
-                    .split(|b| *b == 0)
-                    .any(|entry| entry == marker.as_bytes())
-            })
+            && crate::base::capped::read_kernel_bytes(format!("/proc/{}/environ", self.pid))
+                .is_ok_and(|environ| {
+                    environ
+                        .split(|b| *b == 0)
+                        .any(|entry| entry == marker.as_bytes())
+                })
     }
 }
 
@@ -247,7 +248,7 @@ fn processes() -> Vec<Process> {
         .filter_map(Result::ok)
         .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
         .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let stat = crate::base::capped::read_kernel_file(format!("/proc/{pid}/stat")).ok()?;
             // `pid (name) state ppid …`: the name may hold spaces and parentheses.
             let mut after = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
             let state = after.next()?;
