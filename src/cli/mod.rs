@@ -102,8 +102,10 @@ impl Ctx {
         let location = catalog::locate(self.global.catalog.as_deref(), &self.cwd, |name| {
             std::env::var(name).ok()
         })?;
+        // Any toolctl.json there (a FIFO or a folder too, refused by name when read) makes a
+        // catalog; only a missing one is no catalog.
         if let Location::Explicit(dir) = &location
-            && !dir.join(catalog::CONFIG_FILE).is_file()
+            && !dir.join(catalog::CONFIG_FILE).exists()
         {
             let what = if dir.is_dir() {
                 "has no toolctl.json"

@@ -32,6 +32,9 @@ pub struct Output {
     /// A status line for stderr after the human form (`more: --page-token …`); never with
     /// `--json`, muted by `--quiet`.
     pub note: Option<String>,
+    /// `--json` prints the document on one line: the last line of JSON Lines whose lines
+    /// before it were printed as they came (`invoke --stream`'s events).
+    pub one_line: bool,
 }
 
 /// The human form of an output.
@@ -56,7 +59,14 @@ impl Output {
             human,
             exit: toolctl_lib::base::error_code::exit::SUCCESS,
             note: None,
+            one_line: false,
         }
+    }
+
+    /// The same output, its JSON on one line (see [`Output::one_line`]).
+    pub fn on_one_line(mut self, one_line: bool) -> Self {
+        self.one_line = one_line;
+        self
     }
 
     /// No output at all, not even under `--json`.
@@ -101,14 +111,19 @@ impl Painted {
     }
 }
 
-/// `text` with every control character but newline and tab (C0, DEL, C1) written as a visible
-/// escape, in JSON's spelling (`\r`, `\b`, `\f`, `\u001b`, `\u009b`): a terminal shows what is
-/// there instead of obeying it. JSON text stays valid JSON with the same meaning (serde_json
+/// `text` with every control character but newline and tab (C0, DEL, C1) and every
+/// bidirectional control (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C: they reorder
+/// what follows, so a description could show other text than it holds) written as a visible
+/// escape, in JSON's spelling (`\r`, `\b`, `\f`, `\u001b`, `\u009b`, `\u202e`): a terminal
+/// shows what is there instead of obeying it. JSON text stays valid JSON with the same meaning (serde_json
 /// leaves DEL and C1 characters raw in strings, the only place they can be). A backslash of
 /// the text is left as it is, so a description that says `\u001b` in letters looks the same
 /// as one holding the character; the letters never act.
 pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
-    let hidden = |c: char| c.is_control() && c != '\n' && c != '\t';
+    let hidden = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
+    };
     if !text.contains(hidden) {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -212,7 +227,12 @@ impl Ui {
             return Ok(());
         }
         let text = if self.json {
-            let mut text = serde_json::to_string_pretty(&output.json).unwrap_or_default();
+            let mut text = if output.one_line {
+                serde_json::to_string(&output.json)
+            } else {
+                serde_json::to_string_pretty(&output.json)
+            }
+            .unwrap_or_default();
             text.push('\n');
             text
         } else {
@@ -397,6 +417,10 @@ mod tests {
         assert_eq!(
             visible("a\tb\nc\r\u{1b}[2J\u{7}\u{8}\u{c}\u{0}\u{7f}\u{9b}é\\"),
             "a\tb\nc\\r\\u001b[2J\\u0007\\b\\f\\u0000\\u007f\\u009bé\\"
+        );
+        assert_eq!(
+            visible("a\u{202e}b\u{2066}c\u{200f}d\u{61c}"),
+            "a\\u202eb\\u2066c\\u200fd\\u061c"
         );
         assert!(matches!(
             visible("plain\ttext\n"),

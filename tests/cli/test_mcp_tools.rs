@@ -828,6 +828,37 @@ fn mcp_import_reads_at_most_20000_pages_empty_ones_included() {
 }
 
 #[test]
+fn mcp_import_takes_the_first_of_two_tools_of_one_name_and_says_so() {
+    let env = TestEnv::new();
+    declare(&env, json!({ "fx": pages_server(&["twins"]) }));
+    let run = env.run(&["--json", "mcp", "import", "fx"]);
+    run.success();
+    let doc = run.json();
+    assert_eq!(
+        refs(&doc["added"]),
+        ["fx/other0@1", "fx/other1@1", "fx/twin@1"],
+        "{doc}"
+    );
+    assert_eq!(
+        doc["skipped"],
+        json!([{
+            "name": "twin",
+            "page": 2,
+            "pointer": "/tools/0/name",
+            "message": "a second tool of this name (the first, kept, is at tools/list page 1, /tools/0); a call names one tool",
+        }]),
+        "{doc}"
+    );
+    assert!(
+        run.stderr
+            .contains("skipped tool 'twin' (tools/list page 2"),
+        "{run}"
+    );
+    let tool = env.json(&["tool", "get", "fx/twin@1"]);
+    assert_eq!(tool["description"], "twin of page 1", "{tool}");
+}
+
+#[test]
 fn mcp_import_skips_what_is_no_mcp_tool_naming_server_tool_and_field() {
     // A server listing tools the SDK cannot read (an inputSchema that is a string, an array or
     // missing, a name that is no string, …) would fail its whole page as an "unexpected

@@ -293,11 +293,12 @@ fn subcommand_summaries_say_what_each_does() {
 
 /// Text from the catalog that a terminal would obey: clear the screen, set the window title
 /// (OSC 0, ended by BEL), a hyperlink (OSC 8), a carriage return (a line that overwrites
-/// itself), a C1 CSI, DEL and "conceal".
-const OBEYED: &str = "X\u{1b}[2J\u{1b}]0;pwned\u{7}\u{1b}]8;;https://evil.example/\u{1b}\\click\u{1b}]8;;\u{1b}\\\r\u{9b}2J\u{7f}\u{1b}[8mhidden";
+/// itself), a C1 CSI, DEL, "conceal", and a right-to-left override and isolate (text shown
+/// in another order than it is held: `gnp.exe` reads as `exe.png`).
+const OBEYED: &str = "X\u{1b}[2J\u{1b}]0;pwned\u{7}\u{1b}]8;;https://evil.example/\u{1b}\\click\u{1b}]8;;\u{1b}\\\r\u{9b}2J\u{7f}\u{1b}[8mhidden\u{202e}gnp.exe\u{2067}";
 
 /// How `OBEYED` is shown: each control character as a visible escape.
-const SHOWN: &str = "X\\u001b[2J\\u001b]0;pwned\\u0007\\u001b]8;;https://evil.example/\\u001b\\click\\u001b]8;;\\u001b\\\\r\\u009b2J\\u007f\\u001b[8mhidden";
+const SHOWN: &str = "X\\u001b[2J\\u001b]0;pwned\\u0007\\u001b]8;;https://evil.example/\\u001b\\click\\u001b]8;;\\u001b\\\\r\\u009b2J\\u007f\\u001b[8mhidden\\u202egnp.exe\\u2067";
 
 /// Run `args` with stdout and stderr each on a terminal of its own (a pty, through
 /// `tests/fixtures/terminal/pty_run.py`): the exit code and every byte written to each.

@@ -61,6 +61,32 @@ fn explicit_catalog_that_does_not_exist_is_catalog_not_found() {
     run_on(&env, &missing, &["validate"]).success();
 }
 
+#[test]
+fn a_toolctl_json_that_is_no_regular_file_is_named_not_taken_for_no_catalog() {
+    let env = TestEnv::new();
+    let config = env.catalog().join("toolctl.json");
+    std::fs::remove_file(&config).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&config)
+            .status()
+            .unwrap()
+            .success()
+    );
+    // Named explicitly, and found from a folder inside the catalog.
+    let explicit = run_on(&env, env.catalog(), &["--json", "tool", "list"]);
+    let mut cmd = env.bare_command();
+    cmd.current_dir(env.catalog().join("bundles"))
+        .args(["--json", "tool", "list"]);
+    let found = Run::of(cmd, None);
+    for run in [explicit, found] {
+        run.failure(3);
+        let message = run.json()["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains("toolctl.json"), "{run}");
+        assert!(message.contains("not a regular file (a FIFO)"), "{run}");
+    }
+}
+
 // --- 6: one set of rules, at put and everywhere -----------------------------------------------
 
 /// Tools that break a rule `validate` has, with the pointer the error names.

@@ -3,8 +3,10 @@
 //! A server may echo a secret in whatever encoding it likes, so each secret is matched by one
 //! pattern that takes every character in any of the forms it may come back in, mixed freely:
 //! as it is; JSON/JavaScript-escaped (`\/`, `\uXXXX` in either case, `\n`…, escaped again
-//! inside another JSON string: `\\u002f`); percent-encoded (either case, `+` for a space);
-//! as an HTML character reference. Its base64 forms (standard and URL-safe, also as part of
+//! inside another JSON string: `\\u002f`); percent-encoded (either case, `+` for a space),
+//! and percent-encoded twice (`%252F`: a value encoded again by a server that builds a URL
+//! of a URL); as an HTML character reference. Its UTF-8 bytes in hex (either case) are
+//! matched too. Its base64 forms (standard and URL-safe, also as part of
 //! a longer base64 text at any of the three byte alignments, which is how `user:secret` of
 //! basic auth comes back) are matched too; a secret that is itself base64 (a basic token) is
 //! matched in the other alphabet and decoded as well.
@@ -100,6 +102,12 @@ impl Redactor {
             forms.push(regex::escape(text));
         };
         let bytes = value.as_bytes();
+        // Hex of its bytes, either case (a digest-like echo, a hex dump).
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        literal(&mut forms, &hex);
+        if let Some(last) = forms.last_mut() {
+            *last = format!("(?i:{last})");
+        }
         for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
             literal(&mut forms, &engine.encode(bytes));
             if !short {
@@ -281,11 +289,12 @@ fn char_pattern(c: char) -> String {
     if let Some(escape) = short_escape {
         forms.push(format!(r"\\+{escape}"));
     }
-    // Percent-encoding of its UTF-8 bytes (either case); a form body's space.
+    // Percent-encoding of its UTF-8 bytes (either case), once or twice (`%2541`); a form
+    // body's space.
     forms.push(
         c.encode_utf8(&mut [0; 4])
             .bytes()
-            .map(|byte| format!("%(?i:{byte:02x})"))
+            .map(|byte| format!("%(?:25)?(?i:{byte:02x})"))
             .collect(),
     );
     if c == ' ' {
@@ -357,6 +366,9 @@ mod tests {
             .map(|u| format!("\\u{u:04X}"))
             .collect();
         let percent: String = secret.bytes().map(|b| format!("%{b:02x}")).collect();
+        let double_percent: String = secret.bytes().map(|b| format!("%25{b:02X}")).collect();
+        let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
+        let hex_upper = hex.to_uppercase();
         let double = serde_json::to_string(&json).unwrap();
         let b64 = base64::engine::general_purpose::STANDARD.encode(format!("user:{secret}"));
         for text in [
@@ -365,6 +377,9 @@ mod tests {
             escaped_slash,
             all_u,
             percent,
+            double_percent,
+            hex,
+            hex_upper,
             double,
             b64,
         ] {

@@ -36,6 +36,30 @@ pub fn acquire(path: &Path, timeout: Duration) -> Result<LockGuard> {
         super::store::create_state_dir(parent)?;
     }
     super::store::refuse_link_out(path)?;
+    // A folder, FIFO or link where the lock file goes is no lock: named, with its fix.
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && !meta.is_file()
+    {
+        let kind = if meta.is_dir() {
+            "a folder"
+        } else if meta.file_type().is_symlink() {
+            "a symlink"
+        } else {
+            "not a regular file"
+        };
+        return Err(Error::invalid(
+            path.display().to_string(),
+            vec![
+                super::error::Violation::new(
+                    "",
+                    format!(
+                        "{kind} is where toolctl keeps this lock file; remove it (toolctl makes the file again)"
+                    ),
+                )
+                .rule("read"),
+            ],
+        ));
+    }
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)

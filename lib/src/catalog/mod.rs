@@ -249,7 +249,9 @@ pub fn locate(
     if let Some(dir) = explicit {
         return Ok(Location::Explicit(absolute(cwd, dir)));
     }
-    if let Some(found) = cwd.ancestors().find(|d| d.join(CONFIG_FILE).is_file()) {
+    // Any toolctl.json (a FIFO or a folder too, refused by name when read), not only a regular
+    // file: a catalog whose file cannot be read is named as such, never passed over.
+    if let Some(found) = cwd.ancestors().find(|d| d.join(CONFIG_FILE).exists()) {
         return Ok(Location::Ancestor(found.to_owned()));
     }
     let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());

@@ -280,6 +280,10 @@ fn oauth2_token(
             ErrorCode::Internal,
             format!("cannot keep the OAuth2 token: {e}"),
         )
+        .with_hint(format!(
+            "toolctl keeps OAuth2 tokens in {}: make it a folder this user can write, or remove what is in the way there",
+            dir.display()
+        ))
     };
     crate::catalog::store::create_state_dir(&dir).map_err(state_failed)?;
     let _lock = crate::catalog::lock::acquire(&dir.join(format!("{key}.lock")), clock.left())

@@ -49,6 +49,11 @@ pub fn run(ctx: &Ctx, command: &IndexCommand) -> Result<Output, CliError> {
         _ => Index::open(&catalog, &mut update)?,
     };
     drop(progress);
+    if matches!(command, IndexCommand::Rebuild) {
+        // A rebuild reads every file because it was asked to: no sign that the next commands
+        // need a watcher, so none is started for it.
+        ctx.checks.take_walk();
+    }
     let status = index.status(&catalog, report)?;
     ctx.warn_problems(&index.problems(&catalog)?);
     let mut table = output::table(["FIELD", "VALUE"]);

@@ -106,7 +106,8 @@ pub fn run(ctx: &Ctx, args: &InvokeArgs) -> Result<Output, CliError> {
     };
     let success = invoke::call_and_record(&catalog, &entry, raw, &options).map_err(into_error)?;
     let human = serde_json::to_string_pretty(&success.value).unwrap_or_default();
-    Ok(Output::new(success.envelope(), Human::Text(human)))
+    // `--json --stream`: JSON Lines, one event a line, the result last.
+    Ok(Output::new(success.envelope(), Human::Text(human)).on_one_line(args.stream))
 }
 
 /// One event of a streamed response, as it comes: its data (a JSON line with `--json`).

@@ -619,6 +619,34 @@ fn twenty_parallel_calls_make_one_token_request_and_the_token_file_is_private() 
     }
 }
 
+/// A folder where the token's lock file goes is named, with what to do.
+#[test]
+fn a_folder_in_place_of_the_token_lock_is_named_with_its_fix() {
+    let api = oauth_api(&[]);
+    assert_eq!(
+        api.value("api", &json!({}), &OAUTH_SECRETS),
+        json!({ "token": 1 })
+    );
+    let dir = api.env.catalog().join(".toolctl/oauth2");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::remove_file(&path).unwrap();
+        if path.extension().is_some_and(|e| e == "lock") {
+            std::fs::create_dir(&path).unwrap();
+        }
+    }
+    let run = api.run("api", &json!({}), &OAUTH_SECRETS);
+    assert_ne!(run.code(), 0, "{run}");
+    let error = &run.json()["error"];
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains(".lock"), "{run}");
+    assert!(
+        message.contains("a folder is where toolctl keeps this lock file"),
+        "{run}"
+    );
+    assert!(error["hint"].as_str().unwrap().contains("oauth2"), "{run}");
+}
+
 /// A token answer the call cannot use (a token that would split a header, an empty one, a
 /// life that is no number of seconds) is an upstream error and is not kept: the next call
 /// fetches a good one, never a bad one for its lifetime.
@@ -1113,12 +1141,13 @@ fn invoke_stream_prints_each_event_as_it_comes() {
         first,
         json!({ "event": "delta", "data": "{\"text\": \"part0 \"}" })
     );
-    // Then four more events, one JSON line each, and the result document.
+    // Then four more events and the result document: JSON Lines, one document a line.
+    assert_eq!(rest.len(), 5, "{context}");
     for line in &rest[..4] {
         let event: Value = serde_json::from_str(line).expect(&context);
         assert_eq!(event["event"], "delta");
     }
-    let result: Value = serde_json::from_str(&rest[4..].join("\n")).expect(&context);
+    let result: Value = serde_json::from_str(&rest[4]).expect(&context);
     assert_eq!(result["ok"], true);
     assert_eq!(
         result["value"].as_str().unwrap().matches("part").count(),

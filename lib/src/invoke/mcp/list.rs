@@ -63,6 +63,7 @@ pub(super) async fn every_page(peer: &Peer<RoleClient>) -> Result<Listing, Troub
     let mut cursors = std::collections::HashSet::new();
     let mut cursor = None;
     let mut page = 0;
+    let mut seen = std::collections::HashMap::new();
     loop {
         page += 1;
         let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor);
@@ -89,7 +90,25 @@ pub(super) async fn every_page(peer: &Peer<RoleClient>) -> Result<Listing, Troub
         }
         for (at, raw) in tools.iter().enumerate() {
             match tool_of(raw) {
-                Ok(tool) => listing.tools.push(tool),
+                Ok(tool) => match seen.get(tool_name(&tool)) {
+                    // Names are how tools are called: a second tool of a name is left out,
+                    // named.
+                    Some(first) => listing.skipped.push(Skipped {
+                        name: Some(tool_name(&tool).to_owned()),
+                        page,
+                        pointer: format!("/tools/{at}/name"),
+                        message: format!(
+                            "a second tool of this name (the first, kept, is at {first}); a call names one tool"
+                        ),
+                    }),
+                    None => {
+                        seen.insert(
+                            tool_name(&tool).to_owned(),
+                            format!("tools/list page {page}, /tools/{at}"),
+                        );
+                        listing.tools.push(tool);
+                    }
+                },
                 Err((field, message)) => listing.skipped.push(Skipped {
                     name: raw.get("name").and_then(Value::as_str).map(str::to_owned),
                     page,
@@ -116,6 +135,11 @@ pub(super) async fn every_page(peer: &Peer<RoleClient>) -> Result<Listing, Troub
             Some(next) => cursor = Some(next),
         }
     }
+}
+
+/// The name of a tool [`tool_of`] read (it has one: a tool without is skipped there).
+fn tool_name(tool: &Value) -> &str {
+    tool.get("name").and_then(Value::as_str).unwrap_or_default()
 }
 
 /// The tools of a `tools/list` result, and its `nextCursor`.
