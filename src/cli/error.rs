@@ -310,6 +310,15 @@ impl From<toolctl_lib::index::Error> for CliError {
             Error::EmptyQuery => CliError::invalid(error.to_string()).with_hint(
                 "say what the tool should do, e.g. `toolctl search \"weather forecast\"`; `toolctl tool list` lists everything",
             ),
+            Error::Database {
+                ref path,
+                ref source,
+            } if toolctl_lib::index::is_disk_full(path, source) => {
+                let message = error.to_string();
+                CliError::new(ErrorCode::Internal, message).with_hint(
+                    "the disk is full: free some space, then run the command again",
+                )
+            }
             Error::Database { .. } => {
                 let message = error.to_string();
                 CliError::new(ErrorCode::Internal, message).with_hint(

@@ -87,6 +87,88 @@ fn a_toolctl_json_that_is_no_regular_file_is_named_not_taken_for_no_catalog() {
     }
 }
 
+/// On a full disk a command that changes nothing still reads: its index is built in memory,
+/// with a warning; a command that must write says the disk is full, not that the index is
+/// damaged. The catalog lives on a 4 MiB tmpfs mounted in a mount namespace of its own
+/// (`unshare -rm`: no privilege needed), filled up after its index was made.
+#[test]
+fn a_full_disk_blocks_no_read() {
+    let env = TestEnv::new();
+    let out = env.root().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let disk = env.root().join("disk");
+    std::fs::create_dir_all(&disk).unwrap();
+    let bin = crate::common::bin().display().to_string();
+    let script = format!(
+        r#"set -e
+mount -t tmpfs -o size=4M tmpfs {disk}
+cp -r {catalog} {disk}/cat
+{bin} --catalog {disk}/cat tool list > /dev/null
+cp {disk}/cat/.toolctl/index.sqlite {out}/index.before
+dd if=/dev/zero of={disk}/fill bs=64k 2> /dev/null || true
+dd if=/dev/zero of={disk}/fill2 bs=4k 2> /dev/null || true
+run() {{ name=$1; shift; set +e; "$@" > {out}/$name.out 2> {out}/$name.err; echo $? > {out}/$name.code; set -e; }}
+run list {bin} --catalog {disk}/cat --json tool list
+run search {bin} --catalog {disk}/cat --json search current time
+run put {bin} --catalog {disk}/cat --json bundle put --slug more
+# The index on disk is kept as it was: good again once there is room.
+set +e
+cmp {disk}/cat/.toolctl/index.sqlite {out}/index.before > /dev/null 2>&1; echo $? > {out}/index.cmp
+"#,
+        disk = disk.display(),
+        catalog = env.catalog().display(),
+        out = out.display(),
+    );
+    let base = env.bare_command();
+    let status = std::process::Command::new("unshare")
+        .args(["-rm", "sh", "-c", &script])
+        .env_clear()
+        .envs(
+            base.get_envs()
+                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
+        )
+        .status()
+        .unwrap();
+    assert!(status.success(), "the script ran");
+    let read = |name: &str, what: &str| {
+        std::fs::read_to_string(out.join(format!("{name}.{what}"))).unwrap()
+    };
+    for name in ["list", "search"] {
+        assert_eq!(
+            read(name, "code").trim(),
+            "0",
+            "{name}: {}",
+            read(name, "err")
+        );
+        assert!(
+            read(name, "err").contains("no space is left on the disk"),
+            "{name}: {}",
+            read(name, "err")
+        );
+    }
+    assert!(read("list", "out").contains("builtin/now@v1"));
+    assert_eq!(
+        read("index", "cmp").trim(),
+        "0",
+        "the index file is untouched"
+    );
+    assert!(read("search", "out").contains("builtin/now@v1"));
+    // A write fails, saying why, with nothing half-written.
+    assert_ne!(
+        read("put", "code").trim(),
+        "0",
+        "{}{}",
+        read("put", "out"),
+        read("put", "err")
+    );
+    let error: Value = serde_json::from_str(&read("put", "out")).unwrap();
+    let text = error.to_string();
+    assert!(
+        text.contains("No space left") || text.contains("disk is full") || text.contains("full"),
+        "{text}"
+    );
+}
+
 // --- 6: one set of rules, at put and everywhere -----------------------------------------------
 
 /// Tools that break a rule `validate` has, with the pointer the error names.

@@ -231,7 +231,20 @@ impl Index {
             let report = index.sync(catalog, progress)?;
             return Ok((index, report));
         }
-        Self::open_at(catalog, &Self::file(catalog), progress)
+        match Self::open_at(catalog, &Self::file(catalog), progress) {
+            // A full disk blocks no read: the index is built in memory for this command, as
+            // for a catalog that cannot be written.
+            Err(Error::Database { path, source }) if is_disk_full(&path, &source) => {
+                catalog.check_note().index_in_memory(&format!(
+                    "no space is left on the disk of {}",
+                    catalog.root().display()
+                ));
+                let mut index = Self::create(Connection::open_in_memory(), None)?;
+                let report = index.sync(catalog, progress)?;
+                Ok((index, report))
+            }
+            other => other,
+        }
     }
 
     /// [`open`](Self::open) with the index file at `path`.
@@ -577,6 +590,28 @@ impl Index {
     }
 }
 
+/// Whether SQLite refused the index at `path` because its disk is full: `SQLITE_FULL`, or an
+/// I/O error (a WAL's shared memory that cannot grow) on a file system with no space left.
+pub fn is_disk_full(path: &Path, error: &rusqlite::Error) -> bool {
+    match error.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DiskFull) => true,
+        Some(rusqlite::ErrorCode::SystemIoFailure) => no_space_left(path),
+        _ => false,
+    }
+}
+
+/// Whether the file system holding `path` (or its folder) has no block left for this user.
+#[cfg(unix)]
+fn no_space_left(path: &Path) -> bool {
+    let dir = path.parent().unwrap_or(path);
+    rustix::fs::statvfs(dir).is_ok_and(|s| s.f_bavail == 0)
+}
+
+#[cfg(not(unix))]
+fn no_space_left(_: &Path) -> bool {
+    false
+}
+
 /// Whether an error means the index file itself cannot be used (so it is rebuilt), rather than
 /// a passing condition such as another process holding the write lock.
 fn is_unusable(error: &rusqlite::Error) -> bool {
@@ -622,7 +657,9 @@ fn unwritable_state(catalog: &Catalog) -> Option<String> {
 /// value of the wrong type) when `PRAGMA quick_check` then finds the file damaged. A busy or
 /// read-only database is not damaged.
 fn is_damaged(path: &Path, error: &rusqlite::Error) -> bool {
-    use rusqlite::ErrorCode::{ConstraintViolation, DatabaseBusy, DatabaseLocked, ReadOnly};
+    use rusqlite::ErrorCode::{
+        ConstraintViolation, DatabaseBusy, DatabaseLocked, DiskFull, ReadOnly,
+    };
     // The index only ever writes rows that meet its constraints: a broken one is a damaged
     // b-tree (which quick_check does not compare with its table).
     if is_unusable(error) || error.sqlite_error_code() == Some(ConstraintViolation) {
@@ -630,8 +667,11 @@ fn is_damaged(path: &Path, error: &rusqlite::Error) -> bool {
     }
     if matches!(
         error.sqlite_error_code(),
-        Some(DatabaseBusy | DatabaseLocked | ReadOnly)
-    ) {
+        Some(DatabaseBusy | DatabaseLocked | ReadOnly | DiskFull)
+    ) || is_disk_full(path, error)
+    {
+        // A passing condition, not damage: the file is kept (a full disk's index is good
+        // once there is room again).
         return false;
     }
     !quick_check_passes(path)

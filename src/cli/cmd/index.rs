@@ -58,7 +58,7 @@ pub fn run(ctx: &Ctx, command: &IndexCommand) -> Result<Output, CliError> {
     ctx.warn_problems(&index.problems(&catalog)?);
     let mut table = output::table(["FIELD", "VALUE"]);
     let path = status.path.as_ref().map_or_else(
-        || "(in memory: the catalog does not exist yet)".to_owned(),
+        || "(in memory, for this command only)".to_owned(),
         |p| p.display().to_string(),
     );
     table.add_row(["path", &path]);
