@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--scorer", default="fused")
     args = parser.parse_args()
     bench.become_subreaper()
-    bench.cargo("build", "--release", "--bin", "toolctl", "--example", "gen-catalog")
+    bench.build()
     data = {source: module.load() for source, module in quality.SOURCES.items()}
     work = Path(tempfile.mkdtemp(prefix="toolctl-bench-attach-scores-"))
     try:

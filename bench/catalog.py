@@ -9,7 +9,7 @@ Run on demand from anywhere in the repository (not in CI; Python 3.11+, stdlib o
     python3 bench/catalog.py --build-time           # also time a clean release build (slow)
 
 It builds the release binary and the `gen-catalog` example, generates a catalog of each size
-into a temporary folder (`examples/gen_catalog.rs`, seed 42), then runs each command below
+into a temporary folder (`bench/tools/gen_catalog.rs`, seed 42), then runs each command below
 --runs times (after a few warm-up runs) and reports the whole-process wall time (median and
 95th percentile, in ms) and the peak resident memory of toolctl (ru_maxrss from os.wait4):
 
@@ -51,8 +51,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-TOOLCTL = TARGET / "release" / "toolctl"
-GEN_CATALOG = TARGET / "release" / "examples" / "gen-catalog"
+# The cargo profile benchmarks build and run: `release` (what users install), or another one
+# named by TOOLCTL_BENCH_PROFILE, such as `quick-release` (no cross-crate LTO, incremental: a
+# library change rebuilds in about a minute instead of four; CONTRIBUTING.md, "Build times").
+PROFILE = os.environ.get("TOOLCTL_BENCH_PROFILE", "release")
+PROFILE_DIR = TARGET / PROFILE
+TOOLCTL = PROFILE_DIR / "toolctl"
+GEN_CATALOG = PROFILE_DIR / "gen-catalog"
 WARMUP = 3
 RSS_RUNS = 5
 SEED = 42
@@ -91,10 +96,20 @@ def become_subreaper() -> None:
 
 
 def cargo(*args: str) -> float:
-    """Run cargo in the repository; return how long it took in seconds."""
+    """Run cargo in the repository; return how long it took in seconds. `--release` builds
+    the benchmark profile ([`PROFILE`])."""
     started = time.perf_counter()
-    subprocess.run(["cargo", *args], cwd=ROOT, check=True)
+    words = [w for a in args for w in (["--profile", PROFILE] if a == "--release" else [a])]
+    subprocess.run(["cargo", *words], cwd=ROOT, check=True)
     return time.perf_counter() - started
+
+
+def build(*programs: str) -> float:
+    """Build toolctl and the benchmarks' programs (`gen-catalog`, and `programs` of
+    bench/tools/) in the benchmark profile; return how long it took in seconds."""
+    bins = [w for name in ("gen-catalog", *programs) for w in ("--bin", name)]
+    return cargo("build", "--release", "-p", "toolctl", "-p", "toolctl-bench",
+                 "--bin", "toolctl", *bins)
 
 
 def toolctl_json(catalog: Path, *args: str) -> dict:
@@ -312,7 +327,7 @@ def main() -> None:
     if args.build_time:
         cargo("clean", "--release")
         build_s = cargo("build", "--release", "--bin", "toolctl")
-    cargo("build", "--release", "--bin", "toolctl", "--example", "gen-catalog")
+    build()
 
     work = Path(tempfile.mkdtemp(prefix="toolctl-bench-"))
     floor_kb = run_rss(["/bin/true"], work / "stderr.txt")

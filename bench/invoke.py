@@ -13,7 +13,7 @@ and the peak-RSS method explained there) and prints:
 - a batch of 20 HTTP calls to a local server (127.0.0.1, started here) that waits 200 ms
   before each answer: whole-process wall time of `invoke --batch` (the calls run at once, so
   the floor is about 200 ms plus one process);
-- argument validation throughput in-process: `examples/validate_throughput.rs` (validations
+- argument validation throughput in-process: `bench/tools/validate_throughput.rs` (validations
   per second of a typical and a nested schema, and schema compiles per second).
 
 Invoking one tool reads the config, the bundle files and that tool's versions; it does not
@@ -101,10 +101,7 @@ def main() -> None:
     args = parser.parse_args()
     bench.become_subreaper()
 
-    bench.cargo(
-        "build", "--release", "--bin", "toolctl", "--example", "gen-catalog",
-        "--example", "validate-throughput",
-    )
+    bench.build("validate-throughput")
     work = Path(tempfile.mkdtemp(prefix="toolctl-bench-invoke-"))
     try:
         catalog = work / "catalog"
@@ -135,9 +132,9 @@ def main() -> None:
         print(f"  {'invoke --batch: 20 HTTP calls, 200 ms each':<34} {result.median:>9.1f} "
               f"{result.p95:>8.1f} {'':>12}   ({len(batch)} runs)")
         print()
-        print("argument validation in-process (examples/validate_throughput.rs):")
+        print("argument validation in-process (bench/tools/validate_throughput.rs):")
         out = subprocess.run(
-            [str(bench.TARGET / "release" / "examples" / "validate-throughput")],
+            [str(bench.PROFILE_DIR / "validate-throughput")],
             check=True, capture_output=True, text=True,
         )
         print("  " + out.stdout.strip().replace("\n", "\n  "))

@@ -245,7 +245,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     if not args.no_build:
-        common.cargo("build", "--release", "--bin", "toolctl", "--example", "gen-catalog")
+        common.build()
     work = Path(tempfile.mkdtemp(prefix="toolctl-bench-mcp-"))
     try:
         for size in sizes:

@@ -38,7 +38,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="timed runs of each query")
     args = parser.parse_args()
     bench.become_subreaper()
-    bench.cargo("build", "--release", "--bin", "toolctl", "--example", "gen-catalog")
+    bench.build()
     work = Path(tempfile.mkdtemp(prefix="toolctl-bench-pick-"))
     try:
         catalog = work / "catalog"

@@ -551,7 +551,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown data sets {unknown}; of {ALL_DATASETS}")
 
-    bench.cargo("build", "--release", "--bin", "toolctl", "--example", "gen-catalog")
+    bench.build()
     data = {source: module.load([d for d in datasets if SOURCE_OF[d] == source])
             for source, module in SOURCES.items() if any(SOURCE_OF[d] == source for d in datasets)}
     requests = [r for d in data.values() for r in d.requests]

@@ -66,7 +66,7 @@ MODES = {
 SQLITE3 = shutil.which("sqlite3")
 BM25 = "bm25(tool_fts, 10.0, 5.0, 2.0, 3.0, 1.0)"
 
-# (kind, query). Words come from examples/gen_catalog.rs (domains, nouns, verbs, tags, sentences).
+# (kind, query). Words come from bench/tools/gen_catalog.rs (domains, nouns, verbs, tags, sentences).
 QUERIES: list[tuple[str, str]] = [
     *(("word", w) for w in [
         "invoice", "refunds", "subscription", "contacts", "opportunity", "employee",
@@ -303,7 +303,7 @@ def main() -> None:
     if not SQLITE3:
         print("note: no sqlite3 shell on PATH: the floor is skipped", file=sys.stderr)
 
-    bench.cargo("build", "--release", "--bin", "toolctl", "--example", "gen-catalog")
+    bench.build()
     work = Path(tempfile.mkdtemp(prefix="toolctl-bench-search-"))
     floor_kb = bench.run_rss(["/bin/true"], work / "stderr.txt")
     results = []

@@ -10,7 +10,7 @@ Run on demand from anywhere in the repository (not in CI; Python 3.11+, stdlib o
     python3 bench/sync.py --no-build --target /path/to/target
 
 It builds the release binary and the `gen-catalog` example (unless --no-build), generates a
-catalog (`examples/gen_catalog.rs`, seed 42) in a temporary folder, and times, per binary or
+catalog (`bench/tools/gen_catalog.rs`, seed 42) in a temporary folder, and times, per binary or
 variant, with TOOLCTL_WATCH=never (no watcher ever answers for the catalog):
 
     cold       `index rebuild`: the index deleted and built from every file (all read, parsed,
@@ -77,8 +77,8 @@ def main() -> None:
 
     release = args.target / "release"
     if not args.no_build:
-        subprocess.run(["cargo", "build", "--release", "--bin", "toolctl", "--example",
-                        "gen-catalog"], cwd=ROOT, check=True)
+        subprocess.run(["cargo", "build", "--release", "-p", "toolctl", "-p", "toolctl-bench",
+                        "--bin", "toolctl", "--bin", "gen-catalog"], cwd=ROOT, check=True)
     toolctl = release / "toolctl"
     base_env = {**os.environ, "TOOLCTL_WATCH": "never"}
     base_env.pop("CI", None)
@@ -95,7 +95,7 @@ def main() -> None:
     try:
         catalog = work / "catalog"
         started = time.perf_counter()
-        subprocess.run([str(release / "examples" / "gen-catalog"), "--tools", str(args.tools),
+        subprocess.run([str(release / "gen-catalog"), "--tools", str(args.tools),
                         "--out", str(catalog), "--seed", str(SEED)], check=True,
                        stdout=subprocess.DEVNULL)
         print(f"{args.tools} tools generated in {time.perf_counter() - started:.1f} s; "

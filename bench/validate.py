@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10, help="timed runs of each command")
     args = parser.parse_args()
     bench.become_subreaper()
-    bench.cargo("build", "--release", "--bin", "toolctl", "--example", "gen-catalog")
+    bench.build()
     work = Path(tempfile.mkdtemp(prefix="toolctl-bench-validate-"))
     try:
         for size in args.sizes:

@@ -186,7 +186,7 @@ def load_corpus(distractors: int) -> Corpus:
     if cache.is_file():
         docs = [quality.Doc(**d) for d in json.loads(cache.read_text())]
     else:
-        bench.cargo("build", "--release", "--bin", "toolctl", "--example", "gen-catalog")
+        bench.build()
         work = nestful.CACHE / f"catalog-{distractors}"
         if work.exists():
             subprocess.run(["rm", "-rf", str(work)], check=True)

@@ -1,7 +1,7 @@
 //! Generate a large, realistic catalog for benchmarks and scale tests.
 //!
 //! ```text
-//! cargo run --release --example gen-catalog -- --tools 10000 --out /tmp/cat [--seed 42] [--bundles N]
+//! cargo run --release -p toolctl-bench --bin gen-catalog -- --tools 10000 --out /tmp/cat [--seed 42] [--bundles N]
 //! ```
 //!
 //! The output is a complete catalog in the format toolctl reads (`toolctl.json`,

@@ -2,7 +2,7 @@
 //! typical tool schema (the fixture catalog's weather forecast: an object with a required
 //! string, a bounded integer, an enum, no additional properties) and on a nested one.
 //!
-//! `cargo run --release --example validate-throughput` (bench/invoke.py runs it too).
+//! `cargo run --release -p toolctl-bench --bin validate-throughput` (bench/invoke.py runs it too).
 
 #![allow(
     clippy::print_stdout,
