@@ -87,6 +87,35 @@ fn a_toolctl_json_that_is_no_regular_file_is_named_not_taken_for_no_catalog() {
     }
 }
 
+#[test]
+fn a_bundle_json_that_cannot_be_read_is_named_when_its_bundle_is_not_found() {
+    let env = TestEnv::new();
+    let id = env.bundle("ops");
+    let file = env.bundle_dir(&id).join("bundle.json");
+    std::fs::remove_file(&file).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&file)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for args in [
+        &["bundle", "get", "ops"][..],
+        &["tool", "list", "--bundle", "ops"],
+    ] {
+        let doc = env.json_error(args, 4);
+        assert_eq!(doc.error.code, "NOT_FOUND", "{args:?}");
+        let hint = doc.error.hint.unwrap_or_default();
+        let inside = format!("bundles/{id}/bundle.json");
+        assert!(hint.contains(&inside), "{args:?}: {hint}");
+        assert!(
+            hint.contains("not a regular file (a FIFO)"),
+            "{args:?}: {hint}"
+        );
+    }
+}
+
 /// On a full disk a command that changes nothing still reads: its index is built in memory,
 /// with a warning; a command that must write says the disk is full, not that the index is
 /// damaged. The catalog lives on a 4 MiB tmpfs mounted in a mount namespace of its own

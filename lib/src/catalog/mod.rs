@@ -34,6 +34,7 @@ pub use config::{CONFIG_FILE, Config};
 pub use error::{Error, GivenBundle, Hint, Result, Violation};
 #[cfg(test)]
 pub(crate) use resolve::match_bundle;
+pub use resolve::unreadable_bundle_hint;
 pub use resolve::{ToolRef, VersionChoice, default_version_key};
 
 use model::{Bundle, Tool};

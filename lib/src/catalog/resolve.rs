@@ -8,7 +8,7 @@
 //! told which, rather than have toolctl guess. A name that matches tools in several bundles is
 //! an error listing them.
 
-use super::error::{Error, Result, Violation};
+use super::error::{Error, Hint, Result, Violation};
 use super::{BundleEntry, Catalog};
 use uuid::Uuid;
 
@@ -106,11 +106,44 @@ pub(crate) fn match_bundle<'a>(bundles: &'a [BundleEntry], name: &str) -> Result
         })
 }
 
+/// The hint of a bundle not found while `count` bundle folders cannot be read, the first at
+/// `path` for `why`: the bundle asked for may be one of them.
+pub fn unreadable_bundle_hint(path: &std::path::Path, why: &str, count: usize) -> Hint {
+    let more = match count {
+        0 | 1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    Hint::Text(
+        format!(
+            "it may be a bundle toolctl cannot read: {}: {why}{more}",
+            path.display()
+        )
+        .into(),
+    )
+}
+
 impl Catalog {
     /// The bundle named `name` (slug or ID), soft-deleted ones included.
     pub fn find_bundle(&self, name: &str) -> Result<BundleEntry> {
         let scan = self.bundles()?;
-        match_bundle(&scan.items, name).cloned()
+        match match_bundle(&scan.items, name) {
+            Ok(bundle) => Ok(bundle.clone()),
+            // A bundle whose bundle.json cannot be read (a FIFO, a link out, not JSON) may be
+            // the one asked for: say so, rather than only that there is none.
+            Err(Error::NotFound { what, name, .. }) if !scan.problems.is_empty() => {
+                let first = &scan.problems[0];
+                Err(Error::NotFound {
+                    what,
+                    name,
+                    hint: Some(unreadable_bundle_hint(
+                        &first.path,
+                        &first.message,
+                        scan.problems.len(),
+                    )),
+                })
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The bundle `name` names, reading no other bundle when the name says which folder it

@@ -10,7 +10,8 @@ use crate::catalog::{
 use rusqlite::types::Value as SqlValue;
 
 impl Index {
-    /// The bundle folders (IDs) of bundles named by slug or ID.
+    /// The bundle folders (IDs) of bundles named by slug or ID. A name not found while some
+    /// bundle.json cannot be read says so in its hint (it may be that bundle).
     pub fn bundle_dirs(&self, names: &[String]) -> Result<Vec<String>> {
         names
             .iter()
@@ -25,14 +26,43 @@ impl Index {
                         rusqlite::Error::QueryReturnedNoRows => CatalogError::NotFound {
                             what: "bundle",
                             name: name.clone(),
-                            // The command line adds where to see them.
-                            hint: None,
+                            // Else the command line adds where to see them.
+                            hint: self.unreadable_bundle(),
                         }
                         .into(),
                         other => self.db_error(other),
                     })
             })
             .collect()
+    }
+
+    /// The hint of [`crate::catalog::unreadable_bundle_hint`] when some bundle.json cannot be
+    /// read.
+    fn unreadable_bundle(&self) -> Option<crate::catalog::Hint> {
+        let (dir, problem, count) = self
+            .conn
+            .query_row(
+                "SELECT dir, problem, (SELECT count(*) FROM bundle WHERE problem IS NOT NULL)
+                 FROM bundle WHERE problem IS NOT NULL ORDER BY dir LIMIT 1",
+                [],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                    ))
+                },
+            )
+            .ok()?;
+        // As the catalog names it (the index does not know where the catalog is).
+        let path = std::path::Path::new(crate::catalog::BUNDLES_DIR)
+            .join(dir)
+            .join(crate::catalog::BUNDLE_FILE);
+        Some(crate::catalog::unreadable_bundle_hint(
+            &path,
+            &problem,
+            usize::try_from(count).unwrap_or(0),
+        ))
     }
 
     /// One page of `tool list`.
