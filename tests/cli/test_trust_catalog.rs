@@ -116,6 +116,35 @@ fn a_bundle_json_that_cannot_be_read_is_named_when_its_bundle_is_not_found() {
     }
 }
 
+/// A state database whose name is a symlink to a file of the catalog (`bundles/NOTES`) is not
+/// written through: the link is removed and the database made anew; the file is untouched.
+#[test]
+fn a_state_database_that_is_a_link_into_the_catalog_is_not_written_through() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    env.put_tool("b", &tool_doc("t", "v1"));
+    let notes = env.catalog().join("bundles/NOTES");
+    write_file(&notes, "");
+    let state = env.catalog().join(".toolctl");
+    for name in ["index.sqlite", "usage.sqlite"] {
+        let path = state.join(name);
+        let _ = std::fs::remove_file(&path);
+        std::os::unix::fs::symlink("../bundles/NOTES", &path).unwrap();
+    }
+    std::fs::remove_file(state.join("index.sqlite.stamp")).ok();
+    env.run(&["search", "time"]).success();
+    env.run(&["invoke", "b/t@v1"]).success();
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "",
+        "NOTES is untouched"
+    );
+    for name in ["index.sqlite", "usage.sqlite"] {
+        let meta = std::fs::symlink_metadata(state.join(name)).unwrap();
+        assert!(meta.is_file(), "{name} is a file of its own now");
+    }
+}
+
 /// On a full disk a command that changes nothing still reads: its index is built in memory,
 /// with a warning; a command that must write says the disk is full, not that the index is
 /// damaged. The catalog lives on a 4 MiB tmpfs mounted in a mount namespace of its own

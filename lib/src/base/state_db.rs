@@ -15,6 +15,7 @@ pub fn open(
     busy: Duration,
     synchronous: &str,
 ) -> rusqlite::Result<Connection> {
+    drop_link(path);
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     if create {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
@@ -24,6 +25,15 @@ pub fn open(
     enable_wal(&conn, busy)?;
     conn.pragma_update(None, "synchronous", synchronous)?;
     Ok(conn)
+}
+
+/// A symlink where a state database goes is not toolctl's: it is removed, never written
+/// through (SQLite follows a link in a database's name, so a link to a catalog file such as
+/// `bundles/NOTES` would have its pages written there). The database is then made anew.
+pub fn drop_link(path: &Path) {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// Switch `conn` to WAL. Switching a new database file takes an exclusive lock without

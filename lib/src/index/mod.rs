@@ -387,6 +387,7 @@ impl Index {
             catalog::store::create_state_dir(dir)?;
         }
         catalog::store::refuse_link_out(path)?;
+        crate::base::state_db::drop_link(path);
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;

@@ -246,19 +246,21 @@ pub fn read_archive_file(
     read_archive(std::io::BufReader::new(file), source_name, progress)
 }
 
-/// Read an archive from a stream (standard input) into memory, at most
-/// [`MAX_ARCHIVE_BYTES`], then as [`read_archive`] does.
+/// Read an archive from a stream (standard input), at most [`MAX_ARCHIVE_BYTES`], then as
+/// [`read_archive`] does. A zip's directory is at its end, so the stream is kept whole first:
+/// in an unnamed temporary file, not in memory (an endless stream costs disk up to the cap,
+/// never 288 MiB of memory).
 pub fn read_archive_stream(
     stream: impl Read,
     source_name: &str,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Archive> {
-    let mut bytes = Vec::new();
-    stream
-        .take(MAX_ARCHIVE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io("cannot read", source_name, e))?;
-    if bytes.len() as u64 > MAX_ARCHIVE_BYTES {
+    use std::io::{Seek, SeekFrom};
+    let failed = |e| Error::io("cannot read", source_name, e);
+    let mut spool = tempfile::tempfile().map_err(failed)?;
+    let kept =
+        std::io::copy(&mut stream.take(MAX_ARCHIVE_BYTES + 1), &mut spool).map_err(failed)?;
+    if kept > MAX_ARCHIVE_BYTES {
         return Err(invalid(
             source_name,
             &[ArchiveProblem::whole(format!(
@@ -267,7 +269,8 @@ pub fn read_archive_stream(
             ))],
         ));
     }
-    read_archive(std::io::Cursor::new(bytes), source_name, progress)
+    spool.seek(SeekFrom::Start(0)).map_err(failed)?;
+    read_archive(std::io::BufReader::new(spool), source_name, progress)
 }
 
 /// Read the files of an archive, hostile input in mind.
