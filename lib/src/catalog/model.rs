@@ -192,31 +192,23 @@ pub struct HttpImpl {
     pub sse_terminal: Option<String>,
 }
 
-/// The fields each kind of `impl` reads, as written in `tool.json`: any other field of `impl` is
-/// refused (a limit written there, beside `timeoutMs`, would have no effect).
-const NATIVE_IMPL_FIELDS: &[&str] = &["func", "goFunc"];
-const MCP_IMPL_FIELDS: &[&str] = &["server", "tool", "timeoutMs"];
-const HTTP_IMPL_FIELDS: &[&str] = &[
-    "method",
-    "urlTemplate",
-    "headers",
-    "bodyTemplate",
-    "successCodes",
-    "timeoutMs",
-    "responseEncoding",
-    "extractExpr",
-    "errorMode",
-    "auth",
-    "sseTerminal",
-];
-
-/// Every field of `doc`'s `impl` that is not one of `known`, refused at its pointer: a
-/// top-level field of `tool.json` written inside `impl` is named as such, a misspelling gets
-/// the field it resembles.
-fn check_impl_fields(doc: &Value, kind: &str, known: &[&str], out: &mut Vec<Violation>) {
+/// Every field of `doc`'s `impl` that the schema's definition `def` (`httpImpl`, …) of
+/// `tool.schema.json` does not name, refused at its pointer: nothing reads it (a limit written
+/// there, beside `timeoutMs`, would have no effect). A top-level field of `tool.json` written
+/// inside `impl` is named as such, a misspelling gets the field it resembles.
+fn check_impl_fields(doc: &Value, kind: &str, def: &str, out: &mut Vec<Violation>) {
     let Some(fields) = doc.get("impl").and_then(Value::as_object) else {
         return;
     };
+    // The schema's text alone, parsed once: no validator is compiled for this.
+    static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+        serde_json::from_str(super::schemas::Kind::Tool.text()).unwrap_or_default()
+    });
+    let known: Vec<&str> = SCHEMA
+        .pointer(&format!("/$defs/{def}/properties"))
+        .and_then(Value::as_object)
+        .map(|properties| properties.keys().map(String::as_str).collect())
+        .unwrap_or_default();
     for key in fields.keys().filter(|key| !known.contains(&key.as_str())) {
         let message = if super::schemas::Kind::Tool
             .known_fields()
@@ -731,7 +723,7 @@ impl Tool {
 }
 
 fn check_native_impl(doc: &Value, out: &mut Vec<Violation>) {
-    check_impl_fields(doc, "a native", NATIVE_IMPL_FIELDS, out);
+    check_impl_fields(doc, "a native", "nativeImpl", out);
     let Some(imp) = doc.get("impl") else {
         out.push(Violation::new(
             "/impl",
@@ -784,7 +776,7 @@ fn typed_impl<T: DeserializeOwned>(
 }
 
 fn check_mcp_impl(doc: &Value, out: &mut Vec<Violation>) {
-    check_impl_fields(doc, "an MCP", MCP_IMPL_FIELDS, out);
+    check_impl_fields(doc, "an MCP", "mcpImpl", out);
     let Some(mcp) = typed_impl::<McpImpl>(
         doc,
         "an MCP tool needs impl with server (a key of mcpServers in toolctl.json) and tool",
@@ -809,7 +801,7 @@ fn check_mcp_impl(doc: &Value, out: &mut Vec<Violation>) {
 }
 
 fn check_http_impl(tool: &Tool, doc: &Value, out: &mut Vec<Violation>) {
-    check_impl_fields(doc, "an HTTP", HTTP_IMPL_FIELDS, out);
+    check_impl_fields(doc, "an HTTP", "httpImpl", out);
     let Some(http) = typed_impl::<HttpImpl>(doc, "an HTTP tool needs impl with urlTemplate", out)
     else {
         return;
