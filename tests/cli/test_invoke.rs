@@ -729,11 +729,7 @@ fn readfile_of_a_missing_file_or_a_folder_fails_as_the_tool() {
     assert_eq!(err.error.code, "VALIDATION_ERROR");
 
     // A FIFO would block a reader forever: refused, promptly.
-    let status = std::process::Command::new("mkfifo")
-        .arg(env.work().join("fifo"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    crate::common::mkfifo(&env.work().join("fifo"));
     let started = Instant::now();
     let err = failure(&env, &["readfile", "--args", r#"{"path":"fifo"}"#], 7);
     assert_eq!(err.error.code, "VALIDATION_ERROR");

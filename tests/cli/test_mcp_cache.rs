@@ -46,8 +46,9 @@ fn served_description(env: &TestEnv, name: &str) -> Value {
         .clone()
 }
 
-#[test]
-fn mcp_serve_reads_its_kept_list_back_until_the_catalog_changes() {
+/// A catalog with one tool, `tick` ("Tell the time"), served once by `mcp serve --mode all`,
+/// which keeps its list.
+fn clock_served() -> TestEnv {
     let env = TestEnv::new();
     env.bundle("clock");
     env.put_tool(
@@ -56,6 +57,12 @@ fn mcp_serve_reads_its_kept_list_back_until_the_catalog_changes() {
     );
     env.run(&["index", "rebuild"]).success();
     assert_eq!(served_description(&env, "tick"), "Tell the time");
+    env
+}
+
+#[test]
+fn mcp_serve_reads_its_kept_list_back_until_the_catalog_changes() {
+    let env = clock_served();
     let files = kept(&env);
     assert_eq!(files.len(), 1, "one list kept: {files:?}");
 
@@ -110,26 +117,11 @@ fn mcp_serve_reads_its_kept_list_back_until_the_catalog_changes() {
 
 #[test]
 fn a_kept_list_that_is_a_fifo_or_endless_is_made_again_not_read() {
-    let env = TestEnv::new();
-    env.bundle("clock");
-    env.put_tool(
-        "clock",
-        &tool_doc_with("tick", "v1", json!({ "description": "Tell the time" })),
-    );
-    env.run(&["index", "rebuild"]).success();
-    assert_eq!(served_description(&env, "tick"), "Tell the time");
+    let env = clock_served();
     let file = kept(&env).remove(0);
     type Make = fn(&std::path::Path);
     let kinds: [(&str, Make); 2] = [
-        ("a FIFO", |path| {
-            assert!(
-                std::process::Command::new("mkfifo")
-                    .arg(path)
-                    .status()
-                    .unwrap()
-                    .success()
-            );
-        }),
+        ("a FIFO", |path| crate::common::mkfifo(path)),
         ("a link to /dev/zero", |path| {
             std::os::unix::fs::symlink("/dev/zero", path).unwrap();
         }),

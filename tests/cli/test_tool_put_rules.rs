@@ -268,6 +268,15 @@ fn lists_whose_repeats_or_emptiness_mean_nothing_are_refused() {
         at(&problems, "/impl/successCodes").contains("empty"),
         "{problems:?}"
     );
+    // An MCP server's secrets too.
+    env.edit_config(|c| {
+        c["mcpServers"] = json!({ "srv": { "command": "true", "secrets": ["K", "K"] } });
+    });
+    let errors = validate_errors(&env);
+    assert!(
+        at(&errors, "/mcpServers/srv/secrets/1").contains("twice"),
+        "{errors:?}"
+    );
 }
 
 #[test]

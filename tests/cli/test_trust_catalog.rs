@@ -2,7 +2,9 @@
 //! was checked, files are read only when they are safe to read, reads leave git clean, and a
 //! killed write leaves nothing a reader trips on.
 
-use crate::common::{Run, TestEnv, find_files, read_json, tool_doc, tool_doc_with, write_file};
+use crate::common::{
+    Run, TestEnv, find_files, mkfifo, read_json, tool_doc, tool_doc_with, write_file,
+};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -66,13 +68,7 @@ fn a_toolctl_json_that_is_no_regular_file_is_named_not_taken_for_no_catalog() {
     let env = TestEnv::new();
     let config = env.catalog().join("toolctl.json");
     std::fs::remove_file(&config).unwrap();
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&config)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&config);
     // Named explicitly, and found from a folder inside the catalog.
     let explicit = run_on(&env, env.catalog(), &["--json", "tool", "list"]);
     let mut cmd = env.bare_command();
@@ -93,13 +89,7 @@ fn a_bundle_json_that_cannot_be_read_is_named_when_its_bundle_is_not_found() {
     let id = env.bundle("ops");
     let file = env.bundle_dir(&id).join("bundle.json");
     std::fs::remove_file(&file).unwrap();
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&file)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&file);
     for args in [
         &["bundle", "get", "ops"][..],
         &["tool", "list", "--bundle", "ops"],
@@ -446,13 +436,7 @@ fn symlinked_bundle_and_slug_folders_must_stay_inside_the_catalog() {
 
 #[test]
 fn a_tool_json_that_is_a_fifo_does_not_hang() {
-    let (env, file) = catalog_with_bad_tool_file(|f| {
-        let status = std::process::Command::new("mkfifo")
-            .arg(f)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    });
+    let (env, file) = catalog_with_bad_tool_file(mkfifo);
     check_bad_tool_file_is_reported(&env, &file, "not a regular file");
 }
 
@@ -586,13 +570,7 @@ fn input_files_are_capped_and_must_be_regular() {
     let env = TestEnv::new();
     env.bundle("b");
     let fifo = env.root().join("inputs/fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&fifo);
     let big = env.root().join("inputs/big.json");
     let mut doc = tool_doc("big", "v1");
     doc["description"] = "x".repeat(5 * 1024 * 1024).into();
@@ -622,16 +600,7 @@ type MakeAt = Box<dyn Fn(&Path)>;
 fn unreadable_kinds(outside: &Path) -> Vec<(&'static str, MakeAt)> {
     let outside = outside.to_owned();
     vec![
-        (
-            "not a regular file",
-            Box::new(|path: &Path| {
-                let status = std::process::Command::new("mkfifo")
-                    .arg(path)
-                    .status()
-                    .unwrap();
-                assert!(status.success());
-            }),
-        ),
+        ("not a regular file", Box::new(mkfifo)),
         (
             "outside the catalog",
             Box::new(|path: &Path| std::os::unix::fs::symlink("/dev/zero", path).unwrap()),

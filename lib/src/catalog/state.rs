@@ -2,8 +2,8 @@
 //! write there; else (a read-only mount, another user's tree, a `.toolctl` that is a link out
 //! of the catalog or not a folder) a folder of the user's cache kept for this catalog,
 //! `$XDG_CACHE_HOME/toolctl/<hash of the catalog's path>/` (`~/.cache` without
-//! `XDG_CACHE_HOME`). The search index, call counts of rate-limited tools, OAuth2 tokens and
-//! usage counts all follow the same rule, so a read-only catalog keeps working.
+//! `XDG_CACHE_HOME`). The search index, call counts of rate-limited tools and OAuth2 tokens
+//! follow this rule, so a read-only catalog keeps working (usage counts are not kept then).
 
 use super::STATE_DIR;
 use std::path::{Path, PathBuf};
@@ -61,17 +61,14 @@ pub fn unwritable(root: &Path, path: &Path) -> Option<String> {
     (!can_write).then(|| format!("{} cannot be written", root.display()))
 }
 
-/// The folder where state kept beside the index (call counts, tokens, usage) goes for the
-/// catalog at `root`, and why it is not the catalog's `.toolctl/` when it is not.
-pub fn dir(root: &Path) -> (PathBuf, Option<String>) {
+/// The folder where state kept beside the index (call counts, tokens) goes for the catalog
+/// at `root`: its `.toolctl/`, else its cache folder; `.toolctl/` when there is no cache folder
+/// either (the writes then fail, naming it).
+pub fn dir(root: &Path) -> PathBuf {
     let state = root.join(STATE_DIR);
     match unwritable(root, &state) {
-        Some(why) => match cache_dir(root) {
-            Some(cache) => (cache, Some(why)),
-            // Nowhere else: the writes fail, naming `.toolctl/`.
-            None => (state, Some(why)),
-        },
-        None => (state, None),
+        Some(_) => cache_dir(root).unwrap_or(state),
+        None => state,
     }
 }
 

@@ -198,7 +198,7 @@ impl Options<'static> {
             mcp_servers: config.mcp_servers.clone(),
             mcp_sessions: None,
             // `.toolctl/`, or the user's cache folder of a catalog this process cannot write.
-            state_dir: crate::catalog::state::dir(catalog.root()).0,
+            state_dir: crate::catalog::state::dir(catalog.root()),
             http: config.http.clone(),
             rate_window: config.rate_limit_window,
             on_event: None,

@@ -100,7 +100,9 @@ pub fn scores(
                 }
             }
             // A cache that cannot be read is made again for the writes below.
-            Err(e) if is_damaged(&e) => cache = Cache::recreate(state_dir, deadline),
+            Err(e) if crate::base::state_db::is_damaged(&e) => {
+                cache = Cache::recreate(state_dir, deadline)
+            }
             Err(_) => cache = None,
         }
     }
@@ -441,19 +443,12 @@ enum OpenFailure {
 
 impl From<rusqlite::Error> for OpenFailure {
     fn from(e: rusqlite::Error) -> Self {
-        if is_damaged(&e) {
+        if crate::base::state_db::is_damaged(&e) {
             Self::Damaged
         } else {
             Self::Unusable
         }
     }
-}
-
-fn is_damaged(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
-    )
 }
 
 impl Cache {
@@ -471,12 +466,8 @@ impl Cache {
     /// Delete the cache of `state_dir` and make a new one.
     fn recreate(state_dir: &Path, deadline: Instant) -> Option<Self> {
         let path = cache_path(state_dir)?;
-        for suffix in ["", "-wal", "-shm"] {
-            let mut file = path.clone().into_os_string();
-            file.push(suffix);
-            // A file already gone is what is wanted; one that cannot go fails the open below.
-            let _ = std::fs::remove_file(file);
-        }
+        // A file that cannot go fails the open below.
+        let _ = crate::base::state_db::remove(&path);
         Self::open_at(&path, deadline).ok()
     }
 

@@ -392,6 +392,16 @@ pub fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// Make a FIFO at `path` (`mkfifo`): a file no one writes to, which a reader that waits would
+/// wait on forever.
+pub fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
 /// Write a file, creating its folders.
 pub fn write_file(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

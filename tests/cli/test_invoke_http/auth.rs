@@ -715,10 +715,7 @@ fn a_token_cache_file_too_large_or_not_a_regular_file_is_replaced_by_a_new_token
             doc["pad"] = json!("x".repeat(5 << 20));
             write_file(&file, &doc.to_string());
         }),
-        ("a FIFO", &|| {
-            let status = Command::new("mkfifo").arg(&file).status().unwrap();
-            assert!(status.success());
-        }),
+        ("a FIFO", &|| crate::common::mkfifo(&file)),
         ("a link to /dev/zero", &|| {
             std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
         }),
