@@ -45,11 +45,45 @@ pub fn read_bytes_at_most(
     catalog: Option<&Path>,
     limit: u64,
 ) -> Result<Vec<u8>, ReadError> {
-    if let Some(root) = catalog {
-        check_inside(path, root)?;
-    }
-    let (file, len) = open_regular(path)?;
+    let file = match catalog {
+        // A path without a symlink anywhere is inside its catalog: one open tells.
+        Some(root) => match open_without_symlinks(path) {
+            Some(file) => file?,
+            None => {
+                check_inside(path, root)?;
+                open(path)?
+            }
+        },
+        None => open(path)?,
+    };
+    let len = regular_len(&file)?;
     read_open_at_most(file, len, limit)
+}
+
+/// `path` opened as [`open`] opens it, if no part of it is a symlink (Linux's `openat2` with
+/// `RESOLVE_NO_SYMLINKS`); `None` where one is, or where the kernel cannot tell (older than
+/// 5.6, or a sandbox that refuses the call): the caller then looks at each folder.
+fn open_without_symlinks(path: &Path) -> Option<Result<std::fs::File, ReadError>> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        match rustix::fs::openat2(
+            rustix::fs::CWD,
+            path,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS,
+        ) {
+            Ok(fd) => Some(Ok(std::fs::File::from(fd))),
+            Err(rustix::io::Errno::NOENT) => Some(Err(ReadError::Missing)),
+            Err(_) => None,
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 /// The bytes of a file opened by [`open_regular`] (`len` long then), at most
@@ -80,12 +114,18 @@ fn read_open_at_most(file: std::fs::File, len: u64, limit: u64) -> Result<Vec<u8
 /// length. For readers with a limit of their own (archives).
 pub fn open_regular(path: &Path) -> Result<(std::fs::File, u64), ReadError> {
     let file = open(path)?;
+    let len = regular_len(&file)?;
+    Ok((file, len))
+}
+
+/// The length of an open file, if it is a regular file.
+fn regular_len(file: &std::fs::File) -> Result<u64, ReadError> {
     let meta = file.metadata().map_err(ReadError::Io)?;
     let kind = meta.file_type();
     if !kind.is_file() {
         return Err(ReadError::NotRegular(kind_name(&kind)));
     }
-    Ok((file, meta.len()))
+    Ok(meta.len())
 }
 
 /// Standard input's text, at most [`MAX_FILE_BYTES`].

@@ -34,7 +34,9 @@ pub fn check_schemas(doc: &Value, out: &mut Vec<Violation>) {
 }
 
 /// A schema must be JSON Schema (checked against its meta-schema), use no remote `$ref`, and
-/// compile (patterns are regular expressions, …).
+/// compile (patterns are regular expressions, …). Compiling checks the meta-schema too, so a
+/// schema that compiles is valid; only one that does not is checked again, for every error
+/// the meta-schema finds rather than compiling's first.
 fn check_json_schema(schema: &Value, at: &str, out: &mut Vec<Violation>) {
     if !(schema.is_object() || schema.is_boolean()) {
         return; // The tool's schema says so.
@@ -42,6 +44,13 @@ fn check_json_schema(schema: &Value, at: &str, out: &mut Vec<Violation>) {
     let note =
         |pointer: String, message: String| Violation::new(pointer, message).rule("arg-schema");
     let before = out.len();
+    remote_refs(schema, at, out);
+    if out.len() > before {
+        return; // Compiling would fetch them.
+    }
+    let Err(compiled) = jsonschema::options().build(schema) else {
+        return;
+    };
     match jsonschema::meta::validator_for(schema) {
         Err(e) => out.push(note(
             format!("{at}/$schema"),
@@ -56,13 +65,10 @@ fn check_json_schema(schema: &Value, at: &str, out: &mut Vec<Violation>) {
             }
         }
     }
-    remote_refs(schema, at, out);
-    if out.len() == before
-        && let Err(e) = jsonschema::options().build(schema)
-    {
+    if out.len() == before {
         out.push(note(
-            format!("{at}{}", e.schema_path().as_str()),
-            format!("not a usable JSON Schema: {}", build_error(&e)),
+            format!("{at}{}", compiled.schema_path().as_str()),
+            format!("not a usable JSON Schema: {}", build_error(&compiled)),
         ));
     }
 }

@@ -22,8 +22,9 @@
 //! steps above, which a test holds to Python model2vec's vectors
 //! (`fixtures/static-model/vectors.json`). The binary holds the vocabulary as
 //! `assets/static-model/vocab.tsv` (tokenizer.json's, sorted; `scripts/static_model_derive.py`
-//! writes it and a test holds it to tokenizer.json): loading checks it in one pass and finds a
-//! token by binary search, and the table's rows are read where the binary holds them.
+//! writes it and a test holds it to tokenizer.json): loading checks it in one pass and cuts it
+//! into buckets by a token's first two bytes, a token is found by binary search within its
+//! bucket, and the table's rows are read where the binary holds them.
 
 use std::sync::OnceLock;
 use unicode_normalization::UnicodeNormalization;
@@ -67,8 +68,11 @@ pub struct Error(String);
 /// A static embedding model: a vocabulary and one row of the table per token.
 #[derive(Debug)]
 pub struct Model {
-    /// `vocab.tsv`'s lines, each `(token, id)`, sorted by token.
+    /// `vocab.tsv`'s lines, each `(token, id)`, sorted by [`bucket`] and then by token.
     vocab: Vec<(&'static str, u32)>,
+    /// Where each bucket's tokens start in `vocab` (and the last one's end): a token is looked
+    /// for among the few of its bucket.
+    starts: Vec<u32>,
     unknown: Option<u32>,
     /// `rows × dims` int8 values, row-major.
     table: &'static [u8],
@@ -119,25 +123,35 @@ impl Model {
             lengths[chars] += 1;
             vocab.push((token, id));
         }
-        let unknown = vocab
-            .binary_search_by(|(t, _)| (*t).cmp(UNKNOWN))
-            .ok()
-            .map(|i| vocab[i].1);
-        Ok(Model {
+        // Sorted by token within each bucket (the sort is stable).
+        vocab.sort_by_key(|(token, _)| bucket(token));
+        let mut starts = vec![0u32; BUCKETS + 1];
+        for (token, _) in &vocab {
+            starts[bucket(token) + 1] += 1;
+        }
+        for at in 1..starts.len() {
+            starts[at] += starts[at - 1];
+        }
+        let mut model = Model {
             max_chars: MAX_TOKENS * median(&lengths),
             vocab,
-            unknown,
+            starts,
+            unknown: None,
             table,
             dims,
-        })
+        };
+        model.unknown = model.id(UNKNOWN);
+        Ok(model)
     }
 
     /// The id of `token`, if the vocabulary holds it.
     fn id(&self, token: &str) -> Option<u32> {
-        self.vocab
+        let at = bucket(token);
+        let among = &self.vocab[self.starts[at] as usize..self.starts[at + 1] as usize];
+        among
             .binary_search_by(|(t, _)| (*t).cmp(token))
             .ok()
-            .map(|i| self.vocab[i].1)
+            .map(|i| among[i].1)
     }
 
     /// The number of dimensions of the model's vectors.
@@ -152,8 +166,9 @@ impl Model {
             .nth(self.max_chars)
             .map_or(text, |(at, _)| &text[..at]);
         let mut ids = Vec::new();
-        for word in words(&normalize(cut)) {
-            self.word_pieces(&word, &mut ids);
+        let clean = normalize(cut);
+        for word in words(&clean) {
+            self.word_pieces(word, &mut ids);
             if ids.len() >= MAX_TOKENS {
                 break;
             }
@@ -184,6 +199,13 @@ impl Model {
     /// Append `word`'s WordPiece ids to `ids`: the longest prefix in the vocabulary, then the
     /// longest `##` pieces; the unknown token if it cannot be spelled so.
     fn word_pieces(&self, word: &str, ids: &mut Vec<u32>) {
+        // Most words are in the vocabulary whole: found without spelling them out.
+        if word.len() <= MAX_WORD_CHARS
+            && let Some(id) = self.id(word)
+        {
+            ids.push(id);
+            return;
+        }
         let chars: Vec<(usize, char)> = word.char_indices().collect();
         if chars.len() > MAX_WORD_CHARS {
             ids.extend(self.unknown);
@@ -220,6 +242,22 @@ impl Model {
         }
         ids.extend(pieces);
     }
+}
+
+/// How many buckets the vocabulary is cut into: one per first two bytes of a word, and one per
+/// first two bytes after `##` of a word's continuation.
+const BUCKETS: usize = 2 << 16;
+
+/// `token`'s bucket.
+fn bucket(token: &str) -> usize {
+    let (rest, base) = match token.strip_prefix("##") {
+        Some(rest) => (rest, 1 << 16),
+        None => (token, 0),
+    };
+    let mut bytes = rest.bytes();
+    let first = usize::from(bytes.next().unwrap_or(0));
+    let second = usize::from(bytes.next().unwrap_or(0));
+    base | first << 8 | second
 }
 
 /// numpy's median of the values counted in `counts` (`counts[v]`: how many are `v`), then
@@ -272,6 +310,24 @@ fn embeddings(file: &'static [u8]) -> Result<(usize, usize, &'static [u8]), Erro
 /// BERT's normaliser, as `tokenizer.json` sets it: clean text, CJK ideographs spaced, accents
 /// stripped, lower case.
 fn normalize(text: &str) -> String {
+    if text.is_ascii() {
+        // The same steps on ASCII, without the Unicode tables: NFD leaves it as it is and none
+        // of it is a mark or an ideograph; its controls are C0 and DEL, and the controls that
+        // are whitespace too (vertical tab, form feed) are dropped as controls.
+        return text
+            .bytes()
+            .filter_map(|b| match b {
+                b'\t' | b'\n' | b'\r' | b' ' => Some(' '),
+                0..0x20 | 0x7f => None,
+                _ => Some(char::from(b.to_ascii_lowercase())),
+            })
+            .collect();
+    }
+    normalize_unicode(text)
+}
+
+/// [`normalize`] by the Unicode tables, for any text.
+fn normalize_unicode(text: &str) -> String {
     let mut clean = String::with_capacity(text.len());
     for c in text.chars() {
         if c == '\0' || c == '\u{fffd}' || is_control(c) {
@@ -296,28 +352,27 @@ fn normalize(text: &str) -> String {
 }
 
 /// BERT's pre-tokeniser: words split at whitespace (dropped) and punctuation (kept, one
-/// character a word).
-fn words(text: &str) -> Vec<String> {
+/// character a word), as slices of `text`.
+fn words(text: &str) -> Vec<&str> {
     let mut words = Vec::new();
-    let mut word = String::new();
-    for c in text.chars() {
-        if c.is_whitespace() {
-            if !word.is_empty() {
-                words.push(std::mem::take(&mut word));
+    let mut start = None;
+    for (at, c) in text.char_indices() {
+        // Every ASCII character of Unicode's punctuation is ASCII punctuation.
+        let punctuation = c.is_ascii_punctuation()
+            || (!c.is_ascii() && c.general_category_group() == GeneralCategoryGroup::Punctuation);
+        if punctuation || c.is_whitespace() {
+            if let Some(from) = start.take() {
+                words.push(&text[from..at]);
             }
-        } else if c.is_ascii_punctuation()
-            || c.general_category_group() == GeneralCategoryGroup::Punctuation
-        {
-            if !word.is_empty() {
-                words.push(std::mem::take(&mut word));
+            if punctuation {
+                words.push(&text[at..at + c.len_utf8()]);
             }
-            words.push(c.to_string());
-        } else {
-            word.push(c);
+        } else if start.is_none() {
+            start = Some(at);
         }
     }
-    if !word.is_empty() {
-        words.push(word);
+    if let Some(from) = start {
+        words.push(&text[from..]);
     }
     words
 }
@@ -381,6 +436,32 @@ mod tests {
         for (token, id) in want {
             assert_eq!(m.id(token).map(u64::from), id.as_u64(), "{token:?}");
         }
+    }
+
+    #[test]
+    fn ascii_is_normalised_as_by_the_unicode_tables() {
+        let every: String = (0u8..0x80).map(char::from).collect();
+        assert_eq!(normalize(&every), normalize_unicode(&every));
+        let text = "Get\tthe WEATHER\x0bfor\x0c\x1fa City,\r\n(ISO-3166) #1!\x7f";
+        assert_eq!(normalize(text), normalize_unicode(text));
+        assert_eq!(
+            words(&normalize(text)),
+            [
+                "get",
+                "the",
+                "weatherfora",
+                "city",
+                ",",
+                "(",
+                "iso",
+                "-",
+                "3166",
+                ")",
+                "#",
+                "1",
+                "!"
+            ]
+        );
     }
 
     #[test]
