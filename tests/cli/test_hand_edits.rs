@@ -293,3 +293,24 @@ fn a_tool_file_that_breaks_the_rules_is_reported() {
     assert!(problem(&path).contains("elsewhere"), "{}", problem(&path));
     assert!(problem(&other).contains("toolID"), "{}", problem(&other));
 }
+
+/// `tool get bundle/slug` finds the bundle through the index only while every bundle.json is
+/// as the index read it: a bundle renamed by hand (its slug edited in bundle.json, even to the
+/// same length) is found by its new slug at once and no longer by its old one.
+#[test]
+fn a_bundle_renamed_by_hand_is_found_by_its_new_slug_at_once() {
+    let env = TestEnv::new();
+    let id = env.bundle("alpha");
+    env.bundle("other");
+    env.put_tool("alpha", &tool_doc("probe", "v1"));
+    // The index now knows the bundles; the lookup goes through it.
+    let got = env.json(&["tool", "get", "alpha/probe"]);
+    assert_eq!(got["toolID"].as_str().map(str::len), Some(36), "{got}");
+    let file = env.bundle_dir(&id).join("bundle.json");
+    let mut doc = read_json(&file);
+    doc["slug"] = json!("gamma");
+    write_file(&file, &serde_json::to_string_pretty(&doc).unwrap());
+    let renamed = env.json(&["tool", "get", "gamma/probe"]);
+    assert_eq!(renamed["toolID"], got["toolID"]);
+    env.run(&["tool", "get", "alpha/probe"]).failure(4);
+}

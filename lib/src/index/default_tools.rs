@@ -101,32 +101,22 @@ impl DefaultTools {
         Ok(Self::from_rows(index.tool_rows(with_text)?))
     }
 
+    /// The default tools of the bundles in the folders `bundle_dirs` alone (in registration
+    /// order), named as in the whole catalog: only those bundles' rows are read, and the
+    /// names of the tools near theirs ([`names_of`]).
+    pub fn read_in(index: &Index, bundle_dirs: &[String]) -> index::Result<Vec<DefaultTool>> {
+        let rows = defaults(index.tool_rows_in(bundle_dirs, false)?);
+        DefaultTool::named(index, rows)
+    }
+
     /// The default tools of `rows` (in registration order).
     pub fn from_rows(rows: Vec<ToolRow>) -> Self {
         let names = NameMap::build(
             rows.iter()
                 .map(|r| (r.bundle_slug.as_str(), r.slug.as_str())),
         );
-        // The version that stands for each slug ([`default_version_key`]; no two rows have
-        // equal keys: their paths differ).
-        let mut best: HashMap<(&str, &str), usize> = HashMap::new();
-        fn key(r: &ToolRow) -> (bool, i64, &str, std::cmp::Reverse<&str>) {
-            default_version_key(r.is_enabled, r.created_ns, &r.tool_id, &r.path)
-        }
-        for (i, row) in rows.iter().enumerate() {
-            let slot = best
-                .entry((row.bundle_slug.as_str(), row.slug.as_str()))
-                .or_insert(i);
-            if key(row) > key(&rows[*slot]) {
-                *slot = i;
-            }
-        }
-        let mut chosen: Vec<usize> = best.into_values().collect();
-        chosen.sort_unstable();
-        let mut rows: Vec<Option<ToolRow>> = rows.into_iter().map(Some).collect();
-        let members = chosen
+        let members = defaults(rows)
             .into_iter()
-            .filter_map(|i| rows[i].take())
             .map(|row| DefaultTool {
                 name: names
                     .name(&row.bundle_slug, &row.slug)
@@ -137,6 +127,28 @@ impl DefaultTools {
             .collect();
         Self { names, members }
     }
+}
+
+/// The rows of `rows` (in registration order) that stand for their slugs, in the same order.
+fn defaults(rows: Vec<ToolRow>) -> Vec<ToolRow> {
+    // The version that stands for each slug ([`default_version_key`]; no two rows have
+    // equal keys: their paths differ).
+    let mut best: HashMap<(&str, &str), usize> = HashMap::new();
+    fn key(r: &ToolRow) -> (bool, i64, &str, std::cmp::Reverse<&str>) {
+        default_version_key(r.is_enabled, r.created_ns, &r.tool_id, &r.path)
+    }
+    for (i, row) in rows.iter().enumerate() {
+        let slot = best
+            .entry((row.bundle_slug.as_str(), row.slug.as_str()))
+            .or_insert(i);
+        if key(row) > key(&rows[*slot]) {
+            *slot = i;
+        }
+    }
+    let mut chosen: Vec<usize> = best.into_values().collect();
+    chosen.sort_unstable();
+    let mut rows: Vec<Option<ToolRow>> = rows.into_iter().map(Some).collect();
+    chosen.into_iter().filter_map(|i| rows[i].take()).collect()
 }
 
 #[cfg(test)]

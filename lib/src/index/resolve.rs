@@ -26,7 +26,7 @@ impl Catalog {
             return Ok((found, problems));
         }
         let searched: Vec<BundleEntry> = match &parsed.bundle {
-            Some(name) => vec![self.named_bundle(name)?],
+            Some(name) => vec![self.bundle_by_name(name)?],
             None => {
                 let mut bundles = self.bundles()?.items;
                 bundles.retain(|b| !b.is_deleted());
@@ -88,6 +88,24 @@ impl Catalog {
                 }),
             },
         }
+    }
+
+    /// The bundle `name` names (slug or ID), soft-deleted ones included. A slug is looked up
+    /// in the index when the index can tell cheaply that its bundles are as on disk
+    /// ([`Index::fresh_bundle_dirs`]); otherwise, and for the built-in bundle and bundleIDs,
+    /// as [`Catalog::named_bundle`] finds it.
+    fn bundle_by_name(&self, name: &str) -> Result<BundleEntry> {
+        let by_slug = name != crate::catalog::builtin::SLUG && Uuid::try_parse(name).is_err();
+        if by_slug
+            && let Some(index) = Index::open_unchecked(self)
+            && let Some(dirs) = index.fresh_bundle_dirs(self, name)
+            && let [dir] = dirs.as_slice()
+            && let Ok(Some(bundle)) = self.load_bundle(&self.bundles_dir().join(dir), dir)
+            && bundle.bundle.slug == name
+        {
+            return Ok(bundle);
+        }
+        self.named_bundle(name)
     }
 
     /// `bundle/slug` for a bare name that is a tool's exported provider name

@@ -133,10 +133,25 @@ impl Index {
     /// Every tool of every live bundle, in registration order (`createdAt`, then toolID).
     /// With `with_text`, each row carries its indexed words too.
     pub fn tool_rows(&self, with_text: bool) -> Result<Vec<ToolRow>> {
-        let sql = tool_row_sql(with_text, "TRUE");
-        let mut statement = self.conn.prepare(&sql).map_err(|e| self.db_error(e))?;
+        self.rows_where(&tool_row_sql(with_text, "TRUE"), [])
+    }
+
+    /// [`Index::tool_rows`] of the bundles in the folders `bundle_dirs` alone, read through
+    /// the index of a bundle's tools: the cost grows with those bundles, not the catalog.
+    pub fn tool_rows_in(&self, bundle_dirs: &[String], with_text: bool) -> Result<Vec<ToolRow>> {
+        let dirs = serde_json::to_string(bundle_dirs).unwrap_or_default();
+        let sql = tool_row_sql(
+            with_text,
+            "t.bundle_dir IN (SELECT value FROM json_each(?1))",
+        );
+        self.rows_where(&sql, [dirs])
+    }
+
+    /// The rows `sql` (a [`tool_row_sql`]) selects, in registration order.
+    fn rows_where(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<ToolRow>> {
+        let mut statement = self.conn.prepare(sql).map_err(|e| self.db_error(e))?;
         let rows = statement
-            .query_map([], tool_row)
+            .query_map(params, tool_row)
             .map_err(|e| self.db_error(e))?;
         let mut rows: Vec<ToolRow> = rows
             .collect::<rusqlite::Result<_>>()

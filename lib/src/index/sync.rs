@@ -224,6 +224,57 @@ fn subdirs(dir: &Path) -> HashSet<String> {
 
 pub(crate) const BUILTIN_DIR: &str = "builtin";
 
+impl Index {
+    /// The folders of the bundles whose slug, bundleID or folder name is `name`, when this
+    /// index's bundles are the catalog's as it is now: the same folders under `bundles/`, each
+    /// `bundle.json` readable and as it was when read (its stamp; one stat a bundle, no file
+    /// read). `None` when that cannot be told so cheaply: a bundle.json changed, unreadable or
+    /// stamped too recently to trust, or a folder added or gone. Finding a bundle by slug then
+    /// costs a stat per bundle rather than reading every bundle.json.
+    pub(crate) fn fresh_bundle_dirs(&self, catalog: &Catalog, name: &str) -> Option<Vec<String>> {
+        /// A bundle row: folder, slug, bundleID, bundle.json's stamp, problem.
+        type Row = (
+            String,
+            Option<String>,
+            Option<String>,
+            String,
+            Option<String>,
+        );
+        let rows: Vec<Row> = self
+            .conn
+            .prepare_cached(
+                "SELECT dir, slug, bundle_id, file_stamp, problem FROM bundle WHERE dir != ?1",
+            )
+            .ok()?
+            .query_map([BUILTIN_DIR], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })
+            .ok()?
+            .collect::<rusqlite::Result<_>>()
+            .ok()?;
+        let folders = subdirs(&catalog.bundles_dir());
+        if folders.len() != rows.len() {
+            return None;
+        }
+        // No stamp is racy now: one stored as racy never matches.
+        let stamps = StampReader::new(catalog.root(), i128::MAX);
+        let mut found = Vec::new();
+        for (dir, slug, id, stamp, problem) in rows {
+            let file = format!("{BUNDLES_DIR}/{dir}/{BUNDLE_FILE}");
+            if problem.is_some()
+                || !folders.contains(&dir)
+                || !stamp_is(stamps.facts(&file), i128::MAX, &stamp)
+            {
+                return None;
+            }
+            if [slug.as_deref(), id.as_deref(), Some(dir.as_str())].contains(&Some(name)) {
+                found.push(dir);
+            }
+        }
+        Some(found)
+    }
+}
+
 /// The words of a tool's arguments, nested objects included, as three full-text columns:
 /// their names (split into words), their descriptions, and the values they accept (`enum` and
 /// `const`, of the argument and of its array `items`: a request often names the value a tool

@@ -422,3 +422,54 @@ fn a_sentences_term_shares_add_up_to_each_tools_relevance() {
     // A tool that holds none of the words has no share.
     assert!(shares.of(i64::MAX).iter().all(|s| *s == 0.0));
 }
+
+/// Set the mtime of every bundle.json of `catalog` an hour back, as a catalog checked out a
+/// while ago has them: their stamps are then not racy.
+fn age_bundle_files(catalog: &Catalog) {
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for entry in std::fs::read_dir(catalog.bundles_dir()).unwrap() {
+        let file = entry.unwrap().path().join(crate::catalog::BUNDLE_FILE);
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(then)
+            .unwrap();
+    }
+}
+
+#[test]
+fn bundles_are_found_by_slug_in_the_index_only_while_every_bundle_file_is_as_indexed() {
+    let (_dir, catalog) = fixture();
+    age_bundle_files(&catalog);
+    let index = open(&catalog);
+    let weather = index
+        .fresh_bundle_dirs(&catalog, "weather")
+        .expect("every bundle.json as indexed");
+    assert_eq!(weather.len(), 1);
+    assert_eq!(
+        index.fresh_bundle_dirs(&catalog, "no-such-bundle"),
+        Some(vec![])
+    );
+    // By bundleID and folder name too.
+    assert_eq!(
+        index.fresh_bundle_dirs(&catalog, &weather[0]),
+        Some(weather.clone())
+    );
+
+    // A bundle.json written since (same bytes: the stamp moved) is not trusted.
+    let file = catalog
+        .bundles_dir()
+        .join(&weather[0])
+        .join(crate::catalog::BUNDLE_FILE);
+    let text = std::fs::read(&file).unwrap();
+    std::fs::write(&file, text).unwrap();
+    assert_eq!(index.fresh_bundle_dirs(&catalog, "weather"), None);
+    age_bundle_files(&catalog);
+    let index = open(&catalog);
+    assert!(index.fresh_bundle_dirs(&catalog, "weather").is_some());
+
+    // Nor a bundle folder the index has not seen.
+    std::fs::create_dir(catalog.bundles_dir().join(Uuid::now_v7().to_string())).unwrap();
+    assert_eq!(index.fresh_bundle_dirs(&catalog, "weather"), None);
+}

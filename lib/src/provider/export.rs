@@ -137,16 +137,17 @@ pub fn translate(
 /// The tools an export of every tool (no `tools` named) reads, in list order: the lineup's
 /// usable members (all of them with `include_disabled`) in the request's bundles, before the
 /// tag filter and the translation. The index alone knows them: no tool file is read.
+/// With bundles named, only their tools are read from the index.
 pub fn candidates(index: &Index, request: &ExportRequest) -> Result<Vec<DefaultTool>, ExportError> {
-    let lineup = DefaultTools::read(index, false)?;
     let bundle_dirs = index.bundle_dirs(&request.bundles)?;
-    Ok(lineup
-        .members
+    let members = if bundle_dirs.is_empty() {
+        DefaultTools::read(index, false)?.members
+    } else {
+        DefaultTools::read_in(index, &bundle_dirs)?
+    };
+    Ok(members
         .into_iter()
-        .filter(|member| {
-            (request.include_disabled || member.is_usable())
-                && (bundle_dirs.is_empty() || bundle_dirs.contains(&member.row.bundle_dir))
-        })
+        .filter(|member| request.include_disabled || member.is_usable())
         .collect())
 }
 

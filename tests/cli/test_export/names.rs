@@ -129,6 +129,29 @@ fn names_are_the_same_for_every_provider() {
     }
 }
 
+/// An export of one bundle reads only that bundle's tools, and names them as the whole
+/// catalog's export does: the collisions with other bundles still count.
+#[test]
+fn a_bundles_export_names_its_tools_as_the_whole_export_does() {
+    let env = names_env();
+    let whole = names_by_tool(&env, "openai", &[]);
+    let mut bundles: Vec<String> = names_env_tools().into_iter().map(|(b, _)| b).collect();
+    bundles.dedup();
+    let mut seen = BTreeMap::new();
+    for bundle in &bundles {
+        let one = names_by_tool(&env, "openai", &["--bundle", bundle]);
+        assert!(!one.is_empty(), "{bundle}");
+        for (tool, name) in one {
+            assert!(
+                tool.starts_with(&format!("{bundle}/")),
+                "{tool} in {bundle}"
+            );
+            seen.insert(tool, name);
+        }
+    }
+    assert_eq!(seen, whole);
+}
+
 #[test]
 fn names_are_stable_across_runs_and_unrelated_changes() {
     let env = names_env();
