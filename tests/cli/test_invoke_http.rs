@@ -351,3 +351,4 @@ mod limits;
 mod requests;
 mod responses;
 mod secrets;
+mod tls;

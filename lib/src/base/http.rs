@@ -30,6 +30,30 @@ fn install_crypto_provider() {
     });
 }
 
+/// The TLS settings of every client, made once a process: what reqwest makes for each client
+/// it builds (TLS 1.2 and 1.3, the system's certificates through rustls-platform-verifier,
+/// HTTP/1.1), except that the verifier, which reads every certificate of the system, is made
+/// once rather than for each call of a batch. Clients share its session cache too, so a batch
+/// of calls to one host resumes its first TLS session. `None` when it cannot be made: each
+/// client then makes its own, and says why it cannot.
+fn tls_config() -> Option<rustls::ClientConfig> {
+    static CONFIG: std::sync::OnceLock<Option<rustls::ClientConfig>> = std::sync::OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let verifier = rustls_platform_verifier::Verifier::new(provider.clone()).ok()?;
+            let mut config = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .ok()?
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(verifier))
+                .with_no_client_auth();
+            config.alpn_protocols = vec![b"http/1.1".to_vec()];
+            Some(config)
+        })
+        .clone()
+}
+
 /// A blocking HTTP client with `redirects` as its redirect policy (HTTP tools check every hop
 /// against `allowedHosts`; the scorers' endpoints follow none), and `dns` as its resolver when
 /// given (see [`GuardedDns`]).
@@ -39,6 +63,9 @@ pub fn client(
 ) -> reqwest::Result<reqwest::blocking::Client> {
     install_crypto_provider();
     let mut builder = reqwest::blocking::Client::builder().redirect(redirects);
+    if let Some(tls) = tls_config() {
+        builder = builder.tls_backend_preconfigured(tls);
+    }
     if let Some(dns) = dns {
         builder = builder.dns_resolver(Arc::new(dns));
     }
@@ -49,10 +76,13 @@ pub fn client(
 /// called), and `dns` as its resolver.
 pub fn async_client(dns: GuardedDns) -> reqwest::Result<reqwest::Client> {
     install_crypto_provider();
-    reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
-        .dns_resolver(Arc::new(dns))
-        .build()
+        .dns_resolver(Arc::new(dns));
+    if let Some(tls) = tls_config() {
+        builder = builder.tls_backend_preconfigured(tls);
+    }
+    builder.build()
 }
 
 /// What kind of address a host name may not lead to ([`local_kind`]).

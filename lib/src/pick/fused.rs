@@ -73,27 +73,33 @@ impl Fused {
         let Some(cosines) = index.similarity(&parts)? else {
             return Ok(Err(tiers));
         };
-        let mut ids: Vec<i64> = cosines.keys().copied().collect();
-        ids.extend(relevance.keys().filter(|id| !cosines.contains_key(id)));
+        // Every tool with a vector (ordered by row), then those with words of the task alone.
+        let with_vector = |id: &i64| cosines.binary_search_by_key(id, |(row, _)| *row).is_ok();
+        let mut ids: Vec<i64> = cosines.iter().map(|(id, _)| *id).collect();
+        ids.extend(relevance.keys().filter(|id| !with_vector(id)));
         let lexical: Vec<f64> = ids
             .iter()
             .map(|id| relevance.get(id).copied().unwrap_or(0.0))
             .collect();
         // A tool without a vector counts as the least similar.
-        let least = cosines.values().copied().fold(f64::INFINITY, f64::min);
-        let semantic: Vec<f64> = ids
+        let least = cosines
             .iter()
-            .map(|id| cosines.get(id).copied().unwrap_or(least))
+            .map(|(_, c)| *c)
+            .fold(f64::INFINITY, f64::min);
+        let cosine = |at: usize| cosines.get(at).map(|(_, c)| *c);
+        let semantic: Vec<f64> = (0..ids.len())
+            .map(|at| cosine(at).unwrap_or(least))
             .collect();
         let fused = fuse(&lexical, &semantic, weight);
         let scores = ids
             .iter()
             .zip(lexical.iter().zip(fused))
-            .map(|(id, (relevance, fused))| {
+            .enumerate()
+            .map(|(at, (id, (relevance, fused)))| {
                 let parts = Parts {
                     fused,
                     relevance: *relevance,
-                    cosine: cosines.get(id).copied(),
+                    cosine: cosine(at),
                 };
                 (*id, parts)
             })
