@@ -33,15 +33,19 @@ fn install_crypto_provider() {
 /// The TLS settings of every client, made once a process: what reqwest makes for each client
 /// it builds (TLS 1.2 and 1.3, the system's certificates through rustls-platform-verifier,
 /// HTTP/1.1), except that the verifier, which reads every certificate of the system, is made
-/// once rather than for each call of a batch. Clients share its session cache too, so a batch
-/// of calls to one host resumes its first TLS session. `None` when it cannot be made: each
-/// client then makes its own, and says why it cannot.
+/// once, on the first TLS connection ([`SystemVerifier`]): a batch of calls loads them once,
+/// and calls over plain HTTP never. Clients share its session cache too, so the calls of a
+/// batch to one host resume its first TLS session. `None` when it cannot be made: each client
+/// then makes its own.
 fn tls_config() -> Option<rustls::ClientConfig> {
     static CONFIG: std::sync::OnceLock<Option<rustls::ClientConfig>> = std::sync::OnceLock::new();
     CONFIG
         .get_or_init(|| {
             let provider = Arc::new(rustls::crypto::ring::default_provider());
-            let verifier = rustls_platform_verifier::Verifier::new(provider.clone()).ok()?;
+            let verifier = SystemVerifier {
+                provider: provider.clone(),
+                made: std::sync::OnceLock::new(),
+            };
             let mut config = rustls::ClientConfig::builder_with_provider(provider)
                 .with_safe_default_protocol_versions()
                 .ok()?
@@ -52,6 +56,68 @@ fn tls_config() -> Option<rustls::ClientConfig> {
             Some(config)
         })
         .clone()
+}
+
+/// rustls-platform-verifier's verifier of the system's certificates, made when a server's
+/// certificate is first checked. One that cannot be made fails each TLS handshake with why.
+#[derive(Debug)]
+struct SystemVerifier {
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    made: std::sync::OnceLock<Result<rustls_platform_verifier::Verifier, rustls::Error>>,
+}
+
+impl SystemVerifier {
+    fn verifier(&self) -> Result<&rustls_platform_verifier::Verifier, rustls::Error> {
+        self.made
+            .get_or_init(|| rustls_platform_verifier::Verifier::new(self.provider.clone()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+impl rustls::client::danger::ServerCertVerifier for SystemVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &rustls::pki_types::CertificateDer<'_>,
+        intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        self.verifier()?.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        )
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.verifier()?.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.verifier()?.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        // The provider's schemes, which the platform verifier supports as well: known
+        // without loading a certificate.
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
 }
 
 /// A blocking HTTP client with `redirects` as its redirect policy (HTTP tools check every hop
@@ -70,6 +136,25 @@ pub fn client(
         builder = builder.dns_resolver(Arc::new(dns));
     }
     builder.build()
+}
+
+/// [`client`] without redirects and with `dns` as its resolver, made once a process for each
+/// list of addresses `dns` allows: a blocking client runs a thread and a runtime of its own,
+/// which cost more than a short call when every call of a batch made one. The calls share its
+/// connections too.
+pub fn shared_client(dns: GuardedDns) -> reqwest::Result<reqwest::blocking::Client> {
+    type Clients = Vec<(Vec<IpAddr>, reqwest::blocking::Client)>;
+    static CLIENTS: std::sync::Mutex<Clients> = std::sync::Mutex::new(Vec::new());
+    let mut clients = CLIENTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, made)) = clients.iter().find(|(allowed, _)| *allowed == dns.allowed) {
+        return Ok(made.clone());
+    }
+    let allowed = dns.allowed.clone();
+    let made = client(reqwest::redirect::Policy::none(), Some(dns))?;
+    clients.push((allowed, made.clone()));
+    Ok(made)
 }
 
 /// The async client of MCP servers over HTTP: no redirects (the host allowed is the host

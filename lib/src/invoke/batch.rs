@@ -27,8 +27,9 @@ use super::{Failure, Options};
 use crate::base::error_code::ErrorCode;
 use crate::catalog::{Catalog, ToolEntry};
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 pub const MAX_CALLS: usize = 20;
@@ -307,6 +308,7 @@ pub fn run(
     // One session per stdio MCP server for the whole batch, ended with it.
     let sessions = Arc::new(super::mcp::Sessions::new());
     let (tell, answers) = mpsc::channel();
+    let resolve = Arc::new(ResolveOnce::new(resolve));
     for (i, call) in request.calls.iter().enumerate() {
         let (tell, catalog, call) = (tell.clone(), Arc::clone(&catalog), call.clone());
         let resolve = Arc::clone(&resolve);
@@ -319,7 +321,8 @@ pub fn run(
         // Not scoped: a call still running at the deadline is left behind (its tool stops at
         // the deadline, and the process ends after printing).
         std::thread::spawn(move || {
-            let _ = tell.send((i, call_one(&catalog, &*resolve, &call, &options)));
+            let resolve = move |catalog: &Catalog, name: &str| resolve.resolve(catalog, name);
+            let _ = tell.send((i, call_one(&catalog, &resolve, &call, &options)));
         });
     }
     drop(tell);
@@ -352,6 +355,44 @@ pub fn run(
         .into_iter()
         .map(|outcome| outcome.unwrap_or_else(|| Err(timed_out(request.wait_ms))))
         .collect()
+}
+
+/// A batch's [`Resolve`] that resolves each tool name once, however many calls name it: the
+/// calls of one batch name the tools of one moment, and a name's lookup may read every
+/// bundle.json.
+struct ResolveOnce {
+    resolve: Arc<Resolve>,
+    found: Mutex<HashMap<String, Result<ToolEntry, Failure>>>,
+}
+
+impl ResolveOnce {
+    fn new(resolve: Arc<Resolve>) -> Self {
+        Self {
+            resolve,
+            found: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn resolve(&self, catalog: &Catalog, name: &str) -> Result<ToolEntry, Failure> {
+        let known = |found: &Mutex<HashMap<String, _>>| {
+            found
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(name)
+                .cloned()
+        };
+        if let Some(known) = known(&self.found) {
+            return known;
+        }
+        // Looked up unlocked: calls naming other tools look theirs up at the same time.
+        let outcome = (self.resolve)(catalog, name);
+        self.found
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(name.to_owned())
+            .or_insert(outcome)
+            .clone()
+    }
 }
 
 /// A call's outcome as the batch reports it, `at` the time it came: a `TIMEOUT` that came at
@@ -401,6 +442,28 @@ pub fn not_resolved(name: &str, error: crate::catalog::Error) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_resolves_each_tool_name_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(dir.path()).unwrap();
+        let lookups = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = Arc::clone(&lookups);
+        let resolve: Arc<Resolve> = Arc::new(move |catalog: &Catalog, name: &str| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut problems = Vec::new();
+            catalog
+                .tool_versions(&catalog.builtin_bundle(), name, &mut problems)
+                .pop()
+                .ok_or_else(|| Failure::new(ErrorCode::UnknownTool, format!("no {name}")))
+        });
+        let once = ResolveOnce::new(resolve);
+        for _ in 0..5 {
+            assert_eq!(once.resolve(&catalog, "now").unwrap().tool.slug, "now");
+            assert!(once.resolve(&catalog, "no-such-tool").is_err());
+        }
+        assert_eq!(lookups.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
 
     /// A call that stops itself at the batch's deadline says what a call the batch stopped
     /// says (the race behind the two messages the end-to-end test sees only now and then); a

@@ -461,11 +461,7 @@ fn run(
 ) -> Result<Value, Failure> {
     // Redirects are followed here ([`follow`]), not by reqwest, so secret-bearing headers can
     // be dropped when one leads to another origin (reqwest would keep `X-Api-Key`).
-    let client = crate::base::http::client(
-        reqwest::redirect::Policy::none(),
-        Some(guarded_dns(&options.hosts)),
-    )
-    .map_err(|e| {
+    let client = crate::base::http::shared_client(guarded_dns(&options.hosts)).map_err(|e| {
         Failure::new(
             ErrorCode::Internal,
             format!("cannot make an HTTP client: {e}"),

@@ -53,10 +53,34 @@ pub fn record(catalog: &Catalog, tool_id: &str) {
     if !catalog.root().is_dir() {
         return;
     }
-    let _ = (|| -> rusqlite::Result<()> {
-        crate::catalog::store::create_state_dir(&catalog.root().join(STATE_DIR))
-            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-        let Some(conn) = open(catalog, true)? else {
+    // One connection a process for the calls of a batch (opening one, with its WAL pragmas,
+    // cost more than the count itself), kept for the last catalog counted in while its file
+    // is the one opened (the same inode: a file removed or replaced since is opened anew).
+    type Open = (std::path::PathBuf, Option<u64>, Connection);
+    static OPEN: std::sync::Mutex<Option<Open>> = std::sync::Mutex::new(None);
+    #[cfg(unix)]
+    let inode = |path: &std::path::Path| {
+        std::fs::symlink_metadata(path)
+            .ok()
+            .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
+    };
+    #[cfg(not(unix))]
+    let inode = |path: &std::path::Path| path.is_file().then_some(0);
+    let mut open_now = OPEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let counted = (|| -> rusqlite::Result<()> {
+        let path = file(catalog);
+        let now = inode(&path);
+        if open_now
+            .as_ref()
+            .is_none_or(|(at, was, _)| *at != path || now.is_none() || *was != now)
+        {
+            crate::catalog::store::create_state_dir(&catalog.root().join(STATE_DIR))
+                .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+            *open_now = open(catalog, true)?.map(|conn| (path.clone(), inode(&path), conn));
+        }
+        let Some((_, _, conn)) = open_now.as_ref() else {
             return Ok(());
         };
         conn.execute(
@@ -67,6 +91,10 @@ pub fn record(catalog: &Catalog, tool_id: &str) {
         )?;
         Ok(())
     })();
+    if counted.is_err() {
+        // Opened anew by the next count.
+        *open_now = None;
+    }
 }
 
 /// The usage of `tool_id`; zero calls when there is no record (or it cannot be read).
