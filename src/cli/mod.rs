@@ -240,10 +240,15 @@ pub fn main() -> ExitCode {
     };
     let result = cmd::run(&ctx, &cli.command);
     // A check that had to walk the catalog may start a watcher for the next commands.
-    if let Some(entries) = ctx.checks.take_walk()
-        && let Ok(catalog) = ctx.catalog()
-        && let Some(pid) = watcher::maybe_start(&catalog, entries, ctx.ui.can_confirm())
-    {
+    let started = ctx.checks.take_walk().and_then(|entries| {
+        let catalog = ctx.catalog().ok()?;
+        let started = watcher::maybe_start(&catalog, entries, ctx.ui.can_confirm());
+        Some((catalog, started))
+    });
+    if let Some((_, watcher::Started::TooFewWatches(advice))) = &started {
+        ctx.ui.warn(&format!("no index watcher started: {advice}"));
+    }
+    if let Some((catalog, watcher::Started::Watcher(pid))) = started {
         let idle = catalog.config().watch_idle.as_secs();
         let idle = if idle % 60 == 0 {
             format!("{} min", idle / 60)

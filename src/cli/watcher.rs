@@ -9,7 +9,7 @@ use toolctl_lib::catalog::Catalog;
 use toolctl_lib::catalog::config::WatchMode as Mode;
 use toolctl_lib::index::watch::{
     AUTO_MIN_ENTRIES, RETRY_AFTER, Status, failure_file, is_local, last_failure, mode, prepare,
-    status, watch_limit,
+    status, too_few_watches, watch_limit,
 };
 
 /// Start `program index watch` for the catalog in the background, in its own process group
@@ -69,11 +69,35 @@ pub fn detach(program: &Path, root: &Path) -> Result<Status, String> {
     }
 }
 
+/// What [`maybe_start`] did.
+#[derive(Debug)]
+pub enum Started {
+    /// Nothing: no watcher is wanted, or one failed lately.
+    No,
+    /// A watcher, with its process ID, for the CLI to say so.
+    Watcher(u32),
+    /// None, because the catalog needs more inotify watches than the system allows: what to
+    /// tell the user (once an hour: the reason is left as the last failure).
+    TooFewWatches(String),
+}
+
 /// After a check that no watcher answered: start one in the background if the mode says so.
 /// In `auto` mode only for a person at a terminal (`interactive`: stdin and stderr are
 /// terminals), never for a script, cron job or CI run, whose process would outlive its use
-/// unseen. Returns the new watcher's process ID, for the CLI to say so.
-pub fn maybe_start(catalog: &Catalog, entries_checked: usize, interactive: bool) -> Option<u32> {
+/// unseen.
+pub fn maybe_start(catalog: &Catalog, entries_checked: usize, interactive: bool) -> Started {
+    match start_if_wanted(catalog, entries_checked, interactive) {
+        Err(advice) => Started::TooFewWatches(advice),
+        Ok(Some(pid)) => Started::Watcher(pid),
+        Ok(None) => Started::No,
+    }
+}
+
+fn start_if_wanted(
+    catalog: &Catalog,
+    entries_checked: usize,
+    interactive: bool,
+) -> Result<Option<u32>, String> {
     let root = catalog.root();
     let wanted = match mode(catalog) {
         Mode::Never => false,
@@ -86,10 +110,8 @@ pub fn maybe_start(catalog: &Catalog, entries_checked: usize, interactive: bool)
         }
     };
     if !wanted {
-        return None;
+        return Ok(None);
     }
-    // Each folder checked is about one watch: a catalog past the limit cannot be watched.
-    let fits = || watch_limit().is_none_or(|limit| entries_checked < limit);
     let failed_lately = || {
         std::fs::metadata(failure_file(root))
             .and_then(|m| m.modified())
@@ -97,11 +119,39 @@ pub fn maybe_start(catalog: &Catalog, entries_checked: usize, interactive: bool)
     };
     // `prepare`, not just `why_not`: a watcher that cannot make its folder fails without
     // leaving the failure file that keeps commands from starting one again and again.
-    if fits() && !failed_lately() && prepare(root).is_ok() {
-        // A failure to start costs nothing but speed: the next command walks again. Not
-        // waited for: it outlives this command.
-        let program = std::env::current_exe().ok()?;
-        return spawn(&program, root).ok().map(|child| child.id());
+    if failed_lately() || prepare(root).is_err() {
+        return Ok(None);
     }
-    None
+    // Each folder checked is about one watch: a catalog past the limit cannot be watched.
+    if let Some(advice) = watch_limit().and_then(|limit| too_few_watches(entries_checked, limit)) {
+        let _ = toolctl_lib::catalog::store::write_atomic(&failure_file(root), advice.as_bytes());
+        return Err(advice);
+    }
+    // A failure to start costs nothing but speed: the next command walks again. Not waited
+    // for: it outlives this command.
+    let Ok(program) = std::env::current_exe() else {
+        return Ok(None);
+    };
+    Ok(spawn(&program, root).ok().map(|child| child.id()))
+}
+
+/// Why a watcher of `catalog` cannot start here, if the system's inotify limit cannot hold
+/// its folders (counted by an index check): said before starting one, with how to raise it.
+pub fn refuse_too_few_watches(catalog: &Catalog) -> Result<(), String> {
+    let root = catalog.root();
+    let Some(limit) = watch_limit() else {
+        return Ok(());
+    };
+    if status(root).is_some() {
+        return Ok(());
+    }
+    let Ok((_, report)) = toolctl_lib::index::Index::open(catalog, &mut |_, _| {}) else {
+        return Ok(());
+    };
+    match too_few_watches(report.checked, limit) {
+        Some(advice) if !report.watcher => {
+            Err(format!("cannot watch {}: {advice}", root.display()))
+        }
+        _ => Ok(()),
+    }
 }

@@ -201,6 +201,24 @@ pub fn watch_limit() -> Option<usize> {
         .ok()
 }
 
+/// What to tell the user when a catalog's `folders` need more inotify watches (one a folder)
+/// than the system's `limit` allows, with the line that raises it and how to keep it; `None`
+/// when they fit. The limit suggested leaves a quarter more for the catalog's growth and
+/// other programs' watches, rounded up to a multiple of 65,536.
+pub fn too_few_watches(folders: usize, limit: usize) -> Option<String> {
+    if folders < limit {
+        return None;
+    }
+    let step = 65_536;
+    let wanted = (folders + folders / 4).div_ceil(step) * step;
+    Some(format!(
+        "this catalog's {folders} folders need as many inotify watches and this system allows \
+         {limit}: raise the limit with `sudo sysctl fs.inotify.max_user_watches={wanted}` (to \
+         keep it after a restart: `echo fs.inotify.max_user_watches={wanted} | sudo tee \
+         /etc/sysctl.d/90-toolctl.conf`); until then every command checks the files itself"
+    ))
+}
+
 /// Why no watcher can run on this catalog, if so.
 pub fn why_not(root: &Path) -> Result<(), String> {
     if !cfg!(target_os = "linux") {
@@ -305,7 +323,10 @@ pub fn run(root: &Path, _idle: Duration, _ready: impl FnOnce(&Status)) -> Result
 
 #[cfg(target_os = "linux")]
 mod daemon {
-    use super::{Answer, Request, RunError, Status, dir, failure_file, lock_file, prepare, socket};
+    use super::{
+        Answer, Request, RunError, Status, dir, failure_file, lock_file, prepare, socket,
+        too_few_watches, watch_limit,
+    };
     use crate::catalog::BUNDLES_DIR;
     use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
     use rustix::io::Errno;
@@ -459,10 +480,13 @@ mod daemon {
                     return Ok(());
                 }
                 Err(e) if e.raw_os_error() == Some(Errno::NOSPC.raw_os_error()) => {
+                    let watched = self.folders.len();
+                    let advice = watch_limit()
+                        .and_then(|limit| too_few_watches(limit.max(watched), limit))
+                        .map_or_else(String::new, |advice| format!(": {advice}"));
                     return Err(std::io::Error::other(format!(
-                        "no inotify watches left (the limit is /proc/sys/fs/inotify/max_user_watches, \
-                         {} folders watched so far)",
-                        self.folders.len()
+                        "no inotify watches left after {watched} folders (other programs hold \
+                         some of fs.inotify.max_user_watches){advice}"
                     )));
                 }
                 Err(e) => return Err(e),
@@ -808,5 +832,25 @@ mod daemon {
         drop(state);
         let _ = std::fs::remove_file(&cookie);
         answer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::too_few_watches;
+
+    #[test]
+    fn a_catalog_over_the_watch_limit_is_told_the_line_that_raises_it() {
+        assert_eq!(too_few_watches(188_223, 192_530), None);
+        let advice = too_few_watches(188_223, 128_000).unwrap();
+        // A quarter more (235,278), rounded up to a multiple of 65,536.
+        assert!(
+            advice.contains("`sudo sysctl fs.inotify.max_user_watches=262144`"),
+            "{advice}"
+        );
+        assert!(advice.contains("/etc/sysctl.d/90-toolctl.conf"), "{advice}");
+        assert!(advice.contains("188223 folders") && advice.contains("allows 128000"));
+        let big = too_few_watches(1_880_000, 1_048_576).unwrap();
+        assert!(big.contains("max_user_watches=2359296`"), "{big}");
     }
 }

@@ -118,6 +118,9 @@ fn watch(ctx: &Ctx, catalog: &Catalog, args: &WatchArgs) -> Result<Output, CliEr
         };
         return Ok(done(message, None));
     }
+    // Refused before it starts: a watcher past the inotify limit would fail after watching
+    // most of the catalog.
+    crate::cli::watcher::refuse_too_few_watches(catalog).map_err(CliError::invalid)?;
     if args.detach {
         let program = std::env::current_exe().map_err(|e| {
             CliError::new(
