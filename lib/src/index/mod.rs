@@ -102,7 +102,7 @@ CREATE TABLE tool (
     bundle_dir TEXT NOT NULL,
     slug_dir TEXT NOT NULL,
     stamp TEXT NOT NULL DEFAULT '',
-    content_hash TEXT,             -- SHA-256 of the text indexed, kept while the stamp is racy
+    content_hash TEXT,             -- SHA-256 of the text indexed (NULL: read it again whatever it holds)
     problem TEXT,                  -- why the file cannot be used (then the rest is empty)
     tool_id TEXT,
     version TEXT,

@@ -23,9 +23,10 @@
 //! timestamp granularity (1 s on some filesystems, a kernel tick on Linux before 6.13), or
 //! dated in the future, can keep its stamp across an edit of the same size. So a stamp whose
 //! mtime is less than [`RACY_WINDOW`] before the check is marked racy (a trailing `~`) and is
-//! not trusted: the next check lists a racy folder again and reads a racy `tool.json` again,
-//! comparing its SHA-256 with the one stored when it was indexed; an unchanged file is not
-//! parsed again (and not counted as read).
+//! not trusted: the next check lists a racy folder again and reads a racy `tool.json` again.
+//! Every `tool.json` read is compared by its SHA-256 with the one stored when it was indexed:
+//! an unchanged text is not parsed again (and not counted as read), so touching every file of
+//! a catalog (a checkout, `touch`, a copy that keeps the bytes) costs a read and a hash each.
 //!
 //! One file of about 1,500 lines, on purpose: the change check, the stat workers, the loader
 //! threads and the writes share the row and stamp types and the order of one transaction, and
@@ -664,8 +665,8 @@ struct Pending {
     version: String,
     /// Its stamp now.
     now: String,
-    /// The SHA-256 of the text indexed, when the file may not have changed since (a racy
-    /// stamp that is the same now): the text is compared before it is parsed again.
+    /// The SHA-256 of the text indexed (none when the row must be read again whatever its
+    /// text: its bundle or the hosts changed): the text is compared before it is parsed again.
     hash: Option<String>,
 }
 
@@ -675,7 +676,7 @@ enum Loaded {
     Gone,
     /// The same text as indexed.
     Same,
-    /// Read again; with the text's hash when its stamp is racy.
+    /// Read again; with the text's hash.
     Read(Box<Result<Option<Record>, Problem>>, Option<String>),
 }
 
@@ -690,7 +691,7 @@ fn sync_all(
     let hosts = hosts_fingerprint(catalog);
     let hosts_changed = meta(tx, "hosts")? != hosts;
     if hosts_changed {
-        execute_cached(tx, "UPDATE tool SET stamp = ''", [])?;
+        execute_cached(tx, "UPDATE tool SET stamp = '', content_hash = NULL", [])?;
         set_meta(tx, "hosts", &hosts)?;
     }
     sync_builtins(tx, catalog)?;
@@ -1021,7 +1022,7 @@ fn check_bundles(
                 // The bundle slug is part of every tool's reference and text.
                 execute_cached(
                     tx,
-                    "UPDATE tool SET stamp = '' WHERE bundle_dir = ?1",
+                    "UPDATE tool SET stamp = '', content_hash = NULL WHERE bundle_dir = ?1",
                     [dir],
                 )?;
             }
@@ -1174,15 +1175,13 @@ fn check_tools<'scope, 'env>(
             let (path, old) = (batch.path(*i), batch.stamp(*i));
             let (dir, slug, version) =
                 crate::catalog::parse_tool_path(path).ok_or_else(|| odd_path(path))?;
-            // A racy stamp that is the same now: the file is the same if its text is.
-            let same_stamp = is_racy(old) && now.trim_end_matches('~') == old.trim_end_matches('~');
             let pending = Pending {
                 id: batch.rows[*i].id,
                 dir: dir.to_owned(),
                 slug: slug.to_owned(),
                 version: version.to_owned(),
                 now: now.clone(),
-                hash: batch.hash(*i).filter(|_| same_stamp).map(str::to_owned),
+                hash: batch.hash(*i).map(str::to_owned),
             };
             loader.push(tx, pending, report)?;
         }
@@ -1682,11 +1681,10 @@ impl<'scope, 'env> Loader<'scope, 'env> {
                 match loaded {
                     Loaded::Gone => clear_tool(tx, id, now, None, None)?,
                     Loaded::Same => {
-                        let hash = Some(&p.hash).filter(|_| is_racy(now));
                         execute_cached(
                             tx,
-                            "UPDATE tool SET stamp = ?2, content_hash = ?3 WHERE id = ?1 AND stamp != ?2",
-                            params![id, now, hash],
+                            "UPDATE tool SET stamp = ?2 WHERE id = ?1 AND stamp != ?2",
+                            params![id, now],
                         )?;
                     }
                     Loaded::Read(result, hash) => {
@@ -1725,15 +1723,16 @@ fn load(catalog: &Catalog, bundles: &HashMap<String, Arc<BundleEntry>>, p: &Pend
         Ok(None) => return Loaded::Read(Box::new(Ok(None)), None),
         Err(problem) => return Loaded::Read(Box::new(Err(problem)), None),
     };
-    // Hashed only when it may save a parse or the stamp cannot be trusted next time.
-    let hash = (p.hash.is_some() || is_racy(&p.now)).then(|| content_hash(&text));
-    if p.hash.is_some() && p.hash == hash {
+    // The same text as indexed (a file touched, checked out again, or written with the same
+    // bytes): nothing to parse.
+    let hash = content_hash(&text);
+    if p.hash.as_ref() == Some(&hash) {
         return Loaded::Same;
     }
     let record = catalog
         .tool_from_text(bundle, &p.slug, &p.version, &path, &text, false)
         .map(|entry| Some(Record::new(&entry)));
-    Loaded::Read(Box::new(record), hash.filter(|_| is_racy(&p.now)))
+    Loaded::Read(Box::new(record), Some(hash))
 }
 
 #[cfg(test)]

@@ -473,3 +473,65 @@ fn bundles_are_found_by_slug_in_the_index_only_while_every_bundle_file_is_as_ind
     std::fs::create_dir(catalog.bundles_dir().join(Uuid::now_v7().to_string())).unwrap();
     assert_eq!(index.fresh_bundle_dirs(&catalog, "weather"), None);
 }
+
+/// Set the mtime of every tool.json of `catalog` to `ago` before now.
+fn date_tool_files(catalog: &Catalog, ago: std::time::Duration) {
+    fn walk(dir: &Path, then: std::time::SystemTime) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, then);
+            } else if path
+                .file_name()
+                .is_some_and(|n| n == crate::catalog::TOOL_FILE)
+            {
+                let file = std::fs::File::options().write(true).open(&path).unwrap();
+                file.set_modified(then).unwrap();
+            }
+        }
+    }
+    walk(&catalog.bundles_dir(), std::time::SystemTime::now() - ago);
+}
+
+#[test]
+fn tool_files_touched_with_the_same_bytes_are_not_parsed_again() {
+    let (_dir, catalog) = fixture();
+    date_tool_files(&catalog, std::time::Duration::from_secs(7200));
+    let (_, built) = Index::open(&catalog, &mut |_, _| {}).unwrap();
+    assert!(built.read > 5, "{built:?}");
+
+    // Every file touched (a checkout, `touch`): read and hashed, none parsed.
+    date_tool_files(&catalog, std::time::Duration::from_secs(3600));
+    let (_, touched) = Index::open(&catalog, &mut |_, _| {}).unwrap();
+    assert_eq!(touched.read, 0, "{touched:?}");
+    assert!(touched.checked >= built.read, "{touched:?}");
+
+    // One file changed, the others touched again: that one is read.
+    let (index, _) = Index::open(&catalog, &mut |_, _| {}).unwrap();
+    let path: String = index
+        .conn
+        .query_row(
+            "SELECT path FROM tool WHERE path NOT LIKE 'builtin:%' AND problem IS NULL LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    drop(index);
+    let file = catalog.root().join(&path);
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    doc["description"] = serde_json::json!("Changed by hand, same file otherwise.");
+    std::fs::write(&file, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    date_tool_files(&catalog, std::time::Duration::from_secs(1800));
+    let (index, changed) = Index::open(&catalog, &mut |_, _| {}).unwrap();
+    assert_eq!(changed.read, 1, "{changed:?}");
+    let description: String = index
+        .conn
+        .query_row(
+            "SELECT f.description FROM tool t JOIN tool_fts f ON f.rowid = t.id WHERE t.path = ?1",
+            [&path],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(description.contains("Changed by hand"), "{description}");
+}
