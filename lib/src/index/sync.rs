@@ -1172,7 +1172,7 @@ fn check_tools<'scope, 'env>(
     let mut done = 0;
     let checked = scan(tx, pool, sql, &only, false, push, |batch| {
         for (i, now) in &batch.moved {
-            let (path, old) = (batch.path(*i), batch.stamp(*i));
+            let path = batch.path(*i);
             let (dir, slug, version) =
                 crate::catalog::parse_tool_path(path).ok_or_else(|| odd_path(path))?;
             let pending = Pending {
