@@ -1,4 +1,4 @@
-//! The `keyword` scorer (the seed's default, now `bm25`'s runner-up): token overlap between
+//! The `keyword` scorer (the first default, now `bm25`'s runner-up): token overlap between
 //! the task and a tool's fields, each word weighed by its rarity.
 //!
 //! The task is cut into its content words ([`text::content_tokens`]: no stop words, chat

@@ -6,7 +6,7 @@
 //! cut off mid-array, with names re-cased or re-spelled — so the reply is read tolerantly and
 //! every name is mapped back to a candidate or dropped.
 //!
-//! Selections are cached in `.toolctl/pick-cache/<key>.json`, in the seed's format, so the
+//! Selections are cached in `.toolctl/pick-cache/<key>.json` (`CacheEntry`), so the
 //! same task over the same catalog with the same model and `k` gets the same tools in every
 //! run (reproducible agent benchmarks) without asking again. A cache entry that no longer fits
 //! the candidates is asked again; an empty selection is a failure and is never cached.
@@ -39,7 +39,7 @@ pub struct Selection {
     pub raw_reply: Option<String>,
 }
 
-/// A cached selection (`pick-cache/<key>.json`), the seed's format.
+/// A cached selection (`pick-cache/<key>.json`): its fields in this order.
 #[derive(Debug, Serialize, Deserialize)]
 struct CacheEntry {
     query: String,

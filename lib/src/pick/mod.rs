@@ -1,4 +1,4 @@
-//! `pick`: the few right tools for a task, as the seed's `pickTools` does it.
+//! `pick`: the few right tools for a task.
 //!
 //! 1. The candidates are the [`DefaultTools`]'s usable tools (one version per slug); unsafe ones
 //!    ([`Tool::is_safe`](crate::catalog::model::Tool::is_safe)) are left out unless allowed.
@@ -32,7 +32,7 @@
 //!    [`HELPERS_BY_DEFAULT`].
 //!
 //! With a time limit, a scorer that runs past it is abandoned and the first `max` candidates
-//! in registration order are returned instead, marked as such (the seed's fallback).
+//! in registration order are returned instead, marked as such.
 //!
 //! The local scorers look words up in the index, so they see only the tools that match
 //! ([`Matches`]); ranking then asks the index about the best of those alone ([`rank`]), and
@@ -241,7 +241,7 @@ pub struct PickOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fallback {
     /// Scoring ran past the request's time limit (ms): the first tools in registration order
-    /// are the picks instead (the seed's fallback).
+    /// are the picks instead.
     PastTimeLimit { limit_ms: u128 },
     /// The scorer failed and another gave the scores; why, in words.
     Scorer(String),
@@ -1344,7 +1344,7 @@ fn round(score: f64) -> f64 {
     (score * 10_000.0).round() / 10_000.0
 }
 
-/// The seed's timeout fallback: the candidates `first` (in registration order) as picks.
+/// The fallback past the time limit: the candidates `first` (in registration order) as picks.
 fn registration_order(index: &Index, first: &[Registration]) -> index::Result<Vec<Picked>> {
     let ids: Vec<i64> = first.iter().map(|r| r.id).collect();
     let members = DefaultTool::named(index, index.rows_by_id(&ids, false)?)?;

@@ -35,7 +35,7 @@ pub enum Shape {
 /// The provider a shape belongs to, as messages name it.
 pub fn provider_name(shape: Shape) -> &'static str {
     match shape {
-        Shape::Toolctl => "the seed request",
+        Shape::Toolctl => "toolctl",
         Shape::Openai => "OpenAI",
         Shape::OpenaiResponses => "OpenAI Responses",
         Shape::Anthropic => "Anthropic",

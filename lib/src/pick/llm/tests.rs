@@ -272,7 +272,7 @@ async fn the_cache_holds_the_seed_format_and_answers_without_a_request() {
             "max_tools": 3,
         })
     );
-    // In the seed's order of fields.
+    // In the order of CacheEntry's fields.
     let order: Vec<&String> = cached.as_object().unwrap().keys().collect();
     assert_eq!(order, ["query", "selected_tools", "model", "max_tools"]);
     // Nothing but the entry in the folder (no temporary file left behind).
