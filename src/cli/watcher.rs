@@ -136,22 +136,17 @@ fn start_if_wanted(
 }
 
 /// Why a watcher of `catalog` cannot start here, if the system's inotify limit cannot hold
-/// its folders (counted by an index check): said before starting one, with how to raise it.
+/// its folders (as its index counts them, without a check: no walk before the watcher's
+/// own): said before starting one, with how to raise it. Without an index toolctl trusts,
+/// the watcher's own failure says it.
 pub fn refuse_too_few_watches(catalog: &Catalog) -> Result<(), String> {
     let root = catalog.root();
-    let Some(limit) = watch_limit() else {
+    let (Some(limit), None) = (watch_limit(), status(root)) else {
         return Ok(());
     };
-    if status(root).is_some() {
-        return Ok(());
-    }
-    let Ok((_, report)) = toolctl_lib::index::Index::open(catalog, &mut |_, _| {}) else {
-        return Ok(());
-    };
-    match too_few_watches(report.checked, limit) {
-        Some(advice) if !report.watcher => {
-            Err(format!("cannot watch {}: {advice}", root.display()))
-        }
-        _ => Ok(()),
+    let folders = toolctl_lib::index::Index::open_unchecked(catalog).and_then(|i| i.folder_count());
+    match folders.and_then(|folders| too_few_watches(folders, limit)) {
+        Some(advice) => Err(format!("cannot watch {}: {advice}", root.display())),
+        None => Ok(()),
     }
 }

@@ -226,6 +226,22 @@ fn subdirs(dir: &Path) -> HashSet<String> {
 pub(crate) const BUILTIN_DIR: &str = "builtin";
 
 impl Index {
+    /// How many folders a watcher of the catalog would watch, as this index knows them:
+    /// `bundles/`, each bundle folder and its `tools/`, each slug folder and version folder.
+    /// From the rows, without a check: an estimate for the catalog as last indexed.
+    pub fn folder_count(&self) -> Option<usize> {
+        self.conn
+            .query_row(
+                "SELECT 1 + 2 * (SELECT count(*) FROM bundle WHERE dir != ?1)
+                          + (SELECT count(*) FROM slug_dir WHERE bundle_dir != ?1)
+                          + (SELECT count(*) FROM tool WHERE bundle_dir != ?1)",
+                [BUILTIN_DIR],
+                |r| r.get::<_, i64>(0),
+            )
+            .ok()
+            .and_then(|n| usize::try_from(n).ok())
+    }
+
     /// The folders of the bundles whose slug, bundleID or folder name is `name`, when this
     /// index's bundles are the catalog's as it is now: the same folders under `bundles/`, each
     /// `bundle.json` readable and as it was when read (its stamp; one stat a bundle, no file

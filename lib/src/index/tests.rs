@@ -535,3 +535,28 @@ fn tool_files_touched_with_the_same_bytes_are_not_parsed_again() {
         .unwrap();
     assert!(description.contains("Changed by hand"), "{description}");
 }
+
+#[test]
+fn the_folder_count_is_the_folders_a_watcher_watches() {
+    let (_dir, catalog) = fixture();
+    let index = open(&catalog);
+    // bundles/ (depth 0), a bundle (1), its tools/ (2), a slug (3), a version (4).
+    fn folders(dir: &Path, depth: usize) -> usize {
+        let below: usize = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir() && depth < 4)
+            .filter(|p| {
+                depth != 1
+                    || p.file_name()
+                        .is_some_and(|n| n == crate::catalog::TOOLS_DIR)
+            })
+            .map(|p| folders(&p, depth + 1))
+            .sum();
+        1 + below
+    }
+    assert_eq!(
+        index.folder_count(),
+        Some(folders(&catalog.bundles_dir(), 0))
+    );
+}
