@@ -294,3 +294,52 @@ fn an_allowed_host_that_is_not_a_host_name_is_refused() {
         assert!(!message.contains("api.example.com"), "{message}");
     }
 }
+
+#[test]
+fn a_wildcard_of_a_public_suffix_is_refused_and_allows_nothing() {
+    let env = TestEnv::new();
+    env.bundle("b");
+    for (entry, suffix) in [
+        ("*.co.uk", "co.uk"),
+        ("*.github.io", "github.io"),
+        ("*.com.au", "com.au"),
+    ] {
+        let host = format!("shop.{suffix}");
+        env.edit_config(|c| c["allowedHosts"] = json!([]));
+        let slug = format!("shop-{}", suffix.replace('.', "-"));
+        env.put_tool_by_hand(
+            "b",
+            &http_tool(
+                &slug,
+                json!({ "method": "GET", "urlTemplate": format!("https://{host}/x") }),
+            ),
+        );
+        env.edit_config(|c| c["allowedHosts"] = json!(["api.example.com", entry]));
+        let errors = validate_errors(&env);
+        let message = at(&errors, "/allowedHosts");
+        assert!(message.contains(&format!("'{entry}'")), "{message}");
+        assert!(
+            message.contains(&format!("'{suffix}', a public suffix")),
+            "{message}"
+        );
+        // A call under it is refused before any request, naming the entry.
+        let call = env.run(&["--json", "invoke", &format!("b/{slug}")]);
+        call.failure(3);
+        let error = call.json();
+        assert!(
+            error["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(&format!("'{entry}'")) && m.contains("public suffix")),
+            "{call}"
+        );
+    }
+    // A domain of one's own under a public suffix is a wildcard like any other.
+    env.edit_config(|c| c["allowedHosts"] = json!(["*.example.co.uk"]));
+    env.put_tool(
+        "b",
+        &http_tool(
+            "own",
+            json!({ "method": "GET", "urlTemplate": "https://api.example.co.uk/x" }),
+        ),
+    );
+}

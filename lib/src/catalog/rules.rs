@@ -234,6 +234,17 @@ fn parse_host_entry(entry: &str) -> Result<HostEntry, String> {
             "allowedHosts entry '{entry}' would allow every host under a top-level domain: '*.' goes before a domain of its own ('*.example.com')"
         ));
     }
+    if wildcard && is_domain {
+        let name = host.trim_end_matches('.');
+        if let Some(suffix) = psl::suffix(name.as_bytes())
+            && suffix.is_known()
+            && suffix.as_bytes() == name.as_bytes()
+        {
+            return Err(format!(
+                "allowedHosts entry '{entry}' would allow every host under '{name}', a public suffix where anyone can register a name: '*.' goes before a domain of its own ('*.example.{name}')"
+            ));
+        }
+    }
     if wildcard && !is_domain {
         return Err(format!(
             "allowedHosts entry '{entry}' is not a wildcard of a domain: '*.' goes before a domain name ('*.example.com'), not an IP address"
@@ -420,12 +431,20 @@ mod tests {
             ("a*b.com", "is not a host name"),
             ("*.127.0.0.1", "not an IP address"),
             ("*.com", "under a top-level domain"),
+            ("*.co.uk", "'co.uk', a public suffix"),
+            ("*.CO.UK.", "'co.uk', a public suffix"),
+            ("*.github.io", "'github.io', a public suffix"),
+            ("*.xn--p1ai.", "under a top-level domain"),
+            ("*.s3.amazonaws.com", "public suffix"),
         ] {
             let err = HostPolicy::new([entry]).unwrap_err();
             assert!(err.contains(why), "{entry}: {err}");
         }
         for entry in [
             "*.example.com",
+            "*.example.co.uk",
+            "*.corp.internal",
+            "co.uk",
             "my_host.internal",
             "[::1]:8080",
             "xn--mt-bja.test",
