@@ -280,7 +280,7 @@ fn round_trip_into_a_fresh_catalog_is_byte_for_byte() {
     sorted.sort();
     assert_eq!(names, sorted);
     assert_eq!(names[0], "bundle.json");
-    assert_eq!(names.len(), 8, "{names:?}");
+    assert_eq!(names.len(), 7, "{names:?}");
     for i in 0..archive.len() {
         let entry = archive.by_index(i).unwrap();
         assert_eq!(
@@ -297,7 +297,7 @@ fn round_trip_into_a_fresh_catalog_is_byte_for_byte() {
     assert_eq!(run.stdout, "");
     assert_eq!(
         source.normalize(&run.stderr),
-        "Imported bundle weather (7 tools) from [TMP]/inputs/weather.zip\n"
+        "Imported bundle weather (6 tools) from [TMP]/inputs/weather.zip\n"
     );
     // Byte-identical files, nothing else in the folder.
     assert_eq!(

@@ -90,7 +90,7 @@ fn tool_references_complete_from_the_catalog() {
     // A bare slug, as the command line takes it, and the bundles it could start.
     assert_eq!(
         complete(&env, &["tool", "get", "we"]),
-        ["weather/", "weather-alerts", "weather-report", "web-search"]
+        ["weather/", "weather-alerts", "web-search"]
     );
     // Built-in tools come from the binary.
     assert_eq!(

@@ -35,8 +35,8 @@ const PROVIDERS: [&str; 6] = [
 const VERBATIM: [&str; 5] = ["openai", "openai-responses", "anthropic", "ollama", "mcp"];
 
 /// The fixture catalog's default export, in registration order (`createdAt`): each exported
-/// name and the tool it stands for. 25 = 29 fixture tools − 2 older `forecast` versions −
-/// the unavailable `weather-report` − the disabled `image-search` − 3 tools of the disabled
+/// name and the tool it stands for. 25 = 28 fixture tools − 2 older `forecast` versions −
+/// the disabled `image-search` − 3 tools of the disabled
 /// `finance` bundle, + the 3 built-ins enabled by default (`exec` is not).
 const FIXTURE_EXPORT: &[(&str, &str)] = &[
     ("web-search", "search/web-search@v1"),

@@ -210,7 +210,7 @@ const AGENT: &str = "agent-3f2b8c1e-9d4a-4e6b-8a7c-0000000000aa";
 
 impl Setup {
     fn new() -> Self {
-        let env = TestEnv::fixture();
+        let env = TestEnv::fixture_with_legacy_tool();
         let server = TestEnv::fixture();
         let files = env.root().join("shapes");
         std::fs::create_dir_all(&files).unwrap();
@@ -332,7 +332,7 @@ impl Setup {
             "agent detach" => (vec![attach], owned(&["agent", "detach", AGENT, "--all"]), 0),
             "invoke TOOL" => (vec![], owned(&["invoke", "builtin/now"]), 0),
             "invoke --batch FILE" => (vec![], owned(&["invoke", "--batch", &self.batch]), 0),
-            // The fixture holds a tool whose native function this binary lacks: validate finds
+            // The legacy tool names a native function this binary lacks: validate finds
             // the error (exit 3) and still prints its document.
             "validate" => (vec![], owned(&["validate"]), 3),
             "schema tool" => (vec![], owned(&["schema", "tool"]), 0),

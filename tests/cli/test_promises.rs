@@ -442,7 +442,7 @@ async fn a_secret_echoed_as_html_twice_escaped_or_base64_never_shows() {
 /// status reason is, at 40 characters …)".
 #[test]
 fn list_tables_fit_a_terminal_and_keep_descriptions_whole_when_piped() {
-    let env = TestEnv::fixture();
+    let env = TestEnv::fixture_with_legacy_tool();
     let listed = env.json(&["tool", "list", "--include-disabled"]);
     let items = listed["items"].as_array().unwrap();
     let long = items

@@ -90,6 +90,22 @@ impl TestEnv {
         env
     }
 
+    /// The fixture catalog with `docs/examples/weather-report.json` copied into its `weather`
+    /// bundle by hand: a legacy `go` tool whose function toolctl lacks, listed as unavailable.
+    pub fn fixture_with_legacy_tool() -> Self {
+        let env = Self::fixture();
+        let dir = env
+            .catalog()
+            .join("bundles/018e2cbd-7e80-7dc2-87bd-2676e9d1e07b/tools/weather-report/v1");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/weather-report.json"),
+            dir.join("tool.json"),
+        )
+        .unwrap();
+        env
+    }
+
     /// An environment whose catalog folder does not exist yet.
     pub fn uninit() -> Self {
         let tmp = tempfile::Builder::new()

@@ -179,7 +179,7 @@ fn match_scores_are_absolute_and_min_score_and_limit_filter_them() {
 
 #[test]
 fn unusable_tools_are_never_attached() {
-    let env = TestEnv::fixture();
+    let env = TestEnv::fixture_with_legacy_tool();
     // Disabled tools, tools of the disabled bundle, the unavailable Go tool, disabled exec.
     let unusable: BTreeMap<String, String> = env
         .tool_list(&["--include-disabled", "--page-size", "1000"])

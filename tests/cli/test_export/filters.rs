@@ -48,7 +48,7 @@ fn verbatim_providers_keep_the_schema_byte_for_byte() {
 fn export_never_changes_the_catalog_files() {
     let env = TestEnv::fixture();
     let before = catalog_files(env.catalog());
-    assert!(before.keys().filter(|p| p.ends_with("tool.json")).count() >= 29);
+    assert!(before.keys().filter(|p| p.ends_with("tool.json")).count() >= 28);
     for provider in PROVIDERS {
         for extra in [&[][..], &["--include-disabled"][..]] {
             let mut args = vec!["export", "--provider", provider, "--lenient"];
@@ -296,7 +296,7 @@ fn tool_filter_takes_refs_ids_and_exported_names() {
 
 #[test]
 fn include_disabled_adds_disabled_and_unavailable_tools() {
-    let env = TestEnv::fixture();
+    let env = TestEnv::fixture_with_legacy_tool();
     let (list, left_out) = export_lenient(
         &env,
         &["--provider", "openai", "--include-disabled", "--lenient"],
