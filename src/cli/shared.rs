@@ -7,8 +7,9 @@ use crate::cli::error::CliError;
 use clap::Args;
 use serde_json::{Value, json};
 use std::path::Path;
+use toolctl_lib::attach::letta::{self, Letta, LettaError, McpServer};
 use toolctl_lib::base::error_code::ErrorCode;
-use toolctl_lib::catalog::config::PickConfig;
+use toolctl_lib::catalog::config::{AgentBackend, PickConfig};
 use toolctl_lib::catalog::{Page, model, page};
 use toolctl_lib::pick::endpoints::{EndpointOverrides, Endpoints};
 use toolctl_lib::pick::{PickError, Scorer};
@@ -275,4 +276,68 @@ fn closest_tool(catalog: &toolctl_lib::catalog::Catalog, name: &str) -> Option<S
         Some(version) => format!("{close}@{version}"),
         None => close.to_owned(),
     })
+}
+
+/// Where the agents of `attach` and `agent` live, over `toolctl.json`'s `agents`.
+#[derive(Debug, Args)]
+pub struct BackendArgs {
+    /// Where agents live: files (agents/<agentID>.json) or letta (a Letta server) [default:
+    /// agents.backend of toolctl.json, else files]
+    #[arg(long, value_name = "NAME", value_enum)]
+    pub backend: Option<BackendName>,
+    /// The Letta server, e.g. http://127.0.0.1:8283 (means --backend letta; its host must be
+    /// in allowedHosts)
+    #[arg(long, value_name = "URL")]
+    pub letta_url: Option<String>,
+}
+
+/// The values of `--backend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendName {
+    /// agents/<agentID>.json in the catalog
+    Files,
+    /// A Letta server's agents
+    Letta,
+}
+
+impl BackendArgs {
+    /// The Letta server to use and (`with_server`) toolctl's MCP server as Letta reaches it;
+    /// `None` for files.
+    pub fn connect(
+        &self,
+        config: &toolctl_lib::catalog::config::Config,
+        with_server: bool,
+    ) -> Result<Option<(Letta, Option<McpServer>)>, CliError> {
+        if self.backend == Some(BackendName::Files) && self.letta_url.is_some() {
+            return Err(CliError::invalid(
+                "--letta-url names a Letta server, but --backend is files",
+            )
+            .with_hint("drop one of them")
+            .usage());
+        }
+        let backend = self.backend.map(|b| match b {
+            BackendName::Files => AgentBackend::Files,
+            BackendName::Letta => AgentBackend::Letta,
+        });
+        letta::connect(config, backend, self.letta_url.as_deref(), with_server).map_err(letta_error)
+    }
+}
+
+/// A failed call to Letta as the command line reports it.
+pub fn letta_error(error: LettaError) -> CliError {
+    let message = error.to_string();
+    let cli = match &error {
+        LettaError::NotFound { .. } => CliError::new(ErrorCode::NotFound, message)
+            .with_hint("`toolctl agent list` shows the agents Letta has"),
+        LettaError::Forbidden { .. } => CliError::new(ErrorCode::Forbidden, message).with_hint(
+            "agents.letta.tokenSecret names the secret that holds the token Letta expects",
+        ),
+        LettaError::Timeout { .. } => CliError::new(ErrorCode::Timeout, message)
+            .with_hint("agents.letta.timeoutMs of toolctl.json sets how long toolctl waits"),
+        LettaError::Upstream { .. } => CliError::new(ErrorCode::UpstreamError, message)
+            .with_hint("check that the Letta server runs at agents.letta.url (or --letta-url)"),
+        LettaError::Config { message, hint } => CliError::invalid(message).with_hint(hint),
+    };
+    cli.with_details(json!({ "backend": "letta" }))
+        .with_source(error)
 }

@@ -349,10 +349,26 @@ fn attach_as(
         "{run}"
     );
     assert_eq!(d.target_agent, canonical);
-    assert!(d.failed_detachments.is_empty() && d.failed_attachments.is_empty());
-    assert_eq!(d.failure_count, 0);
+    // On files a detachment cannot fail; an attachment fails only for a limit the tools
+    // protected now fill.
+    assert!(d.failed_detachments.is_empty(), "{run}");
+    for f in &d.failed_attachments {
+        assert_eq!(f["success"], false, "{run}");
+        assert!(
+            f["error"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("over MAX_MCP_TOOLS=")
+                    || e.starts_with("over MAX_TOTAL_TOOLS=")),
+            "{f}\n{run}"
+        );
+    }
+    assert_eq!(d.failure_count, d.failed_attachments.len(), "{run}");
     assert_eq!(d.success_count, d.successful_attachments.len(), "{run}");
-    assert_eq!(d.success_count, d.passed_filter_count, "{run}");
+    assert_eq!(
+        d.success_count + d.failure_count,
+        d.passed_filter_count,
+        "{run}"
+    );
     assert!(d.passed_filter_count <= d.processed_count, "{run}");
     assert!(d.processed_count <= asked.limit, "{run}");
     let has_query = !asked.query.trim().is_empty();

@@ -29,10 +29,14 @@
 //!    limits: [`plan`], a pure function whose module comment states each rule.
 //!
 //! Built-in tools are the contract's "core" tools; every other tool is "external" (its "MCP"
-//! tools). An attachment to a local file cannot fail, so `failed_attachments` and
-//! `failed_detachments` are always empty; they stay in the response for the contract's shape.
+//! tools). Agents live in files ([`agent`]) or on a Letta server ([`on_letta`], over
+//! [`letta`]). On files an attachment cannot fail, so `failed_attachments` holds only the
+//! matched tools a limit left out and `failed_detachments` is empty; on Letta each call can
+//! fail on its own.
 
 pub mod agent;
+pub mod letta;
+pub mod on_letta;
 pub mod plan;
 #[cfg(test)]
 mod tests;
@@ -106,6 +110,9 @@ pub enum AttachError {
     Index(#[from] index::Error),
     #[error(transparent)]
     Pick(#[from] PickError),
+    /// Letta could not be asked (nothing was changed when the listing failed).
+    #[error(transparent)]
+    Letta(letta::LettaError),
 }
 
 impl AttachError {
@@ -347,7 +354,8 @@ impl AttachRequest {
 /// A tool the request matched, now on the agent.
 #[derive(Debug, Clone)]
 pub struct Attachment {
-    pub tool_id: Uuid,
+    /// The catalog's toolID on files; Letta's tool ID on Letta.
+    pub tool_id: String,
     pub name: String,
     pub reference: String,
     /// 0–100.
@@ -359,7 +367,8 @@ pub struct Attachment {
 /// A tool that left the agent.
 #[derive(Debug, Clone)]
 pub struct Detachment {
-    pub tool_id: Uuid,
+    /// As in [`Attachment::tool_id`].
+    pub tool_id: String,
     pub name: String,
     pub reference: String,
     pub phase: Phase,
@@ -377,20 +386,35 @@ pub struct Outcome {
     /// The passed tools, best first.
     pub attachments: Vec<Attachment>,
     pub detachments: Vec<Detachment>,
-    /// ToolIDs of the agent's tools protected by `--keep` or by name.
-    pub preserved: Vec<Uuid>,
+    /// IDs of the agent's tools protected by `--keep` or by name.
+    pub preserved: Vec<String>,
+    /// Tools to attach that could not be (Letta refused, or has no such tool to register).
+    pub failed_attachments: Vec<Failure>,
+    /// Tools to detach that Letta did not let go; they stay on the agent.
+    pub failed_detachments: Vec<Failure>,
     /// The scorer that gave the scores (none without a query).
     pub scorer: Option<Scorer>,
     /// Why the requested scorer did not give the scores, when it did not; what protection
     /// keeps over a limit; tools that left because they can no longer be called.
     pub warnings: Vec<Warning>,
-    /// The agent file was created by this run.
+    /// The agent file was created by this run (files only).
     pub created: bool,
-    /// The agent file was written (created or changed).
+    /// The agent was changed (its file created or written, or Letta told).
     pub written: bool,
-    /// The agent as it is now.
-    pub file: AgentFile,
+    /// The agent's tools now: all, external, core.
+    pub counts: (usize, usize, usize),
     pub settings: Settings,
+}
+
+/// A tool an attach run could not attach or detach.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// Letta's tool ID, when the tool has one.
+    pub tool_id: Option<String>,
+    pub name: String,
+    /// `bundle/slug@version`, for a catalog tool.
+    pub reference: Option<String>,
+    pub reason: String,
 }
 
 /// A tool slug of a bundle: what an agent holds, whatever the version.
@@ -445,6 +469,195 @@ pub fn attach(
 
     // Score before taking the lock: a network scorer can take seconds, and the agent's
     // state does not change the scores.
+    let Searched {
+        processed,
+        passed,
+        mut matches,
+        scorer: used_scorer,
+        fallback,
+    } = search(catalog, index, request, progress)?;
+    let passed_ids: Vec<i64> = passed.iter().map(|(id, _)| *id).collect();
+
+    let _guard = request.agent.lock(root, lock_timeout)?;
+    let now = crate::base::time::now();
+    let existing = AgentFile::load(root, request.agent)?;
+    let created = existing.is_none();
+    let mut file = existing.unwrap_or_else(|| AgentFile::new(request.agent, now));
+    let before = file.tools.clone();
+
+    // Processing: follow each held tool to the version that stands for its slug now.
+    let found = lookup.follow(&file.tools, index.rows_by_id(&passed_ids, false)?)?;
+    let (held, mut detachments) = follow_held(&found, std::mem::take(&mut file.tools));
+    if let Some(matches) = &mut matches {
+        // The held tools' relevance, which the ranking may not have read.
+        let ids: Vec<i64> = held.iter().map(|(_, _, m)| m.row.id).collect();
+        matches.settle(index, &ids)?;
+    }
+    // The score of a candidate that matched; 0 for the others.
+    let relevance = |member: &DefaultTool| match &matches {
+        Some(matches) if member.is_usable() => matches.absolute(member.row.id).max(0.0),
+        _ => 0.0,
+    };
+    let passed: Vec<(&DefaultTool, f64)> = passed
+        .iter()
+        .filter_map(|(id, score)| Some((found.by_id(*id)?, *score)))
+        .collect();
+
+    let input = plan::Input {
+        held: held
+            .iter()
+            .map(|(key, tool, member)| plan::Held {
+                key: key.clone(),
+                kind: kind_of(member),
+                pinned: kept_keys.contains(key) || settings.protects(member),
+                relevance: relevance(member),
+                attached_at: tool.attached_at.as_millisecond(),
+            })
+            .collect(),
+        matched: passed
+            .iter()
+            .map(|(member, score)| plan::Matched {
+                key: key_of(member),
+                kind: kind_of(member),
+                score: *score,
+            })
+            .collect(),
+        // A query that passes no tool says nothing about the agent's task (scores are
+        // absolute: nothing matched it well), so it prunes nothing: only the limits hold.
+        has_query: has_query && !passed.is_empty(),
+        auto_prune: request.auto_prune,
+        limits: settings.limits.clone(),
+    };
+    let decided = plan::plan(&input);
+
+    // The planner never detaches a pinned tool.
+    let preserved = input
+        .held
+        .iter()
+        .zip(&held)
+        .filter(|(h, _)| h.pinned)
+        .map(|(_, (_, tool, _))| tool.tool_id.to_string())
+        .collect();
+    let score_of: HashMap<Key, f64> = passed.iter().map(|(m, s)| (key_of(m), *s)).collect();
+    let mut by_key: HashMap<Key, (AttachedTool, &DefaultTool)> = held
+        .into_iter()
+        .map(|(key, tool, member)| (key, (tool, member)))
+        .collect();
+    for (key, phase) in &decided.detached {
+        if let Some((tool, _)) = by_key.remove(key) {
+            detachments.push(Detachment {
+                tool_id: tool.tool_id.to_string(),
+                name: tool.name,
+                reference: tool.reference,
+                phase: *phase,
+                reason: phase.reason().to_owned(),
+            });
+        }
+    }
+    let mut attachments = Vec::new();
+    let mut failed_attachments = Vec::new();
+    let refused: HashMap<&Key, &String> = decided.refused.iter().map(|(k, l)| (k, l)).collect();
+    for (member, score) in &passed {
+        let key = key_of(member);
+        if let Some(limit) = refused.get(&key) {
+            failed_attachments.push(Failure {
+                tool_id: Some(member.row.tool_id.clone()),
+                name: member.name.clone(),
+                reference: Some(member.reference()),
+                reason: over_limit_reason(limit),
+            });
+            continue;
+        }
+        attachments.push(Attachment {
+            tool_id: member.row.tool_id.clone(),
+            name: member.name.clone(),
+            reference: member.reference(),
+            match_score: percent(*score),
+            already_attached: by_key.contains_key(&key),
+        });
+    }
+    for key in &decided.kept {
+        let tool = match by_key.remove(key) {
+            Some((mut tool, _)) => {
+                if let Some(score) = score_of.get(key) {
+                    tool.match_score = Some(percent(*score));
+                }
+                tool
+            }
+            None => {
+                let Some(member) = found.members.get(key) else {
+                    continue;
+                };
+                AttachedTool {
+                    tool_id: parse_id(&member.row.tool_id),
+                    reference: member.reference(),
+                    name: member.name.clone(),
+                    kind: kind_of(member),
+                    attached_at: now,
+                    match_score: score_of.get(key).map(|s| percent(*s)),
+                }
+            }
+        };
+        file.tools.push(tool);
+    }
+
+    let written = created || file.tools != before;
+    if written {
+        file.modified_at = now;
+        file.save(root)?;
+    }
+    let mut warnings: Vec<Warning> = fallback.into_iter().map(Warning::Text).collect();
+    warnings.extend(decided.warnings.into_iter().map(Warning::OverLimit));
+    for d in detachments.iter().filter(|d| d.phase == Phase::Processing) {
+        warnings.push(Warning::Text(format!(
+            "{} left the agent: {}",
+            d.reference,
+            d.reason.trim_start_matches("processing: ")
+        )));
+    }
+    Ok(Outcome {
+        agent: request.agent,
+        processed,
+        passed: passed.len(),
+        attachments,
+        detachments,
+        preserved,
+        failed_attachments,
+        failed_detachments: Vec::new(),
+        scorer: used_scorer,
+        warnings,
+        created,
+        written,
+        counts: file.counts(),
+        settings: settings.clone(),
+    })
+}
+
+/// The search phase's result.
+struct Searched {
+    /// Candidates from the search (`processed_count`).
+    processed: usize,
+    /// The candidates that reached `min_score` (index rows), with their absolute scores,
+    /// best first.
+    passed: Vec<(i64, f64)>,
+    /// The scores, when there was a query.
+    matches: Option<pick::Matches>,
+    scorer: Option<Scorer>,
+    /// Why the requested scorer did not give the scores, when it did not.
+    fallback: Option<String>,
+}
+
+/// The search phase: the best `limit` tools for the query, and those whose absolute score
+/// reaches `min_score` (see the module comment).
+fn search(
+    catalog: &Catalog,
+    index: &Index,
+    request: &AttachRequest,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Searched, AttachError> {
+    let query = request.query.trim();
+    let has_query = !query.is_empty();
+    let root = catalog.root();
     let mut ranked = pick::Ranked::default();
     let mut matches = None;
     let mut used_scorer = None;
@@ -540,147 +753,12 @@ pub fn attach(
     // after the tool that needs it, whose score it takes).
     let mut passed = passed;
     passed.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let passed_ids: Vec<i64> = passed.iter().map(|(id, _)| *id).collect();
-
-    let _guard = request.agent.lock(root, lock_timeout)?;
-    let now = crate::base::time::now();
-    let existing = AgentFile::load(root, request.agent)?;
-    let created = existing.is_none();
-    let mut file = existing.unwrap_or_else(|| AgentFile::new(request.agent, now));
-    let before = file.tools.clone();
-
-    // Processing: follow each held tool to the version that stands for its slug now.
-    let found = lookup.follow(&file.tools, index.rows_by_id(&passed_ids, false)?)?;
-    let (held, mut detachments) = follow_held(&found, std::mem::take(&mut file.tools));
-    if let Some(matches) = &mut matches {
-        // The held tools' relevance, which the ranking may not have read.
-        let ids: Vec<i64> = held.iter().map(|(_, _, m)| m.row.id).collect();
-        matches.settle(index, &ids)?;
-    }
-    // The score of a candidate that matched; 0 for the others.
-    let relevance = |member: &DefaultTool| match &matches {
-        Some(matches) if member.is_usable() => matches.absolute(member.row.id).max(0.0),
-        _ => 0.0,
-    };
-    let passed: Vec<(&DefaultTool, f64)> = passed
-        .iter()
-        .filter_map(|(id, score)| Some((found.by_id(*id)?, *score)))
-        .collect();
-
-    let input = plan::Input {
-        held: held
-            .iter()
-            .map(|(key, tool, member)| plan::Held {
-                key: key.clone(),
-                kind: kind_of(member),
-                pinned: kept_keys.contains(key) || settings.protects(member),
-                relevance: relevance(member),
-                attached_at: tool.attached_at.as_millisecond(),
-            })
-            .collect(),
-        matched: passed
-            .iter()
-            .map(|(member, score)| plan::Matched {
-                key: key_of(member),
-                kind: kind_of(member),
-                score: *score,
-            })
-            .collect(),
-        // A query that passes no tool says nothing about the agent's task (scores are
-        // absolute: nothing matched it well), so it prunes nothing: only the limits hold.
-        has_query: has_query && !passed.is_empty(),
-        auto_prune: request.auto_prune,
-        limits: settings.limits.clone(),
-    };
-    let decided = plan::plan(&input);
-
-    // The planner never detaches a pinned tool.
-    let preserved = input
-        .held
-        .iter()
-        .zip(&held)
-        .filter(|(h, _)| h.pinned)
-        .map(|(_, (_, tool, _))| tool.tool_id)
-        .collect();
-    let score_of: HashMap<Key, f64> = passed.iter().map(|(m, s)| (key_of(m), *s)).collect();
-    let mut by_key: HashMap<Key, (AttachedTool, &DefaultTool)> = held
-        .into_iter()
-        .map(|(key, tool, member)| (key, (tool, member)))
-        .collect();
-    for (key, phase) in &decided.detached {
-        if let Some((tool, _)) = by_key.remove(key) {
-            detachments.push(Detachment {
-                tool_id: tool.tool_id,
-                name: tool.name,
-                reference: tool.reference,
-                phase: *phase,
-                reason: phase.reason().to_owned(),
-            });
-        }
-    }
-    let mut attachments = Vec::new();
-    for (member, score) in &passed {
-        let key = key_of(member);
-        attachments.push(Attachment {
-            tool_id: parse_id(&member.row.tool_id),
-            name: member.name.clone(),
-            reference: member.reference(),
-            match_score: percent(*score),
-            already_attached: by_key.contains_key(&key),
-        });
-    }
-    for key in &decided.kept {
-        let tool = match by_key.remove(key) {
-            Some((mut tool, _)) => {
-                if let Some(score) = score_of.get(key) {
-                    tool.match_score = Some(percent(*score));
-                }
-                tool
-            }
-            None => {
-                let Some(member) = found.members.get(key) else {
-                    continue;
-                };
-                AttachedTool {
-                    tool_id: parse_id(&member.row.tool_id),
-                    reference: member.reference(),
-                    name: member.name.clone(),
-                    kind: kind_of(member),
-                    attached_at: now,
-                    match_score: score_of.get(key).map(|s| percent(*s)),
-                }
-            }
-        };
-        file.tools.push(tool);
-    }
-
-    let written = created || file.tools != before;
-    if written {
-        file.modified_at = now;
-        file.save(root)?;
-    }
-    let mut warnings: Vec<Warning> = fallback.into_iter().map(Warning::Text).collect();
-    warnings.extend(decided.warnings.into_iter().map(Warning::OverLimit));
-    for d in detachments.iter().filter(|d| d.phase == Phase::Processing) {
-        warnings.push(Warning::Text(format!(
-            "{} left the agent: {}",
-            d.reference,
-            d.reason.trim_start_matches("processing: ")
-        )));
-    }
-    Ok(Outcome {
-        agent: request.agent,
+    Ok(Searched {
         processed,
-        passed: passed.len(),
-        attachments,
-        detachments,
-        preserved,
+        passed,
+        matches,
         scorer: used_scorer,
-        warnings,
-        created,
-        written,
-        file,
-        settings: settings.clone(),
+        fallback,
     })
 }
 
@@ -851,7 +929,7 @@ fn follow_held(
                             "processing: another version, {}, is attached (one version per tool)",
                             member.reference()
                         ),
-                        tool_id: gone.tool_id,
+                        tool_id: gone.tool_id.to_string(),
                         name: gone.name,
                         reference: gone.reference,
                         phase: Phase::Processing,
@@ -864,7 +942,7 @@ fn follow_held(
                 held.push((key, tool, member));
             }
             Err(why) => detachments.push(Detachment {
-                tool_id: tool.tool_id,
+                tool_id: tool.tool_id.to_string(),
                 name: tool.name.clone(),
                 reference: tool.reference.clone(),
                 phase: Phase::Processing,
@@ -893,6 +971,11 @@ fn unusable_reason(member: &DefaultTool) -> String {
     } else {
         "not usable".to_owned()
     }
+}
+
+/// Why a matched tool was not attached: `limit` (`MAX_MCP_TOOLS=5`) was reached.
+fn over_limit_reason(limit: &str) -> String {
+    format!("over {limit}: the tools the agent keeps and better matches fill it")
 }
 
 /// A score in 0..=1 as a match score in 0–100, to two decimals.

@@ -15,7 +15,10 @@
 //!   `MAX_TOTAL_TOOLS` or `MAX_MCP_TOOLS`, detach as many as the excess first.
 //! - **Detachment** (with a query): detach every unprotected external tool the query did not
 //!   match — the agent's tool set follows its task — down to `MIN_MCP_TOOLS`.
-//! - **Attachment**: the matched tools the agent lacks arrive, best match first.
+//! - **Attachment**: the matched tools the agent lacks arrive, best match first, while the
+//!   protected tools (those arriving among them) leave room under `MAX_TOTAL_TOOLS` and
+//!   `MAX_MCP_TOOLS`: the tools attached in the request count toward the limits, and the
+//!   others are refused, each with the limit that refused it.
 //! - **Post-attach pruning** (with a query and auto-prune): keep
 //!   `max(min(⌊n_external × (1 − drop_rate)⌋, MAX_MCP_TOOLS, MAX_TOTAL_TOOLS − n_core),
 //!   MIN_MCP_TOOLS)` external tools: the protected ones first, the most relevant others in the
@@ -125,6 +128,9 @@ pub struct Plan<K> {
     pub detached: Vec<(K, Phase)>,
     /// Matched tools the agent did not hold, best match first.
     pub attached: Vec<K>,
+    /// Matched tools that did not fit under a limit, best match first, with the limit's
+    /// words (`MAX_MCP_TOOLS=5`).
+    pub refused: Vec<(K, String)>,
     /// The agent's tools at the end: the held ones that stayed (in their order), then the
     /// attached ones.
     pub kept: Vec<K>,
@@ -223,6 +229,7 @@ pub fn plan<K: Clone + Eq + Hash + Ord>(input: &Input<K>) -> Plan<K> {
     let mut plan = Plan {
         detached: Vec::new(),
         attached: Vec::new(),
+        refused: Vec::new(),
         kept: Vec::new(),
         warnings: Vec::new(),
     };
@@ -239,8 +246,30 @@ pub fn plan<K: Clone + Eq + Hash + Ord>(input: &Input<K>) -> Plan<K> {
         detach_external(&mut slots, usize::MAX, limits, Phase::Detachment, &mut plan);
     }
 
-    // Phase 5.
+    // Phase 5: best first, while they fit. What arrives is protected, so it fits while the
+    // protected tools do not fill the limit (the others make room in phase 6 and the limits).
+    let on_protected = slots.iter().filter(|s| s.on && s.protected);
+    let mut total = on_protected.clone().count();
+    let mut external = on_protected.filter(|s| s.kind == Kind::External).count();
     for m in arriving {
+        if total >= limits.max_total {
+            plan.refused.push((
+                m.key.clone(),
+                format!("MAX_TOTAL_TOOLS={}", limits.max_total),
+            ));
+            continue;
+        }
+        if m.kind == Kind::External && external >= limits.max_external {
+            plan.refused.push((
+                m.key.clone(),
+                format!("MAX_MCP_TOOLS={}", limits.max_external),
+            ));
+            continue;
+        }
+        total += 1;
+        if m.kind == Kind::External {
+            external += 1;
+        }
         slots.push(Slot {
             key: m.key.clone(),
             kind: m.kind,

@@ -274,14 +274,49 @@ fn core_tools_leave_for_the_total_limit_only_when_managed() {
 }
 
 #[test]
-fn protected_tools_over_a_limit_stay_with_a_warning() {
-    // 25 matches with MAX_MCP_TOOLS 20: they all arrive, the run warns.
+fn matches_past_a_limit_are_refused_best_first() {
+    // 25 matches with MAX_MCP_TOOLS 20: the best 20 arrive, the other 5 are refused.
     let plan = decide(&input(
         vec![],
         (0..25).map(|i| matched(&format!("n{i:02}"), 0.5)).collect(),
         limits(30, 20, 7),
     ));
-    assert_eq!(plan.attached.len(), 25);
+    assert_eq!(plan.attached.len(), 20);
+    assert_eq!(plan.attached[19], "n19");
+    let refused: Vec<(&str, &str)> = plan
+        .refused
+        .iter()
+        .map(|(k, l)| (k.as_str(), l.as_str()))
+        .collect();
+    assert_eq!(
+        refused,
+        (20..25)
+            .map(|i| (format!("n{i}"), "MAX_MCP_TOOLS=20"))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(|(k, l)| (k.as_str(), *l))
+            .collect::<Vec<_>>()
+    );
+    assert!(plan.detached.is_empty());
+    assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
+    // The total counts too: 3 protected core tools and MAX_TOTAL_TOOLS 5 leave room for 2.
+    let plan = decide(&input(
+        vec![core("c1"), core("c2"), core("c3")],
+        (0..4).map(|i| matched(&format!("n{i}"), 0.5)).collect(),
+        limits(5, 20, 0),
+    ));
+    assert_eq!(plan.attached, ["n0", "n1"]);
+    assert_eq!(plan.refused[0].1, "MAX_TOTAL_TOOLS=5");
+}
+
+#[test]
+fn protected_tools_over_a_limit_stay_with_a_warning() {
+    // 25 tools kept by the request with MAX_MCP_TOOLS 20: they all stay, the run warns.
+    let mut held = many(25);
+    for h in &mut held {
+        h.pinned = true;
+    }
+    let plan = decide(&input(held, vec![], limits(30, 20, 7)));
     assert!(plan.detached.is_empty());
     assert_eq!(plan.warnings.len(), 1);
     assert!(
@@ -464,8 +499,22 @@ proptest! {
             let gone = plan.detached.iter().any(|(k, _)| *k == h.key);
             prop_assert!(gone != kept.contains(&h.key), "{} kept and detached", h.key);
         }
+        // Every match ends on the agent, or is refused while the protected tools fill a limit.
+        let refused: HashSet<&String> = plan.refused.iter().map(|(k, _)| k).collect();
         for m in &input.matched {
-            prop_assert!(kept.contains(&m.key), "match {} missing", m.key);
+            prop_assert!(kept.contains(&m.key) != refused.contains(&m.key), "match {} missing", m.key);
+        }
+        if !refused.is_empty() {
+            let protected_kept = plan.kept.iter().filter(|k| protected(k)).count();
+            let protected_external = plan
+                .kept
+                .iter()
+                .filter(|k| protected(k) && kind[k] == Kind::External)
+                .count();
+            prop_assert!(
+                protected_kept >= limits.max_total || protected_external >= limits.max_external,
+                "a match refused with room left"
+            );
         }
         // Protected tools never leave; core tools leave only when managed, for the total.
         for (key, phase) in &plan.detached {

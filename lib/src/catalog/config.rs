@@ -41,6 +41,8 @@ struct ConfigView {
     #[serde(default)]
     attach: AttachConfig,
     #[serde(default)]
+    agents: AgentsConfig,
+    #[serde(default)]
     index: IndexConfig,
     #[serde(default)]
     mcp_servers: std::collections::BTreeMap<String, super::mcp_servers::McpServer>,
@@ -132,6 +134,68 @@ pub struct AttachConfig {
     pub find_tools_max_limit: Option<usize>,
 }
 
+/// `agents`: where the agents `attach` and `agent` work on live.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentsConfig {
+    #[serde(default)]
+    pub backend: AgentBackend,
+    pub letta: Option<LettaConfig>,
+}
+
+/// The kinds of place agents live in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentBackend {
+    /// `agents/<agentID>.json` in the catalog.
+    #[default]
+    Files,
+    /// A Letta server's agents, over its REST API.
+    Letta,
+}
+
+impl AgentBackend {
+    /// Parse `files` or `letta`.
+    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+        match text {
+            "files" => Ok(Self::Files),
+            "letta" => Ok(Self::Letta),
+            other => Err(format!(
+                "{other:?} is not an agents backend: use files or letta"
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Files => "files",
+            Self::Letta => "letta",
+        }
+    }
+}
+
+/// `agents.letta`: the Letta server, and the MCP server Letta calls for the tools `attach`
+/// registers. Tokens are never here (the catalog is kept in git): `tokenSecret` names the
+/// catalog secret that holds one.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LettaConfig {
+    pub url: String,
+    pub token_secret: Option<String>,
+    pub timeout_ms: Option<u64>,
+    pub mcp_server: Option<LettaMcpServer>,
+}
+
+/// `agents.letta.mcpServer`: toolctl's own `mcp serve --http` as Letta reaches it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LettaMcpServer {
+    /// Its name among Letta's MCP servers (`toolctl` unless set).
+    pub name: Option<String>,
+    pub url: String,
+    pub token_secret: Option<String>,
+}
+
 /// `pick` settings: the endpoints of the `embed` and `llm` scorers.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -192,6 +256,7 @@ pub struct Config {
     pub watch_idle: Duration,
     pub pick: PickConfig,
     pub attach: AttachConfig,
+    pub agents: AgentsConfig,
     pub index: IndexConfig,
     /// `mcpServers`: the servers `mcp` tools name (checked by [`problems`], which `config` and
     /// `validate` use, not here: a broken entry makes its tools unavailable, not the catalog).
@@ -201,6 +266,36 @@ pub struct Config {
     pub rate_limit_window: Duration,
     builtin_enabled: Option<bool>,
     builtin_tools: BTreeMap<String, bool>,
+}
+
+/// What is wrong with `agents`: a Letta backend without a server, a URL that is not http(s)
+/// or whose host `allowedHosts` does not allow.
+fn agents_problems(agents: &AgentsConfig, hosts: &HostPolicy) -> Vec<Violation> {
+    let mut problems = Vec::new();
+    let Some(letta) = &agents.letta else {
+        if agents.backend == AgentBackend::Letta {
+            problems.push(Violation::new(
+                "/agents/letta",
+                "the agents backend is letta, but agents.letta (its url) is not set",
+            ));
+        }
+        return problems;
+    };
+    match super::rules::check_server_url("agents.letta.url", &letta.url) {
+        Err(m) => problems.push(Violation::new("/agents/letta/url", m)),
+        Ok(url) if !hosts.allows(&url) => problems.push(Violation::new(
+            "/agents/letta/url",
+            hosts.refusal(&url, Some("agents.letta.url")),
+        )),
+        Ok(_) => {}
+    }
+    if let Some(server) = &letta.mcp_server {
+        // Letta calls this URL, not toolctl: its host need not be one toolctl may call.
+        if let Err(m) = super::rules::check_server_url("agents.letta.mcpServer.url", &server.url) {
+            problems.push(Violation::new("/agents/letta/mcpServer/url", m));
+        }
+    }
+    problems
 }
 
 impl Config {
@@ -304,6 +399,9 @@ impl Config {
                 None
             }
         };
+        if let Some(view) = &view {
+            problems.extend(agents_problems(&view.agents, &hosts));
+        }
         let Some(view) = view.filter(|_| problems.is_empty()) else {
             return Err(problems);
         };
@@ -320,6 +418,7 @@ impl Config {
             watch_idle,
             pick: view.pick,
             attach: view.attach,
+            agents: view.agents,
             index: view.index,
             mcp_servers: std::sync::Arc::new(mcp_servers),
             http: view.http,

@@ -316,6 +316,28 @@ pub fn check_url_shape(template: &str) -> Result<url::Url, String> {
     Ok(url)
 }
 
+/// A server's URL that `field` of `toolctl.json` names (no template): http or https, a host,
+/// no user info (credentials go in secrets), no query or fragment.
+pub fn check_server_url(field: &str, text: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(text).map_err(|e| format!("{field} '{text}' is not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
+        return Err(format!(
+            "{field} '{text}' must be an http:// or https:// URL with a host"
+        ));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!(
+            "{field} '{text}' carries user info before the host; its token goes in a secret"
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(format!(
+            "{field} '{text}' has a query or fragment; give the server's base URL"
+        ));
+    }
+    Ok(url)
+}
+
 /// `${name}`.
 #[allow(
     clippy::expect_used,

@@ -3,17 +3,19 @@
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::cli::shared::n_tools;
+use crate::cli::shared::{BackendArgs, letta_error, n_tools};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
+use toolctl_lib::attach::letta::{Letta, LettaAgent};
+use toolctl_lib::attach::on_letta::{self, HeldTool, Names};
 use toolctl_lib::attach::{self, AgentFile, AgentId, AttachedTool, Kind, ToolStatus};
 use toolctl_lib::catalog::{self, Catalog};
 
-/// See and correct the tools attached to agents (agents/<agentID>.json)
+/// See and correct the tools attached to agents (agents/<agentID>.json, or a Letta server's)
 #[derive(Debug, Subcommand)]
 pub enum AgentCommand {
-    /// List the agents that have tools attached
-    List,
+    /// List the agents that have tools attached (on Letta: every agent)
+    List(ListArgs),
     /// Show an agent's tools, and whether each can still be called
     Show(AgentArg),
     /// Detach tools from an agent by hand (protection is for attach runs, not for you)
@@ -21,10 +23,18 @@ pub enum AgentCommand {
 }
 
 #[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub agents: BackendArgs,
+}
+
+#[derive(Debug, Args)]
 pub struct AgentArg {
     /// The agent: a UUID, bare or with the agent- prefix
     #[arg(value_name = "AGENT", add = crate::cli::complete::agents())]
     pub agent: String,
+    #[command(flatten)]
+    pub agents: BackendArgs,
 }
 
 #[derive(Debug, Args)]
@@ -39,18 +49,23 @@ pub struct DetachArgs {
     /// Detach every tool
     #[arg(long, conflicts_with = "tools")]
     pub all: bool,
+    #[command(flatten)]
+    pub agents: BackendArgs,
 }
 
 pub fn run(ctx: &Ctx, command: &AgentCommand) -> Result<Output, CliError> {
     match command {
-        AgentCommand::List => list(ctx),
+        AgentCommand::List(args) => list(ctx, args),
         AgentCommand::Show(args) => show(ctx, args),
         AgentCommand::Detach(args) => detach(ctx, args),
     }
 }
 
-fn list(ctx: &Ctx) -> Result<Output, CliError> {
+fn list(ctx: &Ctx, args: &ListArgs) -> Result<Output, CliError> {
     let catalog = ctx.catalog()?;
+    if let Some((letta, _)) = args.agents.connect(catalog.config(), false)? {
+        return list_letta(&letta);
+    }
     let (agents, problems) = attach::agent::list(catalog.root())?;
     ctx.warn_problems(&problems);
     let mut table = output::table(["AGENT", "TOOLS", "EXTERNAL", "BUILT-IN", "MODIFIED"]);
@@ -110,6 +125,24 @@ fn load(catalog: &Catalog, text: &str) -> Result<(AgentId, AgentFile), CliError>
 
 fn show(ctx: &Ctx, args: &AgentArg) -> Result<Output, CliError> {
     let catalog = ctx.catalog()?;
+    if let Some((letta, _)) = args.agents.connect(catalog.config(), false)? {
+        let id = AgentId::parse(&args.agent).map_err(CliError::invalid)?;
+        let agent = letta.agent(&id.to_string()).map_err(letta_error)?;
+        let tools = letta.agent_tools(&agent.id).map_err(letta_error)?;
+        let names = ctx.read_index(&catalog, Names::read)?;
+        let held = names.held(tools);
+        let (doc, table) = describe_letta(&agent, &held);
+        let (total, external, core) = on_letta::counts(held.iter().map(|h| h.tool.kind()));
+        let mut text = format!(
+            "{id}: {} ({external} external, {core} built-in)",
+            n_tools(total)
+        );
+        if total > 0 {
+            text.push('\n');
+            text.push_str(&table);
+        }
+        return Ok(Output::new(doc, Human::Text(text)));
+    }
     let (id, file) = load(&catalog, &args.agent)?;
     let (doc, table) = describe(ctx, &catalog, &file)?;
     let (total, external, core) = file.counts();
@@ -173,6 +206,9 @@ fn kind_label(kind: Kind) -> &'static str {
 fn detach(ctx: &Ctx, args: &DetachArgs) -> Result<Output, CliError> {
     let catalog = ctx.catalog()?;
     let id = AgentId::parse(&args.agent).map_err(CliError::invalid)?;
+    if let Some((letta, _)) = args.agents.connect(catalog.config(), false)? {
+        return detach_letta(ctx, &catalog, &letta, id, args);
+    }
     let _guard = id.lock(catalog.root(), ctx.global.lock_timeout)?;
     let (_, mut file) = load(&catalog, &args.agent)?;
     let gone: Vec<AttachedTool> = if args.all {
@@ -271,5 +307,178 @@ fn find(tools: &[AttachedTool], text: &str) -> Result<usize, CliError> {
                 .map(|&i| format!("candidate: {}", tools[i].reference)),
         )
         .with_hint("name one by bundle/slug or toolID")),
+    }
+}
+
+/// `agent list` on Letta: every agent, with its tools counted as on files.
+fn list_letta(letta: &Letta) -> Result<Output, CliError> {
+    let agents = letta.agents().map_err(letta_error)?;
+    let mut table = output::table(["AGENT", "TOOLS", "EXTERNAL", "BUILT-IN", "MODIFIED"]);
+    let mut items = Vec::new();
+    for agent in &agents {
+        let (total, external, core) = on_letta::counts(agent.tools.iter().map(|t| t.kind()));
+        let modified = agent.updated_at.clone().unwrap_or_default();
+        table.add_row([
+            agent.id.clone(),
+            total.to_string(),
+            external.to_string(),
+            core.to_string(),
+            modified.clone(),
+        ]);
+        items.push(json!({
+            "agentID": agent.id,
+            "tools": total,
+            "external": external,
+            "core": core,
+            "modifiedAt": agent.updated_at,
+        }));
+    }
+    let text = if agents.is_empty() {
+        format!("no agents on the Letta server at {}", letta.base())
+    } else {
+        table.trim_fmt()
+    };
+    Ok(Output::new(
+        json!({ "items": items, "problems": [] }),
+        Human::Text(text),
+    ))
+}
+
+/// A Letta agent as `agent show --json` prints it (the shape of an agent file's, with Letta's
+/// tool IDs; what Letta does not keep is null), and its tools as a table.
+fn describe_letta(agent: &LettaAgent, held: &[HeldTool]) -> (Value, String) {
+    let mut table = output::table(["#", "TOOL", "NAME", "KIND", "SCORE", "ATTACHED", "STATUS"]);
+    let mut tools = Vec::new();
+    for (i, h) in held.iter().enumerate() {
+        let kind = h.tool.kind();
+        let status = match (kind, h.member) {
+            (Kind::Core, _) => "ok".to_owned(),
+            (_, Some(m)) if m.is_usable() => "ok".to_owned(),
+            (_, Some(_)) => "not usable in the catalog".to_owned(),
+            (_, None) => "not in the catalog".to_owned(),
+        };
+        table.add_row([
+            (i + 1).to_string(),
+            h.reference(),
+            h.tool.name.clone(),
+            kind_label(kind).to_owned(),
+            String::new(),
+            String::new(),
+            status.clone(),
+        ]);
+        tools.push(json!({
+            "toolID": h.tool.id,
+            "ref": h.member.map(|m| m.reference()),
+            "name": h.tool.name,
+            "kind": kind,
+            "attachedAt": null,
+            "matchScore": null,
+            "status": status,
+        }));
+    }
+    let doc = json!({
+        "agentID": agent.id,
+        "createdAt": agent.created_at,
+        "modifiedAt": agent.updated_at,
+        "tools": tools,
+    });
+    (doc, table.trim_fmt())
+}
+
+/// `agent detach` on Letta: each tool named is detached by its own call.
+fn detach_letta(
+    ctx: &Ctx,
+    catalog: &Catalog,
+    letta: &Letta,
+    id: AgentId,
+    args: &DetachArgs,
+) -> Result<Output, CliError> {
+    let agent_id = id.to_string();
+    let _guard = id.lock(catalog.root(), ctx.global.lock_timeout)?;
+    let agent = letta.agent(&agent_id).map_err(letta_error)?;
+    let names = ctx.read_index(catalog, Names::read)?;
+    let held = names.held(letta.agent_tools(&agent_id).map_err(letta_error)?);
+    let chosen: Vec<usize> = if args.all {
+        (0..held.len()).collect()
+    } else {
+        let mut chosen = Vec::new();
+        for text in &args.tools {
+            let i = find_held(&held, text)?;
+            if !chosen.contains(&i) {
+                chosen.push(i);
+            }
+        }
+        chosen
+    };
+    let mut gone = Vec::new();
+    for &i in &chosen {
+        letta
+            .detach(&agent_id, &held[i].tool.id)
+            .map_err(letta_error)?;
+        gone.push(i);
+    }
+    let left: Vec<HeldTool> = names.held(letta.agent_tools(&agent_id).map_err(letta_error)?);
+    let (total, ..) = on_letta::counts(left.iter().map(|h| h.tool.kind()));
+    let refs: Vec<String> = gone.iter().map(|&i| held[i].reference()).collect();
+    let text = if refs.is_empty() {
+        format!("{id} had no tools to detach")
+    } else {
+        format!(
+            "Detached {} from {id}; it holds {}",
+            refs.join(", "),
+            n_tools(total)
+        )
+    };
+    let (mut doc, _) = describe_letta(&agent, &left);
+    doc["detached"] = gone
+        .iter()
+        .map(|&i| {
+            json!({
+                "toolID": held[i].tool.id,
+                "ref": held[i].member.map(|m| m.reference()),
+                "name": held[i].tool.name,
+            })
+        })
+        .collect();
+    Ok(Output::new(doc, Human::Status(text)))
+}
+
+/// The one tool of a Letta agent's `held` that `text` names: Letta's tool ID, its name, or the
+/// catalog tool it stands for (ref, bundle/slug, slug).
+fn find_held(held: &[HeldTool], text: &str) -> Result<usize, CliError> {
+    let matches: Vec<usize> = (0..held.len())
+        .filter(|&i| {
+            let h = &held[i];
+            h.tool.id == text
+                || h.tool.name == text
+                || h.member.is_some_and(|m| {
+                    m.reference() == text
+                        || format!("{}/{}", m.row.bundle_slug, m.row.slug) == text
+                        || m.row.slug == text
+                })
+        })
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(CliError::from(catalog::Error::NotFound {
+            what: "attached tool",
+            name: text.to_owned(),
+            hint: Some(catalog::Hint::from(format!(
+                "the agent holds: {}",
+                held.iter()
+                    .map(HeldTool::reference)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        })),
+        many => Err(CliError::invalid(format!(
+            "'{text}' names {} of the agent's tools",
+            many.len()
+        ))
+        .with_causes(
+            many.iter()
+                .map(|&i| format!("candidate: {}", held[i].tool.id)),
+        )
+        .with_hint("name one by its Letta tool ID")),
     }
 }

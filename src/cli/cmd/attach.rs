@@ -3,11 +3,12 @@
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::cli::shared::{EndpointArgs, n_tools, pick_error, plural};
+use crate::cli::shared::{BackendArgs, EndpointArgs, letta_error, n_tools, pick_error, plural};
 use crate::cli::values;
 use clap::Args;
 use serde_json::{Value, json};
-use toolctl_lib::attach::{self, AgentId, AttachError, AttachRequest, Outcome, Settings};
+use toolctl_lib::attach::on_letta::{self, Remote};
+use toolctl_lib::attach::{self, AgentId, AttachError, AttachRequest, Failure, Outcome, Settings};
 use toolctl_lib::pick::Scorer;
 
 /// What `--help` shows after the options: command lines that work (a test runs them on a copy
@@ -31,7 +32,10 @@ Examples:
 /// tools unless EXCLUDE_LETTA_CORE_TOOLS=false. Limits come from toolctl.json's "attach"
 /// settings, overridden by MAX_TOTAL_TOOLS, MAX_MCP_TOOLS, MIN_MCP_TOOLS and
 /// DEFAULT_DROP_RATE. Without --query nothing is searched; only the limits are enforced.
-/// The agent's file (agents/agent-<uuid>.json) is created on first use.
+/// On files, the agent's file (agents/agent-<uuid>.json) is created on first use; on a Letta
+/// server (--backend letta, or agents.backend in toolctl.json) the agent must exist, and a
+/// catalog tool Letta lacks is registered as a tool of toolctl's MCP server
+/// (agents.letta.mcpServer).
 #[derive(Debug, Args)]
 #[command(after_long_help = EXAMPLES)]
 pub struct AttachArgs {
@@ -69,6 +73,8 @@ pub struct AttachArgs {
     pub scorer: Option<Scorer>,
     #[command(flatten)]
     pub endpoints: EndpointArgs,
+    #[command(flatten)]
+    pub agents: BackendArgs,
 }
 
 pub fn run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
@@ -79,6 +85,7 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
     let agent = AgentId::parse(&args.agent).map_err(CliError::invalid)?;
     let catalog = ctx.catalog()?;
     let config = catalog.config();
+    let remote = args.agents.connect(config, true)?;
     let settings = Settings::resolve(&config.attach, &|name| std::env::var(name).ok())
         .map_err(attach_error)?;
     let overrides = args.endpoints.overrides();
@@ -104,14 +111,30 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
     };
     let mut progress = ctx.ui.progress(0, "embedding tools");
     let outcome = ctx.read_index(&catalog, |index| {
-        let outcome = match attach::attach(
-            &catalog,
-            index,
-            &settings,
-            &request,
-            ctx.global.lock_timeout,
-            &mut |done, total| progress.update(done, total),
-        ) {
+        let mut progress = |done, total| progress.update(done, total);
+        let run = match &remote {
+            Some((letta, server)) => on_letta::attach(
+                &catalog,
+                index,
+                &settings,
+                &request,
+                Remote {
+                    letta,
+                    server: server.as_ref(),
+                },
+                ctx.global.lock_timeout,
+                &mut progress,
+            ),
+            None => attach::attach(
+                &catalog,
+                index,
+                &settings,
+                &request,
+                ctx.global.lock_timeout,
+                &mut progress,
+            ),
+        };
+        let outcome = match run {
             Err(AttachError::Index(e)) => return Err(e),
             other => other,
         };
@@ -173,6 +196,7 @@ fn attach_error(error: AttachError) -> CliError {
         AttachError::Catalog(e) => e.into(),
         AttachError::Index(e) => e.into(),
         AttachError::Pick(e) => pick_error(e),
+        AttachError::Letta(e) => letta_error(e),
     }
 }
 
@@ -195,31 +219,43 @@ fn response(outcome: &Outcome, min_score: f64) -> Value {
         "success": true,
         "message": message(outcome, min_score),
         "details": {
-            "detached_tools": ids(outcome.detachments.iter().map(|d| d.tool_id.to_string()).collect()),
-            "failed_detachments": [],
+            "detached_tools": ids(outcome.detachments.iter().map(|d| d.tool_id.clone()).collect()),
+            "failed_detachments": ids(outcome.failed_detachments.iter().filter_map(|f| f.tool_id.clone()).collect()),
             "processed_count": outcome.processed,
             "passed_filter_count": outcome.passed,
             "success_count": outcome.attachments.len(),
-            "failure_count": 0,
+            "failure_count": outcome.failed_attachments.len(),
             "successful_attachments": outcome.attachments.iter().map(|a| json!({
                 "success": true,
-                "tool_id": a.tool_id.to_string(),
+                "tool_id": a.tool_id,
                 "name": a.name,
                 "match_score": a.match_score,
             })).collect::<Vec<_>>(),
-            "failed_attachments": [],
-            "preserved_tools": ids(outcome.preserved.iter().map(ToString::to_string).collect()),
+            "failed_attachments": outcome.failed_attachments.iter().map(failure).collect::<Vec<_>>(),
+            "preserved_tools": ids(outcome.preserved.clone()),
             "target_agent": outcome.agent.to_string(),
             "scorer": outcome.scorer.map(Scorer::as_str),
             "warnings": outcome.warnings.iter().map(warning_words).collect::<Vec<_>>(),
             "detachments": outcome.detachments.iter().map(|d| json!({
-                "tool_id": d.tool_id.to_string(),
+                "tool_id": d.tool_id,
                 "name": d.name,
                 "ref": d.reference,
                 "phase": d.phase,
                 "reason": d.reason,
             })).collect::<Vec<_>>(),
         }
+    })
+}
+
+/// A tool not attached or detached, in the attach contract's attachment shape (`success`
+/// false) with why.
+fn failure(f: &Failure) -> Value {
+    json!({
+        "success": false,
+        "tool_id": f.tool_id,
+        "name": f.name,
+        "ref": f.reference,
+        "error": f.reason,
     })
 }
 
@@ -247,7 +283,11 @@ fn summary(outcome: &Outcome, min_score: f64) -> String {
             outcome.detachments.len()
         ),
     };
-    if !outcome.attachments.is_empty() || !outcome.detachments.is_empty() {
+    if !outcome.attachments.is_empty()
+        || !outcome.detachments.is_empty()
+        || !outcome.failed_attachments.is_empty()
+        || !outcome.failed_detachments.is_empty()
+    {
         let mut table = output::table(["", "TOOL", "NAME", "SCORE", "NOTE"]);
         for a in &outcome.attachments {
             table.add_row([
@@ -262,6 +302,24 @@ fn summary(outcome: &Outcome, min_score: f64) -> String {
                 },
             ]);
         }
+        for f in &outcome.failed_attachments {
+            table.add_row([
+                "!".to_owned(),
+                f.reference.clone().unwrap_or_default(),
+                f.name.clone(),
+                String::new(),
+                format!("not attached: {}", f.reason),
+            ]);
+        }
+        for f in &outcome.failed_detachments {
+            table.add_row([
+                "!".to_owned(),
+                f.reference.clone().unwrap_or_default(),
+                f.name.clone(),
+                String::new(),
+                format!("not detached: {}", f.reason),
+            ]);
+        }
         for d in &outcome.detachments {
             table.add_row([
                 "-".to_owned(),
@@ -274,7 +332,7 @@ fn summary(outcome: &Outcome, min_score: f64) -> String {
         text.push_str(&table.trim_fmt());
         text.push('\n');
     }
-    let (total, external, core) = outcome.file.counts();
+    let (total, external, core) = outcome.counts;
     let limits = &outcome.settings.limits;
     text.push_str(&format!(
         "{} holds {} ({external} external, {core} built-in); limits: {} in all, {} external, at least {} external",

@@ -371,7 +371,8 @@ fn protected_tools_over_a_limit_stay_with_a_warning() {
     );
     out.run.stderr_has(&format!("warning: {w}"));
 
-    // Matched tools are protected too: a query matching five tools with MAX_MCP_TOOLS=2.
+    // Tools attached in the request count toward the limits: a query matching five tools
+    // with MAX_MCP_TOOLS=2 attaches the best two and reports the other three.
     let b = agent(2);
     let out = attach_ok(
         &env,
@@ -384,10 +385,26 @@ fn protected_tools_over_a_limit_stay_with_a_warning() {
         ],
         &[("MAX_MCP_TOOLS", "2"), ("MIN_MCP_TOOLS", "0")],
     );
-    assert_eq!(out.resp.details.success_count, 5, "{}", out.run);
-    assert_eq!(out.after.tools.len(), 5);
-    assert_eq!(out.resp.details.warnings.len(), 1, "{}", out.run);
-    assert!(out.resp.details.warnings[0].contains("MAX_MCP_TOOLS=2"));
+    assert_eq!(out.resp.details.success_count, 2, "{}", out.run);
+    assert_eq!(out.resp.details.failure_count, 3, "{}", out.run);
+    assert_eq!(out.after.tools.len(), 2);
+    let best: Vec<f64> = out
+        .resp
+        .details
+        .successful_attachments
+        .iter()
+        .map(|a| a.match_score)
+        .collect();
+    for f in &out.resp.details.failed_attachments {
+        assert_eq!(
+            f["error"],
+            "over MAX_MCP_TOOLS=2: the tools the agent keeps and better matches fill it",
+            "{}",
+            out.run
+        );
+    }
+    assert!(best.iter().all(|s| *s >= 0.0));
+    assert!(out.resp.details.warnings.is_empty(), "{}", out.run);
 
     // With -q the warning stays in the document but not on stderr.
     let run = attach_run(
