@@ -1204,6 +1204,7 @@ async fn attach_uses_hybrid_when_an_embeddings_endpoint_is_set() {
 mod agent_commands;
 mod detach_and_limits;
 mod helpers;
+mod letta;
 mod prune_and_stale;
 mod seed_and_files;
 mod siblings;

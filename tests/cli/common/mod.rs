@@ -7,6 +7,7 @@
 //! pinned by the `deny_unknown_fields` structs at the end of this file: a field added, renamed
 //! or dropped fails every test that reads one.
 
+pub mod letta;
 pub mod mcp_clients;
 pub mod sdk_models;
 pub mod serve_client;
