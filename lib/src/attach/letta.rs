@@ -152,7 +152,7 @@ impl Letta {
         let parsed =
             check_server_url("the Letta URL", url).map_err(|message| LettaError::Config {
                 message,
-                hint: "set agents.letta.url in toolctl.json, or pass --letta-url".to_owned(),
+                hint: "set agents.letta.url in toolctl.json to the server's URL".to_owned(),
             })?;
         if !hosts.allows(&parsed) {
             return Err(LettaError::Config {

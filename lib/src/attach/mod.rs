@@ -38,6 +38,7 @@ pub mod agent;
 pub mod letta;
 pub mod on_letta;
 pub mod plan;
+pub mod request;
 #[cfg(test)]
 mod tests;
 

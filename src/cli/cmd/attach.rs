@@ -3,11 +3,14 @@
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
-use crate::cli::shared::{BackendArgs, EndpointArgs, letta_error, n_tools, pick_error, plural};
+use crate::cli::shared::{
+    BackendArgs, EndpointArgs, letta_error, n_tools, pick_error, plural, read_document,
+};
 use crate::cli::values;
 use clap::Args;
 use serde_json::{Value, json};
 use toolctl_lib::attach::on_letta::{self, Remote};
+use toolctl_lib::attach::request::ContractRequest;
 use toolctl_lib::attach::{self, AgentId, AttachError, AttachRequest, Failure, Outcome, Settings};
 use toolctl_lib::pick::Scorer;
 
@@ -40,8 +43,12 @@ Examples:
 #[command(after_long_help = EXAMPLES)]
 pub struct AttachArgs {
     /// The agent: a UUID, bare or with the agent- prefix
-    #[arg(value_name = "AGENT", add = crate::cli::complete::agents())]
-    pub agent: String,
+    #[arg(value_name = "AGENT", add = crate::cli::complete::agents(), required_unless_present = "request")]
+    pub agent: Option<String>,
+    /// The attach contract's JSON request (agent_id, query, limit, min_score, keep_tools,
+    /// auto_prune) from FILE, or - for stdin, instead of AGENT and the flags it holds
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["agent", "query", "limit", "min_score", "keep", "no_auto_prune"])]
+    pub request: Option<String>,
     /// What the agent is about to do, in any words
     #[arg(long, value_name = "Q")]
     pub query: Option<String>,
@@ -81,27 +88,80 @@ pub fn run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
     attach_run(ctx, args).map_err(CliError::in_attach_shape)
 }
 
+/// What to attach: the flags, or the contract's request body.
+struct Asked {
+    agent: AgentId,
+    query: String,
+    limit: i64,
+    min_score: f64,
+    keep: Vec<String>,
+    auto_prune: bool,
+}
+
+fn asked(args: &AttachArgs) -> Result<Asked, CliError> {
+    let Some(path) = &args.request else {
+        let agent = args.agent.as_deref().unwrap_or_default();
+        return Ok(Asked {
+            agent: AgentId::parse(agent).map_err(CliError::invalid)?,
+            query: args.query.clone().unwrap_or_default(),
+            limit: args.limit,
+            min_score: args.min_score,
+            keep: args.keep.clone(),
+            auto_prune: !args.no_auto_prune,
+        });
+    };
+    let (doc, name) = read_document(path)?;
+    let read = ContractRequest::from_doc(&doc).map_err(|problems| {
+        let first = &problems[0];
+        CliError::invalid(format!("{name}: {}: {}", pointer_text(&first.pointer), first.message))
+            .with_causes(
+                problems
+                    .iter()
+                    .skip(1)
+                    .map(|p| format!("{}: {}", pointer_text(&p.pointer), p.message)),
+            )
+            .with_details(json!({
+                "file": name,
+                "problems": problems.iter().map(|p| json!({ "pointer": p.pointer, "message": p.message })).collect::<Vec<_>>(),
+            }))
+    })?;
+    Ok(Asked {
+        agent: read.agent,
+        query: read.query,
+        limit: read.limit,
+        min_score: read.min_score,
+        keep: read.keep,
+        auto_prune: read.auto_prune,
+    })
+}
+
+/// A JSON pointer as a message shows it (the root is `/`).
+fn pointer_text(pointer: &str) -> &str {
+    if pointer.is_empty() { "/" } else { pointer }
+}
+
 fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
-    let agent = AgentId::parse(&args.agent).map_err(CliError::invalid)?;
+    let asked = asked(args)?;
+    let agent = asked.agent;
     let catalog = ctx.catalog()?;
     let config = catalog.config();
     let remote = args.agents.connect(config, true)?;
     let settings = Settings::resolve(&config.attach, &|name| std::env::var(name).ok())
-        .map_err(attach_error)?;
+        .map_err(|e| attach_error(e, args.request.is_some()))?;
     let overrides = args.endpoints.overrides();
     let scorer = args
         .scorer
         .unwrap_or_else(|| attach::default_scorer(&config.pick, &overrides));
-    let query = args.query.clone().unwrap_or_default();
+    let query = asked.query.clone();
     let endpoints =
         attach::endpoints(&query, &config.pick, &overrides, scorer).map_err(pick_error)?;
     let request = AttachRequest {
         agent,
         query,
-        limit: args.limit,
-        min_score: args.min_score,
-        keep: args.keep.clone(),
-        auto_prune: !args.no_auto_prune,
+        limit: asked.limit,
+        min_score: asked.min_score,
+        keep: asked.keep.clone(),
+        auto_prune: asked.auto_prune,
         scorer,
         embed: endpoints.embed,
         embed_batch: endpoints.embed_batch,
@@ -143,7 +203,7 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
         Ok(outcome.map(|outcome| (outcome, unread)))
     });
     drop(progress);
-    let (outcome, unread) = outcome?.map_err(attach_error)?;
+    let (outcome, unread) = outcome?.map_err(|e| attach_error(e, args.request.is_some()))?;
     ctx.warn_problems(&unread);
     for warning in &outcome.warnings {
         ctx.ui.warn(&warning_words(warning));
@@ -153,8 +213,8 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
             .status(&format!("Created {}", agent.file(catalog.root()).display()));
     }
     Ok(Output::new(
-        response(&outcome, args.min_score),
-        Human::Text(summary(&outcome, args.min_score)),
+        response(&outcome, asked.min_score),
+        Human::Text(summary(&outcome, asked.min_score)),
     ))
 }
 
@@ -166,17 +226,23 @@ fn warning_words(warning: &attach::Warning) -> String {
     }
 }
 
-/// A failed attach as the command line reports it.
-fn attach_error(error: AttachError) -> CliError {
+/// A failed attach as the command line reports it (`from_request`: the request body gave the
+/// values, so its fields are named rather than flags).
+fn attach_error(error: AttachError, from_request: bool) -> CliError {
+    let (limit_name, min_score_name) = if from_request {
+        ("limit", "min_score")
+    } else {
+        ("--limit", "--min-score")
+    };
     match error {
         AttachError::Limit { limit, max } => CliError::invalid(format!(
-            "--limit {limit} is out of range: it must be between 1 and {max}"
+            "{limit_name} {limit} is out of range: it must be between 1 and {max}"
         ))
         .with_hint(format!(
             "the largest limit is FIND_TOOLS_MAX_LIMIT ({max}), set in toolctl.json (attach.findToolsMaxLimit) or the environment"
         )),
         AttachError::MinScore { min_score } => CliError::invalid(format!(
-            "--min-score {min_score} is out of range: it must be between 0 and 100"
+            "{min_score_name} {min_score} is out of range: it must be between 0 and 100"
         ))
         .with_hint("match scores are on a 0–100 scale (35 by default)"),
         AttachError::Invalid { message, hint } => {

@@ -303,3 +303,117 @@ fn a_corrupt_agent_file_is_refused_and_left_byte_for_byte() {
         assert_no_temp_files(&env);
     }
 }
+
+#[test]
+fn the_contracts_request_body_is_read_from_a_file_or_stdin() {
+    let env = TestEnv::fixture();
+    let a = agent(3);
+    // The same run from flags and from the body: the same response.
+    let body = json!({
+        "agent_id": a,
+        "query": "weather forecast for Oslo",
+        "limit": 4,
+        "min_score": 30.0,
+        "keep_tools": [],
+        "auto_prune": true
+    });
+    let file = env.input(&body);
+    let from_file = env.run(&["--json", "attach", "--request", &file]);
+    from_file.success();
+    let flags = attach_ok(
+        &env,
+        &agent(4),
+        &[
+            "--query",
+            "weather forecast for Oslo",
+            "--limit",
+            "4",
+            "--min-score",
+            "30",
+        ],
+        &[],
+    );
+    let doc = from_file.json();
+    assert_eq!(doc["details"]["target_agent"], a.as_str());
+    assert_eq!(
+        doc["details"]["successful_attachments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["name"].clone())
+            .collect::<Vec<_>>(),
+        flags
+            .resp
+            .details
+            .successful_attachments
+            .iter()
+            .map(|x| Value::from(x.name.clone()))
+            .collect::<Vec<_>>()
+    );
+    let stdin = env.run_stdin(
+        &["--json", "attach", "--request", "-"],
+        &json!({ "agent_id": agent(5) }).to_string(),
+    );
+    stdin.success();
+    assert_eq!(stdin.json()["details"]["processed_count"], 0, "{stdin}");
+
+    // The contract's validation, each problem at its pointer; nothing is created.
+    for (body, pointer) in [
+        (json!({ "query": "x" }), "/agent_id"),
+        (json!({ "agent_id": "agent-1" }), "/agent_id"),
+        (json!({ "agent_id": a, "limit": "3" }), "/limit"),
+        (json!({ "agent_id": a, "limit": 2.5 }), "/limit"),
+        (json!({ "agent_id": a, "min_score": "high" }), "/min_score"),
+        (
+            json!({ "agent_id": a, "keep_tools": "tool-1" }),
+            "/keep_tools",
+        ),
+        (json!({ "agent_id": a, "keep_tools": [1] }), "/keep_tools/0"),
+        (json!({ "agent_id": a, "auto_prune": "yes" }), "/auto_prune"),
+        (json!({ "agent_id": a, "min_scor": 50 }), "/min_scor"),
+    ] {
+        let run = env.run_stdin(&["--json", "attach", "--request", "-"], &body.to_string());
+        run.failure(3);
+        let doc = run.json();
+        assert_eq!(doc["success"], false, "{run}");
+        assert_eq!(doc["code"], "VALIDATION_ERROR", "{run}");
+        assert!(
+            doc["error"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("<stdin>: {pointer}: ")),
+            "{body}: {run}"
+        );
+    }
+    let run = env.run_stdin(
+        &["--json", "attach", "--request", "-"],
+        &json!([a]).to_string(),
+    );
+    run.failure(3);
+    assert!(
+        run.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("must be a JSON object"),
+        "{run}"
+    );
+    // Ranges are the contract's too, named by their fields.
+    let run = env.run_stdin(
+        &["--json", "attach", "--request", "-"],
+        &json!({ "agent_id": agent(6), "limit": 26 }).to_string(),
+    );
+    run.failure(3);
+    assert!(
+        run.json()["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("limit 26 is out of range"),
+        "{run}"
+    );
+    assert!(!agent_path(&env, &agent(6)).exists());
+    // The body replaces the agent and the flags it holds.
+    let run = env.run(&["attach", "--request", &file, &a]);
+    run.failure(2);
+    let run = env.run(&["attach", "--request", &file, "--query", "x"]);
+    run.failure(2);
+}
