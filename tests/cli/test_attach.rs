@@ -1205,6 +1205,7 @@ mod agent_commands;
 mod detach_and_limits;
 mod helpers;
 mod letta;
+mod letta_api;
 mod prune_and_stale;
 mod seed_and_files;
 mod siblings;

@@ -117,6 +117,8 @@ pub struct Letta {
     token: Option<String>,
     client: reqwest::blocking::Client,
     timeout: Duration,
+    /// Secrets no message shows: the token, and the MCP server's that Letta is told.
+    secrets: Vec<String>,
 }
 
 /// Where toolctl's MCP server is, as Letta is told.
@@ -173,6 +175,7 @@ impl Letta {
         })?;
         Ok(Self {
             base: url.trim_end_matches('/').to_owned(),
+            secrets: token.iter().cloned().collect(),
             token,
             client,
             timeout,
@@ -258,11 +261,11 @@ impl Letta {
         })?;
         let excerpt = || {
             let text = String::from_utf8_lossy(&bytes);
-            let text: String = text.chars().take(300).collect();
-            match &self.token {
-                Some(token) if !token.is_empty() => text.replace(token.as_str(), "[REDACTED]"),
-                _ => text,
+            let mut text: String = text.chars().take(300).collect();
+            for secret in self.secrets.iter().filter(|s| !s.is_empty()) {
+                text = text.replace(secret.as_str(), "[REDACTED]");
             }
+            text
         };
         match status.as_u16() {
             200..=299 => {}
@@ -303,7 +306,8 @@ impl Letta {
     }
 
     /// Every page of the list at `path`, read with `after` and `limit`; `id_of` gives an
-    /// item's ID. A page with nothing new ends the reading (a server that does not page).
+    /// item's ID. A page with nothing new ends the reading: the end of the list, or a server
+    /// that does not page and answers the whole list again.
     fn pages<T: serde::de::DeserializeOwned>(
         &self,
         path: &str,
@@ -321,7 +325,6 @@ impl Letta {
             }
             let page = self.call(Method::GET, path, &query, None, what)?;
             let page: Vec<T> = self.read(&format!("GET {path}"), page)?;
-            let count = page.len();
             let mut new = 0;
             for item in page {
                 if seen.insert(id_of(&item).to_owned()) {
@@ -329,7 +332,9 @@ impl Letta {
                     items.push(item);
                 }
             }
-            if count < PAGE || new == 0 {
+            // A server may cap a page below `limit`, so only a page with nothing new (empty,
+            // or the first page again from a server that does not page) ends the list.
+            if new == 0 {
                 return Ok(items);
             }
             after = items.last().map(|item| id_of(item).to_owned());
@@ -527,7 +532,7 @@ pub fn connect(
         "agents.letta.tokenSecret",
         &letta.and_then(|l| l.token_secret.clone()),
     )?;
-    let client = Letta::new(url, token, Letta::timeout_of(letta), &config.hosts)?;
+    let mut client = Letta::new(url, token, Letta::timeout_of(letta), &config.hosts)?;
     let server = match letta
         .and_then(|l| l.mcp_server.as_ref())
         .filter(|_| with_server)
@@ -538,6 +543,9 @@ pub fn connect(
             secret("agents.letta.mcpServer.tokenSecret", &server.token_secret)?,
         )),
     };
+    if let Some(token) = server.as_ref().and_then(|s| s.token.clone()) {
+        client.secrets.push(token);
+    }
     Ok(Some((client, server)))
 }
 
