@@ -365,8 +365,8 @@ fn letta_tool(
     letta
         .register_tool(&server.name, name)
         .map_err(|e| match e {
-            LettaError::NotFound { .. } => format!(
-                "Letta could not register '{name}' from MCP server '{}' ({}): {e}",
+            LettaError::NotFound { .. } | LettaError::Upstream { .. } => format!(
+                "{e} (Letta could not get '{name}' from MCP server '{}' at {}: is toolctl's MCP server running there, serving that tool, with the token agents.letta.mcpServer.tokenSecret names?)",
                 server.name, server.url
             ),
             other => other.to_string(),

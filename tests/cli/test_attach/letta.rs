@@ -143,6 +143,27 @@ fn attach_on_letta_registers_catalog_tools_through_mcp_serve_and_keeps_the_limit
     }
     assert_eq!(d["success_count"], attached.len());
 
+    // Letta calls an attached tool through toolctl's MCP server, so toolctl's invoke runs it:
+    // its schema check refuses arguments the tool does not take.
+    let execute = |tool: &str, args: Value| {
+        letta.call(
+            reqwest::Method::POST,
+            &format!("/v1/tools/mcp/servers/{server}/tools/{tool}/execute"),
+            Some(json!({ "args": args })),
+        )
+    };
+    let refused = execute("forecast", json!({}));
+    assert_eq!(refused["success"], false, "{refused}");
+    assert!(
+        refused["result"].as_str().unwrap().starts_with(
+            "VALIDATION_ERROR: weather/forecast@v2.1: schema check of the arguments failed"
+        ),
+        "{refused}"
+    );
+    let now = execute("now", json!({}));
+    assert_eq!(now["success"], true, "{now}");
+    assert!(now["result"].as_str().unwrap().contains("\"utc\""), "{now}");
+
     // `agent show` and `agent list` read the agent from Letta, catalog tools by their refs.
     let show = env.json(&["agent", "show", &agent]);
     let shown: Vec<&Value> = show["tools"].as_array().unwrap().iter().collect();
