@@ -252,14 +252,48 @@ fn attach_on_letta_registers_catalog_tools_through_mcp_serve_and_keeps_the_limit
         .count();
     assert_eq!(external, 2);
 
-    // By hand: `agent detach` by name.
-    let run = env.run(&["--json", "agent", "detach", &agent, "create-issue"]);
+    // A name protected by configuration stays on the agent when the task changes.
+    let (run, _) = attach(
+        &env,
+        &agent,
+        &["--query", "weather forecast for Oslo"],
+        &[("MIN_MCP_TOOLS", "0")],
+    );
     run.success();
-    assert_eq!(run.json()["detached"][0]["name"], "create-issue");
+    let (run, doc) = attach(
+        &env,
+        &agent,
+        &["--query", "list pull requests"],
+        &[
+            ("MIN_MCP_TOOLS", "0"),
+            ("NEVER_DETACH_TOOLS", "air-quality"),
+        ],
+    );
+    run.success();
+    let now = letta.tool_names(&agent);
+    assert!(now.contains(&"air-quality".to_owned()), "{run}");
+    assert!(!now.contains(&"forecast".to_owned()), "{run}");
+    let air = letta
+        .tools(&agent)
+        .into_iter()
+        .find(|t| t["name"] == "air-quality")
+        .unwrap();
+    assert!(
+        doc["details"]["preserved_tools"]
+            .as_array()
+            .unwrap()
+            .contains(&air["id"]),
+        "{run}"
+    );
+
+    // By hand: `agent detach` by name.
+    let run = env.run(&["--json", "agent", "detach", &agent, "list-pull-requests"]);
+    run.success();
+    assert_eq!(run.json()["detached"][0]["name"], "list-pull-requests");
     assert!(
         !letta
             .tool_names(&agent)
-            .contains(&"create-issue".to_owned())
+            .contains(&"list-pull-requests".to_owned())
     );
 }
 

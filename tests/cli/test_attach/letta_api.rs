@@ -36,6 +36,14 @@ class H(BaseHTTPRequestHandler):
             return False
         if mode == "slow":
             time.sleep(3)
+        if mode == "html":
+            data = b"<html>502 Bad Gateway</html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return False
         return True
     def do_GET(self):
         if not self.guard(): return
@@ -221,6 +229,24 @@ fn a_refused_token_is_forbidden_and_never_shown_and_a_slow_server_times_out() {
     assert_eq!(error["code"], "TIMEOUT", "{show}");
     assert!(
         error["message"].as_str().unwrap().contains("within 500 ms"),
+        "{show}"
+    );
+}
+
+#[test]
+fn an_answer_that_is_not_json_is_an_upstream_error_naming_the_route() {
+    let stand_in = StandIn::start("html");
+    let env = TestEnv::new();
+    on(&env, stand_in.port, 10_000);
+    let mut show = env.command(&["--json", "agent", "show", AGENT]);
+    show.env("TOOLCTL_SECRET_LETTA_STAND_IN", TOKEN);
+    let show = crate::common::Run::of(show, None);
+    show.failure(7);
+    let error = show.json()["error"].clone();
+    assert_eq!(error["code"], "UPSTREAM_ERROR", "{show}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("GET /v1/agents/{AGENT}")) && message.contains("not JSON"),
         "{show}"
     );
 }
