@@ -1,7 +1,8 @@
-//! `toolctl attach` and `toolctl agent list|show|detach` (the attach contract,
-//! `seeds/attach-contract.md`): the real binary on temporary catalogs.
+//! `toolctl attach` and `toolctl agent list|show|detach` (the Tool Selector API's attach
+//! contract): the real binary on temporary catalogs, and (`letta`, `letta_api`) a real Letta
+//! server and a stand-in of its newer API.
 //!
-//! - **The contract's response**: the seed's example request over the fixture catalog, the
+//! - **The contract's response**: the contract's example request over the fixture catalog, the
 //!   `--json` document pinned by [`AttachResponse`] (`deny_unknown_fields`, keys in order), and
 //!   its counts checked against the agent file after every run by [`attach_ok`].
 //! - **Agents as files**: created on first use; bare, prefixed and upper-case IDs name one file.
@@ -663,7 +664,7 @@ fn statuses(env: &TestEnv, agent: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-// --- 1. the seed's example -------------------------------------------------------------------
+// --- 1. the contract's example ---------------------------------------------------------------
 
 // --- 2. agents as files ----------------------------------------------------------------------
 

@@ -548,3 +548,90 @@ fn the_cli_word_reader_finds_commands_and_flags_only_as_words() {
         ]
     );
 }
+
+/// Comments state the rule as it is now: no pointer to an issue, a review or a source document
+/// outside the repository (history goes in commit messages).
+#[test]
+fn no_comment_cites_an_issue_or_a_document_outside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cites = regex::Regex::new(r"(?i)\bissue #?\d+\b|\bthe seed\b|\bseeds/|\bseed's\b").unwrap();
+    let mut files = Vec::new();
+    for dir in ["lib/src", "src", "tests", "bench/tools", "fuzz"] {
+        let dir = root.join(dir);
+        if dir.is_dir() {
+            rust_files(&dir, &mut files);
+        }
+    }
+    let mut found = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let comment = line.trim_start();
+            // A fuzzer's seed corpora (`fuzz/seeds/`) are the repository's own.
+            let comment = comment
+                .replace("fuzz/seeds/", "")
+                .replace("seed corpora", "")
+                .replace("seed tests", "");
+            if comment.starts_with("//") && cites.is_match(&comment) {
+                found.push(format!("{rel}:{}: {}", n + 1, comment));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "comments that cite issues or outside documents; state the rule instead:\n{}",
+        found.join("\n")
+    );
+}
+
+/// Every Rust file under `tests/cli/` is a module of the test binary: a file no `mod` names is
+/// never compiled, and its tests never run.
+#[test]
+fn every_test_file_is_a_module_of_the_test_binary() {
+    let cli = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli");
+    let mut files = Vec::new();
+    rust_files(&cli, &mut files);
+    let mut forgotten = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&cli).unwrap();
+        if rel == Path::new("main.rs") {
+            continue;
+        }
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let folder = file.parent().unwrap();
+        // `x/mod.rs` is named by its folder in the folder above; `x/y.rs` by `x.rs` or
+        // `x/mod.rs`; `y.rs` at the top by `main.rs`.
+        let (name, parents) = if stem == "mod" {
+            let name = folder.file_name().unwrap().to_string_lossy().into_owned();
+            let up = folder.parent().unwrap();
+            (
+                name,
+                vec![if up == cli {
+                    cli.join("main.rs")
+                } else {
+                    up.with_extension("rs")
+                }],
+            )
+        } else if folder == cli {
+            (stem, vec![cli.join("main.rs")])
+        } else {
+            (
+                stem,
+                vec![folder.with_extension("rs"), folder.join("mod.rs")],
+            )
+        };
+        let declared =
+            regex::Regex::new(&format!(r"(?m)^\s*(pub(\([a-z]+\))? )?mod {name};")).unwrap();
+        if !parents
+            .iter()
+            .any(|p| std::fs::read_to_string(p).is_ok_and(|text| declared.is_match(&text)))
+        {
+            forgotten.push(rel.display().to_string());
+        }
+    }
+    assert!(
+        forgotten.is_empty(),
+        "test files no `mod` names (they never run): {forgotten:?}"
+    );
+}

@@ -642,3 +642,41 @@ fn mcp_serve_answers_the_official_inspector() {
     let found = names(&docs[0]["structuredContent"]["tools"]);
     assert!(found.contains(&"now".to_owned()), "{found:?}");
 }
+
+/// `search_tools` ranks as `pick` does by default (`fused`): a task that shares no word with
+/// the right tool finds it by meaning, where words alone find nothing.
+#[test]
+fn search_tools_finds_a_tool_by_meaning_as_pick_does() {
+    let env = TestEnv::new();
+    env.bundle("w");
+    for (slug, description) in [
+        (
+            "forecast",
+            "Weather forecast for a city: temperature, rain and wind",
+        ),
+        ("convert", "Convert an amount of money between currencies"),
+        ("mailer", "Deliver an email message to a recipient's inbox"),
+    ] {
+        env.put_tool(
+            "w",
+            &tool_doc_with(slug, "v1", json!({ "description": description })),
+        );
+    }
+    let task = "send a note to my colleague by e-mail";
+    let steps =
+        json!([{"op": "call", "name": "search_tools", "arguments": {"query": task, "max": 3}}]);
+    let session = drive(&env, "legacy", &["--mode", "search"], steps);
+    let found = names(&session.step(0)["structuredContent"]["tools"]);
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("mailer"),
+        "{found:?}"
+    );
+    let pick = env.json(&["pick", task, "--max", "3"]);
+    assert_eq!(pick["items"][0]["name"], "mailer", "{pick}");
+    let words = env.json(&["pick", task, "--scorer", "bm25"]);
+    assert!(
+        !words["items"].to_string().contains("mailer"),
+        "words alone do not find it: {words}"
+    );
+}

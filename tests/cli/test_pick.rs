@@ -1,8 +1,8 @@
-//! `toolctl pick` (issue 5; the seed's `pickTools`, `llm-tool-selection.md`): the real binary
+//! `toolctl pick` (the `pickTools` selection of tools for a task): the real binary
 //! on temporary catalogs and, for the network scorers, OpenAI-compatible servers that the tests
 //! start on 127.0.0.1 with wiremock. Nothing reaches the internet.
 //!
-//! - **The seed's defaults**: `--max 3`, `--min-score 0.05` (inclusive; `0` lets zero-score
+//! - **The defaults**: `--max 3`, `--min-score 0.05` (inclusive; `0` lets zero-score
 //!   tools in), scores in 0..1 best first, a `reason` always, `provenance` only under `--debug`
 //!   (scorer, matched terms, sub-scores), the `--json` shape pinned by [`Pick`].
 //! - **Safety**: explicit `safe`, then MCP annotations (read-only, or not destructive), then the
@@ -22,7 +22,7 @@
 //!   re-embeds all; `batchSize`), the API key from catalog secrets (sent as a bearer token,
 //!   never printed), and every endpoint failure a quick, clear `UPSTREAM_ERROR`.
 //! - **`llm`** against a chat-completions responder: names-only prompt at temperature 0,
-//!   tolerant reply parsing in the model's order, the cache in the seed's format (hit, stale
+//!   tolerant reply parsing in the model's order, the cache in the reference's format (hit, stale
 //!   entries regenerated, empty selections never cached), and the keyword fallback on any
 //!   failure, with its reason.
 //! - **Names and purity**: a pick's `name` is the exported name (bundle-prefixed when slugs
@@ -513,7 +513,7 @@ fn slug_of_text(text: &str) -> &'static str {
         .unwrap_or_else(|| panic!("no shop tool's text: {text:?}"))
 }
 
-// --- the seed's defaults ---------------------------------------------------------------------
+// --- the defaults ------------------------------------------------------------------------------
 
 /// The thirteen-word task of the defaults tests. The keyword scorer weighs each word by its IDF
 /// over the 10 indexed tools (these 6 and the 4 built-ins, disabled but indexed): a word one
@@ -757,7 +757,7 @@ fn catalog_files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     files
 }
 
-/// The seed's `pickTools` is pure: whatever the scorer, a pick changes no catalog file (its
+/// `pickTools` is pure: whatever the scorer, a pick changes no catalog file (its
 /// caches live in `.toolctl/`, derived state).
 #[tokio::test(flavor = "multi_thread")]
 async fn pick_changes_nothing_but_derived_state() {

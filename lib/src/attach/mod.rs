@@ -1,5 +1,5 @@
 //! `attach`: keep an agent's tool set fitted to its task and under limits, as the attach
-//! contract (`seeds/attach-contract.md`) describes, on agents kept as files ([`agent`]).
+//! contract (the Tool Selector API's `POST /api/v1/tools/attach`) describes.
 //!
 //! One run, under the agent's lock:
 //! 1. **Search**: with a query, every usable tool of the catalog is scored by a `pick` scorer
@@ -681,6 +681,7 @@ fn search(
             // Attach's candidates are the best by their own score (see the module comment).
             coverage: false,
             lexical_weight: None,
+            among: None,
         };
         pick_request.check()?;
         // No time limit of attach's own: a network scorer is bounded by its endpoint's.
@@ -706,6 +707,7 @@ fn search(
             &mut scored,
             request.limit as usize,
             true,
+            None,
             |score, _| (score > 0.0).then_some(score),
         )?;
         added = pick::Related {

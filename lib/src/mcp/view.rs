@@ -279,45 +279,66 @@ pub fn survey(catalog: &Catalog, filters: &Filters, limit: usize) -> Result<Surv
 }
 
 /// The `tools/list` entries of the tools that fit `query` best (at most `max`), best first:
-/// `pick`'s keyword scorer over the usable tools, unsafe ones included (a client in search
-/// mode can reach every tool the list would show), within `filters`.
+/// `pick`'s default ranking (`fused`) over the usable tools, unsafe ones included (a client in
+/// search mode can reach every tool the list would show), ranked among the tools `filters`
+/// let through, so the best of a bundle are found however the rest of the catalog scores.
 pub fn search(
     catalog: &Catalog,
     filters: &Filters,
     query: &str,
     max: usize,
 ) -> Result<Vec<Value>, Error> {
-    let request = PickRequest {
-        query: query.to_owned(),
-        // The filters are applied after the pick: ask for more, so that `max` remain.
-        max: if filters.is_empty() {
-            max
-        } else {
-            pick::MAX_PICKS.max(max)
-        },
-        min_score: pick::DEFAULT_MIN_SCORE,
-        allow_unsafe: true,
-        scorer: Scorer::Keyword,
-        timeout: None,
-        embed: None,
-        embed_batch: pick::DEFAULT_EMBED_BATCH,
-        llm: None,
-        // The steps `pick` takes by default: a client that finds a tool through search needs
-        // what fills its arguments too.
-        helpers: pick::HELPERS_BY_DEFAULT,
-        siblings: pick::SIBLINGS_BY_DEFAULT,
-        coverage: pick::COVERAGE_BY_DEFAULT,
-        lexical_weight: None,
-    };
     with_index(catalog, |index| {
-        let outcome = pick::pick(catalog, index, &request, &mut |_, _| {})?;
-        // Filters: the names the filtered list holds (an export of that subset only).
+        // Filters: the names the filtered list holds (an export of that subset only), and the
+        // index rows of those tools, which the ranking keeps to.
         let allowed: Option<Vec<Value>> = if filters.is_empty() {
             None
         } else {
             Some(list_in(catalog, index, filters)?.tools)
         };
-        // As `pick --emit mcp --lenient`: only the picked tools are read and translated.
+        let among = match &allowed {
+            None => None,
+            Some(listed) => {
+                let names: std::collections::HashSet<&str> =
+                    listed.iter().filter_map(|t| t["name"].as_str()).collect();
+                Some(
+                    crate::index::default_tools::DefaultTools::read(index, false)?
+                        .members
+                        .into_iter()
+                        .filter(|m| names.contains(m.name.as_str()))
+                        .map(|m| m.row.id)
+                        .collect(),
+                )
+            }
+        };
+        let request = PickRequest {
+            query: query.to_owned(),
+            max,
+            // Scores are relative to the best of the whole catalog: within filters, any match
+            // of the filtered tools counts, best first (pick's minimum would drop a bundle's
+            // matches whenever other bundles match better).
+            min_score: if filters.is_empty() {
+                pick::DEFAULT_MIN_SCORE
+            } else {
+                f64::MIN_POSITIVE
+            },
+            allow_unsafe: true,
+            scorer: Scorer::Fused,
+            timeout: None,
+            embed: None,
+            embed_batch: pick::DEFAULT_EMBED_BATCH,
+            llm: None,
+            // The steps `pick` takes by default: a client that finds a tool through search
+            // needs what fills its arguments too.
+            helpers: pick::HELPERS_BY_DEFAULT,
+            siblings: pick::SIBLINGS_BY_DEFAULT,
+            coverage: pick::COVERAGE_BY_DEFAULT,
+            lexical_weight: None,
+            among,
+        };
+        let outcome = pick::pick(catalog, index, &request, &mut |_, _| {})?;
+        // As `pick --emit mcp --lenient`: only the picked tools are read and translated (a
+        // helper from outside the filters is left out).
         let mut tools = Vec::new();
         let mut reader = catalog.tool_reader();
         for picked in outcome.picks {

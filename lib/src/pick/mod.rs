@@ -215,6 +215,9 @@ pub struct PickRequest {
     /// The lexical share of `fused`'s and `hybrid`'s fusion ([`fuse`]), 0..=1; `None`: the
     /// scorer's own ([`fused::FUSED_LEXICAL_WEIGHT`], [`LEXICAL_WEIGHT`]).
     pub lexical_weight: Option<f64>,
+    /// The index rows the picks are ranked among (the tools of a filtered list, so that the
+    /// best of them are found however the rest of the catalog scores); `None`: every tool.
+    pub among: Option<HashSet<i64>>,
 }
 
 /// One picked tool.
@@ -858,6 +861,7 @@ pub fn pick(
             request.max
         },
         request.allow_unsafe,
+        request.among.as_ref(),
         |score, _| (score >= min_score).then_some(score),
     )?
     .top;
@@ -873,8 +877,11 @@ pub fn pick(
             .iter()
             .position(|(_, score)| *score <= 0.0)
             .unwrap_or(ranked.len());
-        let unmatched =
+        let mut unmatched =
             index.first_usable(request.max - zeros, request.allow_unsafe, &matches.ids())?;
+        if let Some(among) = &request.among {
+            unmatched.retain(|r| among.contains(&r.id));
+        }
         ranked.extend(unmatched.into_iter().map(|r| (r, 0.0)));
         ranked[zeros..].sort_by(|a, b| a.0.cmp(&b.0));
         ranked.truncate(request.max);
@@ -1155,13 +1162,20 @@ pub fn rank(
     matches: &mut Matches,
     n: usize,
     allow_unsafe: bool,
+    among: Option<&HashSet<i64>>,
     key: impl Fn(f64, f64) -> Option<f64>,
 ) -> index::Result<Ranked> {
     let mut ranked = Ranked::default();
     // The key of the candidates last added and where they start: later ones of an equal key
     // join them in registration order.
     let (mut class_key, mut class_start) = (f64::NAN, 0);
-    while let Some((score, ids)) = matches.next_group(index)? {
+    while let Some((score, mut ids)) = matches.next_group(index)? {
+        if let Some(among) = among {
+            ids.retain(|id| among.contains(id));
+            if ids.is_empty() {
+                continue;
+            }
+        }
         // The first candidates found set the best score: if they are these, it is `score`.
         let Some(k) = key(score, ranked.best.unwrap_or(score)) else {
             break;

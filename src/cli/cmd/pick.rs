@@ -106,6 +106,7 @@ pub fn run(ctx: &Ctx, args: &PickArgs) -> Result<Output, CliError> {
         siblings: args.siblings,
         coverage: args.coverage,
         lexical_weight: args.lexical_weight,
+        among: None,
     };
     let mut progress = ctx.ui.progress(0, "embedding tools");
     let outcome = ctx.read_index(&catalog, |index| {

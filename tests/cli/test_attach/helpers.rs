@@ -1,4 +1,4 @@
-//! Helper tools (issue 18): a match brings the tools its required arguments name, at its own
+//! Helper tools: a match brings the tools its required arguments name, at its own
 //! score, and only when it passes `--min-score` itself.
 
 use super::*;

@@ -1,4 +1,4 @@
-//! 1. The seed's example; 2. agents as files.
+//! 1. The contract's example; 2. agents as files.
 
 use super::*;
 
@@ -26,7 +26,7 @@ fn the_seed_example_request_gives_the_contract_response() {
     let held = ids(&first.after);
     assert!(held.contains(&forecast.tool_id) && held.contains(&repo.tool_id));
 
-    // The seed's request: a new task, limit 15, min_score 50, two tools kept by toolID.
+    // The contract's example request: a new task, limit 15, min_score 50, two tools kept by toolID.
     let out = attach_ok(
         &env,
         agent,

@@ -1,4 +1,4 @@
-//! Sibling tools (issue 18): a match lifts the tools of its bundle whose names begin with the
+//! Sibling tools: a match lifts the tools of its bundle whose names begin with the
 //! same word and that match the request a little, at the key `pick` gives them, worked out
 //! from the absolute scores: a sibling passes `--min-score` only with its match or on its own.
 

@@ -1,4 +1,4 @@
-//! Coverage (issue 18): a sentence that asks for two things gets a tool for each among its
+//! Coverage: a sentence that asks for two things gets a tool for each among its
 //! first picks, not only tools for the first thing.
 
 use super::*;

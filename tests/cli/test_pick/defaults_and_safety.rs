@@ -1,4 +1,4 @@
-//! The seed's defaults, safety, determinism.
+//! The defaults, safety, determinism.
 
 use super::*;
 

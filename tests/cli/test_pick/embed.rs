@@ -87,7 +87,7 @@ async fn embed_ranks_tools_by_cosine_similarity() {
     assert_eq!(default, want);
 }
 
-/// A tool is embedded as a model reads it best (issue 18): its name's words, description and
+/// A tool is embedded as a model reads it best: its name's words, description and
 /// tags, then its arguments' names and accepted values, nested ones too (not their
 /// descriptions: long ones drown the tool's own words). So a task that names only a value a
 /// tool's arguments take finds it: "in fahrenheit on the thermometer" shares no word with

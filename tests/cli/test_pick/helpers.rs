@@ -1,4 +1,4 @@
-//! Helper tools (issue 18): the tools a pick's required arguments name come right after it.
+//! Helper tools: the tools a pick's required arguments name come right after it.
 
 use super::*;
 

@@ -1,4 +1,4 @@
-//! Sibling tools (issue 18): a first pick lifts the tools of its bundle whose names begin with
+//! Sibling tools: a first pick lifts the tools of its bundle whose names begin with
 //! the same word and that match the request a little, to just below it.
 
 use super::*;
@@ -231,12 +231,24 @@ fn a_pick_of_one_stays_one() {
 fn mcp_search_tools_ranks_through_pick_with_its_default_steps() {
     let env = weather("weatherapi");
     let found = search_tools(&env, WEATHER, 2);
-    let picked = picks(&env, &[WEATHER, "--max", "2", "--allow-unsafe"]);
+    // `search_tools` ranks as `pick` does by default: the fused scorer.
+    let picked = picks(
+        &env,
+        &[WEATHER, "--max", "2", "--allow-unsafe", "--scorer", "fused"],
+    );
     assert_eq!(found, names(&picked));
     // Sibling tools are not among `pick`'s default steps, so `search_tools` lifts none either.
     let lifted = picks(
         &env,
-        &[WEATHER, "--max", "2", "--allow-unsafe", "--siblings"],
+        &[
+            WEATHER,
+            "--max",
+            "2",
+            "--allow-unsafe",
+            "--scorer",
+            "fused",
+            "--siblings",
+        ],
     );
     assert_eq!(refs(&lifted)[1], "weatherapi/weatherapi-realtime@v1");
     assert_ne!(refs(&picked)[1], "weatherapi/weatherapi-realtime@v1");
