@@ -112,12 +112,19 @@ impl Index {
         if queries.is_empty() {
             return Ok(None);
         }
+        // Sized once from the largest row (a seek, where a count would read every row):
+        // rows are at most that many, and pages not written are never touched.
+        let largest: i64 = self
+            .conn
+            .prepare_cached("SELECT coalesce(max(id), 0) FROM tool_vector")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .map_err(|e| self.db_error(e))?;
         let mut stmt = self
             .conn
             .prepare_cached("SELECT id, vector FROM tool_vector ORDER BY id")
             .map_err(|e| self.db_error(e))?;
         let mut rows = stmt.query([]).map_err(|e| self.db_error(e))?;
-        let mut cosines = Vec::new();
+        let mut cosines = Vec::with_capacity(usize::try_from(largest).unwrap_or(0).min(1 << 24));
         while let Some(row) = rows.next().map_err(|e| self.db_error(e))? {
             let id: i64 = row.get(0).map_err(|e| self.db_error(e))?;
             let stored = row.get_ref(1).map_err(|e| self.db_error(e))?;

@@ -75,7 +75,8 @@ impl Fused {
         };
         // Every tool with a vector (ordered by row), then those with words of the task alone.
         let with_vector = |id: &i64| cosines.binary_search_by_key(id, |(row, _)| *row).is_ok();
-        let mut ids: Vec<i64> = cosines.iter().map(|(id, _)| *id).collect();
+        let mut ids: Vec<i64> = Vec::with_capacity(cosines.len() + relevance.len());
+        ids.extend(cosines.iter().map(|(id, _)| *id));
         ids.extend(relevance.keys().filter(|id| !with_vector(id)));
         let lexical: Vec<f64> = ids
             .iter()
@@ -91,20 +92,25 @@ impl Fused {
             .map(|at| cosine(at).unwrap_or(least))
             .collect();
         let fused = fuse(&lexical, &semantic, weight);
-        let scores = ids
-            .iter()
-            .zip(lexical.iter().zip(fused))
-            .enumerate()
-            .map(|(at, (id, (relevance, fused)))| {
-                let parts = Parts {
-                    fused,
-                    relevance: *relevance,
-                    cosine: cosine(at),
-                };
-                (*id, parts)
-            })
-            .filter(|(_, p)| p.relevance > 0.0 || p.cosine.is_some_and(|c| c >= SEMANTIC_FLOOR))
-            .collect();
+        // Sized once: growing a table of thousands of rows costs more in fresh pages than in
+        // copies.
+        let mut scores = HashMap::with_capacity(ids.len());
+        scores.extend(
+            ids.iter()
+                .zip(lexical.iter().zip(fused))
+                .enumerate()
+                .map(|(at, (id, (relevance, fused)))| {
+                    let parts = Parts {
+                        fused,
+                        relevance: *relevance,
+                        cosine: cosine(at),
+                    };
+                    (*id, parts)
+                })
+                .filter(|(_, p)| {
+                    p.relevance > 0.0 || p.cosine.is_some_and(|c| c >= SEMANTIC_FLOOR)
+                }),
+        );
         Ok(Ok(Self {
             tiers,
             scale,

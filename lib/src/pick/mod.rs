@@ -59,7 +59,7 @@ use keyword::KeywordScore;
 use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 /// A tool as a scorer sees it.
@@ -374,7 +374,7 @@ pub struct Matches {
     /// the other scorers.
     lexical: Option<Tiers>,
     /// Rows with a verdict not yet handed out, in groups of equal score, best first.
-    groups: VecDeque<(f64, Vec<i64>)>,
+    groups: Groups,
 }
 
 #[derive(Debug)]
@@ -540,17 +540,41 @@ fn min_max(scores: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// `scored` in groups of equal score, best first.
-fn groups(mut scored: Vec<(f64, i64)>) -> VecDeque<(f64, Vec<i64>)> {
-    scored.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
-    let mut groups: VecDeque<(f64, Vec<i64>)> = VecDeque::new();
-    for (score, id) in scored {
-        match groups.back_mut() {
-            Some((last, ids)) if last.total_cmp(&score).is_eq() => ids.push(id),
-            _ => groups.push_back((score, vec![id])),
+/// Scored rows handed out in groups of equal score, best first: sorted when first asked (a
+/// search that reads scores alone never sorts), each group made as it is handed out (one
+/// allocation a group asked for, not one a distinct score).
+#[derive(Debug, Default)]
+struct Groups {
+    rows: Vec<(f64, i64)>,
+    /// The first row not handed out.
+    at: usize,
+    sorted: bool,
+}
+
+impl Groups {
+    fn new(rows: Vec<(f64, i64)>) -> Self {
+        Self {
+            rows,
+            at: 0,
+            sorted: false,
         }
     }
-    groups
+
+    fn pop_front(&mut self) -> Option<(f64, Vec<i64>)> {
+        if !self.sorted {
+            self.rows.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+            self.sorted = true;
+        }
+        let (score, _) = *self.rows.get(self.at)?;
+        let start = self.at;
+        let rest = &self.rows[start..];
+        let len = rest
+            .iter()
+            .position(|(s, _)| !s.total_cmp(&score).is_eq())
+            .unwrap_or(rest.len());
+        self.at += len;
+        Some((score, rest[..len].iter().map(|(_, id)| *id).collect()))
+    }
 }
 
 impl Matches {
@@ -559,7 +583,7 @@ impl Matches {
             verdicts,
             absolute: HashMap::new(),
             lexical: None,
-            groups: VecDeque::new(),
+            groups: Groups::default(),
         };
         if !matches!(matches.verdicts, Verdicts::Bm25(_)) {
             let scored = matches
@@ -567,7 +591,7 @@ impl Matches {
                 .into_iter()
                 .map(|id| (matches.score(id), id))
                 .collect();
-            matches.groups = groups(scored);
+            matches.groups = Groups::new(scored);
         }
         matches
     }
@@ -672,7 +696,7 @@ impl Matches {
                 return Ok(None);
             };
             match bm25.read_tier(index)? {
-                Some(found) => self.groups = groups(found),
+                Some(found) => self.groups = Groups::new(found),
                 None => return Ok(None),
             }
         }
