@@ -350,7 +350,12 @@ fn letta_failures_name_the_agent_and_route_and_change_nothing() {
             .push(format!("127.0.0.1:{closed}").into());
     });
     let down = format!("http://127.0.0.1:{closed}");
-    let (run, doc) = attach(&env, &agent, &["--letta-url", &down], &[]);
+    let (run, doc) = attach(
+        &env,
+        &agent,
+        &["--letta-url", &down, "--query", "weather"],
+        &[],
+    );
     run.failure(7);
     assert_eq!(doc["code"], "UPSTREAM_ERROR", "{run}");
     assert!(
@@ -359,6 +364,11 @@ fn letta_failures_name_the_agent_and_route_and_change_nothing() {
             .unwrap()
             .contains(&format!("GET /v1/agents/{agent}/tools")),
         "{run}"
+    );
+    assert_eq!(
+        letta.tool_names(&agent),
+        before,
+        "nothing changed on the agent"
     );
 
     // A Letta URL whose host allowedHosts does not list is refused before any call.
