@@ -44,8 +44,8 @@ pub const INDEX_FILE: &str = "index.sqlite";
 /// The layout version of the index; an index of another version is rebuilt. Raised also when
 /// what the rows hold is computed otherwise, so that no row made by an older binary is kept
 /// (9: each tool's vector under the built-in semantic model, [`static_model::MODEL_ID`]; a new
-/// model is a new format).
-pub const FORMAT_VERSION: i32 = 9;
+/// model is a new format; 10: the vectors' pack).
+pub const FORMAT_VERSION: i32 = 10;
 
 /// Errors of the index. Anything wrong with the database itself leads to a rebuild, so what
 /// reaches a user is a catalog error or a bad query.
@@ -132,6 +132,13 @@ CREATE VIRTUAL TABLE tool_vocab USING fts5vocab(tool_fts, 'row');
 CREATE TABLE tool_vector (
     id INTEGER PRIMARY KEY,        -- the tool's row
     vector BLOB NOT NULL           -- vectors::quantize of its text's vector
+);
+-- Every vector of tool_vector in one row, made by the first search that needs it and emptied
+-- by each write of tool_vector (index/sync.rs), so a search reads one row, not one a tool.
+CREATE TABLE vector_pack (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    rows BLOB NOT NULL,            -- the rows, 8 bytes each (little-endian), in order
+    vectors BLOB NOT NULL          -- their vectors in the same order, all of one width
 );
 "
 );

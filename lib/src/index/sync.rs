@@ -498,6 +498,8 @@ fn put_tool(
             output
         ],
     )?;
+    // The pack of every vector is stale once one changes (see [`super::vectors`]).
+    execute_cached(tx, "DELETE FROM vector_pack", [])?;
     if record.vector.is_empty() {
         execute_cached(tx, "DELETE FROM tool_vector WHERE id = ?1", [id])?;
     } else {
@@ -528,6 +530,7 @@ fn clear_tool(
     )?;
     execute_cached(tx, "DELETE FROM tool_fts WHERE rowid = ?1", [id])?;
     execute_cached(tx, "DELETE FROM tool_vector WHERE id = ?1", [id])?;
+    execute_cached(tx, "DELETE FROM vector_pack", [])?;
     Ok(())
 }
 
@@ -544,6 +547,7 @@ fn delete_tools_where(
         &format!("DELETE FROM tool_vector WHERE id IN (SELECT id FROM tool WHERE {condition})"),
         args,
     )?;
+    tx.execute("DELETE FROM vector_pack", [])?;
     tx.execute(&format!("DELETE FROM tool WHERE {condition}"), args)
 }
 

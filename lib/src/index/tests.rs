@@ -560,3 +560,53 @@ fn the_folder_count_is_the_folders_a_watcher_watches() {
         Some(folders(&catalog.bundles_dir(), 0))
     );
 }
+
+#[test]
+fn the_vectors_pack_gives_what_the_rows_give_and_goes_stale_with_a_change() {
+    let (_dir, catalog) = fixture();
+    date_tool_files(&catalog, std::time::Duration::from_secs(7200));
+    let packs = |index: &Index| -> i64 {
+        index
+            .conn
+            .query_row("SELECT count(*) FROM vector_pack", [], |r| r.get(0))
+            .unwrap()
+    };
+    let parts = ["what will the weather be in Oslo tomorrow", "weather"];
+    let index = open(&catalog);
+    assert_eq!(packs(&index), 0, "no pack before a search needs one");
+    let from_rows = index.similarity(&parts).unwrap().unwrap();
+    assert_eq!(packs(&index), 1, "the first search packs the vectors");
+    let from_pack = index.similarity(&parts).unwrap().unwrap();
+    assert_eq!(from_rows, from_pack);
+    assert!(from_rows.len() > 20, "{from_rows:?}");
+    drop(index);
+
+    // A changed tool empties the pack; the next search packs the new vectors.
+    let index = open(&catalog);
+    let path: String = index
+        .conn
+        .query_row(
+            "SELECT path FROM tool WHERE path LIKE '%forecast%' AND problem IS NULL LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    drop(index);
+    let file = catalog.root().join(&path);
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    doc["description"] = serde_json::json!("Count the invoices of a customer.");
+    std::fs::write(&file, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    date_tool_files(&catalog, std::time::Duration::from_secs(1800));
+    let index = open(&catalog);
+    assert_eq!(packs(&index), 0, "a changed vector empties the pack");
+    let after = index.similarity(&parts).unwrap().unwrap();
+    assert_ne!(after, from_rows, "the changed tool's vector is read");
+    assert_eq!(after, index.similarity(&parts).unwrap().unwrap());
+    // A pack whose halves disagree is not trusted: the rows are read again.
+    index
+        .conn
+        .execute("UPDATE vector_pack SET rows = x'0102'", [])
+        .unwrap();
+    assert_eq!(index.similarity(&parts).unwrap().unwrap(), after);
+}

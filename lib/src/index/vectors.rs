@@ -10,6 +10,7 @@
 
 use super::static_model::Model;
 use super::{Index, Result, ToolText};
+use rusqlite::OptionalExtension;
 
 /// The text a tool is embedded as: what a model reads best of it, as the index holds it. Its
 /// name in words, its description and tags, then its arguments' names and the values they
@@ -96,6 +97,24 @@ pub fn dot(query: &[f32], stored: &[u8]) -> Option<f32> {
     Some((lanes.iter().sum::<f32>() + tail) * f32::from_le_bytes(*scale))
 }
 
+/// The (row, vector) pairs of a pack: `ids` 8 bytes a row (little-endian), `vectors` `width`
+/// bytes a row in the same order; `None` when the two do not agree.
+fn unpack<'a>(
+    ids: &'a [u8],
+    vectors: &'a [u8],
+    width: usize,
+) -> Option<impl Iterator<Item = (i64, &'a [u8])>> {
+    let count = ids.len() / 8;
+    if !ids.len().is_multiple_of(8) || width == 0 || vectors.len() != count * width {
+        return None;
+    }
+    Some(
+        ids.chunks_exact(8)
+            .map(|b| i64::from_le_bytes(b.try_into().unwrap_or_default()))
+            .zip(vectors.chunks_exact(width)),
+    )
+}
+
 impl Index {
     /// The similarity of a task told as `parts` (the whole and its clauses) with each stored
     /// tool vector, by index row, ordered by row: each tool's largest cosine with one of them.
@@ -112,35 +131,68 @@ impl Index {
         if queries.is_empty() {
             return Ok(None);
         }
-        // Sized once from the largest row (a seek, where a count would read every row):
-        // rows are at most that many, and pages not written are never touched.
-        let largest: i64 = self
+        let width = 4 + queries[0].len();
+        let best_of = |stored: &[u8]| {
+            queries
+                .iter()
+                .filter_map(|q| dot(q, stored))
+                .fold(None, |best: Option<f32>, c| {
+                    Some(best.map_or(c, |b| b.max(c)))
+                })
+        };
+        // The pack: every vector of the model's width in one row, read at once (a row a tool
+        // costs more than the dot products).
+        let packed = self
             .conn
-            .prepare_cached("SELECT coalesce(max(id), 0) FROM tool_vector")
-            .and_then(|mut s| s.query_row([], |r| r.get(0)))
-            .map_err(|e| self.db_error(e))?;
+            .prepare_cached("SELECT rows, vectors FROM vector_pack WHERE id = 1")
+            .and_then(|mut stmt| {
+                stmt.query_row([], |row| {
+                    let ids = row.get_ref(0)?.as_blob()?;
+                    let vectors = row.get_ref(1)?.as_blob()?;
+                    Ok(unpack(ids, vectors, width).map(|pairs| {
+                        pairs
+                            .filter_map(|(id, stored)| Some((id, f64::from(best_of(stored)?))))
+                            .collect::<Vec<_>>()
+                    }))
+                })
+                .optional()
+            })
+            .map_err(|e| self.db_error(e))?
+            .flatten();
+        if let Some(cosines) = packed {
+            return Ok(Some(cosines));
+        }
         let mut stmt = self
             .conn
             .prepare_cached("SELECT id, vector FROM tool_vector ORDER BY id")
             .map_err(|e| self.db_error(e))?;
         let mut rows = stmt.query([]).map_err(|e| self.db_error(e))?;
-        let mut cosines = Vec::with_capacity(usize::try_from(largest).unwrap_or(0).min(1 << 24));
+        let mut cosines = Vec::new();
+        let (mut ids, mut vectors) = (Vec::new(), Vec::new());
         while let Some(row) = rows.next().map_err(|e| self.db_error(e))? {
             let id: i64 = row.get(0).map_err(|e| self.db_error(e))?;
             let stored = row.get_ref(1).map_err(|e| self.db_error(e))?;
             let Ok(stored) = stored.as_blob() else {
                 continue;
             };
-            let best = queries
-                .iter()
-                .filter_map(|q| dot(q, stored))
-                .fold(None, |best: Option<f32>, c| {
-                    Some(best.map_or(c, |b| b.max(c)))
-                });
-            if let Some(c) = best {
+            if stored.len() == width {
+                ids.extend_from_slice(&id.to_le_bytes());
+                vectors.extend_from_slice(stored);
+            }
+            if let Some(c) = best_of(stored) {
                 cosines.push((id, f64::from(c)));
             }
         }
+        drop(rows);
+        // Kept for the next command until a vector changes (the triggers of `tool_vector`
+        // empty the pack). A connection that cannot write (a read-only catalog, another
+        // writer holding the lock) reads the rows again next time.
+        let _ = self
+            .conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO vector_pack (id, rows, vectors) VALUES (1, ?1, ?2)",
+            )
+            .and_then(|mut stmt| stmt.execute(rusqlite::params![ids, vectors]));
         Ok(Some(cosines))
     }
 }
