@@ -5,8 +5,10 @@
 //! A vector is stored as `dims` int8 components and one scale (a little-endian `f32` first):
 //! component `i` is `byte_i × scale`. Tool vectors are of unit length, so the largest component
 //! maps to ±127 and the rounding moves a cosine by about 0.002 at most; a 256-dimension vector
-//! takes 260 bytes (10,000 tools: 2.6 MB), a quarter of `f32`s, and the whole table is read
-//! per request.
+//! takes 260 bytes (10,000 tools: 2.6 MB), a quarter of `f32`s, and every vector is read per
+//! request: from `vector_pack`, one row holding them all, which the first request after a
+//! change makes (each write of a vector empties it), so a request reads one row, not one a
+//! tool.
 
 use super::static_model::Model;
 use super::{Index, Result, ToolText};
