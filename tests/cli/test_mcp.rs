@@ -647,21 +647,7 @@ fn mcp_serve_answers_the_official_inspector() {
 /// the right tool finds it by meaning, where words alone find nothing.
 #[test]
 fn search_tools_finds_a_tool_by_meaning_as_pick_does() {
-    let env = TestEnv::new();
-    env.bundle("w");
-    for (slug, description) in [
-        (
-            "forecast",
-            "Weather forecast for a city: temperature, rain and wind",
-        ),
-        ("convert", "Convert an amount of money between currencies"),
-        ("mailer", "Deliver an email message to a recipient's inbox"),
-    ] {
-        env.put_tool(
-            "w",
-            &tool_doc_with(slug, "v1", json!({ "description": description })),
-        );
-    }
+    let env = crate::test_pick::weather_mail_money();
     let task = "send a note to my colleague by e-mail";
     let steps =
         json!([{"op": "call", "name": "search_tools", "arguments": {"query": task, "max": 3}}]);

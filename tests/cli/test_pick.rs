@@ -1041,7 +1041,7 @@ fn the_bm25_scorer_is_the_search_relevance() {
 }
 
 /// Three tools that say what they do in different words.
-fn weather_mail_money() -> TestEnv {
+pub(crate) fn weather_mail_money() -> TestEnv {
     let env = TestEnv::new();
     without_builtins(&env);
     env.bundle("w");

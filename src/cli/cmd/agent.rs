@@ -284,30 +284,13 @@ fn find(tools: &[AttachedTool], text: &str) -> Result<usize, CliError> {
                 || t.name == text
         })
         .collect();
-    match matches.as_slice() {
-        [one] => Ok(*one),
-        [] => Err(CliError::from(catalog::Error::NotFound {
-            what: "attached tool",
-            name: text.to_owned(),
-            hint: Some(catalog::Hint::from(format!(
-                "the agent holds: {}",
-                tools
-                    .iter()
-                    .map(|t| t.reference.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))),
-        })),
-        many => Err(CliError::invalid(format!(
-            "'{text}' names {} of the agent's tools",
-            many.len()
-        ))
-        .with_causes(
-            many.iter()
-                .map(|&i| format!("candidate: {}", tools[i].reference)),
-        )
-        .with_hint("name one by bundle/slug or toolID")),
-    }
+    one_of(
+        text,
+        &matches,
+        tools.iter().map(|t| t.reference.clone()).collect(),
+        |i| tools[i].reference.clone(),
+        "name one by bundle/slug or toolID",
+    )
 }
 
 /// `agent list` on Letta: every agent, with its tools counted as on files.
@@ -458,27 +441,40 @@ fn find_held(held: &[HeldTool], text: &str) -> Result<usize, CliError> {
                 })
         })
         .collect();
-    match matches.as_slice() {
+    one_of(
+        text,
+        &matches,
+        held.iter().map(HeldTool::reference).collect(),
+        |i| held[i].tool.id.clone(),
+        "name one by its Letta tool ID",
+    )
+}
+
+/// The one tool of an agent's `matches` (indexes of the tools `text` names): NOT_FOUND naming
+/// `held` (the agent's tools) when there is none, a choice to make (each `candidate`, and
+/// `hint`) when there are several.
+fn one_of(
+    text: &str,
+    matches: &[usize],
+    held: Vec<String>,
+    candidate: impl Fn(usize) -> String,
+    hint: &str,
+) -> Result<usize, CliError> {
+    match matches {
         [one] => Ok(*one),
         [] => Err(CliError::from(catalog::Error::NotFound {
             what: "attached tool",
             name: text.to_owned(),
             hint: Some(catalog::Hint::from(format!(
                 "the agent holds: {}",
-                held.iter()
-                    .map(HeldTool::reference)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                held.join(", ")
             ))),
         })),
         many => Err(CliError::invalid(format!(
             "'{text}' names {} of the agent's tools",
             many.len()
         ))
-        .with_causes(
-            many.iter()
-                .map(|&i| format!("candidate: {}", held[i].tool.id)),
-        )
-        .with_hint("name one by its Letta tool ID")),
+        .with_causes(many.iter().map(|&i| format!("candidate: {}", candidate(i))))
+        .with_hint(hint)),
     }
 }
