@@ -132,20 +132,17 @@ fn show(ctx: &Ctx, args: &AgentArg) -> Result<Output, CliError> {
         let names = ctx.read_index(&catalog, Names::read)?;
         let held = names.held(tools);
         let (doc, table) = describe_letta(&agent, &held);
-        let (total, external, core) = on_letta::counts(held.iter().map(|h| h.tool.kind()));
-        let mut text = format!(
-            "{id}: {} ({external} external, {core} built-in)",
-            n_tools(total)
-        );
-        if total > 0 {
-            text.push('\n');
-            text.push_str(&table);
-        }
-        return Ok(Output::new(doc, Human::Text(text)));
+        let counts = on_letta::counts(held.iter().map(|h| h.tool.kind()));
+        return Ok(shown(id, counts, doc, table));
     }
     let (id, file) = load(&catalog, &args.agent)?;
     let (doc, table) = describe(ctx, &catalog, &file)?;
-    let (total, external, core) = file.counts();
+    Ok(shown(id, file.counts(), doc, table))
+}
+
+/// `agent show`'s output: the document, and for people a line of counts over the table.
+fn shown(id: AgentId, counts: (usize, usize, usize), doc: Value, table: String) -> Output {
+    let (total, external, core) = counts;
     let mut text = format!(
         "{id}: {} ({external} external, {core} built-in)",
         n_tools(total)
@@ -154,7 +151,7 @@ fn show(ctx: &Ctx, args: &AgentArg) -> Result<Output, CliError> {
         text.push('\n');
         text.push_str(&table);
     }
-    Ok(Output::new(doc, Human::Text(text)))
+    Output::new(doc, Human::Text(text))
 }
 
 /// An agent as `agent show --json` prints it (each tool with its status now), and its tools
