@@ -30,7 +30,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "validate",
         &["provider", "attach", "catalog", "schema", "base"],
     ),
-    ("ops", &["validate", "index", "catalog", "base"]),
+    ("ops", &["mcp", "validate", "index", "catalog", "base"]),
     // What the fuzz targets (`fuzz/`) drive: the library as a command would, used by nothing.
     (
         "fuzzing",

@@ -201,7 +201,6 @@ fn read_token(var: &str) -> Result<Token, CliError> {
 
 fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
     use toolctl_lib::mcp::import::{self, Error};
-    use toolctl_lib::ops::BundleInput;
     let mut catalog = ctx.catalog()?;
     let prepared =
         import::prepare(&catalog, &args.server, args.bundle.as_deref()).map_err(|e| match e {
@@ -230,24 +229,10 @@ fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
             ));
         }
     }
-    // The writes are `ops`' (`tool put`'s code), a layer above the library's `mcp`, so they are
-    // made here: refused whole first if a new slug still collides, so nothing is half-written.
-    let new_slugs: Vec<&str> = prepared.writes().map(|p| p.slug.as_str()).collect();
-    catalog.refuse_colliding_tools(slug, &new_slugs)?;
-    if !prepared.bundle_exists && !new_slugs.is_empty() {
-        catalog.put_bundle(BundleInput::Fields {
-            id: None,
-            slug: slug.to_owned(),
-            display_name: Some(format!("MCP server {server}")),
-            description: Some(format!(
-                "The tools of MCP server '{server}' (toolctl mcp import {server})"
-            )),
-            enabled: true,
-        })?;
-    }
-    if !new_slugs.is_empty() {
-        catalog.put_tools(prepared.documents(), slug)?;
-    }
+    catalog.write_import(
+        &prepared,
+        format!("The tools of MCP server '{server}' (toolctl mcp import {server})"),
+    )?;
     let json = serde_json::json!({
         "server": server,
         "bundle": slug,
