@@ -146,13 +146,13 @@ pub fn attach(
         })
         .collect();
 
-    let mut kept_names = HashSet::new();
+    let mut kept_ids = HashSet::new();
     for text in &request.keep {
         if let Some(h) = held
             .iter()
             .find(|h| h.tool.id == *text || h.tool.name == *text)
         {
-            kept_names.insert(h.tool.id.clone());
+            kept_ids.insert(h.tool.id.clone());
             continue;
         }
         // A Letta tool ID the agent does not hold: nothing of it to keep.
@@ -169,7 +169,7 @@ pub fn attach(
                 && m.row.bundle_dir == *dir
                 && m.row.slug == *slug
             {
-                kept_names.insert(h.tool.id.clone());
+                kept_ids.insert(h.tool.id.clone());
             }
         }
     }
@@ -209,7 +209,7 @@ pub fn attach(
             .map(|(i, (h, key))| plan::Held {
                 key: key.clone(),
                 kind: h.tool.kind(),
-                pinned: kept_names.contains(&h.tool.id) || protects(h),
+                pinned: kept_ids.contains(&h.tool.id) || protects(h),
                 relevance: relevance(h),
                 // Letta's order: the first listed counts as attached first.
                 attached_at: i as i64,

@@ -235,16 +235,8 @@ fn detach(ctx: &Ctx, args: &DetachArgs) -> Result<Output, CliError> {
         file.save(catalog.root())?;
     }
     let (total, ..) = file.counts();
-    let refs: Vec<&str> = gone.iter().map(|t| t.reference.as_str()).collect();
-    let text = if refs.is_empty() {
-        format!("{id} had no tools to detach")
-    } else {
-        format!(
-            "Detached {} from {id}; it holds {}",
-            refs.join(", "),
-            n_tools(total)
-        )
-    };
+    let refs: Vec<String> = gone.iter().map(|t| t.reference.clone()).collect();
+    let text = detached_text(id, &refs, total);
     // The agent as it is now (as `agent show` prints it), and what left it.
     let (mut doc, _) = describe(ctx, &catalog, &file)?;
     doc["detached"] = gone
@@ -390,33 +382,38 @@ fn detach_letta(
         }
         chosen
     };
-    let mut gone = Vec::new();
-    for &i in &chosen {
-        letta
-            .detach(&agent_id, &held[i].tool.id)
-            .map_err(letta_error)?;
-        gone.push(i);
+    for (done, &i) in chosen.iter().enumerate() {
+        letta.detach(&agent_id, &held[i].tool.id).map_err(|e| {
+            let error = letta_error(e);
+            let before: Vec<String> = chosen[..done]
+                .iter()
+                .map(|&j| held[j].reference())
+                .collect();
+            if before.is_empty() {
+                error
+            } else {
+                error.with_causes([format!("detached before it failed: {}", before.join(", "))])
+            }
+        })?;
     }
-    let left: Vec<HeldTool> = names.held(letta.agent_tools(&agent_id).map_err(letta_error)?);
+    // What is left is the agent's tools but those detached: known without asking again.
+    let (gone, left): (Vec<_>, Vec<_>) = held
+        .into_iter()
+        .enumerate()
+        .partition(|(i, _)| chosen.contains(i));
+    let gone: Vec<HeldTool> = gone.into_iter().map(|(_, h)| h).collect();
+    let left: Vec<HeldTool> = left.into_iter().map(|(_, h)| h).collect();
     let (total, ..) = on_letta::counts(left.iter().map(|h| h.tool.kind()));
-    let refs: Vec<String> = gone.iter().map(|&i| held[i].reference()).collect();
-    let text = if refs.is_empty() {
-        format!("{id} had no tools to detach")
-    } else {
-        format!(
-            "Detached {} from {id}; it holds {}",
-            refs.join(", "),
-            n_tools(total)
-        )
-    };
+    let refs: Vec<String> = gone.iter().map(HeldTool::reference).collect();
+    let text = detached_text(id, &refs, total);
     let (mut doc, _) = describe_letta(&agent, &left);
     doc["detached"] = gone
         .iter()
-        .map(|&i| {
+        .map(|h| {
             json!({
-                "toolID": held[i].tool.id,
-                "ref": held[i].member.map(|m| m.reference()),
-                "name": held[i].tool.name,
+                "toolID": h.tool.id,
+                "ref": h.member.map(|m| m.reference()),
+                "name": h.tool.name,
             })
         })
         .collect();
@@ -473,5 +470,18 @@ fn one_of(
         ))
         .with_causes(many.iter().map(|&i| format!("candidate: {}", candidate(i))))
         .with_hint(hint)),
+    }
+}
+
+/// What `agent detach` says: the tools `refs` that left agent `id`, which holds `total` now.
+fn detached_text(id: AgentId, refs: &[String], total: usize) -> String {
+    if refs.is_empty() {
+        format!("{id} had no tools to detach")
+    } else {
+        format!(
+            "Detached {} from {id}; it holds {}",
+            refs.join(", "),
+            n_tools(total)
+        )
     }
 }

@@ -418,4 +418,18 @@ fn a_letta_backend_without_a_server_fails_validate() {
         run.stdout.contains("/agents/letta/url") && run.stdout.contains("allowedHosts"),
         "{run}"
     );
+    // A Letta URL with the files backend is a contradiction on the command line.
+    env.edit_config(|c| {
+        c.as_object_mut().unwrap().remove("agents");
+    });
+    let run = env.run(&[
+        "agent",
+        "list",
+        "--backend",
+        "files",
+        "--letta-url",
+        "http://127.0.0.1:8283",
+    ]);
+    run.failure(2);
+    assert!(run.stderr.contains("--backend is files"), "{run}");
 }
