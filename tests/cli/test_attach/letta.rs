@@ -111,6 +111,16 @@ fn attach_on_letta_registers_catalog_tools_through_mcp_serve_and_keeps_the_limit
     let mcp = McpServe::start(&env);
     let server = format!("toolctl-test-{}", std::process::id());
     use_letta(&env, letta, Some((&server, mcp.port)));
+    // Letta knows the server already, with a stale URL and token: attach updates both.
+    letta.call(
+        reqwest::Method::PUT,
+        "/v1/tools/mcp/servers",
+        Some(json!({
+            "server_name": server, "type": "streamable_http",
+            "server_url": "http://127.0.0.1:9/mcp",
+            "auth_header": "Authorization", "auth_token": "Bearer stale-token-0123456789"
+        })),
+    );
     let agent = letta.new_agent("weather-agent");
     let core_before = letta.tool_names(&agent);
     assert!(
@@ -142,6 +152,12 @@ fn attach_on_letta_registers_catalog_tools_through_mcp_serve_and_keeps_the_limit
         assert!(letta.tool_names(&agent).contains(core), "{core} left");
     }
     assert_eq!(d["success_count"], attached.len());
+    let servers = letta.call(reqwest::Method::GET, "/v1/tools/mcp/servers", None);
+    assert_eq!(
+        servers[&server]["server_url"],
+        format!("http://127.0.0.1:{}/mcp", mcp.port)
+    );
+    assert_eq!(servers[&server]["auth_token"], format!("Bearer {TOKEN}"));
 
     // Letta calls an attached tool through toolctl's MCP server, so toolctl's invoke runs it:
     // its schema check refuses arguments the tool does not take.
