@@ -341,3 +341,44 @@ pub fn letta_error(error: LettaError) -> CliError {
     cli.with_details(json!({ "backend": "letta" }))
         .with_source(error)
 }
+
+/// A server's lines on stderr, its status lines after its name (`toolctl mcp: listening on …`).
+#[derive(Debug)]
+pub struct StderrLog {
+    ui: crate::cli::output::Ui,
+    name: &'static str,
+}
+
+impl StderrLog {
+    pub fn new(ui: crate::cli::output::Ui, name: &'static str) -> Self {
+        Self { ui, name }
+    }
+}
+
+impl toolctl_lib::mcp::serve::Log for StderrLog {
+    fn status(&self, line: &str) {
+        self.ui.status(&format!("{}: {line}", self.name));
+    }
+
+    fn warn(&self, line: &str) {
+        self.ui.warn(line);
+    }
+}
+
+/// A cap on sessions or connections: 1 to 100,000.
+pub fn parse_cap(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=100_000).contains(&n) => Ok(n),
+        _ => Err(format!("'{text}' is not a number from 1 to 100000")),
+    }
+}
+
+/// A client timeout: 1 to 3,600 seconds.
+pub fn parse_seconds(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(n) if (1..=3600).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "'{text}' is not a number of seconds from 1 to 3600"
+        )),
+    }
+}

@@ -59,6 +59,7 @@ mod test_readme;
 mod test_reap;
 mod test_search;
 mod test_search_quality;
+mod test_serve;
 mod test_snapshots;
 mod test_symlink_writes;
 mod test_tool;

@@ -202,6 +202,8 @@ struct Setup {
     archive: String,
     batch: String,
     tool_file: String,
+    /// A job that succeeded, and one still queued.
+    jobs: [String; 2],
     /// Kept alive: `mcp import` reads from this catalog's `mcp serve`.
     _server: TestEnv,
 }
@@ -235,8 +237,21 @@ impl Setup {
         .unwrap();
         let tool_file = files.join("tool.json");
         std::fs::write(&tool_file, tool_doc("shape-put", "v1").to_string()).unwrap();
+        let store = toolctl_lib::jobs::Store::open(&env.catalog().join(".toolctl")).unwrap();
+        let call = |call_id: &str| toolctl_lib::jobs::NewJob {
+            queue: "default".into(),
+            call_id: call_id.into(),
+            name: "builtin/now@v1".into(),
+            arguments: json!({}),
+        };
+        let made = store.create(&[call("done"), call("waiting")]).unwrap();
+        store.start(&made[0].id).unwrap();
+        store
+            .finish(&made[0].id, &json!({ "ok": true, "output": {} }))
+            .unwrap();
         Self {
             env,
+            jobs: [made[0].id.clone(), made[1].id.clone()],
             archive,
             batch: batch.display().to_string(),
             tool_file: tool_file.display().to_string(),
@@ -364,6 +379,12 @@ impl Setup {
             ),
             "mcp import SERVER" => (vec![], owned(&["mcp", "import", "other"]), 0),
             "mcp serve" => (vec![], owned(&["mcp", "serve"]), 3),
+            "serve" => (vec![], owned(&["serve"]), 3),
+            "job list" => (vec![], owned(&["job", "list"]), 0),
+            "job get ID" => (vec![], owned(&["job", "get", &self.jobs[0]]), 0),
+            "job wait ID" => (vec![], owned(&["job", "wait", &self.jobs[0]]), 0),
+            "job cancel ID" => (vec![], owned(&["job", "cancel", &self.jobs[1]]), 0),
+            "job prune" => (vec![], owned(&["job", "prune"]), 0),
             "completions bash" => (vec![], owned(&["completions", "bash"]), 0),
             "man COMMAND" => (vec![], owned(&["man", "pick"]), 0),
             "man --out DIR" => {

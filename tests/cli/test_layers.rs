@@ -31,6 +31,14 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["provider", "attach", "catalog", "schema", "base"],
     ),
     ("ops", &["mcp", "validate", "index", "catalog", "base"]),
+    ("jobs", &["invoke", "catalog", "base"]),
+    // `toolctl serve`: the HTTP contracts, over mcp's connection guard.
+    (
+        "serve",
+        &[
+            "jobs", "mcp", "attach", "provider", "invoke", "index", "catalog", "base", "pick",
+        ],
+    ),
     // What the fuzz targets (`fuzz/`) drive: the library as a command would, used by nothing.
     (
         "fuzzing",
@@ -41,8 +49,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
-            "ops", "validate", "mcp", "attach", "pick", "provider", "invoke", "index", "schema",
-            "catalog", "base",
+            "serve", "jobs", "ops", "validate", "mcp", "attach", "pick", "provider", "invoke",
+            "index", "schema", "catalog", "base",
         ],
     ),
 ];

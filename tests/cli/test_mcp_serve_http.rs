@@ -3,101 +3,30 @@
 //! connections (`--max-connections`), and the header-read timeout. Raw HTTP over TCP where the
 //! exact status and headers matter; the official Python SDK's client for whole sessions.
 
+use crate::common::served::Served;
 use crate::common::{Run, TestEnv};
 use crate::test_mcp::{run_driver, try_driver};
 use base64::Engine;
 use serde_json::{Value, json};
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 /// The token the tests' servers read from `$TOOLCTL_TEST_TOKEN`.
 const TOKEN: &str = "t0ken-for-tests-0123456789abcdef";
 const TOKEN_VAR: &str = "TOOLCTL_TEST_TOKEN";
 
-/// A server a test started: killed however the test ends, its stderr kept by a thread.
-struct Served {
-    child: Child,
-    port: u16,
-    said: Arc<Mutex<String>>,
+/// `toolctl mcp serve --mode all ARGS` with `$TOOLCTL_TEST_TOKEN` set to [`TOKEN`], once it
+/// listens.
+fn serve_http(env: &TestEnv, args: &[&str]) -> Served {
+    let mut command = env.command(&["mcp", "serve", "--mode", "all"]);
+    command.args(args).env(TOKEN_VAR, TOKEN);
+    Served::spawn(command)
 }
 
-impl Served {
-    /// `toolctl mcp serve --mode all ARGS` with `$TOOLCTL_TEST_TOKEN` set to [`TOKEN`], once it
-    /// listens.
-    fn start(env: &TestEnv, args: &[&str]) -> Self {
-        let mut child = env
-            .command(&["mcp", "serve", "--mode", "all"])
-            .args(args)
-            .env(TOKEN_VAR, TOKEN)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let said = Arc::new(Mutex::new(String::new()));
-        let (tell, listening) = mpsc::channel();
-        let kept = said.clone();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if let Some(rest) = line.split("listening on http://").nth(1) {
-                    let address = rest.split('/').next().unwrap_or_default();
-                    let _ = tell.send(address.rsplit(':').next().unwrap_or_default().to_owned());
-                }
-                let mut said = kept.lock().unwrap();
-                said.push_str(&line);
-                said.push('\n');
-            }
-        });
-        let mut served = Self {
-            child,
-            port: 0,
-            said,
-        };
-        let port = listening.recv_timeout(Duration::from_secs(30));
-        served.port = port
-            .ok()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("the server did not listen:\n{}", served.stderr()));
-        served
-    }
-
-    fn stderr(&self) -> String {
-        self.said.lock().unwrap().clone()
-    }
-
-    /// Its stderr once it holds `needle` (it is read by another thread: wait a little).
-    fn said(&self, needle: &str) -> String {
-        self.said_within(needle, Duration::from_secs(5))
-    }
-
-    /// Its stderr once it holds `needle`, waiting at most `wait`.
-    fn said_within(&self, needle: &str, wait: Duration) -> String {
-        let deadline = Instant::now() + wait;
-        loop {
-            let said = self.stderr();
-            if said.contains(needle) || Instant::now() > deadline {
-                return said;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The MCP endpoint of `served`.
+fn mcp_url(served: &Served) -> String {
+    served.url("/mcp")
 }
 
 /// An HTTP answer as read off the socket.
@@ -205,7 +134,7 @@ fn calls_of_now(env: &TestEnv) -> u64 {
 #[test]
 fn mcp_serve_over_http_with_a_token_refuses_every_request_without_it_before_a_tool_runs() {
     let env = TestEnv::new();
-    let server = Served::start(&env, &["--http", "127.0.0.1:0", "--token-env", TOKEN_VAR]);
+    let server = serve_http(&env, &["--http", "127.0.0.1:0", "--token-env", TOKEN_VAR]);
     let port = server.port;
     let bearer = format!("Bearer {TOKEN}");
     // A session opened with the token, then a call in it: the session's id alone (as someone
@@ -304,7 +233,7 @@ fn mcp_serve_over_http_with_a_token_refuses_every_request_without_it_before_a_to
         let session = run_driver(
             &env,
             &json!({
-                "url": server.url(),
+                "url": mcp_url(&server),
                 "headers": {"Authorization": bearer},
                 "mode": mode,
                 "steps": [{"op": "list_all"}, {"op": "call", "name": "now", "arguments": {}}],
@@ -323,7 +252,7 @@ fn mcp_serve_over_http_with_a_token_refuses_every_request_without_it_before_a_to
     // Without it, it fails to connect.
     let refused = try_driver(
         &env,
-        &json!({"url": server.url(), "mode": "legacy", "steps": [{"op": "list_all"}]}),
+        &json!({"url": mcp_url(&server), "mode": "legacy", "steps": [{"op": "list_all"}]}),
     );
     assert!(!refused.status.success());
     assert_eq!(String::from_utf8_lossy(&refused.stdout), "");
@@ -407,7 +336,7 @@ fn mcp_serve_refuses_to_start_public_without_a_token_or_with_an_unusable_one() {
     }
 
     // With a token it starts on every interface, and serves those who send it.
-    let server = Served::start(
+    let server = serve_http(
         &env,
         &["--http", "0.0.0.0:0", "--public", "--token-env", TOKEN_VAR],
     );
@@ -419,7 +348,7 @@ fn mcp_serve_refuses_to_start_public_without_a_token_or_with_an_unusable_one() {
 #[test]
 fn mcp_serve_over_http_refuses_a_session_past_max_sessions_until_one_closes() {
     let env = TestEnv::new();
-    let server = Served::start(&env, &["--http", "127.0.0.1:0", "--max-sessions", "2"]);
+    let server = serve_http(&env, &["--http", "127.0.0.1:0", "--max-sessions", "2"]);
     let port = server.port;
     let first = open_session(port, None);
     let second = open_session(port, None);
@@ -466,7 +395,7 @@ fn mcp_serve_over_http_refuses_a_session_past_max_sessions_until_one_closes() {
 #[test]
 fn mcp_serve_over_http_closes_a_connection_past_max_connections_at_once() {
     let env = TestEnv::new();
-    let server = Served::start(&env, &["--http", "127.0.0.1:0", "--max-connections", "2"]);
+    let server = serve_http(&env, &["--http", "127.0.0.1:0", "--max-connections", "2"]);
     let port = server.port;
     let open: Vec<TcpStream> = (0..2)
         .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
@@ -526,7 +455,7 @@ fn mcp_serve_over_http_closes_a_connection_whose_request_head_does_not_come_in_t
     // A client that sends half a request line (or nothing at all) and waits is cut off after
     // the header-read timeout (10 s), instead of holding the connection for ever.
     let env = TestEnv::new();
-    let server = Served::start(&env, &["--http", "127.0.0.1:0"]);
+    let server = serve_http(&env, &["--http", "127.0.0.1:0"]);
     let port = server.port;
     let started = Instant::now();
     let clients: Vec<_> = [&b"POST /mcp HTT"[..], b"PR", b""]
@@ -602,7 +531,7 @@ fn post_head(port: u16, extra: &str) -> String {
 #[test]
 fn mcp_serve_over_http_refuses_a_request_body_too_large_or_too_slow_and_frees_its_connection() {
     let env = TestEnv::new();
-    let server = Served::start(&env, &["--http", "127.0.0.1:0", "--client-timeout", "2"]);
+    let server = serve_http(&env, &["--http", "127.0.0.1:0", "--client-timeout", "2"]);
     let port = server.port;
     let body = initialize_request().to_string();
 
@@ -740,7 +669,7 @@ fn mcp_serve_over_http_closes_an_idle_connection_but_not_a_long_answer() {
         "h",
         &crate::test_invoke_http::http_doc("slow", imp, json!({})),
     );
-    let server = Served::start(&env, &["--http", "127.0.0.1:0", "--client-timeout", "2"]);
+    let server = serve_http(&env, &["--http", "127.0.0.1:0", "--client-timeout", "2"]);
     let port = server.port;
     let session = open_session(port, None);
     let in_session = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n");
@@ -816,7 +745,7 @@ fn mcp_serve_over_http_tells_refusals_without_the_token_at_most_once_every_ten_s
     // A client without the token opening connection after connection does not fill stderr:
     // the first refusal is told, the others counted, and the count told once they stop.
     let env = TestEnv::new();
-    let server = Served::start(&env, &["--http", "127.0.0.1:0", "--token-env", TOKEN_VAR]);
+    let server = serve_http(&env, &["--http", "127.0.0.1:0", "--token-env", TOKEN_VAR]);
     let port = server.port;
     for _ in 0..30 {
         let answer = request(port, "POST", &[], Some(&initialize_request()));

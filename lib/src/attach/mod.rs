@@ -35,6 +35,7 @@
 //! fail on its own.
 
 pub mod agent;
+pub mod contract;
 pub mod letta;
 pub mod on_letta;
 pub mod plan;

@@ -48,6 +48,82 @@ struct ConfigView {
     mcp_servers: std::collections::BTreeMap<String, super::mcp_servers::McpServer>,
     #[serde(default)]
     http: HttpDefaults,
+    #[serde(default)]
+    serve: ServeConfig,
+}
+
+/// `serve`: who may call `toolctl serve`, and how many jobs run at once.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServeConfig {
+    /// The API keys `x-api-key` may carry, each by the name of the secret that holds it.
+    #[serde(default)]
+    pub api_keys: Vec<ApiKeyConfig>,
+    /// Jobs of one queue that run at once (4 unless set).
+    pub workers: Option<usize>,
+    /// How long a finished job is kept before `job prune` removes it (`7d` unless set).
+    pub job_retention: Option<String>,
+}
+
+/// One API key of `serve.apiKeys`: its name (what logs and errors say), its role, and the
+/// secret that holds its value (never the value: the catalog is kept in git).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApiKeyConfig {
+    pub name: String,
+    pub role: Role,
+    pub secret: String,
+}
+
+/// What a key may do: `read` every GET, `admin` also every write and invoke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Read,
+    Admin,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Admin => "admin",
+        }
+    }
+}
+
+/// How long finished jobs are kept unless `serve.jobRetention` says.
+pub const DEFAULT_JOB_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// What is wrong with `serve`: two keys of one name, no workers.
+fn serve_problems(serve: &ServeConfig) -> Vec<Violation> {
+    let mut problems = Vec::new();
+    for (i, key) in serve.api_keys.iter().enumerate() {
+        if key.name.is_empty() {
+            problems.push(Violation::new(
+                format!("/serve/apiKeys/{i}/name"),
+                "a key's name must not be empty",
+            ));
+        } else if serve.api_keys[..i].iter().any(|k| k.name == key.name) {
+            problems.push(Violation::new(
+                format!("/serve/apiKeys/{i}/name"),
+                format!("the key name '{}' is used twice", key.name),
+            ));
+        }
+        if key.secret.is_empty() {
+            problems.push(Violation::new(
+                format!("/serve/apiKeys/{i}/secret"),
+                "a key's secret must name the secret that holds it",
+            ));
+        }
+    }
+    if serve.workers == Some(0) {
+        problems.push(Violation::new(
+            "/serve/workers",
+            "workers must be at least 1",
+        ));
+    }
+    problems
 }
 
 /// `http`: catalog-wide defaults of HTTP tools; a tool's own field wins.
@@ -264,6 +340,9 @@ pub struct Config {
     pub http: HttpDefaults,
     /// `http.rateLimitWindow`: the "minute" of `maxCallsPerMinute`.
     pub rate_limit_window: Duration,
+    pub serve: ServeConfig,
+    /// `serve.jobRetention`: how long finished jobs are kept.
+    pub job_retention: Duration,
     builtin_enabled: Option<bool>,
     builtin_tools: BTreeMap<String, bool>,
 }
@@ -382,6 +461,7 @@ impl Config {
         let grace_period = duration("/reap/gracePeriod", DEFAULT_GRACE_PERIOD);
         let watch_idle = duration("/index/watchIdle", DEFAULT_WATCH_IDLE);
         let rate_limit_window = duration("/http/rateLimitWindow", DEFAULT_RATE_WINDOW);
+        let job_retention = duration("/serve/jobRetention", DEFAULT_JOB_RETENTION);
         if rate_limit_window.is_zero() {
             problems.push(Violation::new(
                 "/http/rateLimitWindow",
@@ -401,6 +481,7 @@ impl Config {
         };
         if let Some(view) = &view {
             problems.extend(agents_problems(&view.agents, &hosts));
+            problems.extend(serve_problems(&view.serve));
         }
         let Some(view) = view.filter(|_| problems.is_empty()) else {
             return Err(problems);
@@ -423,6 +504,8 @@ impl Config {
             mcp_servers: std::sync::Arc::new(mcp_servers),
             http: view.http,
             rate_limit_window,
+            serve: view.serve,
+            job_retention,
             builtin_enabled: view.builtin.is_enabled,
             builtin_tools: view
                 .builtin

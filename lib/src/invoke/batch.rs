@@ -57,11 +57,36 @@ pub struct Call {
     pub arguments: Value,
 }
 
+/// How a batch is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// With every call's result (or, past `wait_ms`, the job still running).
+    Sync,
+    /// At once, with the job each call became.
+    Async,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sync => "sync",
+            Self::Async => "async",
+        }
+    }
+}
+
+/// The queue calls wait in unless the request names one.
+pub const DEFAULT_QUEUE: &str = "default";
+
 /// A parsed batch request.
 #[derive(Debug, Clone)]
 pub struct Request {
     pub calls: Vec<Call>,
     pub wait_ms: u64,
+    /// `sync` (answer with the results) or `async` (answer with the jobs queued).
+    pub mode: Mode,
+    /// The queue the calls' jobs wait in (`default` unless named).
+    pub queue: String,
     /// Whose calls these are, and so whose messages answer them.
     pub shape: Shape,
 }
@@ -87,13 +112,11 @@ pub fn check_size(bytes: usize) -> Result<(), Failure> {
 /// the answer, else the calls' own shape does.
 pub fn parse(doc: &Value, forced: Option<Shape>) -> Result<Request, Failure> {
     let located = shapes::locate(doc)?;
-    let wait_ms = match doc {
+    let (wait_ms, mode, queue) = match doc {
         Value::Object(map) if located.shape == Some(Shape::Toolctl) => {
-            check_mode(map)?;
-            check_queue(map)?;
-            wait_ms(map)?
+            (wait_ms(map)?, mode(map)?, queue(map)?)
         }
-        _ => WAIT_DEFAULT_MS,
+        _ => (WAIT_DEFAULT_MS, Mode::Sync, DEFAULT_QUEUE.to_owned()),
     };
     let base = located.base.as_str();
     let found: Vec<(usize, Shape)> = located
@@ -150,27 +173,31 @@ pub fn parse(doc: &Value, forced: Option<Shape>) -> Result<Request, Failure> {
     Ok(Request {
         calls,
         wait_ms,
+        mode,
+        queue,
         shape,
     })
 }
 
-fn check_mode(map: &Map<String, Value>) -> Result<(), Failure> {
+fn mode(map: &Map<String, Value>) -> Result<Mode, Failure> {
     match map.get("mode") {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::String(mode)) if mode == "sync" => Ok(()),
-        Some(Value::String(mode)) if mode == "async" => Err(invalid(
-            "mode 'async' needs a job queue; toolctl runs the calls and answers with their results (mode 'sync')",
+        None | Some(Value::Null) => Ok(Mode::Sync),
+        Some(Value::String(mode)) if mode == "sync" => Ok(Mode::Sync),
+        Some(Value::String(mode)) if mode == "async" => Ok(Mode::Async),
+        Some(other) => Err(invalid(
+            format!(
+                "'mode' must be \"sync\" or \"async\", not {}",
+                crate::base::schema_build::shorten(&other.to_string())
+            ),
             "/mode",
         )),
-        Some(_) => Err(invalid("'mode' must be \"sync\"", "/mode")),
     }
 }
 
-/// `queue` names where a job would wait: `^[a-z0-9._:-]{1,80}$`. toolctl runs every call at
-/// once, so a good name changes nothing, but a bad one is refused as the contract does.
-fn check_queue(map: &Map<String, Value>) -> Result<(), Failure> {
+/// `queue` names where the calls' jobs wait: `^[a-z0-9._:-]{1,80}$`.
+fn queue(map: &Map<String, Value>) -> Result<String, Failure> {
     match map.get("queue") {
-        None | Some(Value::Null) => Ok(()),
+        None | Some(Value::Null) => Ok(DEFAULT_QUEUE.to_owned()),
         Some(Value::String(queue))
             if (1..=80).contains(&queue.len())
                 && queue.bytes().all(|b| {
@@ -179,7 +206,7 @@ fn check_queue(map: &Map<String, Value>) -> Result<(), Failure> {
                         || matches!(b, b'.' | b'_' | b':' | b'-')
                 }) =>
         {
-            Ok(())
+            Ok(queue.clone())
         }
         Some(other) => Err(invalid(
             format!(
@@ -231,7 +258,7 @@ pub fn result(call: &Call, outcome: &Result<Value, Failure>) -> Value {
 
 /// An error as a batch shows it: its message at most [`TRUNCATE_AT`] bytes (a longer one is
 /// cut at a character and says how long it was), its details truncated as an output is.
-fn error(failure: &Failure) -> Value {
+pub fn error(failure: &Failure) -> Value {
     let message = failure.message();
     let message = if message.len() > TRUNCATE_AT {
         format!(

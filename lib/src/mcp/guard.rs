@@ -540,6 +540,82 @@ impl Warnings {
     }
 }
 
+/// How connections are taken.
+pub(crate) struct Accept {
+    /// Open connections at most; one past them is closed at once.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers, and stay idle between
+    /// requests.
+    pub client_timeout: Duration,
+}
+
+/// Accept connections on `listener` until SIGTERM or SIGINT (returned by name), serving each
+/// with the service `service` makes for its peer. HTTP/1.1 only: without TLS, clients speak it
+/// (HTTP/2 would need ALPN or prior knowledge), and its header-read timeout then bounds every
+/// connection from its first byte, which the version sniffing of HTTP/1-or-2 does not. hyper
+/// starts that timeout again when an answer ends, so it is also the idle timeout of a
+/// kept-alive connection; it does not run while an answer is being sent (an event stream, a
+/// slow tool's result). Past the cap a connection is closed at once (`full` is told): answering
+/// it (a 503) would mean reading its request, which is what a client holding connections open
+/// withholds.
+pub(crate) async fn accept_connections<S, B>(
+    listener: tokio::net::TcpListener,
+    accept: Accept,
+    log: &Arc<dyn Log>,
+    full: impl Fn(SocketAddr),
+    service: impl Fn(SocketAddr) -> S,
+) -> &'static str
+where
+    S: hyper::service::Service<
+            hyper::Request<hyper::body::Incoming>,
+            Response = Response<B>,
+            Error = Infallible,
+        > + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    use hyper::server::conn::http1::Builder;
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let mut builder = Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(accept.client_timeout);
+    let builder = Arc::new(builder);
+    let connections = Arc::new(tokio::sync::Semaphore::new(accept.max_connections));
+    let stop = super::serve::stop_signal();
+    tokio::pin!(stop);
+    loop {
+        let (stream, peer) = tokio::select! {
+            signal = &mut stop => return signal,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors (EMFILE) stays so until a connection closes:
+                    // a pause, not a loop that spins and floods stderr meanwhile.
+                    log.warn(&format!("accept: {e}"));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+        };
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            drop(stream);
+            full(peer);
+            continue;
+        };
+        let (builder, service) = (builder.clone(), service(peer));
+        tokio::spawn(async move {
+            let _ = builder
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+            drop(permit);
+        });
+    }
+}
+
 /// Tell, once a second, what the warnings left untold when the clients they are about
 /// stopped coming.
 pub(super) async fn tell_overdue(gate: Arc<Gate>) {

@@ -261,8 +261,6 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofSignal<R> {
 }
 
 async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
-    use hyper::server::conn::http1::Builder;
-    use hyper_util::rt::{TokioIo, TokioTimer};
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
@@ -290,17 +288,6 @@ async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
         log: shared.log.clone(),
         warnings: guard::Warnings::new(http.max_sessions, http.max_connections),
     });
-    // HTTP/1.1 only: without TLS, clients speak it (HTTP/2 would need ALPN or prior
-    // knowledge), and its header-read timeout then bounds every connection from its first
-    // byte, which the version sniffing of HTTP/1-or-2 does not. hyper starts that timeout
-    // again when an answer ends, so it is also the idle timeout of a kept-alive connection;
-    // it does not run while an answer is being sent (an event stream, a slow tool's result).
-    let mut builder = Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(http.client_timeout);
-    let builder = Arc::new(builder);
-    let connections = Arc::new(tokio::sync::Semaphore::new(http.max_connections));
     shared
         .log
         .status(&format!("listening on http://{bound}/ (Streamable HTTP)"));
@@ -311,57 +298,44 @@ async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
         ));
     }
     tokio::spawn(guard::tell_overdue(gate.clone()));
-    let stop = stop_signal();
-    tokio::pin!(stop);
-    loop {
-        let (stream, peer) = tokio::select! {
-            signal = &mut stop => {
-                shared.log.status(&format!("{signal}: stopping"));
-                token.cancel();
-                return Ok(());
-            }
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    // Out of file descriptors (EMFILE) stays so until a connection closes:
-                    // a pause, not a loop that spins and floods stderr meanwhile.
-                    shared.log.warn(&format!("accept on {bound}: {e}"));
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
+    let full = gate.clone();
+    let max_connections = http.max_connections;
+    let signal =
+        guard::accept_connections(
+            listener,
+            guard::Accept {
+                max_connections,
+                client_timeout: http.client_timeout,
             },
-        };
-        // Past the cap a connection is closed at once: answering it (a 503) would mean
-        // reading its request, which is what a client holding connections open withholds.
-        let Ok(permit) = connections.clone().try_acquire_owned() else {
-            drop(stream);
-            gate.warn(&gate.warnings.connections_full, peer, || {
+            &shared.log,
+            move |peer| {
+                full.warn(&full.warnings.connections_full, peer, || {
                 format!(
-                    "closed a connection from {peer}: all {} connections are open",
-                    http.max_connections
+                    "closed a connection from {peer}: all {max_connections} connections are open"
                 )
             });
-            continue;
-        };
-        let (gate, mcp, builder) = (gate.clone(), mcp.clone(), builder.clone());
-        let service = hyper::service::service_fn(move |request| {
-            let (gate, mcp) = (gate.clone(), mcp.clone());
-            async move { Ok::<_, std::convert::Infallible>(gate.answer(peer, request, &mcp).await) }
-        });
-        tokio::spawn(async move {
-            let _ = builder
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-            drop(permit);
-        });
-    }
+            },
+            move |peer| {
+                let (gate, mcp) = (gate.clone(), mcp.clone());
+                hyper::service::service_fn(move |request| {
+                    let (gate, mcp) = (gate.clone(), mcp.clone());
+                    async move {
+                        Ok::<_, std::convert::Infallible>(gate.answer(peer, request, &mcp).await)
+                    }
+                })
+            },
+        )
+        .await;
+    shared.log.status(&format!("{signal}: stopping"));
+    token.cancel();
+    Ok(())
 }
 
 /// The hosts a request may name in its `Host` header: the loopback names, and the address
 /// served when it is another one (`--public`, or another loopback address such as
 /// 127.0.0.2). A web page whose DNS name an attacker points at this machine (DNS rebinding)
 /// names its own host there, and is refused (403).
-fn allowed_hosts(bound: SocketAddr) -> Vec<String> {
+pub(crate) fn allowed_hosts(bound: SocketAddr) -> Vec<String> {
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).into();
     let ip = bound.ip().to_string();
     if !bound.ip().is_unspecified() && !hosts.contains(&ip) {
@@ -388,7 +362,7 @@ fn allowed_origins(hosts: &[String]) -> Vec<String> {
 }
 
 /// The first of SIGTERM and SIGINT, by name.
-async fn stop_signal() -> &'static str {
+pub(crate) async fn stop_signal() -> &'static str {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

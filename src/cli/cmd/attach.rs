@@ -8,10 +8,11 @@ use crate::cli::shared::{
 };
 use crate::cli::values;
 use clap::Args;
-use serde_json::{Value, json};
-use toolctl_lib::attach::on_letta::{self, Remote};
+use serde_json::json;
+use toolctl_lib::attach::contract;
+use toolctl_lib::attach::on_letta::Remote;
 use toolctl_lib::attach::request::ContractRequest;
-use toolctl_lib::attach::{self, AgentId, AttachError, AttachRequest, Failure, Outcome, Settings};
+use toolctl_lib::attach::{self, AgentId, AttachError, Outcome, Settings};
 use toolctl_lib::pick::Scorer;
 
 /// What `--help` shows after the options: command lines that work (a test runs them on a copy
@@ -89,19 +90,10 @@ pub fn run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
 }
 
 /// What to attach: the flags, or the contract's request body.
-struct Asked {
-    agent: AgentId,
-    query: String,
-    limit: i64,
-    min_score: f64,
-    keep: Vec<String>,
-    auto_prune: bool,
-}
-
-fn asked(args: &AttachArgs) -> Result<Asked, CliError> {
+fn asked(args: &AttachArgs) -> Result<ContractRequest, CliError> {
     let Some(path) = &args.request else {
         let agent = args.agent.as_deref().unwrap_or_default();
-        return Ok(Asked {
+        return Ok(ContractRequest {
             agent: AgentId::parse(agent).map_err(CliError::invalid)?,
             query: args.query.clone().unwrap_or_default(),
             limit: args.limit,
@@ -125,14 +117,7 @@ fn asked(args: &AttachArgs) -> Result<Asked, CliError> {
                 "problems": problems.iter().map(|p| json!({ "pointer": p.pointer, "message": p.message })).collect::<Vec<_>>(),
             }))
     })?;
-    Ok(Asked {
-        agent: read.agent,
-        query: read.query,
-        limit: read.limit,
-        min_score: read.min_score,
-        keep: read.keep,
-        auto_prune: read.auto_prune,
-    })
+    Ok(read)
 }
 
 /// A JSON pointer as a message shows it (the root is `/`).
@@ -148,52 +133,30 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
     let remote = args.agents.connect(config, true)?;
     let settings = Settings::resolve(&config.attach, &|name| std::env::var(name).ok())
         .map_err(|e| attach_error(e, args.request.is_some()))?;
-    let overrides = args.endpoints.overrides();
-    let scorer = args
-        .scorer
-        .unwrap_or_else(|| attach::default_scorer(&config.pick, &overrides));
-    let query = asked.query.clone();
-    let endpoints =
-        attach::endpoints(&query, &config.pick, &overrides, scorer).map_err(pick_error)?;
-    let request = AttachRequest {
-        agent,
-        query,
-        limit: asked.limit,
-        min_score: asked.min_score,
-        keep: asked.keep.clone(),
-        auto_prune: asked.auto_prune,
-        scorer,
-        embed: endpoints.embed,
-        embed_batch: endpoints.embed_batch,
-        llm: endpoints.llm,
-        helpers: !args.no_helpers,
+    let min_score = asked.min_score;
+    let scoring = contract::Scoring {
+        scorer: args.scorer,
+        overrides: args.endpoints.overrides(),
+        no_helpers: args.no_helpers,
         siblings: args.siblings,
     };
+    let request = contract::request(asked, &config.pick, &scoring).map_err(pick_error)?;
     let mut progress = ctx.ui.progress(0, "embedding tools");
     let outcome = ctx.read_index(&catalog, |index| {
         let mut progress = |done, total| progress.update(done, total);
-        let run = match &remote {
-            Some((letta, server)) => on_letta::attach(
-                &catalog,
-                index,
-                &settings,
-                &request,
-                Remote {
-                    letta,
-                    server: server.as_ref(),
-                },
-                ctx.global.lock_timeout,
-                &mut progress,
-            ),
-            None => attach::attach(
-                &catalog,
-                index,
-                &settings,
-                &request,
-                ctx.global.lock_timeout,
-                &mut progress,
-            ),
-        };
+        let remote = remote.as_ref().map(|(letta, server)| Remote {
+            letta,
+            server: server.as_ref(),
+        });
+        let run = contract::run(
+            &catalog,
+            index,
+            &settings,
+            &request,
+            remote,
+            ctx.global.lock_timeout,
+            &mut progress,
+        );
         let outcome = match run {
             Err(AttachError::Index(e)) => return Err(e),
             other => other,
@@ -205,25 +168,23 @@ fn attach_run(ctx: &Ctx, args: &AttachArgs) -> Result<Output, CliError> {
     drop(progress);
     let (outcome, unread) = outcome?.map_err(|e| attach_error(e, args.request.is_some()))?;
     ctx.warn_problems(&unread);
+    // The keep list as the caller named it.
+    let keep_name = if args.request.is_some() {
+        "keep_tools"
+    } else {
+        "--keep"
+    };
     for warning in &outcome.warnings {
-        ctx.ui.warn(&warning_words(warning));
+        ctx.ui.warn(&contract::warning_words(warning, keep_name));
     }
     if outcome.created {
         ctx.ui
             .status(&format!("Created {}", agent.file(catalog.root()).display()));
     }
     Ok(Output::new(
-        response(&outcome, asked.min_score),
-        Human::Text(summary(&outcome, asked.min_score)),
+        contract::response(&outcome, min_score, keep_name),
+        Human::Text(summary(&outcome, min_score)),
     ))
-}
-
-/// A warning of the run in the command line's words.
-fn warning_words(warning: &attach::Warning) -> String {
-    match warning {
-        attach::Warning::OverLimit(over) => over.describe("--keep"),
-        other => other.to_string(),
-    }
 }
 
 /// A failed attach as the command line reports it (`from_request`: the request body gave the
@@ -264,65 +225,6 @@ fn attach_error(error: AttachError, from_request: bool) -> CliError {
         AttachError::Pick(e) => pick_error(e),
         AttachError::Letta(e) => letta_error(e),
     }
-}
-
-/// The contract's message.
-fn message(outcome: &Outcome, min_score: f64) -> String {
-    format!(
-        "Successfully processed {} candidates ({} passed min_score={min_score:?}%), attached {} tool(s) to agent {}",
-        outcome.processed,
-        outcome.passed,
-        outcome.attachments.len(),
-        outcome.agent
-    )
-}
-
-/// The contract's response document, field for field; `scorer`, `warnings` and
-/// `detachments` (why each tool left) are toolctl's additions under `details`.
-fn response(outcome: &Outcome, min_score: f64) -> Value {
-    let ids = |ids: Vec<String>| Value::from(ids);
-    json!({
-        "success": true,
-        "message": message(outcome, min_score),
-        "details": {
-            "detached_tools": ids(outcome.detachments.iter().map(|d| d.tool_id.clone()).collect()),
-            "failed_detachments": ids(outcome.failed_detachments.iter().filter_map(|f| f.tool_id.clone()).collect()),
-            "processed_count": outcome.processed,
-            "passed_filter_count": outcome.passed,
-            "success_count": outcome.attachments.len(),
-            "failure_count": outcome.failed_attachments.len(),
-            "successful_attachments": outcome.attachments.iter().map(|a| json!({
-                "success": true,
-                "tool_id": a.tool_id,
-                "name": a.name,
-                "match_score": a.match_score,
-            })).collect::<Vec<_>>(),
-            "failed_attachments": outcome.failed_attachments.iter().map(failure).collect::<Vec<_>>(),
-            "preserved_tools": ids(outcome.preserved.clone()),
-            "target_agent": outcome.agent.to_string(),
-            "scorer": outcome.scorer.map(Scorer::as_str),
-            "warnings": outcome.warnings.iter().map(warning_words).collect::<Vec<_>>(),
-            "detachments": outcome.detachments.iter().map(|d| json!({
-                "tool_id": d.tool_id,
-                "name": d.name,
-                "ref": d.reference,
-                "phase": d.phase,
-                "reason": d.reason,
-            })).collect::<Vec<_>>(),
-        }
-    })
-}
-
-/// A tool not attached or detached, in the attach contract's attachment shape (`success`
-/// false) with why.
-fn failure(f: &Failure) -> Value {
-    json!({
-        "success": false,
-        "tool_id": f.tool_id,
-        "name": f.name,
-        "ref": f.reference,
-        "error": f.reason,
-    })
 }
 
 /// What a person reads: what arrived, what stayed, what left and why, and where the agent

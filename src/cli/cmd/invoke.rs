@@ -228,6 +228,12 @@ fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliEr
     })?;
     let request =
         batch::parse(&doc, args.provider.map(shape_of).transpose()?).map_err(into_error)?;
+    if request.mode == batch::Mode::Async {
+        return Err(CliError::invalid(
+            "mode 'async' needs a job queue: `toolctl serve` keeps one (POST the batch to /v1/agent-tools/invoke-batch, then GET /v1/jobs/ID); `invoke --batch` runs the calls and answers with their results (mode 'sync')",
+        )
+        .with_details(serde_json::json!({ "pointer": "/mode" })));
+    }
     let catalog = std::sync::Arc::new(ctx.catalog()?);
     let workspace = args.workspace.clone().unwrap_or_else(|| ctx.cwd.clone());
     let resolve = std::sync::Arc::new(|catalog: &Catalog, name: &str| {

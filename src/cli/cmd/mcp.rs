@@ -2,13 +2,14 @@
 
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
-use crate::cli::output::{Human, Output, Ui};
+use crate::cli::output::{Human, Output};
+use crate::cli::shared::{StderrLog, parse_cap, parse_seconds};
 use clap::{Args, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use toolctl_lib::mcp::guard::{self, Token};
-use toolctl_lib::mcp::serve::{self, Http, Log, Mode, Settings};
+use toolctl_lib::mcp::serve::{self, Http, Mode, Settings};
 use toolctl_lib::mcp::view::Filters;
 
 const SERVE_EXAMPLES: &str = "\
@@ -96,22 +97,6 @@ pub struct ServeArgs {
     pub workspace: Option<PathBuf>,
 }
 
-fn parse_cap(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(n) if (1..=100_000).contains(&n) => Ok(n),
-        _ => Err(format!("'{text}' is not a number from 1 to 100000")),
-    }
-}
-
-fn parse_seconds(text: &str) -> Result<u64, String> {
-    match text.parse::<u64>() {
-        Ok(n) if (1..=3600).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "'{text}' is not a number of seconds from 1 to 3600"
-        )),
-    }
-}
-
 fn parse_page_size(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(n) if (1..=1000).contains(&n) => Ok(n),
@@ -169,7 +154,11 @@ fn run_serve(ctx: &Ctx, args: &ServeArgs) -> Result<Output, CliError> {
             client_timeout: std::time::Duration::from_secs(args.client_timeout),
         }),
     };
-    serve::serve(settings, Arc::new(StderrLog(ctx.ui.clone()))).map_err(|e| match e {
+    serve::serve(
+        settings,
+        Arc::new(StderrLog::new(ctx.ui.clone(), "toolctl mcp")),
+    )
+    .map_err(|e| match e {
         serve::Error::Catalog(e) => CliError::from(e),
         other => CliError::new(
             toolctl_lib::base::error_code::ErrorCode::Internal,
@@ -283,17 +272,4 @@ fn run_import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
             .map(|r| format!("  vanished  {slug}/{r} (no longer listed by the server; kept)")),
     );
     Ok(Output::new(json, Human::Text(lines.join("\n"))))
-}
-
-/// The server's lines, as status lines and warnings on stderr (muted by --quiet).
-struct StderrLog(Ui);
-
-impl Log for StderrLog {
-    fn status(&self, line: &str) {
-        self.0.status(&format!("toolctl mcp: {line}"));
-    }
-
-    fn warn(&self, line: &str) {
-        self.0.warn(line);
-    }
 }

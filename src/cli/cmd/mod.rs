@@ -9,11 +9,13 @@ pub mod export;
 pub mod index;
 pub mod init;
 pub mod invoke;
+pub mod job;
 pub mod man;
 pub mod mcp;
 pub mod pick;
 pub mod schema;
 pub mod search;
+pub mod serve;
 pub mod tool;
 pub mod validate;
 
@@ -46,6 +48,9 @@ pub enum Command {
     Config(config::ConfigCommand),
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
+    Serve(serve::ServeArgs),
+    #[command(subcommand)]
+    Job(job::JobCommand),
 }
 
 /// Run one command.
@@ -67,5 +72,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Output, CliError> {
         Command::Man(args) => man::run(args),
         Command::Config(command) => config::run(ctx, command),
         Command::Mcp(command) => mcp::run(ctx, command),
+        Command::Serve(args) => serve::run(ctx, args),
+        Command::Job(command) => job::run(ctx, command),
     }
 }

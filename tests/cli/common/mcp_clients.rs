@@ -39,6 +39,27 @@ pub fn python() -> &'static Path {
     })
 }
 
+/// The HTTP clients the `serve` tests drive it with (pinned: the tests assert on what they
+/// read): httpx, and httpx-sse for event streams.
+pub const HTTP_CLIENTS: [&str; 2] = ["httpx==0.28.1", "httpx-sse==0.4.3"];
+
+/// The `python` of the HTTP clients' venv (`$TOOLCTL_TEST_HTTP_VENV`), made first if needed.
+pub fn http_python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let venv = folder("TOOLCTL_TEST_HTTP_VENV", "test-http-venv");
+        ensure(&venv, &HTTP_CLIENTS.join("+"), |venv| {
+            if !venv.join("bin/python").is_file() {
+                run(Command::new("python3").args(["-m", "venv"]).arg(venv));
+            }
+            run(Command::new(venv.join("bin/pip"))
+                .args(["install", "--quiet", "--disable-pip-version-check"])
+                .args(HTTP_CLIENTS));
+        });
+        venv.join("bin/python")
+    })
+}
+
 /// The inspector's `mcp-inspector` program, installed first if needed.
 pub fn inspector() -> &'static Path {
     static INSPECTOR_BIN: OnceLock<PathBuf> = OnceLock::new();

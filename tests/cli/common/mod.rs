@@ -11,6 +11,7 @@ pub mod letta;
 pub mod mcp_clients;
 pub mod sdk_models;
 pub mod serve_client;
+pub mod served;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;

@@ -1,0 +1,498 @@
+//! `toolctl serve`: the catalog's HTTP contracts on one listener.
+//!
+//! - `GET /v1/agent-tools` and `POST /v1/agent-tools/invoke-batch` ([`agent_tools`]): the
+//!   tools in OpenAI's shape, and batches of calls run as jobs, answered in sync or async mode;
+//!   `GET /v1/jobs`, `GET /v1/jobs/{id}`, `GET /v1/jobs/{id}/stream` (Server-Sent Events) and
+//!   `POST /v1/jobs/{id}/cancel` follow a job.
+//! - `POST /api/v1/tools/attach` ([`attach_route`]): the attach contract, on the catalog's
+//!   agents backend.
+//!
+//! Each route runs the operation its command runs (`export`, `invoke`, `attach`); this layer
+//! only reads requests and words answers, as the command line does.
+//!
+//! **Keys and roles.** With `serve.apiKeys` in `toolctl.json`, every request carries one in
+//! `x-api-key` ([`keys`]): none or an unknown one is `401`; a `read` key may GET, an `admin`
+//! key may also POST (invoke, attach, cancel); a read key on a write is `403 FORBIDDEN`.
+//! Without keys the server serves only loopback addresses, every caller being an admin, and
+//! it then checks `Host` (DNS rebinding) as `mcp serve --http` does; with keys it may listen on
+//! any address. A request with an `Origin` must come from a page of an allowed host, with or
+//! without keys (a web page the user opens cannot drive the server).
+//!
+//! **Limits.** A body is at most 1 MiB (`413` past it) and must arrive within the client
+//! timeout (`408`); connections are capped and a connection whose request head is slow, or
+//! that idles, is closed ([`crate::mcp::guard::accept_connections`], shared with `mcp serve`).
+//!
+//! **Jobs** live in `.toolctl/jobs.db` ([`crate::jobs`]): a restarted server resumes the jobs
+//! left queued, and marks failed those left running by a process that is gone.
+
+pub mod keys;
+
+mod agent_tools;
+mod attach_route;
+
+use crate::catalog::config::Role;
+use crate::jobs::runner::{self, Runner};
+use crate::jobs::{self, Store};
+use crate::mcp::guard;
+use crate::mcp::serve::Log;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The largest request body taken, in bytes (the agent-tools contract's 1 MB).
+pub const MAX_BODY_BYTES: usize = crate::invoke::batch::MAX_DOCUMENT_BYTES;
+
+/// Workers per queue unless `serve.workers` says.
+pub const DEFAULT_WORKERS: usize = 4;
+
+/// How the server runs.
+#[derive(Debug)]
+pub struct Settings {
+    /// The catalog's folder.
+    pub root: PathBuf,
+    pub addr: SocketAddr,
+    /// The keys requests may carry (empty: loopback only, no key asked).
+    pub keys: Vec<keys::ApiKey>,
+    /// The folder file tools work in.
+    pub workspace: PathBuf,
+    /// How long a write waits for the catalog's lock.
+    pub lock_timeout: Duration,
+    /// How long a client may take to send a request's head, then its body, and stay idle.
+    pub client_timeout: Duration,
+    pub max_connections: usize,
+    /// Jobs of one queue that run at once.
+    pub workers: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Io(String),
+    #[error(
+        "refusing to serve {addr} without API keys: anyone who reaches it could run the catalog's tools"
+    )]
+    Unguarded { addr: SocketAddr },
+    #[error(transparent)]
+    Jobs(#[from] jobs::Error),
+}
+
+/// What every route shares.
+struct App {
+    settings: Settings,
+    runner: Arc<Runner>,
+    /// The names a request's `Host` (without keys) and `Origin` may give.
+    hosts: Vec<String>,
+}
+
+/// Serve until SIGTERM or SIGINT.
+pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
+    if settings.keys.is_empty() && !settings.addr.ip().is_loopback() {
+        return Err(Error::Unguarded {
+            addr: settings.addr,
+        });
+    }
+    #[cfg(unix)]
+    crate::invoke::native::cgroup::signals_handled_elsewhere();
+    let store = Arc::new(Store::open(&crate::catalog::state::dir(&settings.root))?);
+    for id in store.recover()? {
+        log.warn(&format!(
+            "job {id} was left running by a process that is gone: marked failed"
+        ));
+    }
+    let runner = Runner::new(
+        store,
+        settings.root.clone(),
+        settings.workspace.clone(),
+        settings.workers,
+    );
+    let resumed = runner::resume(&runner)?;
+    if resumed > 0 {
+        log.status(&format!("resumed {resumed} queued job(s)"));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Io(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async move {
+        let addr = settings.addr;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| Error::Io(format!("cannot listen on {addr}: {e}")))?;
+        let bound = listener.local_addr().unwrap_or(addr);
+        let accept = guard::Accept {
+            max_connections: settings.max_connections,
+            client_timeout: settings.client_timeout,
+        };
+        let guarded = if settings.keys.is_empty() {
+            "no API keys: loopback only, every caller an admin".to_owned()
+        } else {
+            format!("{} API key(s)", settings.keys.len())
+        };
+        let app = Arc::new(App {
+            hosts: crate::mcp::serve::allowed_hosts(bound),
+            settings,
+            runner,
+        });
+        let router = routes(app);
+        log.status(&format!("listening on http://{bound}/ ({guarded})"));
+        let full_log = log.clone();
+        let signal = guard::accept_connections(
+            listener,
+            accept,
+            &log,
+            move |peer| {
+                full_log.warn(&format!(
+                    "closed a connection from {peer}: all connections are open"
+                ));
+            },
+            move |_peer| hyper_util::service::TowerToHyperService::new(router.clone()),
+        )
+        .await;
+        log.status(&format!("{signal}: stopping"));
+        Ok::<_, Error>(())
+    })?;
+    runtime.shutdown_timeout(Duration::from_secs(2));
+    Ok(())
+}
+
+fn routes(app: Arc<App>) -> axum::Router {
+    use axum::routing::{get, post};
+    axum::Router::new()
+        .route("/v1/agent-tools", get(agent_tools::list))
+        .route(
+            "/v1/agent-tools/invoke-batch",
+            post(agent_tools::invoke_batch),
+        )
+        .route("/v1/jobs", get(agent_tools::jobs))
+        .route("/v1/jobs/{id}", get(agent_tools::job))
+        .route("/v1/jobs/{id}/stream", get(agent_tools::stream))
+        .route("/v1/jobs/{id}/cancel", post(agent_tools::cancel))
+        .route("/api/v1/tools/attach", post(attach_route::attach))
+        .fallback(not_found)
+        .with_state(app)
+}
+
+async fn not_found(request: Request) -> ApiError {
+    let path = request.uri().path().to_owned();
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "NOT_FOUND",
+        format!("no route {} {path}", request.method()),
+        &path,
+    )
+}
+
+/// The two ways the contracts word an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    /// `{"ok": false, "error": {"code", "message", "details"?}}`: the agent-tools routes and
+    /// the rest.
+    Ok,
+    /// `{"success": false, "error": "<message>"}`: the attach contract.
+    Success,
+}
+
+fn family(path: &str) -> Family {
+    if path.starts_with("/api/v1/tools/attach") {
+        Family::Success
+    } else {
+        Family::Ok
+    }
+}
+
+/// A refused or failed request, worded as its route's contract words errors.
+#[derive(Debug)]
+struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    details: Option<Value>,
+    family: Family,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>, path: &str) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+            details: None,
+            family: family(path),
+        }
+    }
+
+    fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    fn internal(message: impl std::fmt::Display, path: &str) -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL",
+            message.to_string(),
+            path,
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = match self.family {
+            Family::Ok => {
+                let mut error = json!({ "code": self.code, "message": self.message });
+                if let Some(details) = self.details {
+                    error["details"] = details;
+                }
+                json!({ "ok": false, "error": error })
+            }
+            Family::Success => json!({ "success": false, "error": self.message }),
+        };
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+/// Who sent a request: checked before any route runs (its key, its `Host` and `Origin`).
+struct Caller {
+    role: Role,
+    path: String,
+}
+
+impl Caller {
+    /// Refuse a write to a caller with a read key (`403 FORBIDDEN`).
+    fn admin(&self) -> Result<(), ApiError> {
+        if self.role == Role::Admin {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "This operation requires an admin API key.",
+            &self.path,
+        ))
+    }
+}
+
+impl FromRequestParts<Arc<App>> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        let path = parts.uri.path().to_owned();
+        let keys = &app.settings.keys;
+        check_origin(&parts.headers, &app.hosts, keys.is_empty(), &path)?;
+        let sent = parts
+            .headers
+            .get(keys::HEADER)
+            .map(|value| value.as_bytes());
+        match keys::caller(keys, sent) {
+            Ok(caller) => Ok(Self {
+                role: caller.role,
+                path,
+            }),
+            Err(refusal) => Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "UNAUTHORIZED",
+                refusal.message(),
+                &path,
+            )),
+        }
+    }
+}
+
+/// The host of a `Host` or `Origin` value, without port or brackets.
+fn host_of(authority: &str) -> &str {
+    let authority = authority.trim();
+    if let Some(rest) = authority.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or_default();
+    }
+    authority
+        .rsplit_once(':')
+        .map_or(authority, |(host, port)| {
+            if port.bytes().all(|b| b.is_ascii_digit()) {
+                host
+            } else {
+                authority
+            }
+        })
+}
+
+/// A request with an `Origin` must come from a page of one of `hosts`; without keys, its
+/// `Host` must name one of them too (DNS rebinding: a page whose name an attacker points at
+/// this machine names its own host there).
+fn check_origin(
+    headers: &HeaderMap,
+    hosts: &[String],
+    check_host: bool,
+    path: &str,
+) -> Result<(), ApiError> {
+    let allowed = |host: &str| hosts.iter().any(|h| h.eq_ignore_ascii_case(host));
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or_default();
+        let authority = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"));
+        if !authority.is_some_and(|a| allowed(host_of(a))) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "FORBIDDEN",
+                format!("requests from the page origin {origin:?} are not served"),
+                path,
+            ));
+        }
+    }
+    if check_host {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or_default();
+        if !allowed(host_of(host)) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "FORBIDDEN",
+                format!(
+                    "the Host {host:?} is not this server's: without API keys, only requests naming localhost, 127.0.0.1 or ::1 are served"
+                ),
+                path,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A JSON request body: at most [`MAX_BODY_BYTES`] (`413`), arrived within the client
+/// timeout (`408`), valid JSON (`400 VALIDATION_ERROR` with its line and column).
+struct JsonBody(Value);
+
+impl FromRequest<Arc<App>> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, app: &Arc<App>) -> Result<Self, ApiError> {
+        let path = request.uri().path().to_owned();
+        let too_large = || {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "PAYLOAD_TOO_LARGE",
+                format!("the request body is over 1 MiB ({MAX_BODY_BYTES} bytes)"),
+                &path,
+            )
+        };
+        let declared = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+            return Err(too_large());
+        }
+        let timeout = app.settings.client_timeout;
+        let read = axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES);
+        let bytes = match tokio::time::timeout(timeout, read).await {
+            Err(_) => {
+                return Err(ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "REQUEST_TIMEOUT",
+                    format!(
+                        "the request body did not arrive whole within {} s",
+                        timeout.as_secs()
+                    ),
+                    &path,
+                ));
+            }
+            Ok(Err(e)) if over_limit(&e) => return Err(too_large()),
+            Ok(Err(e)) => {
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "VALIDATION_ERROR",
+                    format!("the request body could not be read: {e}"),
+                    &path,
+                ));
+            }
+            Ok(Ok(bytes)) => bytes,
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Self(json!({})));
+        }
+        serde_json::from_slice(&bytes).map(Self).map_err(|e| {
+            let e = crate::base::syntax::SyntaxError::of(&e);
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "VALIDATION_ERROR",
+                format!("the request body is not valid JSON: {e}"),
+                &path,
+            )
+            .with_details(json!({ "line": e.line, "column": e.column }))
+        })
+    }
+}
+
+/// Whether reading a body failed for its length.
+fn over_limit(error: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = e.source();
+    }
+    false
+}
+
+/// Run `work` (SQLite, files, tools) on tokio's blocking threads.
+async fn blocking<T: Send + 'static>(
+    path: &str,
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(ApiError::internal(
+            format!("the request's work failed: {e}"),
+            path,
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_is_read_without_its_port_or_brackets() {
+        assert_eq!(host_of("127.0.0.1:8080"), "127.0.0.1");
+        assert_eq!(host_of("localhost"), "localhost");
+        assert_eq!(host_of("[::1]:80"), "::1");
+        assert_eq!(host_of("evil.example:80"), "evil.example");
+    }
+
+    #[test]
+    fn an_origin_from_elsewhere_is_refused_and_a_host_only_without_keys() {
+        let hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, "evil.example:8080".parse().unwrap());
+        assert!(check_origin(&headers, &hosts, false, "/v1/agent-tools").is_ok());
+        let refused = check_origin(&headers, &hosts, true, "/v1/agent-tools").unwrap_err();
+        assert_eq!(refused.status, StatusCode::FORBIDDEN);
+        headers.insert(header::HOST, "127.0.0.1:8080".parse().unwrap());
+        headers.insert(header::ORIGIN, "http://evil.example".parse().unwrap());
+        assert!(check_origin(&headers, &hosts, false, "/v1/agent-tools").is_err());
+        headers.insert(header::ORIGIN, "http://localhost:3000".parse().unwrap());
+        assert!(check_origin(&headers, &hosts, true, "/v1/agent-tools").is_ok());
+    }
+
+    #[test]
+    fn the_attach_route_words_errors_as_its_contract() {
+        let error = ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "VALIDATION_ERROR",
+            "no",
+            "/api/v1/tools/attach",
+        );
+        assert_eq!(error.family, Family::Success);
+        assert_eq!(family("/v1/agent-tools"), Family::Ok);
+    }
+}

@@ -1,0 +1,701 @@
+//! `toolctl serve`: the agent-tools API, jobs and the attach contract over HTTP, driven by
+//! real clients (reqwest; Python's `httpx` with `httpx-sse` for the event stream, in a venv of
+//! their own; curl), and the `job` commands on the jobs it keeps.
+
+use crate::common::served::Served;
+use crate::common::{TestEnv, mcp_clients};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+const READ_KEY: &str = "read-key-for-tests-0123456789";
+const ADMIN_KEY: &str = "admin-key-for-tests-0123456789";
+
+/// `toolctl serve` on a free loopback port, with `vars` in its environment.
+fn serve(env: &TestEnv, vars: &[(&str, &str)]) -> Served {
+    let mut command = env.command(&["serve", "--listen", "127.0.0.1:0"]);
+    command.current_dir(env.work());
+    for (name, value) in vars {
+        command.env(name, value);
+    }
+    Served::spawn(command)
+}
+
+/// A catalog whose server asks for keys: `reader` (read) and `ops` (admin).
+fn with_keys(env: &TestEnv) -> [(&'static str, &'static str); 2] {
+    env.edit_config(|config| {
+        config["serve"] = json!({ "apiKeys": [
+            { "name": "reader", "role": "read", "secret": "SERVE_READ" },
+            { "name": "ops", "role": "admin", "secret": "SERVE_ADMIN" },
+        ] });
+    });
+    [
+        ("TOOLCTL_SECRET_SERVE_READ", READ_KEY),
+        ("TOOLCTL_SECRET_SERVE_ADMIN", ADMIN_KEY),
+    ]
+}
+
+struct Answer {
+    status: u16,
+    body: Value,
+}
+
+fn client() -> reqwest::blocking::Client {
+    toolctl_lib::base::http::client(reqwest::redirect::Policy::none(), None).unwrap()
+}
+
+fn send(
+    served: &Served,
+    method: reqwest::Method,
+    path: &str,
+    key: Option<&str>,
+    body: Option<&Value>,
+) -> Answer {
+    let mut request = client()
+        .request(method, served.url(path))
+        .timeout(Duration::from_secs(60));
+    if let Some(key) = key {
+        request = request.header("x-api-key", key);
+    }
+    if let Some(body) = body {
+        request = request
+            .header("content-type", "application/json")
+            .body(body.to_string());
+    }
+    let response = request.send().unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().unwrap();
+    let body =
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"));
+    Answer { status, body }
+}
+
+fn get(served: &Served, path: &str, key: Option<&str>) -> Answer {
+    send(served, reqwest::Method::GET, path, key, None)
+}
+
+fn post(served: &Served, path: &str, key: Option<&str>, body: &Value) -> Answer {
+    send(served, reqwest::Method::POST, path, key, Some(body))
+}
+
+/// The job `id` once it is over (or the test fails after 30 s).
+fn finished_job(served: &Served, id: &str, key: Option<&str>) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let answer = get(served, &format!("/v1/jobs/{id}"), key);
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        let job = answer.body["job"].clone();
+        if ["succeeded", "failed", "cancelled"].contains(&job["status"].as_str().unwrap()) {
+            return job;
+        }
+        assert!(Instant::now() < deadline, "job {id} is still {job}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn enable_exec(env: &TestEnv) {
+    env.run(&["tool", "enable", "builtin/exec"]).success();
+}
+
+/// An `exec` call of `sh -c script`.
+fn shell(call_id: &str, script: &str) -> Value {
+    json!({
+        "call_id": call_id,
+        "name": "exec",
+        "arguments": { "argv": ["sh", "-c", script], "timeout_ms": 600000 },
+    })
+}
+
+#[test]
+fn the_registry_is_the_openai_export_and_a_sync_batch_answers_in_the_contracts_shape() {
+    let env = TestEnv::new();
+    let served = serve(&env, &[]);
+    let listed = get(&served, "/v1/agent-tools", None);
+    assert_eq!(listed.status, 200);
+    let exported = env.json(&["export", "--provider", "openai"]);
+    assert_eq!(listed.body["ok"], true);
+    assert_eq!(
+        listed.body["tools"], exported,
+        "the registry is what export prints"
+    );
+    assert_eq!(
+        listed.body["count"],
+        listed.body["tools"].as_array().unwrap().len()
+    );
+    let names: Vec<&str> = exported
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"readfile"), "{names:?}");
+    assert!(
+        !names.contains(&"exec"),
+        "a disabled tool is not listed: {names:?}"
+    );
+
+    std::fs::write(env.work().join("note.txt"), "hello").unwrap();
+    let answer = post(
+        &served,
+        "/v1/agent-tools/invoke-batch",
+        None,
+        &json!({
+            "calls": [
+                { "call_id": "read-1", "name": "readfile", "arguments": { "path": "note.txt" } },
+                { "call_id": "call-unknown", "name": "nonexistent_tool" },
+                { "call_id": "call-y", "name": "exec", "arguments": {} },
+            ],
+            "mode": "sync",
+            "wait_ms": 15000,
+        }),
+    );
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let body = &answer.body;
+    assert_eq!(body["ok"], true);
+    assert_eq!(body["mode"], "sync");
+    let read = &body["results"][0];
+    assert_eq!(read["call_id"], "read-1");
+    assert_eq!(read["name"], "readfile");
+    assert_eq!(read["ok"], true);
+    assert_eq!(read["output"]["content_text"], "hello", "{read}");
+    assert_eq!(
+        body["results"][1],
+        json!({
+            "call_id": "call-unknown",
+            "name": "nonexistent_tool",
+            "ok": false,
+            "error": { "code": "UNKNOWN_TOOL", "message": "Tool 'nonexistent_tool' not found in registry" },
+        })
+    );
+    assert_eq!(
+        body["results"][2]["error"],
+        json!({ "code": "JOB_TYPE_DISABLED", "message": "Job type 'builtin/exec@v1' is disabled" })
+    );
+    let messages = body["tool_messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3);
+    assert_eq!(messages[0]["role"], "tool");
+    assert_eq!(messages[0]["tool_call_id"], "read-1");
+    assert_eq!(messages[0]["name"], "readfile");
+    let content: Value = serde_json::from_str(messages[0]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(content, json!({ "ok": true, "result": read["output"] }));
+    let content: Value = serde_json::from_str(messages[1]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        content,
+        json!({ "ok": false, "error": body["results"][1]["error"] })
+    );
+    // A batch's call is a job, kept after the answer.
+    let jobs = env.json(&["job", "list"]);
+    let jobs = jobs["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "only the call that ran is a job: {jobs:?}");
+    assert_eq!(jobs[0]["status"], "succeeded");
+    assert_eq!(jobs[0]["name"], "builtin/readfile@v1");
+    assert_eq!(jobs[0]["call_id"], "read-1");
+}
+
+#[test]
+fn a_sync_call_past_wait_ms_is_pending_with_its_job_id_and_goes_on_to_finish() {
+    let env = TestEnv::new();
+    enable_exec(&env);
+    let served = serve(&env, &[]);
+    let started = Instant::now();
+    let answer = post(
+        &served,
+        "/v1/agent-tools/invoke-batch",
+        None,
+        &json!({
+            "calls": [
+                { "call_id": "quick", "name": "now" },
+                shell("slow", "sleep 1.5; echo done > slow.marker; echo finished"),
+            ],
+            "wait_ms": 300,
+        }),
+    );
+    let took = started.elapsed();
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert!(
+        took < Duration::from_millis(1400),
+        "answered at wait_ms, took {took:?}"
+    );
+    let results = &answer.body["results"];
+    assert_eq!(results[0]["ok"], true, "{results}");
+    let slow = &results[1];
+    let job_id = slow["job_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        *slow,
+        json!({
+            "call_id": "slow",
+            "name": "exec",
+            "ok": false,
+            "pending": true,
+            "job_id": job_id,
+            "error": { "code": "TIMEOUT", "message": "Job did not complete within wait_ms" },
+        })
+    );
+    let content: Value =
+        serde_json::from_str(answer.body["tool_messages"][1]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(content["pending"], true);
+    assert_eq!(content["job_id"], job_id.as_str());
+    // The job was not cancelled: it finishes, and its result is kept.
+    let job = finished_job(&served, &job_id, None);
+    assert_eq!(job["status"], "succeeded", "{job}");
+    assert_eq!(job["result"]["ok"], true);
+    assert_eq!(job["result"]["output"]["stdout"], "finished\n", "{job}");
+    assert!(env.work().join("slow.marker").is_file());
+    // And the command line reads the same job.
+    let waited = env.json(&["job", "wait", &job_id]);
+    assert_eq!(waited["jobs"][0]["result"], job["result"]);
+}
+
+#[test]
+fn async_mode_answers_with_the_jobs_at_once_and_their_stream_tells_status_then_result() {
+    let env = TestEnv::new();
+    enable_exec(&env);
+    // The client is made first, so that the stream begins while the job runs.
+    let python = mcp_clients::http_python();
+    let served = serve(&env, &[]);
+    let answer = post(
+        &served,
+        "/v1/agent-tools/invoke-batch",
+        None,
+        &json!({
+            "calls": [shell("search-files", "sleep 1.5; echo streamed")],
+            "mode": "async",
+            "queue": "tools.batch:1",
+        }),
+    );
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let result = &answer.body["results"][0];
+    let job_id = result["job_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        answer.body,
+        json!({
+            "ok": true,
+            "results": [{
+                "call_id": "search-files",
+                "name": "exec",
+                "ok": true,
+                "job_id": job_id,
+                "job_type": "builtin/exec@v1",
+            }],
+            "tool_messages": [],
+            "mode": "async",
+        })
+    );
+    // A real SSE client reads the stream to its end.
+    let script = r#"
+import json, sys, httpx, httpx_sse
+events = []
+with httpx.Client(timeout=30) as client:
+    with httpx_sse.connect_sse(client, "GET", sys.argv[1]) as source:
+        for event in source.iter_sse():
+            events.append({"event": event.event, "data": json.loads(event.data)})
+print(json.dumps(events))
+"#;
+    let output = std::process::Command::new(python)
+        .args([
+            "-c",
+            script,
+            &served.url(&format!("/v1/jobs/{job_id}/stream")),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let events = events.as_array().unwrap();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.last(), Some(&"result"), "{events:?}");
+    let statuses: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event"] == "status")
+        .map(|e| e["data"]["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses.last(), Some(&"succeeded"), "{events:?}");
+    assert!(
+        statuses.len() >= 2,
+        "the stream began before the job ended: {statuses:?}"
+    );
+    let last = &events.last().unwrap()["data"];
+    assert_eq!(last["id"], job_id.as_str());
+    assert_eq!(last["queue"], "tools.batch:1");
+    assert_eq!(last["result"]["output"]["stdout"], "streamed\n");
+    // curl reads the same job.
+    let curl = std::process::Command::new("curl")
+        .args(["-s", &served.url(&format!("/v1/jobs/{job_id}"))])
+        .output()
+        .unwrap();
+    let read: Value = serde_json::from_slice(&curl.stdout).unwrap();
+    assert_eq!(read["job"]["status"], "succeeded");
+    assert_eq!(read["job"]["result"], last["result"]);
+}
+
+#[test]
+fn keys_give_roles_a_read_key_may_only_read_and_no_key_or_a_wrong_one_is_refused() {
+    let env = TestEnv::new();
+    let vars = with_keys(&env);
+    let served = serve(&env, &vars);
+    assert!(
+        served.stderr().contains("2 API key(s)"),
+        "{}",
+        served.stderr()
+    );
+    let batch = json!({ "calls": [{ "call_id": "c", "name": "now" }] });
+    for key in [None, Some("not-a-key-of-this-server-000")] {
+        let refused = get(&served, "/v1/agent-tools", key);
+        assert_eq!(refused.status, 401, "{key:?}: {}", refused.body);
+        assert_eq!(refused.body["ok"], false);
+        assert_eq!(refused.body["error"]["code"], "UNAUTHORIZED");
+        let refused = post(&served, "/v1/agent-tools/invoke-batch", key, &batch);
+        assert_eq!(refused.status, 401);
+    }
+    let read = get(&served, "/v1/agent-tools", Some(READ_KEY));
+    assert_eq!(read.status, 200);
+    let admin = get(&served, "/v1/agent-tools", Some(ADMIN_KEY));
+    assert_eq!(admin.body, read.body, "both roles see the same registry");
+    let forbidden = post(
+        &served,
+        "/v1/agent-tools/invoke-batch",
+        Some(READ_KEY),
+        &batch,
+    );
+    assert_eq!(forbidden.status, 403);
+    assert_eq!(
+        forbidden.body,
+        json!({ "ok": false, "error": { "code": "FORBIDDEN", "message": "This operation requires an admin API key." } })
+    );
+    let attach = post(
+        &served,
+        "/api/v1/tools/attach",
+        Some(READ_KEY),
+        &json!({ "agent_id": "agent-123e4567-e89b-12d3-a456-426614174000" }),
+    );
+    assert_eq!(attach.status, 403);
+    assert_eq!(attach.body["success"], false);
+    assert!(
+        env.json(&["job", "list"])["jobs"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "nothing refused ran"
+    );
+    let ran = post(
+        &served,
+        "/v1/agent-tools/invoke-batch",
+        Some(ADMIN_KEY),
+        &batch,
+    );
+    assert_eq!(ran.status, 200);
+    assert_eq!(ran.body["results"][0]["ok"], true);
+    // Neither key's value is ever said.
+    let said = served.stderr();
+    assert!(
+        !said.contains(READ_KEY) && !said.contains(ADMIN_KEY),
+        "{said}"
+    );
+}
+
+#[test]
+fn serve_refuses_to_start_unguarded_on_a_public_address_or_with_a_key_it_cannot_read() {
+    let env = TestEnv::new();
+    let run = env.run(&["serve", "--listen", "0.0.0.0:0"]);
+    run.failure(3).stderr_has("without API keys");
+    env.edit_config(|config| {
+        config["serve"] =
+            json!({ "apiKeys": [{ "name": "ops", "role": "admin", "secret": "SERVE_ADMIN" }] });
+    });
+    let run = env.run(&["serve", "--listen", "127.0.0.1:0"]);
+    run.failure(3)
+        .stderr_has("key 'ops'")
+        .stderr_has("SERVE_ADMIN");
+    let mut short = env.command(&["serve", "--listen", "127.0.0.1:0"]);
+    short.env("TOOLCTL_SECRET_SERVE_ADMIN", "short");
+    let run = crate::common::Run::of(short, None);
+    run.failure(3).stderr_has("at least 16");
+    assert!(!run.stderr.contains("short\""), "{}", run.stderr);
+    env.edit_config(|config| {
+        config["serve"] = json!({ "apiKeys": [{ "name": "ops", "role": "root", "secret": "S" }] });
+    });
+    env.run(&["validate"])
+        .failure(3)
+        .stdout_has("/serve/apiKeys/0/role");
+}
+
+#[test]
+fn bad_requests_are_refused_with_their_status_and_place() {
+    let env = TestEnv::new();
+    let served = serve(&env, &[]);
+    let batch = "/v1/agent-tools/invoke-batch";
+    for (body, pointer) in [
+        (json!({ "calls": 3 }), "/calls"),
+        (json!({ "calls": [] }), "/calls"),
+        (json!({ "calls": [{ "name": "now" }] }), "/calls/0/call_id"),
+        (
+            json!({ "calls": [{ "call_id": "a", "name": "now" }], "wait_ms": 99 }),
+            "/wait_ms",
+        ),
+        (
+            json!({ "calls": [{ "call_id": "a", "name": "now" }], "mode": "later" }),
+            "/mode",
+        ),
+        (
+            json!({ "calls": [{ "call_id": "a", "name": "now" }], "queue": "Not Valid" }),
+            "/queue",
+        ),
+        (
+            json!({ "calls": [{ "call_id": "a", "name": "now" }], "queue": "q".repeat(81) }),
+            "/queue",
+        ),
+    ] {
+        let answer = post(&served, batch, None, &body);
+        assert_eq!(answer.status, 400, "{body}: {}", answer.body);
+        assert_eq!(answer.body["ok"], false);
+        assert_eq!(answer.body["error"]["code"], "VALIDATION_ERROR");
+        assert_eq!(
+            answer.body["error"]["details"]["pointer"], pointer,
+            "{body}"
+        );
+    }
+    let too_many: Vec<Value> = (0..21)
+        .map(|i| json!({ "call_id": format!("c{i}"), "name": "now" }))
+        .collect();
+    let answer = post(&served, batch, None, &json!({ "calls": too_many }));
+    assert_eq!(answer.status, 400);
+
+    let raw = |body: String| {
+        let response = client()
+            .post(served.url(batch))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json::<Value>().unwrap())
+    };
+    let (status, body) = raw("{\"calls\": [".to_owned());
+    assert_eq!(status, 400);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON"),
+        "{body}"
+    );
+    assert_eq!(body["error"]["details"]["line"], 1);
+    let big = format!(
+        "{{\"calls\":[{{\"call_id\":\"a\",\"name\":\"now\",\"arguments\":{{\"x\":\"{}\"}}}}]}}",
+        "x".repeat(1024 * 1024)
+    );
+    let (status, body) = raw(big);
+    assert_eq!(status, 413, "{body}");
+    assert_eq!(body["error"]["code"], "PAYLOAD_TOO_LARGE");
+
+    let unknown = get(&served, "/v1/jobs/no-such-job", None);
+    assert_eq!(unknown.status, 404);
+    assert_eq!(unknown.body["error"]["code"], "NOT_FOUND");
+    let route = get(&served, "/v1/nothing-here", None);
+    assert_eq!(route.status, 404);
+    // Without keys, a request must name this server as its Host, and a page elsewhere is no
+    // caller.
+    let rebound = client()
+        .get(served.url("/v1/agent-tools"))
+        .header("host", "attacker.example")
+        .send()
+        .unwrap();
+    assert_eq!(rebound.status().as_u16(), 403);
+    let page = client()
+        .get(served.url("/v1/agent-tools"))
+        .header("origin", "http://attacker.example")
+        .send()
+        .unwrap();
+    assert_eq!(page.status().as_u16(), 403);
+}
+
+#[test]
+fn the_attach_route_runs_the_attach_contract_on_the_agents_files() {
+    let env = TestEnv::fixture();
+    let served = serve(&env, &[]);
+    let agent = "agent-123e4567-e89b-12d3-a456-426614174000";
+    let answer = post(
+        &served,
+        "/api/v1/tools/attach",
+        None,
+        &json!({ "agent_id": agent, "query": "weather in Oslo", "limit": 5 }),
+    );
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let body = &answer.body;
+    assert_eq!(body["success"], true);
+    assert_eq!(body["details"]["target_agent"], agent);
+    let attached = body["details"]["successful_attachments"]
+        .as_array()
+        .unwrap();
+    assert!(!attached.is_empty(), "{body}");
+    // What the command prints for the same agent now: the same tools, already attached.
+    let file = env.catalog().join("agents").join(format!("{agent}.json"));
+    assert!(file.is_file(), "the agent's file was made");
+    let request = env.input(&json!({ "agent_id": agent, "query": "weather in Oslo", "limit": 5 }));
+    let cli = env.json(&["attach", "--request", &request]);
+    assert_eq!(
+        cli["details"]["successful_attachments"],
+        body["details"]["successful_attachments"]
+    );
+    for (request, needle) in [
+        (json!({ "agent_idd": agent }), "agent_id is required"),
+        (json!({ "agent_id": "nope" }), "/agent_id"),
+        (
+            json!({ "agent_id": agent, "limit": 0 }),
+            "limit 0 is out of range",
+        ),
+        (
+            json!({ "agent_id": agent, "min_score": 101 }),
+            "min_score 101",
+        ),
+    ] {
+        let answer = post(&served, "/api/v1/tools/attach", None, &request);
+        assert_eq!(answer.status, 400, "{request}: {}", answer.body);
+        assert_eq!(answer.body["success"], false);
+        let error = answer.body["error"].as_str().unwrap();
+        assert!(error.contains(needle), "{request}: {error}");
+    }
+}
+
+#[test]
+fn a_job_left_running_by_a_killed_server_is_failed_and_queued_ones_resume_after_a_restart() {
+    let env = TestEnv::new();
+    enable_exec(&env);
+    env.edit_config(|config| config["serve"] = json!({ "workers": 1 }));
+    let mut served = serve(&env, &[]);
+    let answer = post(
+        &served,
+        "/v1/agent-tools/invoke-batch",
+        None,
+        &json!({
+            "calls": [
+                shell("long", "sleep 3; echo late"),
+                { "call_id": "after", "name": "now" },
+            ],
+            "mode": "async",
+        }),
+    );
+    let long = answer.body["results"][0]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let after = answer.body["results"][1]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // One worker: the long job runs, the other waits behind it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while get(&served, &format!("/v1/jobs/{long}"), None).body["job"]["status"] != "running" {
+        assert!(Instant::now() < deadline, "the job never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        get(&served, &format!("/v1/jobs/{after}"), None).body["job"]["status"],
+        "queued"
+    );
+    served.child.kill().unwrap();
+    served.child.wait().unwrap();
+    assert_eq!(env.json(&["job", "get", &long])["status"], "running");
+
+    let served = serve(&env, &[]);
+    let said = served.said("resumed");
+    assert!(
+        said.contains(&format!("job {long} was left running")),
+        "{said}"
+    );
+    assert!(said.contains("resumed 1 queued job"), "{said}");
+    let lost = finished_job(&served, &long, None);
+    assert_eq!(lost["status"], "failed");
+    assert_eq!(lost["result"]["error"]["code"], "WORKER_LOST", "{lost}");
+    let resumed = finished_job(&served, &after, None);
+    assert_eq!(resumed["status"], "succeeded", "{resumed}");
+    // `job wait` says one of them did not succeed.
+    let run = env.run(&["job", "wait", &long, &after]);
+    run.failure(7).stderr_has(&format!("job {long} failed"));
+}
+
+#[test]
+fn a_queued_job_cancelled_never_runs_and_old_jobs_are_pruned() {
+    let env = TestEnv::new();
+    enable_exec(&env);
+    env.edit_config(|config| config["serve"] = json!({ "workers": 1 }));
+    let served = serve(&env, &[]);
+    let answer = post(
+        &served,
+        "/v1/agent-tools/invoke-batch",
+        None,
+        &json!({
+            "calls": [
+                shell("first", "sleep 1"),
+                shell("second", "touch second.marker"),
+                shell("third", "sleep 30; touch third.marker"),
+            ],
+            "mode": "async",
+        }),
+    );
+    let ids: Vec<String> = (0..3)
+        .map(|i| {
+            answer.body["results"][i]["job_id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    // From the command line while the server runs the first.
+    let cancelled = env.json(&["job", "cancel", &ids[1]]);
+    assert_eq!(cancelled["status"], "cancelled");
+    // Over HTTP: the third, once it runs, is stopped.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while get(&served, &format!("/v1/jobs/{}", ids[2]), None).body["job"]["status"] != "running" {
+        assert!(Instant::now() < deadline, "the third job never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stop = post(
+        &served,
+        &format!("/v1/jobs/{}/cancel", ids[2]),
+        None,
+        &json!({}),
+    );
+    assert_eq!(stop.status, 200, "{}", stop.body);
+    let third = finished_job(&served, &ids[2], None);
+    assert_eq!(third["status"], "cancelled", "{third}");
+    assert!(
+        !env.work().join("second.marker").exists(),
+        "a cancelled job never ran"
+    );
+    assert!(!env.work().join("third.marker").exists());
+    let again = post(
+        &served,
+        &format!("/v1/jobs/{}/cancel", ids[2]),
+        None,
+        &json!({}),
+    );
+    assert_eq!(again.status, 409, "{}", again.body);
+    env.run(&["job", "cancel", &ids[0]]).failure(5);
+    env.run(&["job", "get", "no-such-job"]).failure(4);
+
+    let listed = get(&served, "/v1/jobs?status=cancelled", None);
+    assert_eq!(listed.body["count"], 2, "{}", listed.body);
+    assert_eq!(
+        env.json(&["job", "prune"])["removed"],
+        0,
+        "nothing is old yet"
+    );
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(
+        env.json(&["job", "prune", "--older-than", "1s"])["removed"],
+        3
+    );
+    assert!(
+        env.json(&["job", "list"])["jobs"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
