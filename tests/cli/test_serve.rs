@@ -105,6 +105,37 @@ fn shell(call_id: &str, script: &str) -> Value {
     })
 }
 
+/// A server with one worker, running `script` as the job `long` while the job `next` (a call
+/// of `now`) waits behind it: the server and the two job ids.
+fn one_running_one_queued(env: &TestEnv, script: &str) -> (Served, String, String) {
+    enable_exec(env);
+    env.edit_config(|config| config["serve"] = json!({ "workers": 1 }));
+    let served = serve(env, &[]);
+    let answer = post(
+        &served,
+        "/v1/agent-tools/invoke-batch",
+        None,
+        &json!({
+            "calls": [shell("long", script), { "call_id": "next", "name": "now" }],
+            "mode": "async",
+        }),
+    );
+    let long = answer.body["results"][0]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let next = answer.body["results"][1]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while get(&served, &format!("/v1/jobs/{long}"), None).body["job"]["status"] != "running" {
+        assert!(Instant::now() < deadline, "the job never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (served, long, next)
+}
+
 #[test]
 fn the_registry_is_the_openai_export_and_a_sync_batch_answers_in_the_contracts_shape() {
     let env = TestEnv::new();
@@ -566,35 +597,8 @@ fn the_attach_route_runs_the_attach_contract_on_the_agents_files() {
 #[test]
 fn a_job_left_running_by_a_killed_server_is_failed_and_queued_ones_resume_after_a_restart() {
     let env = TestEnv::new();
-    enable_exec(&env);
-    env.edit_config(|config| config["serve"] = json!({ "workers": 1 }));
-    let mut served = serve(&env, &[]);
-    let answer = post(
-        &served,
-        "/v1/agent-tools/invoke-batch",
-        None,
-        &json!({
-            "calls": [
-                shell("long", "sleep 3; echo late"),
-                { "call_id": "after", "name": "now" },
-            ],
-            "mode": "async",
-        }),
-    );
-    let long = answer.body["results"][0]["job_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let after = answer.body["results"][1]["job_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
     // One worker: the long job runs, the other waits behind it.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while get(&served, &format!("/v1/jobs/{long}"), None).body["job"]["status"] != "running" {
-        assert!(Instant::now() < deadline, "the job never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (mut served, long, after) = one_running_one_queued(&env, "sleep 3; echo late");
     assert_eq!(
         get(&served, &format!("/v1/jobs/{after}"), None).body["job"]["status"],
         "queued"
@@ -698,4 +702,28 @@ fn a_queued_job_cancelled_never_runs_and_old_jobs_are_pruned() {
             .unwrap()
             .is_empty()
     );
+}
+
+#[test]
+fn a_stopped_server_stops_its_running_jobs_and_leaves_queued_ones_for_the_next_start() {
+    let env = TestEnv::new();
+    let (mut served, long, next) = one_running_one_queued(&env, "sleep 30; touch long.marker");
+    let stopped = Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &served.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = served.child.wait().unwrap();
+    assert!(status.success(), "{status:?}\n{}", served.stderr());
+    assert!(
+        stopped.elapsed() < Duration::from_secs(8),
+        "stopping took {:?}",
+        stopped.elapsed()
+    );
+    let ended = env.json(&["job", "get", &long]);
+    assert_eq!(ended["status"], "failed", "{ended}");
+    assert_eq!(env.json(&["job", "get", &next])["status"], "queued");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!env.work().join("long.marker").exists());
 }

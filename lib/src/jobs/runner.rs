@@ -33,6 +33,8 @@ pub struct Runner {
     /// Running jobs' cancel flags.
     running: Mutex<HashMap<String, Cancel>>,
     changes: tokio::sync::broadcast::Sender<Change>,
+    /// Set by [`Runner::stop`]: no job starts any more.
+    stopping: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Runner {
@@ -70,6 +72,7 @@ impl Runner {
             queues: Mutex::new(HashMap::new()),
             running: Mutex::new(HashMap::new()),
             changes: tokio::sync::broadcast::channel(1024).0,
+            stopping: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -126,8 +129,26 @@ impl Runner {
         Ok(cancelled)
     }
 
+    /// Tell every running job to stop (the server is stopping), and wait up to `grace` for
+    /// them to record how they ended. A job still running after it is marked failed by the
+    /// next [`Store::recover`].
+    pub fn stop(&self, grace: std::time::Duration) {
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        for cancel in locked(&self.running).values() {
+            cancel.cancel();
+        }
+        let deadline = std::time::Instant::now() + grace;
+        while !locked(&self.running).is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// Run job `id` when it is still queued.
     fn run(&self, id: &str) {
+        if self.stopping.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         match self.store.start(id) {
             Ok(true) => {}
             _ => return,

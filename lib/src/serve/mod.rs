@@ -120,6 +120,7 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::Io(format!("cannot start the async runtime: {e}")))?;
+    let stopping = Arc::clone(&runner);
     runtime.block_on(async move {
         let addr = settings.addr;
         let listener = tokio::net::TcpListener::bind(addr)
@@ -158,6 +159,9 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
         log.status(&format!("{signal}: stopping"));
         Ok::<_, Error>(())
     })?;
+    // A running `exec` program is killed with what it started, and each job records its end;
+    // queued jobs wait for the next start.
+    stopping.stop(Duration::from_secs(2));
     runtime.shutdown_timeout(Duration::from_secs(2));
     Ok(())
 }
