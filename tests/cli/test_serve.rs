@@ -727,3 +727,32 @@ fn a_stopped_server_stops_its_running_jobs_and_leaves_queued_ones_for_the_next_s
     std::thread::sleep(Duration::from_millis(300));
     assert!(!env.work().join("long.marker").exists());
 }
+
+#[test]
+fn a_body_that_does_not_arrive_in_time_is_refused_with_408() {
+    use std::io::{Read, Write};
+    let env = TestEnv::new();
+    let mut command = env.command(&["serve", "--listen", "127.0.0.1:0", "--client-timeout", "1"]);
+    command.current_dir(env.work());
+    let served = Served::spawn(command);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", served.port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /v1/agent-tools/invoke-batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{{\"calls\""
+    )
+    .unwrap();
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("REQUEST_TIMEOUT"), "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -235,24 +235,36 @@ where
     B: hyper::body::Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let announced = request
-        .headers()
+    let (parts, body) = request.into_parts();
+    let bytes = read_bytes(&parts.headers, body, MAX_BODY_BYTES, timeout).await?;
+    Ok(hyper::Request::from_parts(parts, Full::new(bytes)))
+}
+
+/// A body read whole as [`read_body`] reads one, at most `limit` bytes (by its
+/// `Content-Length` in `headers`, or as it came).
+pub async fn read_bytes<B>(
+    headers: &HeaderMap,
+    body: B,
+    limit: usize,
+    timeout: Duration,
+) -> Result<Bytes, BodyRefusal>
+where
+    B: hyper::body::Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let announced = headers
         .get(hyper::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if announced.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+    if announced.is_some_and(|length| length > limit as u64) {
         return Err(BodyRefusal::TooLarge);
     }
-    let (parts, body) = request.into_parts();
-    let limited = http_body_util::Limited::new(body, MAX_BODY_BYTES);
+    let limited = http_body_util::Limited::new(body, limit);
     match tokio::time::timeout(timeout, limited.collect()).await {
         Err(_) => Err(BodyRefusal::Late),
         Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(BodyRefusal::TooLarge),
         Ok(Err(_)) => Err(BodyRefusal::Broken),
-        Ok(Ok(collected)) => Ok(hyper::Request::from_parts(
-            parts,
-            Full::new(collected.to_bytes()),
-        )),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
     }
 }
 

@@ -387,19 +387,13 @@ impl FromRequest<Arc<App>> for JsonBody {
                 &path,
             )
         };
-        let declared = request
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-            return Err(too_large());
-        }
         let timeout = app.settings.client_timeout;
-        let read = axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES);
-        let bytes = match tokio::time::timeout(timeout, read).await {
-            Err(_) => {
-                return Err(ApiError::new(
+        let (parts, body) = request.into_parts();
+        let bytes = guard::read_bytes(&parts.headers, body, MAX_BODY_BYTES, timeout)
+            .await
+            .map_err(|refusal| match refusal {
+                guard::BodyRefusal::TooLarge => too_large(),
+                guard::BodyRefusal::Late => ApiError::new(
                     StatusCode::REQUEST_TIMEOUT,
                     "REQUEST_TIMEOUT",
                     format!(
@@ -407,19 +401,14 @@ impl FromRequest<Arc<App>> for JsonBody {
                         timeout.as_secs()
                     ),
                     &path,
-                ));
-            }
-            Ok(Err(e)) if over_limit(&e) => return Err(too_large()),
-            Ok(Err(e)) => {
-                return Err(ApiError::new(
+                ),
+                guard::BodyRefusal::Broken => ApiError::new(
                     StatusCode::BAD_REQUEST,
                     "VALIDATION_ERROR",
-                    format!("the request body could not be read: {e}"),
+                    "the request body ended badly",
                     &path,
-                ));
-            }
-            Ok(Ok(bytes)) => bytes,
-        };
+                ),
+            })?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(Self(json!({})));
         }
@@ -434,18 +423,6 @@ impl FromRequest<Arc<App>> for JsonBody {
             .with_details(json!({ "line": e.line, "column": e.column }))
         })
     }
-}
-
-/// Whether reading a body failed for its length.
-fn over_limit(error: &axum::Error) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(e) = source {
-        if e.is::<http_body_util::LengthLimitError>() {
-            return true;
-        }
-        source = e.source();
-    }
-    false
 }
 
 /// Run `work` (SQLite, files, tools) on tokio's blocking threads.
