@@ -9,7 +9,6 @@ pub mod error;
 pub mod output;
 pub mod shared;
 pub mod values;
-pub mod view;
 pub mod watcher;
 
 use clap::{Args, Parser};

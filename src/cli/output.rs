@@ -446,3 +446,14 @@ mod tests {
         assert_eq!(text.lines().count(), 3);
     }
 }
+
+/// Cut `text` to `max` characters for a table cell.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}

@@ -29,6 +29,7 @@ pub mod state;
 pub mod store;
 pub mod templates;
 pub mod tool_rules;
+pub mod view;
 
 pub use config::{CONFIG_FILE, Config};
 pub use error::{Error, GivenBundle, Hint, Result, Violation};

@@ -32,8 +32,10 @@ use super::{
     COVERAGE_BY_DEFAULT, HELPERS_BY_DEFAULT, Matches, Related, SIBLINGS_BY_DEFAULT, Verdicts,
     cover, cover_ranked, helper_reason, relevance_score, sibling_reason,
 };
-use crate::catalog::Catalog;
+use crate::catalog::view::ToolView;
+use crate::catalog::{Catalog, Problem, ToolEntry};
 use crate::index::{self, Hit, Index, Registration, SearchRequest, SearchResults, Tiers};
+use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 
 /// [`Index::search`], a sentence's hits ordered as the module comment says.
@@ -60,6 +62,56 @@ pub fn search_all(
     index.search_all_by(request, page_token, |index, tiers, wanted| {
         order(catalog, index, tiers, wanted)
     })
+}
+
+/// A hit of a page as it is shown: its place in the whole result, the tool as its file says
+/// now, and why it matched.
+#[derive(Debug)]
+pub struct Found {
+    pub rank: usize,
+    pub entry: ToolEntry,
+    pub hit: Hit,
+}
+
+impl Found {
+    /// The shape `search --json` and `GET /tools/tools/search` print an item in.
+    pub fn to_json(&self) -> Value {
+        let mut item = serde_json::to_value(ToolView::new(&self.entry)).unwrap_or_default();
+        item["rank"] = self.rank.into();
+        item["score"] = json!((self.hit.score * 1000.0).round() / 1000.0);
+        item["tier"] = json!(self.hit.tier);
+        item["why"] = self.hit.why.clone().into();
+        item
+    }
+}
+
+/// The tools of a page of hits, read from their files (the file is the truth). Without
+/// `include_disabled` every hit is a tool the index lists as usable now; one that is no longer
+/// there is left out, one that cannot be read is left out and added to `problems`.
+pub fn found(
+    catalog: &Catalog,
+    results: &SearchResults,
+    include_disabled: bool,
+    problems: &mut Vec<Problem>,
+) -> Vec<Found> {
+    let mut reader = if include_disabled {
+        catalog.tool_reader()
+    } else {
+        catalog.tool_reader().of_usable()
+    };
+    let mut found = Vec::new();
+    for (i, hit) in results.hits.iter().enumerate() {
+        match reader.tool_at(&hit.path) {
+            Ok(Some(entry)) => found.push(Found {
+                rank: results.offset + i + 1,
+                entry,
+                hit: hit.clone(),
+            }),
+            Ok(None) => {}
+            Err(problem) => problems.push(problem),
+        }
+    }
+    found
 }
 
 /// The first `wanted` hits of `tiers` in the order of the module comment.

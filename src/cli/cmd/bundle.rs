@@ -5,12 +5,12 @@ use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::shared::{PageArgs, next_page_note, read_document};
-use crate::cli::view::BundleView;
 use clap::{Args, Subcommand};
 use serde_json::json;
 use std::time::Duration;
 use toolctl_lib::base::error_code::exit;
-use toolctl_lib::catalog::{BundleEntry, BundleFilter};
+use toolctl_lib::catalog::BundleFilter;
+use toolctl_lib::catalog::view::BundleView;
 use toolctl_lib::ops::archive::{self, ImportOptions};
 use toolctl_lib::ops::{BundleInput, Toggle};
 use uuid::Uuid;
@@ -179,13 +179,6 @@ pub fn run(ctx: &Ctx, command: &BundleCommand) -> Result<Output, CliError> {
     }
 }
 
-/// A bundle as `bundle get --json` prints it: the view, its number of tools and its document.
-fn bundle_json(entry: &BundleEntry, tools: usize) -> serde_json::Value {
-    let mut json = serde_json::to_value(BundleView::new(entry, Some(tools))).unwrap_or_default();
-    json["document"] = entry.doc.clone();
-    json
-}
-
 fn tools_text(count: usize) -> String {
     match count {
         1 => "1 tool".to_owned(),
@@ -232,7 +225,7 @@ fn export(ctx: &Ctx, args: &ExportArgs) -> Result<Output, CliError> {
     let path = ctx.cwd.join(&args.output);
     archive::write_archive_file(&path, &exported.bytes, args.force)?;
     let json = json!({
-        "bundle": bundle_json(&exported.bundle, exported.tools),
+        "bundle": BundleView::with_document(&exported.bundle, exported.tools),
         "file": path,
         "tools": exported.tools,
         "bytes": exported.bytes.len(),
@@ -277,7 +270,7 @@ fn import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
         );
         let total = ctx.catalog()?.bundle_tools(bundle, &mut Vec::new()).len();
         let json = json!({
-            "bundle": bundle_json(bundle, total),
+            "bundle": BundleView::with_document(bundle, total),
             "added": imported.added,
             "unchanged": imported.unchanged,
         });
@@ -295,7 +288,7 @@ fn import(ctx: &Ctx, args: &ImportArgs) -> Result<Output, CliError> {
         ));
     }
     let json = json!({
-        "bundle": bundle_json(bundle, imported.tools),
+        "bundle": BundleView::with_document(bundle, imported.tools),
         "tools": imported.tools,
         "asNew": imported.as_new,
     });
@@ -352,8 +345,7 @@ fn get(ctx: &Ctx, args: &BundleArg) -> Result<Output, CliError> {
         .as_ref()
         .map_or_else(|| "(built in)".to_owned(), |p| p.display().to_string());
     table.add_row(["path", &location]);
-    let mut json = serde_json::to_value(&view).unwrap_or_default();
-    json["document"] = entry.doc.clone();
+    let json = BundleView::with_document(&entry, tools.len());
     Ok(Output::new(json, Human::Text(table.trim_fmt())))
 }
 

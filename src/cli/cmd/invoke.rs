@@ -2,8 +2,8 @@
 
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::output::clip;
 use crate::cli::output::{self, Human, Output};
-use crate::cli::view::clip;
 use clap::Args;
 use serde_json::Value;
 use std::path::PathBuf;

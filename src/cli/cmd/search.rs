@@ -2,9 +2,9 @@
 
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::output::clip;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::shared::{PageArgs, next_page_note};
-use crate::cli::view::{ToolView, clip};
 use clap::Args;
 use serde_json::json;
 use toolctl_lib::index::SearchRequest;
@@ -74,39 +74,17 @@ pub fn run(ctx: &Ctx, args: &SearchArgs) -> Result<Output, CliError> {
     })?;
 
     let mut table = output::table(["#", "TOOL", "SCORE", "WHY", "DESCRIPTION"]);
-    let mut items = Vec::new();
-    // Without --include-disabled every hit is a tool the index lists as usable now.
-    let mut reader = if args.include_disabled {
-        catalog.tool_reader()
-    } else {
-        catalog.tool_reader().of_usable()
-    };
-    for (i, hit) in results.hits.iter().enumerate() {
-        // The file is the truth: show what it says now.
-        let entry = match reader.tool_at(&hit.path) {
-            Ok(Some(entry)) => entry,
-            Ok(None) => continue,
-            Err(problem) => {
-                problems.push(problem);
-                continue;
-            }
-        };
-        // The place in the whole result, not on this page.
-        let rank = results.offset + i + 1;
+    let found = pick::search::found(&catalog, &results, args.include_disabled, &mut problems);
+    for hit in &found {
         table.add_row([
-            rank.to_string(),
-            entry.reference(),
-            format!("{:.2}", hit.score),
-            clip(&hit.why, 40),
-            entry.tool.description.clone(),
+            hit.rank.to_string(),
+            hit.entry.reference(),
+            format!("{:.2}", hit.hit.score),
+            clip(&hit.hit.why, 40),
+            hit.entry.tool.description.clone(),
         ]);
-        let mut item = serde_json::to_value(ToolView::new(&entry)).unwrap_or_default();
-        item["rank"] = rank.into();
-        item["score"] = json!((hit.score * 1000.0).round() / 1000.0);
-        item["tier"] = json!(hit.tier);
-        item["why"] = hit.why.clone().into();
-        items.push(item);
     }
+    let items: Vec<_> = found.iter().map(pick::search::Found::to_json).collect();
     ctx.warn_problems(&problems);
     let corrections: Vec<_> = results
         .corrections

@@ -2,12 +2,13 @@
 
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::output::clip;
 use crate::cli::output::{self, Human, Output};
 use crate::cli::shared::{PageArgs, next_page_note, read_document, tool_lookup_error};
-use crate::cli::view::{ToolView, clip};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use toolctl_lib::catalog::skeleton::{self, Skeleton};
+use toolctl_lib::catalog::view::ToolView;
 use toolctl_lib::catalog::{ToolEntry, ToolFilter, VersionChoice};
 use toolctl_lib::ops::Toggle;
 

@@ -1,9 +1,9 @@
-//! The JSON and table shapes of bundles and tools, shared by every command that prints them.
+//! The JSON shapes of bundles and tools, shared by every command and route that prints them.
 
+use super::{BundleEntry, ToolEntry};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::PathBuf;
-use toolctl_lib::catalog::{BundleEntry, ToolEntry};
 
 /// A tool as lists print it.
 #[derive(Debug, Serialize)]
@@ -106,6 +106,14 @@ impl BundleView {
         }
     }
 
+    /// The view with the stored document beside it (for `bundle get`).
+    pub fn with_document(entry: &BundleEntry, tool_count: usize) -> Value {
+        let mut value =
+            serde_json::to_value(Self::new(entry, Some(tool_count))).unwrap_or_default();
+        value["document"] = entry.doc.clone();
+        value
+    }
+
     /// One word for tables.
     pub fn status(entry: &BundleEntry) -> &'static str {
         if entry.is_deleted() {
@@ -115,16 +123,5 @@ impl BundleView {
         } else {
             "disabled"
         }
-    }
-}
-
-/// Cut `text` to `max` characters for a table cell.
-pub fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
     }
 }
