@@ -373,6 +373,17 @@ fn write_stderr(text: &str) {
     let _ = err.write_all(text.as_bytes());
 }
 
+/// Cut `text` to `max` characters for a table cell.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,16 +455,5 @@ mod tests {
             "{text}"
         );
         assert_eq!(text.lines().count(), 3);
-    }
-}
-
-/// Cut `text` to `max` characters for a table cell.
-pub fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
     }
 }
