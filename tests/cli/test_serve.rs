@@ -756,3 +756,386 @@ fn a_body_that_does_not_arrive_in_time_is_refused_with_408() {
         started.elapsed()
     );
 }
+
+fn put(served: &Served, path: &str, key: Option<&str>, body: &Value) -> Answer {
+    send(served, reqwest::Method::PUT, path, key, Some(body))
+}
+
+fn patch(served: &Served, path: &str, key: Option<&str>, body: &Value) -> Answer {
+    send(served, reqwest::Method::PATCH, path, key, Some(body))
+}
+
+fn delete(served: &Served, path: &str, key: Option<&str>) -> Answer {
+    send(served, reqwest::Method::DELETE, path, key, None)
+}
+
+/// A bundleID the tests create bundles under (a UUID v7).
+const NEW_BUNDLE: &str = "0193a000-0000-7000-8000-00000000c0de";
+
+#[test]
+fn the_catalog_routes_run_the_commands_and_answer_with_their_json() {
+    let env = TestEnv::fixture();
+    let served = serve(&env, &[]);
+    let bundle = format!("/tools/bundles/{NEW_BUNDLE}");
+    let fields = json!({
+        "slug": "clock",
+        "displayName": "Clock",
+        "isEnabled": true,
+        "description": "What time it is.",
+    });
+    let created = put(&served, &bundle, None, &fields);
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(created.body["created"], true);
+    assert_eq!(created.body["bundleID"], NEW_BUNDLE);
+    let replaced = put(&served, &bundle, None, &fields);
+    assert_eq!(replaced.status, 200, "{}", replaced.body);
+    assert_eq!(replaced.body["created"], false);
+    assert_eq!(
+        env.json(&["bundle", "get", "clock"])["description"],
+        "What time it is."
+    );
+    // The lists are the commands' lists, field for field.
+    let listed = get(&served, "/tools/bundles?pageSize=2", None);
+    assert_eq!(listed.status, 200);
+    assert_eq!(
+        listed.body,
+        env.json(&["bundle", "list", "--page-size", "2"])
+    );
+    let token = listed.body["nextPageToken"].as_str().unwrap().to_owned();
+    let next = get(
+        &served,
+        &format!("/tools/bundles?pageSize=2&pageToken={token}"),
+        None,
+    );
+    assert_eq!(
+        next.body,
+        env.json(&["bundle", "list", "--page-size", "2", "--page-token", &token])
+    );
+
+    // A tool version: slug and version from the path.
+    let version = "/tools/bundles/clock/tools/tick/version/1.0.0";
+    let doc = crate::common::tool_doc_with(
+        "tick",
+        "1.0.0",
+        json!({
+            "description": "The time now, in UTC.",
+            "argSchema": {
+                "type": "object",
+                "properties": { "format": { "type": "string" } },
+                "additionalProperties": false,
+            },
+        }),
+    );
+    let mut bare = doc.clone();
+    bare.as_object_mut().unwrap().remove("slug");
+    bare.as_object_mut().unwrap().remove("version");
+    let made = put(&served, version, None, &bare);
+    assert_eq!(made.status, 201, "{}", made.body);
+    assert_eq!(made.body["ref"], "clock/tick@1.0.0");
+    assert_eq!(
+        made.body["document"]["description"],
+        "The time now, in UTC."
+    );
+    let again = put(&served, version, None, &doc);
+    assert_eq!(again.status, 409, "{}", again.body);
+    assert_eq!(again.body["error"]["code"], "CONFLICT");
+    let got = get(&served, version, None);
+    assert_eq!(got.status, 200);
+    assert_eq!(got.body, env.json(&["tool", "get", "clock/tick@1.0.0"]));
+
+    // Invoked: the value, or the failure with its status; the call counted.
+    let invoke = format!("{version}/invoke");
+    let ran = post(&served, &invoke, None, &json!({ "args": {} }));
+    assert_eq!(ran.status, 200, "{}", ran.body);
+    assert_eq!(ran.body["ok"], true);
+    assert!(
+        ran.body["value"].is_object() || ran.body["value"].is_string(),
+        "{}",
+        ran.body
+    );
+    let refused = post(&served, &invoke, None, &json!({ "args": { "zone": 1 } }));
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(refused.body["ok"], false);
+    assert_eq!(refused.body["error"]["code"], "VALIDATION_ERROR");
+    assert_eq!(get(&served, version, None).body["usage"]["callCount"], 1);
+    let unknown = post(
+        &served,
+        "/tools/bundles/clock/tools/tick/version/9.9.9/invoke",
+        None,
+        &json!({}),
+    );
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+    assert_eq!(unknown.body["error"]["code"], "UNKNOWN_TOOL");
+
+    // Toggled: changed once, then not; a disabled tool leaves the list and the search.
+    let off = patch(&served, version, None, &json!({ "isEnabled": false }));
+    assert_eq!(off.status, 200, "{}", off.body);
+    assert_eq!(off.body["changed"], true);
+    assert_eq!(off.body["isEnabled"], false);
+    let still = patch(&served, version, None, &json!({ "isEnabled": false }));
+    assert_eq!(still.body["changed"], false);
+    let tools = get(&served, "/tools/tools?bundleIDs=clock", None);
+    assert_eq!(tools.body["items"], json!([]));
+    let all = get(
+        &served,
+        "/tools/tools?bundleIDs=clock,weather&includeDisabled=true&recommendedPageSize=5",
+        None,
+    );
+    assert_eq!(
+        all.body,
+        env.json(&[
+            "tool",
+            "list",
+            "--bundle",
+            "clock",
+            "--bundle",
+            "weather",
+            "--include-disabled",
+            "--page-size",
+            "5",
+        ])
+    );
+    assert!(
+        all.body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["ref"] == "clock/tick@1.0.0")
+    );
+    let found = get(
+        &served,
+        "/tools/tools/search?q=weather%20forecast&pageSize=3",
+        None,
+    );
+    assert_eq!(found.status, 200, "{}", found.body);
+    assert_eq!(
+        found.body,
+        env.json(&["search", "weather", "forecast", "--page-size", "3"])
+    );
+    assert!(!found.body["items"].as_array().unwrap().is_empty());
+    let hidden = get(&served, "/tools/tools/search?q=time%20now%20utc", None);
+    assert!(
+        hidden.body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["ref"] != "clock/tick@1.0.0"),
+        "{}",
+        hidden.body
+    );
+    let shown = get(
+        &served,
+        "/tools/tools/search?q=time%20now%20utc&includeDisabled=true",
+        None,
+    );
+    assert!(
+        shown.body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["ref"] == "clock/tick@1.0.0"),
+        "{}",
+        shown.body
+    );
+
+    // Deleted: the version's folder goes; the bundle is soft-deleted and leaves the list.
+    let gone = delete(&served, version, None);
+    assert_eq!(gone.status, 200, "{}", gone.body);
+    assert_eq!(gone.body["deleted"], true);
+    assert_eq!(get(&served, version, None).status, 404);
+    let disabled = patch(&served, &bundle, None, &json!({ "isEnabled": false }));
+    assert_eq!(disabled.body["changed"], true, "{}", disabled.body);
+    let soft = delete(&served, &bundle, None);
+    assert_eq!(soft.status, 200, "{}", soft.body);
+    assert!(soft.body["softDeletedAt"].is_string(), "{}", soft.body);
+    let left = get(&served, "/tools/bundles?includeDisabled=true", None);
+    assert!(
+        left.body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["slug"] != "clock")
+    );
+    let kept = get(
+        &served,
+        "/tools/bundles?includeDisabled=true&includeDeleted=true",
+        None,
+    );
+    assert!(
+        kept.body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["slug"] == "clock")
+    );
+}
+
+#[test]
+fn catalog_writes_need_an_admin_key_and_the_built_in_bundle_stays_read_only() {
+    let env = TestEnv::new();
+    let vars = with_keys(&env);
+    let served = serve(&env, &vars);
+    let bundle = format!("/tools/bundles/{NEW_BUNDLE}");
+    let body = json!({ "slug": "clock" });
+    assert_eq!(put(&served, &bundle, None, &body).status, 401);
+    let read = put(&served, &bundle, Some(READ_KEY), &body);
+    assert_eq!(read.status, 403, "{}", read.body);
+    assert_eq!(read.body["error"]["code"], "FORBIDDEN");
+    assert_eq!(
+        get(&served, "/tools/bundles", Some(READ_KEY)).body["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "nothing was written"
+    );
+    let now = "/tools/bundles/builtin/tools/now/version/v1";
+    for (answer, what) in [
+        (
+            post(
+                &served,
+                &format!("{now}/invoke"),
+                Some(READ_KEY),
+                &json!({}),
+            ),
+            "invoke",
+        ),
+        (
+            patch(&served, now, Some(READ_KEY), &json!({ "isEnabled": false })),
+            "patch",
+        ),
+        (delete(&served, now, Some(READ_KEY)), "delete"),
+    ] {
+        assert_eq!(answer.status, 403, "{what}: {}", answer.body);
+    }
+    assert_eq!(get(&served, now, Some(READ_KEY)).status, 200);
+    assert_eq!(put(&served, &bundle, Some(ADMIN_KEY), &body).status, 201);
+
+    // The built-in bundle: only its tools' enabled flag changes.
+    let builtin = env.json(&["bundle", "get", "builtin"]);
+    let id = builtin["bundleID"].as_str().unwrap();
+    let replaced = put(
+        &served,
+        &format!("/tools/bundles/{id}"),
+        Some(ADMIN_KEY),
+        &json!({ "slug": "mine" }),
+    );
+    assert_eq!(replaced.status, 403, "{}", replaced.body);
+    let added = put(
+        &served,
+        "/tools/bundles/builtin/tools/mine/version/1.0.0",
+        Some(ADMIN_KEY),
+        &crate::common::tool_doc("mine", "1.0.0"),
+    );
+    assert_eq!(added.status, 403, "{}", added.body);
+    assert_eq!(delete(&served, now, Some(ADMIN_KEY)).status, 403);
+    let off = patch(
+        &served,
+        now,
+        Some(ADMIN_KEY),
+        &json!({ "isEnabled": false }),
+    );
+    assert_eq!(off.status, 200, "{}", off.body);
+    let ran = post(
+        &served,
+        &format!("{now}/invoke"),
+        Some(ADMIN_KEY),
+        &json!({}),
+    );
+    assert_eq!(ran.status, 403, "{}", ran.body);
+    assert_eq!(ran.body["error"]["code"], "TOOL_DISABLED");
+}
+
+#[test]
+fn bad_catalog_requests_name_the_parameter_or_field() {
+    let env = TestEnv::fixture();
+    let served = serve(&env, &[]);
+    for (path, parameter) in [
+        ("/tools/bundles?pagesize=5", "pagesize"),
+        ("/tools/bundles?pageSize=0", "pageSize"),
+        ("/tools/bundles?pageSize=ten", "pageSize"),
+        ("/tools/tools?includeDisabled=yes", "includeDisabled"),
+        ("/tools/tools?pageSize=2&recommendedPageSize=2", "pageSize"),
+        ("/tools/tools/search", "q"),
+        ("/tools/tools/search?q=%20", "q"),
+        ("/tools/tools/search?q=a&q=b", "q"),
+    ] {
+        let answer = get(&served, path, None);
+        assert_eq!(answer.status, 400, "{path}: {}", answer.body);
+        assert_eq!(answer.body["error"]["code"], "VALIDATION_ERROR", "{path}");
+        assert_eq!(
+            answer.body["error"]["details"]["parameter"], parameter,
+            "{path}: {}",
+            answer.body
+        );
+    }
+    let token = get(&served, "/tools/tools?pageToken=not-a-token", None);
+    assert_eq!(token.status, 400, "{}", token.body);
+
+    let version = "/tools/bundles/weather/tools/tick/version/1.0.0";
+    for (body, pointer) in [
+        (crate::common::tool_doc("tock", "1.0.0"), "/slug"),
+        (crate::common::tool_doc("tick", "2.0.0"), "/version"),
+        (json!({ "type": "native" }), "/impl"),
+    ] {
+        let answer = put(&served, version, None, &body);
+        assert_eq!(answer.status, 400, "{body}: {}", answer.body);
+        let details = &answer.body["error"]["details"];
+        assert!(
+            details.to_string().contains(pointer),
+            "{body}: {}",
+            answer.body
+        );
+    }
+    assert!(
+        env.json(&["tool", "list", "--bundle", "weather"])["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["slug"] != "tick"),
+        "nothing was written"
+    );
+    for (body, pointer) in [
+        (json!({ "isEnabled": "no" }), "/isEnabled"),
+        (json!({ "isEnabled": true, "slug": "x" }), "/slug"),
+        (json!({}), "/isEnabled"),
+    ] {
+        let answer = patch(&served, "/tools/bundles/weather", None, &body);
+        assert_eq!(answer.status, 400, "{body}: {}", answer.body);
+        assert_eq!(answer.body["error"]["details"]["pointer"], pointer);
+    }
+    let not_uuid = put(
+        &served,
+        "/tools/bundles/weather",
+        None,
+        &json!({ "slug": "weather" }),
+    );
+    assert_eq!(not_uuid.status, 400, "{}", not_uuid.body);
+    assert_eq!(not_uuid.body["error"]["details"]["parameter"], "bundleID");
+    let other_id = put(
+        &served,
+        &format!("/tools/bundles/{NEW_BUNDLE}"),
+        None,
+        &json!({ "slug": "x", "bundleID": "0193a000-0000-7000-8000-000000000001" }),
+    );
+    assert_eq!(other_id.body["error"]["details"]["pointer"], "/bundleID");
+    let missing = patch(
+        &served,
+        "/tools/bundles/nope",
+        None,
+        &json!({ "isEnabled": true }),
+    );
+    assert_eq!(missing.status, 404, "{}", missing.body);
+    assert_eq!(missing.body["error"]["code"], "NOT_FOUND");
+    let wrong_verb = post(&served, "/tools/bundles", None, &json!({}));
+    assert_eq!(wrong_verb.status, 405, "{}", wrong_verb.body);
+    assert_eq!(wrong_verb.body["error"]["code"], "METHOD_NOT_ALLOWED");
+    let invoke = post(
+        &served,
+        "/tools/bundles/weather/tools/forecast/version/1.0.0/invoke",
+        None,
+        &json!({ "arguments": {} }),
+    );
+    assert_eq!(invoke.status, 400, "{}", invoke.body);
+    assert_eq!(invoke.body["error"]["details"]["pointer"], "/arguments");
+}

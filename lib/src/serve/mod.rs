@@ -6,13 +6,17 @@
 //!   `POST /v1/jobs/{id}/cancel` follow a job.
 //! - `POST /api/v1/tools/attach` ([`attach_route`]): the attach contract, on the catalog's
 //!   agents backend.
+//! - the catalog routes under `/tools` ([`catalog_routes`]): bundles and tool versions
+//!   written, toggled, deleted, read and invoked; the catalog listed and searched.
 //!
-//! Each route runs the operation its command runs (`export`, `invoke`, `attach`); this layer
+//! Each route runs the operation its command runs (`export`, `invoke`, `attach`, `bundle`,
+//! `tool`, `search`); this layer
 //! only reads requests and words answers, as the command line does.
 //!
 //! **Keys and roles.** With `serve.apiKeys` in `toolctl.json`, every request carries one in
 //! `x-api-key` ([`keys`]): none or an unknown one is `401`; a `read` key may GET, an `admin`
-//! key may also POST (invoke, attach, cancel); a read key on a write is `403 FORBIDDEN`.
+//! key may also POST, PUT, PATCH and DELETE (invoke, attach, cancel, catalog writes); a read
+//! key on a write is `403 FORBIDDEN`.
 //! Without keys the server serves only loopback addresses, every caller being an admin, and
 //! it then checks `Host` (DNS rebinding) as `mcp serve --http` does; with keys it may listen on
 //! any address. A request with an `Origin` must come from a page of an allowed host, with or
@@ -29,6 +33,7 @@ pub mod keys;
 
 mod agent_tools;
 mod attach_route;
+mod catalog_routes;
 
 use crate::catalog::config::Role;
 use crate::jobs::runner::{self, Runner};
@@ -167,8 +172,27 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
 }
 
 fn routes(app: Arc<App>) -> axum::Router {
-    use axum::routing::{get, post};
+    use axum::routing::{get, post, put};
+    use catalog_routes as catalog;
+    const VERSION: &str = "/tools/bundles/{bundle}/tools/{slug}/version/{version}";
     axum::Router::new()
+        .route("/tools/bundles", get(catalog::list_bundles))
+        .route(
+            "/tools/bundles/{bundle}",
+            put(catalog::put_bundle)
+                .patch(catalog::patch_bundle)
+                .delete(catalog::delete_bundle),
+        )
+        .route(
+            VERSION,
+            put(catalog::put_tool)
+                .patch(catalog::patch_tool)
+                .delete(catalog::delete_tool)
+                .get(catalog::get_tool),
+        )
+        .route(&format!("{VERSION}/invoke"), post(catalog::invoke_tool))
+        .route("/tools/tools", get(catalog::list_tools))
+        .route("/tools/tools/search", get(catalog::search))
         .route("/v1/agent-tools", get(agent_tools::list))
         .route(
             "/v1/agent-tools/invoke-batch",
@@ -180,6 +204,7 @@ fn routes(app: Arc<App>) -> axum::Router {
         .route("/v1/jobs/{id}/cancel", post(agent_tools::cancel))
         .route("/api/v1/tools/attach", post(attach_route::attach))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(app)
 }
 
@@ -189,6 +214,16 @@ async fn not_found(request: Request) -> ApiError {
         StatusCode::NOT_FOUND,
         "NOT_FOUND",
         format!("no route {} {path}", request.method()),
+        &path,
+    )
+}
+
+async fn method_not_allowed(request: Request) -> ApiError {
+    let path = request.uri().path().to_owned();
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "METHOD_NOT_ALLOWED",
+        format!("{path} does not take {}", request.method()),
         &path,
     )
 }
