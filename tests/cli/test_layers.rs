@@ -32,11 +32,13 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("ops", &["mcp", "validate", "index", "catalog", "base"]),
     ("jobs", &["invoke", "catalog", "base"]),
-    // `toolctl serve`: the HTTP contracts, over mcp's connection guard.
+    // `toolctl serve`: the HTTP contracts, over mcp's connection guard; the catalog routes
+    // write as the commands do (ops).
     (
         "serve",
         &[
-            "jobs", "mcp", "attach", "provider", "invoke", "index", "catalog", "base", "pick",
+            "jobs", "ops", "mcp", "attach", "provider", "invoke", "index", "catalog", "base",
+            "pick",
         ],
     ),
     // What the fuzz targets (`fuzz/`) drive: the library as a command would, used by nothing.

@@ -1139,3 +1139,47 @@ fn bad_catalog_requests_name_the_parameter_or_field() {
     assert_eq!(invoke.status, 400, "{}", invoke.body);
     assert_eq!(invoke.body["error"]["details"]["pointer"], "/arguments");
 }
+
+#[test]
+fn the_mcp_endpoint_is_served_on_the_same_listener_for_admin_keys() {
+    use crate::test_mcp::{exported, run_driver};
+    let env = TestEnv::new();
+    let vars = with_keys(&env);
+    let served = serve(&env, &vars);
+    assert!(
+        served.said("MCP at http://").contains("/mcp: "),
+        "{}",
+        served.stderr()
+    );
+    let session = run_driver(
+        &env,
+        &json!({
+            "url": served.url("/mcp"),
+            "headers": { "x-api-key": ADMIN_KEY },
+            "mode": "auto",
+            "steps": [
+                {"op": "list_all"},
+                {"op": "call", "name": "now", "arguments": {}},
+            ],
+        }),
+    );
+    assert_eq!(session.step(0)["tools"], json!(exported(&env, &[])));
+    assert_eq!(session.step(1)["isError"], false, "{:?}", session.steps);
+    // Its tools run: a read key cannot start a session, nor can a caller without a key.
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}},
+    });
+    for (key, status) in [(Some(READ_KEY), 403), (None, 401)] {
+        let mut request = client()
+            .post(served.url("/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(initialize.to_string());
+        if let Some(key) = key {
+            request = request.header("x-api-key", key);
+        }
+        assert_eq!(request.send().unwrap().status().as_u16(), status, "{key:?}");
+    }
+}

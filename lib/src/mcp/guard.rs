@@ -509,6 +509,9 @@ impl SessionManager for CappedSessions {
 
 /// What stands before the SDK's service: the token, the bound on a request's body, and the
 /// answer past the session cap; and the warnings about the clients turned away.
+/// An HTTP response of the MCP endpoint.
+pub type Answer = Response<BoxBody<Bytes, Infallible>>;
+
 pub(super) struct Gate {
     pub(super) token: Option<Token>,
     pub(super) max_sessions: usize,
@@ -643,13 +646,15 @@ pub(super) async fn tell_overdue(gate: Arc<Gate>) {
 }
 
 impl Gate {
-    pub(super) async fn answer<S, M>(
+    pub(super) async fn answer<B, S, M>(
         &self,
         peer: SocketAddr,
-        request: hyper::Request<hyper::body::Incoming>,
+        request: hyper::Request<B>,
         mcp: &rmcp::transport::streamable_http_server::StreamableHttpService<S, M>,
-    ) -> Response<BoxBody<Bytes, Infallible>>
+    ) -> Answer
     where
+        B: hyper::body::Body,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
         S: rmcp::ServerHandler + Send + 'static,
         M: SessionManager,
     {

@@ -260,34 +260,117 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofSignal<R> {
     }
 }
 
+type McpService =
+    rmcp::transport::streamable_http_server::StreamableHttpService<Server, guard::CappedSessions>;
+
+/// The Streamable HTTP endpoint on its own, for another server to route requests to
+/// (`toolctl serve` answers it at `/mcp`, behind its keys): the server `mcp serve --http`
+/// runs, with its guards (body size and time, the session cap, `Host` and `Origin`).
+pub struct Endpoint {
+    shared: Arc<Shared>,
+    gate: Arc<guard::Gate>,
+    mcp: Arc<McpService>,
+    /// Ends the SDK's sessions and their streams.
+    cancel: Box<dyn Fn() + Send + Sync>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("settings", &self.shared.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Endpoint {
+    /// What it serves, in a line ("12 tools …").
+    pub fn describe(&self) -> String {
+        self.shared.describe()
+    }
+
+    /// Start it on the caller's runtime: the list made (or read back), then checked for
+    /// changes every [`POLL_INTERVAL`]. `hosts` are the names a request's `Host` and
+    /// `Origin` may give; `http.addr` and `http.token` are not used (the caller listens and
+    /// checks who calls).
+    pub async fn start(
+        settings: Settings,
+        log: Arc<dyn Log>,
+        hosts: Vec<String>,
+        http: &Http,
+    ) -> Result<Self, Error> {
+        let sessions = Arc::new(crate::invoke::mcp::Sessions::new());
+        let shared = Arc::new(Shared::new(settings, log, sessions));
+        let first = shared.clone();
+        tokio::task::spawn_blocking(move || first.start())
+            .await
+            .map_err(|e| Error::Io(e.to_string()))??;
+        if shared.settings.mode != Mode::Search {
+            tokio::spawn(poll(shared.clone()));
+        }
+        Ok(Self::new(shared, hosts, http))
+    }
+
+    fn new(shared: Arc<Shared>, hosts: Vec<String>, http: &Http) -> Self {
+        use rmcp::transport::streamable_http_server::{
+            StreamableHttpServerConfig, StreamableHttpService,
+        };
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_origins(allowed_origins(&hosts))
+            .with_allowed_hosts(hosts)
+            .with_max_request_body_bytes(guard::MAX_BODY_BYTES);
+        let token = config.cancellation_token.clone();
+        let cancel = Box::new(move || token.cancel());
+        let factory = shared.clone();
+        let mcp = Arc::new(StreamableHttpService::new(
+            move || Ok(Server(factory.clone())),
+            Arc::new(guard::CappedSessions::new(http.max_sessions)),
+            config,
+        ));
+        let gate = Arc::new(guard::Gate {
+            token: http.token.clone(),
+            max_sessions: http.max_sessions,
+            client_timeout: http.client_timeout,
+            log: shared.log.clone(),
+            warnings: guard::Warnings::new(http.max_sessions, http.max_connections),
+        });
+        tokio::spawn(guard::tell_overdue(gate.clone()));
+        Self {
+            shared,
+            gate,
+            mcp,
+            cancel,
+        }
+    }
+
+    /// Answer one request from `peer`.
+    pub async fn answer<B>(&self, peer: SocketAddr, request: hyper::Request<B>) -> guard::Answer
+    where
+        B: hyper::body::Body,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        self.gate.answer(peer, request, &self.mcp).await
+    }
+
+    /// Stop: the sessions' streams end and the calls under way are cancelled; then, once the
+    /// runtime is down, [`close`](Self::close).
+    pub fn stop(&self) {
+        (self.cancel)();
+        self.shared.cancel_calls();
+    }
+
+    /// End the MCP servers its tools' calls started.
+    pub fn close(&self) {
+        self.shared.sessions.close();
+    }
+}
+
 async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService,
-    };
     let addr = http.addr;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| Error::Io(format!("cannot listen on {addr}: {e}")))?;
     let bound = listener.local_addr().unwrap_or(addr);
-    let hosts = allowed_hosts(bound);
-    let config = StreamableHttpServerConfig::default()
-        .with_allowed_origins(allowed_origins(&hosts))
-        .with_allowed_hosts(hosts)
-        .with_max_request_body_bytes(guard::MAX_BODY_BYTES);
-    let token = config.cancellation_token.clone();
-    let factory = shared.clone();
-    let mcp = Arc::new(StreamableHttpService::new(
-        move || Ok(Server(factory.clone())),
-        Arc::new(guard::CappedSessions::new(http.max_sessions)),
-        config,
-    ));
-    let gate = Arc::new(guard::Gate {
-        token: http.token.clone(),
-        max_sessions: http.max_sessions,
-        client_timeout: http.client_timeout,
-        log: shared.log.clone(),
-        warnings: guard::Warnings::new(http.max_sessions, http.max_connections),
-    });
+    let endpoint = Arc::new(Endpoint::new(shared.clone(), allowed_hosts(bound), &http));
     shared
         .log
         .status(&format!("listening on http://{bound}/ (Streamable HTTP)"));
@@ -297,9 +380,9 @@ async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
             bound.port()
         ));
     }
-    tokio::spawn(guard::tell_overdue(gate.clone()));
-    let full = gate.clone();
+    let full = endpoint.gate.clone();
     let max_connections = http.max_connections;
+    let serving = endpoint.clone();
     let signal =
         guard::accept_connections(
             listener,
@@ -316,18 +399,18 @@ async fn serve_http(shared: Arc<Shared>, http: Http) -> Result<(), Error> {
             });
             },
             move |peer| {
-                let (gate, mcp) = (gate.clone(), mcp.clone());
+                let endpoint = serving.clone();
                 hyper::service::service_fn(move |request| {
-                    let (gate, mcp) = (gate.clone(), mcp.clone());
+                    let endpoint = endpoint.clone();
                     async move {
-                        Ok::<_, std::convert::Infallible>(gate.answer(peer, request, &mcp).await)
+                        Ok::<_, std::convert::Infallible>(endpoint.answer(peer, request).await)
                     }
                 })
             },
         )
         .await;
     shared.log.status(&format!("{signal}: stopping"));
-    token.cancel();
+    (endpoint.cancel)();
     Ok(())
 }
 

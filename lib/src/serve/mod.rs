@@ -85,6 +85,8 @@ pub enum Error {
     Unguarded { addr: SocketAddr },
     #[error(transparent)]
     Jobs(#[from] jobs::Error),
+    #[error(transparent)]
+    Mcp(#[from] crate::mcp::serve::Error),
 }
 
 /// What every route shares.
@@ -93,7 +95,13 @@ struct App {
     runner: Arc<Runner>,
     /// The names a request's `Host` (without keys) and `Origin` may give.
     hosts: Vec<String>,
+    /// `/mcp`: what `mcp serve --http` serves.
+    mcp: crate::mcp::serve::Endpoint,
 }
+
+/// The address a request came from (for the MCP endpoint's warnings).
+#[derive(Debug, Clone, Copy)]
+struct Peer(SocketAddr);
 
 /// Serve until SIGTERM or SIGINT.
 pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
@@ -126,7 +134,7 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
         .build()
         .map_err(|e| Error::Io(format!("cannot start the async runtime: {e}")))?;
     let stopping = Arc::clone(&runner);
-    runtime.block_on(async move {
+    let app = runtime.block_on(async move {
         let addr = settings.addr;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -141,12 +149,36 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
         } else {
             format!("{} API key(s)", settings.keys.len())
         };
+        let hosts = crate::mcp::serve::allowed_hosts(bound);
+        let mcp = crate::mcp::serve::Endpoint::start(
+            crate::mcp::serve::Settings {
+                root: settings.root.clone(),
+                lock_timeout: settings.lock_timeout,
+                filters: crate::mcp::view::Filters::default(),
+                mode: crate::mcp::serve::Mode::Auto,
+                page_size: crate::mcp::serve::DEFAULT_PAGE_SIZE,
+                workspace: settings.workspace.clone(),
+                http: None,
+            },
+            log.clone(),
+            hosts.clone(),
+            &crate::mcp::serve::Http {
+                addr: bound,
+                token: None,
+                max_sessions: guard::DEFAULT_MAX_SESSIONS,
+                max_connections: settings.max_connections,
+                client_timeout: settings.client_timeout,
+            },
+        )
+        .await?;
+        log.status(&format!("MCP at http://{bound}/mcp: {}", mcp.describe()));
         let app = Arc::new(App {
-            hosts: crate::mcp::serve::allowed_hosts(bound),
+            hosts,
             settings,
             runner,
+            mcp,
         });
-        let router = routes(app);
+        let router = routes(app.clone());
         log.status(&format!("listening on http://{bound}/ ({guarded})"));
         let full_log = log.clone();
         let signal = guard::accept_connections(
@@ -158,21 +190,32 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
                     "closed a connection from {peer}: all connections are open"
                 ));
             },
-            move |_peer| hyper_util::service::TowerToHyperService::new(router.clone()),
+            move |peer| {
+                let router = router.clone();
+                hyper::service::service_fn(
+                    move |mut request: hyper::Request<hyper::body::Incoming>| {
+                        request.extensions_mut().insert(Peer(peer));
+                        let mut router = router.clone();
+                        tower_service::Service::call(&mut router, request)
+                    },
+                )
+            },
         )
         .await;
         log.status(&format!("{signal}: stopping"));
-        Ok::<_, Error>(())
+        app.mcp.stop();
+        Ok::<_, Error>(app)
     })?;
     // A running `exec` program is killed with what it started, and each job records its end;
     // queued jobs wait for the next start.
     stopping.stop(Duration::from_secs(2));
     runtime.shutdown_timeout(Duration::from_secs(2));
+    app.mcp.close();
     Ok(())
 }
 
 fn routes(app: Arc<App>) -> axum::Router {
-    use axum::routing::{get, post, put};
+    use axum::routing::{any, get, post, put};
     use catalog_routes as catalog;
     const VERSION: &str = "/tools/bundles/{bundle}/tools/{slug}/version/{version}";
     axum::Router::new()
@@ -203,9 +246,21 @@ fn routes(app: Arc<App>) -> axum::Router {
         .route("/v1/jobs/{id}/stream", get(agent_tools::stream))
         .route("/v1/jobs/{id}/cancel", post(agent_tools::cancel))
         .route("/api/v1/tools/attach", post(attach_route::attach))
+        .route("/mcp", any(mcp))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(app)
+}
+
+/// `/mcp`: the MCP endpoint, for admin keys (its tools run).
+async fn mcp(
+    axum::extract::State(app): axum::extract::State<Arc<App>>,
+    caller: Caller,
+    axum::Extension(Peer(peer)): axum::Extension<Peer>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    caller.admin()?;
+    Ok(app.mcp.answer(peer, request).await.into_response())
 }
 
 async fn not_found(request: Request) -> ApiError {
