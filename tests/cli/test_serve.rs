@@ -1183,3 +1183,76 @@ fn the_mcp_endpoint_is_served_on_the_same_listener_for_admin_keys() {
         assert_eq!(request.send().unwrap().status().as_u16(), status, "{key:?}");
     }
 }
+
+#[test]
+fn the_openapi_document_holds_every_route_and_passes_a_validator() {
+    let env = TestEnv::new();
+    let vars = with_keys(&env);
+    let served = serve(&env, &vars);
+    assert_eq!(get(&served, "/openapi.json", None).status, 401);
+    let document = get(&served, "/openapi.json", Some(READ_KEY));
+    assert_eq!(document.status, 200, "{}", document.body);
+    let document = document.body;
+    assert_eq!(document["openapi"], "3.1.0");
+    let mut routes: Vec<String> = document["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .unwrap()
+                .keys()
+                .map(move |method| format!("{} {path}", method.to_uppercase()))
+        })
+        .collect();
+    routes.sort();
+    let version = "/tools/bundles/{bundle}/tools/{slug}/version/{version}";
+    let mut expected = vec![
+        "GET /v1/agent-tools".to_owned(),
+        "POST /v1/agent-tools/invoke-batch".to_owned(),
+        "GET /v1/jobs".to_owned(),
+        "GET /v1/jobs/{id}".to_owned(),
+        "GET /v1/jobs/{id}/stream".to_owned(),
+        "POST /v1/jobs/{id}/cancel".to_owned(),
+        "POST /api/v1/tools/attach".to_owned(),
+        "GET /tools/bundles".to_owned(),
+        "PUT /tools/bundles/{bundle}".to_owned(),
+        "PATCH /tools/bundles/{bundle}".to_owned(),
+        "DELETE /tools/bundles/{bundle}".to_owned(),
+        format!("PUT {version}"),
+        format!("PATCH {version}"),
+        format!("DELETE {version}"),
+        format!("GET {version}"),
+        format!("POST {version}/invoke"),
+        "GET /tools/tools".to_owned(),
+        "GET /tools/tools/search".to_owned(),
+        "GET /mcp".to_owned(),
+        "POST /mcp".to_owned(),
+        "DELETE /mcp".to_owned(),
+        "GET /openapi.json".to_owned(),
+    ];
+    expected.sort();
+    assert_eq!(routes, expected);
+    assert_eq!(
+        document["components"]["securitySchemes"]["apiKey"],
+        json!({ "type": "apiKey", "in": "header", "name": "x-api-key" })
+    );
+    let file = env.input(&document);
+    let output = std::process::Command::new(mcp_clients::http_python())
+        .args([
+            "-c",
+            "import json, sys\n\
+             from openapi_spec_validator import validate\n\
+             validate(json.load(open(sys.argv[1])))\n\
+             print('valid')",
+            &file,
+        ])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && said.trim() == "valid",
+        "{said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

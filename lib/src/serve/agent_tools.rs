@@ -31,6 +31,13 @@ const LIST: &str = "/v1/agent-tools";
 const BATCH: &str = "/v1/agent-tools/invoke-batch";
 
 /// `GET /v1/agent-tools`.
+#[utoipa::path(
+    get,
+    path = "/v1/agent-tools",
+    tag = "agent-tools",
+    operation_id = "list_agent_tools",
+    responses((status = 200, description = "{ok, tools, count}: the tools in OpenAI shape", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object))
+)]
 pub(super) async fn list(
     State(app): State<Arc<App>>,
     _caller: Caller,
@@ -79,6 +86,13 @@ enum Slot {
 }
 
 /// `POST /v1/agent-tools/invoke-batch`.
+#[utoipa::path(
+    post,
+    path = "/v1/agent-tools/invoke-batch",
+    tag = "agent-tools",
+    request_body(content = Object, description = "{calls, mode, wait_ms, queue}"),
+    responses((status = 200, description = "{ok, results, tool_messages, mode}", body = Object), (status = 400, description = "VALIDATION_ERROR: the parameter or body field named in `details`", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object), (status = 403, description = "FORBIDDEN: a read key", body = Object), (status = 413, description = "the body is over 1 MiB", body = Object))
+)]
 pub(super) async fn invoke_batch(
     State(app): State<Arc<App>>,
     caller: Caller,
@@ -300,6 +314,14 @@ fn job_error(error: jobs::Error, path: &str) -> ApiError {
 }
 
 /// `GET /v1/jobs/{id}`.
+#[utoipa::path(
+    get,
+    path = "/v1/jobs/{id}",
+    tag = "jobs",
+    operation_id = "get_job",
+    params(("id" = String, Path, description = "the job id")),
+    responses((status = 200, description = "{ok, job}", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object), (status = 404, description = "NOT_FOUND", body = Object))
+)]
 pub(super) async fn job(
     State(app): State<Arc<App>>,
     caller: Caller,
@@ -321,6 +343,14 @@ pub(super) struct JobsQuery {
 }
 
 /// `GET /v1/jobs?status=&limit=`: the newest jobs first.
+#[utoipa::path(
+    get,
+    path = "/v1/jobs",
+    tag = "jobs",
+    operation_id = "list_jobs",
+    params(("status" = Option<String>, Query, description = "queued, running, succeeded, failed or cancelled"), ("limit" = Option<usize>, Query, description = "at most this many")),
+    responses((status = 200, description = "{ok, jobs, count}, newest first", body = Object), (status = 400, description = "VALIDATION_ERROR: the parameter or body field named in `details`", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object))
+)]
 pub(super) async fn jobs(
     State(app): State<Arc<App>>,
     caller: Caller,
@@ -351,6 +381,14 @@ pub(super) async fn jobs(
 }
 
 /// `POST /v1/jobs/{id}/cancel`.
+#[utoipa::path(
+    post,
+    path = "/v1/jobs/{id}/cancel",
+    tag = "jobs",
+    operation_id = "cancel_job",
+    params(("id" = String, Path, description = "the job id")),
+    responses((status = 200, description = "{ok, job}", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object), (status = 403, description = "FORBIDDEN: a read key", body = Object), (status = 404, description = "NOT_FOUND", body = Object), (status = 409, description = "CONFLICT: the job is over", body = Object))
+)]
 pub(super) async fn cancel(
     State(app): State<Arc<App>>,
     caller: Caller,
@@ -388,6 +426,14 @@ const STREAM_POLL: Duration = Duration::from_millis(500);
 /// `GET /v1/jobs/{id}/stream`: `status` events (`{"id","status"}`) as the job's status
 /// changes, the first at once, then one `result` event with the whole job when it is over, and
 /// the end of the stream.
+#[utoipa::path(
+    get,
+    path = "/v1/jobs/{id}/stream",
+    tag = "jobs",
+    operation_id = "stream_job",
+    params(("id" = String, Path, description = "the job id")),
+    responses((status = 200, description = "Server-Sent Events: status events, then one result event", content_type = "text/event-stream"), (status = 401, description = "no API key, or an unknown one", body = Object), (status = 404, description = "NOT_FOUND", body = Object))
+)]
 pub(super) async fn stream(
     State(app): State<Arc<App>>,
     caller: Caller,

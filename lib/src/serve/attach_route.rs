@@ -23,6 +23,13 @@ fn bad_request(message: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, "VALIDATION_ERROR", message, PATH)
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/tools/attach",
+    tag = "attach",
+    request_body(content = Object, description = "{agent_id, query, limit, min_score, keep_tools, auto_prune}"),
+    responses((status = 200, description = "{success: true, message, details}", body = Object), (status = 400, description = "{success: false, error}", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object), (status = 403, description = "a read key", body = Object), (status = 500, description = "{success: false, error}", body = Object))
+)]
 pub(super) async fn attach(
     State(app): State<Arc<App>>,
     caller: Caller,

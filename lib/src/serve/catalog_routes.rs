@@ -258,6 +258,14 @@ fn tool_json(entry: &catalog::ToolEntry) -> Value {
 }
 
 /// `PUT /tools/bundles/{bundleID}`: create or replace the bundle with this ID.
+#[utoipa::path(
+    put,
+    path = "/tools/bundles/{bundle}",
+    tag = "catalog",
+    params(("bundle" = String, Path, description = "the bundleID (a UUID v7) to create or replace")),
+    request_body(content = Object, description = "a bundle.json: {slug, displayName, isEnabled, description}"),
+    responses((status = 200, description = "replaced: the bundle", body = Object), (status = 201, description = "created: the bundle", body = Object), (status = 400, description = "VALIDATION_ERROR: the parameter or body field named in `details`", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object), (status = 403, description = "FORBIDDEN: a read key on a write, or the built-in bundle changed", body = Object))
+)]
 pub(super) async fn put_bundle(
     State(app): State<Arc<App>>,
     caller: Caller,
@@ -309,6 +317,14 @@ pub(super) async fn put_bundle(
 }
 
 /// `PATCH /tools/bundles/{bundleID}`: `{"isEnabled": bool}`.
+#[utoipa::path(
+    patch,
+    path = "/tools/bundles/{bundle}",
+    tag = "catalog",
+    params(("bundle" = String, Path, description = "a bundleID, or a bundle slug")),
+    request_body(content = Object, description = "{isEnabled}"),
+    responses((status = 200, description = "the bundle, with changed", body = Object), (status = 400, description = "VALIDATION_ERROR: the parameter or body field named in `details`", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object), (status = 403, description = "FORBIDDEN: a read key on a write, or the built-in bundle changed", body = Object), (status = 404, description = "NOT_FOUND: no such bundle or tool", body = Object))
+)]
 pub(super) async fn patch_bundle(
     State(app): State<Arc<App>>,
     caller: Caller,
@@ -329,6 +345,13 @@ pub(super) async fn patch_bundle(
 }
 
 /// `DELETE /tools/bundles/{bundleID}`: a soft delete (`bundle reap` removes it later).
+#[utoipa::path(
+    delete,
+    path = "/tools/bundles/{bundle}",
+    tag = "catalog",
+    params(("bundle" = String, Path, description = "a bundleID, or a bundle slug")),
+    responses((status = 200, description = "the bundle soft-deleted, with changed", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object), (status = 403, description = "FORBIDDEN: a read key on a write, or the built-in bundle changed", body = Object), (status = 404, description = "NOT_FOUND: no such bundle or tool", body = Object))
+)]
 pub(super) async fn delete_bundle(
     State(app): State<Arc<App>>,
     caller: Caller,
@@ -348,6 +371,13 @@ pub(super) async fn delete_bundle(
 
 /// `GET /tools/bundles`: `bundleIDs`, `includeDisabled`, `includeDeleted`, `pageSize`,
 /// `pageToken`.
+#[utoipa::path(
+    get,
+    path = "/tools/bundles",
+    tag = "catalog",
+    params(("bundleIDs" = Option<String>, Query, description = "bundles by ID or slug, comma-separated or repeated"), ("includeDisabled" = Option<bool>, Query, description = "also disabled bundles"), ("includeDeleted" = Option<bool>, Query, description = "also soft-deleted bundles"), ("pageSize" = Option<usize>, Query, description = "1 to 1000 (50)"), ("pageToken" = Option<String>, Query, description = "the nextPageToken of the page before")),
+    responses((status = 200, description = "{items, nextPageToken, problems}", body = Object), (status = 400, description = "VALIDATION_ERROR: the parameter or body field named in `details`", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object))
+)]
 pub(super) async fn list_bundles(
     State(app): State<Arc<App>>,
     _caller: Caller,
@@ -412,6 +442,14 @@ impl VersionPath {
 
 /// `PUT …/version/{v}`: the body is a tool.json; its `slug` and `version` may be left out
 /// (the path gives them) but must match the path when given.
+#[utoipa::path(
+    put,
+    path = "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
+    tag = "catalog",
+    params(("bundle" = String, Path, description = "a bundleID, or a bundle slug"), ("slug" = String, Path, description = "the tool slug"), ("version" = String, Path, description = "the version")),
+    request_body(content = Object, description = "a tool.json (slug and version from the path when left out)"),
+    responses((status = 201, description = "the tool with its document", body = Object), (status = 400, description = "VALIDATION_ERROR: the parameter or body field named in `details`", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object), (status = 403, description = "FORBIDDEN: a read key on a write, or the built-in bundle changed", body = Object), (status = 404, description = "NOT_FOUND: no such bundle or tool", body = Object), (status = 409, description = "CONFLICT: this version exists; it is left unchanged", body = Object))
+)]
 pub(super) async fn put_tool(
     State(app): State<Arc<App>>,
     caller: Caller,
@@ -450,6 +488,14 @@ pub(super) async fn put_tool(
 }
 
 /// `PATCH …/version/{v}`: `{"isEnabled": bool}`.
+#[utoipa::path(
+    patch,
+    path = "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
+    tag = "catalog",
+    params(("bundle" = String, Path, description = "a bundleID, or a bundle slug"), ("slug" = String, Path, description = "the tool slug"), ("version" = String, Path, description = "the version")),
+    request_body(content = Object, description = "{isEnabled}"),
+    responses((status = 200, description = "the tool, with changed", body = Object), (status = 400, description = "VALIDATION_ERROR: the parameter or body field named in `details`", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object), (status = 403, description = "FORBIDDEN: a read key on a write, or the built-in bundle changed", body = Object), (status = 404, description = "NOT_FOUND: no such bundle or tool", body = Object))
+)]
 pub(super) async fn patch_tool(
     State(app): State<Arc<App>>,
     caller: Caller,
@@ -471,6 +517,13 @@ pub(super) async fn patch_tool(
 }
 
 /// `DELETE …/version/{v}`: the version's folder removed.
+#[utoipa::path(
+    delete,
+    path = "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
+    tag = "catalog",
+    params(("bundle" = String, Path, description = "a bundleID, or a bundle slug"), ("slug" = String, Path, description = "the tool slug"), ("version" = String, Path, description = "the version")),
+    responses((status = 200, description = "the tool deleted, with deleted: true", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object), (status = 403, description = "FORBIDDEN: a read key on a write, or the built-in bundle changed", body = Object), (status = 404, description = "NOT_FOUND: no such bundle or tool", body = Object))
+)]
 pub(super) async fn delete_tool(
     State(app): State<Arc<App>>,
     caller: Caller,
@@ -492,6 +545,13 @@ pub(super) async fn delete_tool(
 }
 
 /// `GET …/version/{v}`: the tool.json, its status and its usage.
+#[utoipa::path(
+    get,
+    path = "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
+    tag = "catalog",
+    params(("bundle" = String, Path, description = "a bundleID, or a bundle slug"), ("slug" = String, Path, description = "the tool slug"), ("version" = String, Path, description = "the version")),
+    responses((status = 200, description = "the tool with its document and usage", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object), (status = 404, description = "NOT_FOUND: no such bundle or tool", body = Object))
+)]
 pub(super) async fn get_tool(
     State(app): State<Arc<App>>,
     _caller: Caller,
@@ -515,6 +575,14 @@ pub(super) async fn get_tool(
 /// `POST …/version/{v}/invoke`: `{"args": {…}}` (no `args`: none). Answers `{"ok": true,
 /// "value"}`, or the failure's status with `{"ok": false, "error"}` (its message and details
 /// cut at 12 KB, as a batch cuts them).
+#[utoipa::path(
+    post,
+    path = "/tools/bundles/{bundle}/tools/{slug}/version/{version}/invoke",
+    tag = "catalog",
+    params(("bundle" = String, Path, description = "a bundleID, or a bundle slug"), ("slug" = String, Path, description = "the tool slug"), ("version" = String, Path, description = "the version")),
+    request_body(content = Object, description = "{args}"),
+    responses((status = 200, description = "{ok: true, value}", body = Object), (status = 400, description = "VALIDATION_ERROR: the args do not match argSchema", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object), (status = 403, description = "FORBIDDEN or TOOL_DISABLED", body = Object), (status = 404, description = "UNKNOWN_TOOL", body = Object), (status = 502, description = "UPSTREAM_ERROR or OUTPUT_INVALID", body = Object), (status = 504, description = "TIMEOUT", body = Object))
+)]
 pub(super) async fn invoke_tool(
     State(app): State<Arc<App>>,
     caller: Caller,
@@ -560,6 +628,13 @@ pub(super) async fn invoke_tool(
 
 /// `GET /tools/tools`: `tags`, `bundleIDs`, `includeDisabled`, `includeDeleted`,
 /// `recommendedPageSize` (or `pageSize`), `pageToken`.
+#[utoipa::path(
+    get,
+    path = "/tools/tools",
+    tag = "catalog",
+    params(("tags" = Option<String>, Query, description = "tags a tool must all have, comma-separated or repeated"), ("bundleIDs" = Option<String>, Query, description = "bundles by ID or slug"), ("includeDisabled" = Option<bool>, Query, description = "also disabled tools"), ("includeDeleted" = Option<bool>, Query, description = "also tools of soft-deleted bundles"), ("recommendedPageSize" = Option<usize>, Query, description = "1 to 1000 (50)"), ("pageSize" = Option<usize>, Query, description = "the same as recommendedPageSize"), ("pageToken" = Option<String>, Query, description = "the nextPageToken of the page before")),
+    responses((status = 200, description = "{items, nextPageToken, problems}", body = Object), (status = 400, description = "VALIDATION_ERROR: the parameter or body field named in `details`", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object))
+)]
 pub(super) async fn list_tools(
     State(app): State<Arc<App>>,
     _caller: Caller,
@@ -613,6 +688,14 @@ pub(super) async fn list_tools(
 
 /// `GET /tools/tools/search`: `q`, `includeDisabled`, `includeDeleted`, `bundleIDs`,
 /// `tags`, `pageSize`, `pageToken`; ranked as `search` ranks.
+#[utoipa::path(
+    get,
+    path = "/tools/tools/search",
+    tag = "catalog",
+    operation_id = "search_tools",
+    params(("q" = String, Query, description = "the words to search for"), ("includeDisabled" = Option<bool>, Query, description = "also disabled tools"), ("includeDeleted" = Option<bool>, Query, description = "also tools of soft-deleted bundles"), ("bundleIDs" = Option<String>, Query, description = "bundles by ID or slug"), ("tags" = Option<String>, Query, description = "tags a tool must all have"), ("pageSize" = Option<usize>, Query, description = "1 to 1000 (50)"), ("pageToken" = Option<String>, Query, description = "the nextPageToken of the page before")),
+    responses((status = 200, description = "{query, items, nextPageToken, corrections, problems}", body = Object), (status = 400, description = "VALIDATION_ERROR: the parameter or body field named in `details`", body = Object), (status = 401, description = "no API key, or an unknown one", body = Object))
+)]
 pub(super) async fn search(
     State(app): State<Arc<App>>,
     _caller: Caller,

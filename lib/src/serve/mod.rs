@@ -214,53 +214,161 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
     Ok(())
 }
 
+/// The server's OpenAPI document: every route's own annotation, gathered by the router that
+/// serves it.
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "toolctl server",
+        description = "The catalog's HTTP contracts: the agent-tools API and its jobs, the attach contract, the catalog routes under /tools, and the MCP endpoint. With serve.apiKeys in toolctl.json, every request carries a key in x-api-key: a read key may GET, an admin key may also write and run tools.",
+        license(name = "MIT OR Apache-2.0"),
+    ),
+    modifiers(&ApiKeys),
+    security(("apiKey" = [])),
+)]
+struct Document;
+
+struct ApiKeys;
+
+impl utoipa::Modify for ApiKeys {
+    fn modify(&self, document: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+        document
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme(
+                "apiKey",
+                SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new(keys::HEADER))),
+            );
+    }
+}
+
+/// The routes, and the OpenAPI document made from their annotations.
 fn routes(app: Arc<App>) -> axum::Router {
-    use axum::routing::{any, get, post, put};
     use catalog_routes as catalog;
-    const VERSION: &str = "/tools/bundles/{bundle}/tools/{slug}/version/{version}";
-    axum::Router::new()
-        .route("/tools/bundles", get(catalog::list_bundles))
-        .route(
-            "/tools/bundles/{bundle}",
-            put(catalog::put_bundle)
-                .patch(catalog::patch_bundle)
-                .delete(catalog::delete_bundle),
-        )
-        .route(
-            VERSION,
-            put(catalog::put_tool)
-                .patch(catalog::patch_tool)
-                .delete(catalog::delete_tool)
-                .get(catalog::get_tool),
-        )
-        .route(&format!("{VERSION}/invoke"), post(catalog::invoke_tool))
-        .route("/tools/tools", get(catalog::list_tools))
-        .route("/tools/tools/search", get(catalog::search))
-        .route("/v1/agent-tools", get(agent_tools::list))
-        .route(
-            "/v1/agent-tools/invoke-batch",
-            post(agent_tools::invoke_batch),
-        )
-        .route("/v1/jobs", get(agent_tools::jobs))
-        .route("/v1/jobs/{id}", get(agent_tools::job))
-        .route("/v1/jobs/{id}/stream", get(agent_tools::stream))
-        .route("/v1/jobs/{id}/cancel", post(agent_tools::cancel))
-        .route("/api/v1/tools/attach", post(attach_route::attach))
-        .route("/mcp", any(mcp))
+    use utoipa::OpenApi;
+    use utoipa_axum::{router::OpenApiRouter, routes};
+    let (router, document) = OpenApiRouter::with_openapi(Document::openapi())
+        .routes(routes!(agent_tools::list))
+        .routes(routes!(agent_tools::invoke_batch))
+        .routes(routes!(agent_tools::jobs))
+        .routes(routes!(agent_tools::job))
+        .routes(routes!(agent_tools::stream))
+        .routes(routes!(agent_tools::cancel))
+        .routes(routes!(attach_route::attach))
+        .routes(routes!(catalog::list_bundles))
+        .routes(routes!(
+            catalog::put_bundle,
+            catalog::patch_bundle,
+            catalog::delete_bundle
+        ))
+        .routes(routes!(
+            catalog::put_tool,
+            catalog::patch_tool,
+            catalog::delete_tool,
+            catalog::get_tool
+        ))
+        .routes(routes!(catalog::invoke_tool))
+        .routes(routes!(catalog::list_tools))
+        .routes(routes!(catalog::search))
+        .routes(routes!(mcp_post, mcp_get, mcp_delete))
+        .routes(routes!(openapi))
+        .split_for_parts();
+    router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::Extension(Arc::new(document)))
         .with_state(app)
+}
+
+/// `GET /openapi.json`: the document of every route (OpenAPI 3.1).
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "serve",
+    responses(
+        (status = 200, description = "this document", body = Object),
+        (status = 401, description = "no API key, or an unknown one", body = Object)
+    )
+)]
+async fn openapi(
+    _caller: Caller,
+    axum::Extension(document): axum::Extension<Arc<utoipa::openapi::OpenApi>>,
+) -> axum::Json<utoipa::openapi::OpenApi> {
+    axum::Json(document.as_ref().clone())
 }
 
 /// `/mcp`: the MCP endpoint, for admin keys (its tools run).
 async fn mcp(
-    axum::extract::State(app): axum::extract::State<Arc<App>>,
+    app: Arc<App>,
     caller: Caller,
-    axum::Extension(Peer(peer)): axum::Extension<Peer>,
+    peer: Peer,
     request: Request,
 ) -> Result<Response, ApiError> {
     caller.admin()?;
-    Ok(app.mcp.answer(peer, request).await.into_response())
+    Ok(app.mcp.answer(peer.0, request).await.into_response())
+}
+
+/// `POST /mcp`: an MCP message (Streamable HTTP).
+#[utoipa::path(
+    post,
+    path = "/mcp",
+    tag = "mcp",
+    request_body(content = Object, description = "a JSON-RPC message of MCP"),
+    responses(
+        (status = 200, description = "the answer, as JSON or as an event stream"),
+        (status = 202, description = "a notification or response taken"),
+        (status = 401, description = "no API key, or an unknown one", body = Object),
+        (status = 403, description = "a read key: the endpoint runs tools", body = Object)
+    )
+)]
+async fn mcp_post(
+    axum::extract::State(app): axum::extract::State<Arc<App>>,
+    caller: Caller,
+    axum::Extension(peer): axum::Extension<Peer>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    mcp(app, caller, peer, request).await
+}
+
+/// `GET /mcp`: a session's stream of server messages.
+#[utoipa::path(
+    get,
+    path = "/mcp",
+    tag = "mcp",
+    responses(
+        (status = 200, description = "Server-Sent Events of the session", content_type = "text/event-stream"),
+        (status = 401, description = "no API key, or an unknown one", body = Object),
+        (status = 403, description = "a read key", body = Object)
+    )
+)]
+async fn mcp_get(
+    axum::extract::State(app): axum::extract::State<Arc<App>>,
+    caller: Caller,
+    axum::Extension(peer): axum::Extension<Peer>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    mcp(app, caller, peer, request).await
+}
+
+/// `DELETE /mcp`: end a session.
+#[utoipa::path(
+    delete,
+    path = "/mcp",
+    tag = "mcp",
+    responses(
+        (status = 200, description = "the session ended"),
+        (status = 401, description = "no API key, or an unknown one", body = Object),
+        (status = 403, description = "a read key", body = Object)
+    )
+)]
+async fn mcp_delete(
+    axum::extract::State(app): axum::extract::State<Arc<App>>,
+    caller: Caller,
+    axum::Extension(peer): axum::Extension<Peer>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    mcp(app, caller, peer, request).await
 }
 
 async fn not_found(request: Request) -> ApiError {

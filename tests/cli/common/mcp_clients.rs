@@ -40,8 +40,13 @@ pub fn python() -> &'static Path {
 }
 
 /// The HTTP clients the `serve` tests drive it with (pinned: the tests assert on what they
-/// read): httpx, and httpx-sse for event streams.
-pub const HTTP_CLIENTS: [&str; 2] = ["httpx==0.28.1", "httpx-sse==0.4.3"];
+/// read): httpx, httpx-sse for event streams, and openapi-spec-validator for its OpenAPI
+/// document.
+pub const HTTP_CLIENTS: [&str; 3] = [
+    "httpx==0.28.1",
+    "httpx-sse==0.4.3",
+    "openapi-spec-validator==0.9.0",
+];
 
 /// The `python` of the HTTP clients' venv (`$TOOLCTL_TEST_HTTP_VENV`), made first if needed.
 pub fn http_python() -> &'static Path {
