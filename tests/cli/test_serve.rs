@@ -1256,3 +1256,88 @@ fn the_openapi_document_holds_every_route_and_passes_a_validator() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn the_catalog_routes_answer_httpx_and_curl_with_keys() {
+    let env = TestEnv::new();
+    let python = mcp_clients::http_python();
+    let vars = with_keys(&env);
+    let served = serve(&env, &vars);
+    // curl, as docs/serve.md shows it (with the admin key).
+    let curl = |args: &[&str]| -> (u16, Value) {
+        let output = std::process::Command::new("curl")
+            .args([
+                "-s",
+                "-w",
+                "\n%{http_code}",
+                "-H",
+                &format!("x-api-key: {ADMIN_KEY}"),
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let (body, status) = text.rsplit_once('\n').unwrap();
+        (status.parse().unwrap(), serde_json::from_str(body).unwrap())
+    };
+    let (status, bundle) = curl(&[
+        "-X",
+        "PUT",
+        &served.url(&format!("/tools/bundles/{NEW_BUNDLE}")),
+        "-d",
+        r#"{"slug":"clock","displayName":"Clock","isEnabled":true,"description":"What time it is."}"#,
+    ]);
+    assert_eq!(status, 201, "{bundle}");
+    assert_eq!(bundle["slug"], "clock");
+    // httpx: a version put, read, invoked and deleted; a read key refused on each write.
+    let script = r#"
+import json, sys, httpx
+base, admin, read = sys.argv[1], sys.argv[2], sys.argv[3]
+path = "/tools/bundles/clock/tools/tick/version/1.0.0"
+doc = {"type": "native", "impl": {"func": "now"},
+       "argSchema": {"type": "object", "properties": {}},
+       "description": "The time now, in UTC."}
+out = []
+with httpx.Client(base_url=base, timeout=30) as c:
+    for key in (read, admin):
+        h = {"x-api-key": key}
+        out.append(["put", c.put(path, json=doc, headers=h).status_code])
+    h = {"x-api-key": read}
+    got = c.get(path, headers=h)
+    out.append(["get", got.status_code, got.json()["ref"]])
+    ran = c.post(path + "/invoke", json={"args": {}}, headers={"x-api-key": admin})
+    out.append(["invoke", ran.status_code, ran.json()["ok"]])
+    found = c.get("/tools/tools/search", params={"q": "time now utc"}, headers=h)
+    out.append(["search", found.status_code,
+                "clock/tick@1.0.0" in [i["ref"] for i in found.json()["items"]]])
+    out.append(["delete", c.delete(path, headers=h).status_code])
+    out.append(["delete", c.delete(path, headers={"x-api-key": admin}).status_code])
+print(json.dumps(out))
+"#;
+    let output = std::process::Command::new(python)
+        .args(["-c", script, &served.url(""), ADMIN_KEY, READ_KEY])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let steps: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        steps,
+        json!([
+            ["put", 403],
+            ["put", 201],
+            ["get", 200, "clock/tick@1.0.0"],
+            ["invoke", 200, true],
+            ["search", 200, true],
+            ["delete", 403],
+            ["delete", 200],
+        ])
+    );
+    let (status, found) =
+        curl(&[&served.url("/tools/tools/search?q=current%20weather&pageSize=3")]);
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(found["query"], "current weather");
+}
