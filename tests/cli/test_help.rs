@@ -7,12 +7,13 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-/// Every command's path (`["tool", "get"]`), from the command line's definition.
+/// Every command users see (`["tool", "get"]`), from the command line's definition; hidden
+/// ones (the background worker) left out.
 fn command_paths() -> Vec<Vec<String>> {
     use clap::CommandFactory;
     fn walk(command: &clap::Command, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
         for sub in command.get_subcommands() {
-            if sub.get_name() == "help" {
+            if sub.get_name() == "help" || sub.is_hide_set() {
                 continue;
             }
             path.push(sub.get_name().to_owned());

@@ -787,18 +787,128 @@ fn a_call_error_is_cut_to_the_cap_and_an_over_long_url_is_the_callers_error() {
     assert!(content.len() <= 26_000, "{} bytes", content.len());
 }
 
+/// The ids of the queued jobs of an async answer, in call order.
+fn job_ids(answer: &Value) -> Vec<String> {
+    answer["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["job_id"].as_str().map(str::to_owned))
+        .collect()
+}
+
 #[test]
-fn mode_async_is_refused_with_the_reason() {
+fn mode_async_queues_jobs_that_a_background_worker_runs_in_the_callers_workspace() {
     let env = TestEnv::new();
-    let err = refused(
-        &env,
-        r#"{"calls":[{"call_id":"a","name":"now"}],"mode":"async"}"#,
+    std::fs::write(env.work().join("note.txt"), "from the workspace\n").unwrap();
+    let doc = r#"{"calls":[
+        {"call_id":"a","name":"now"},
+        {"call_id":"b","name":"readfile","arguments":{"path":"note.txt"}},
+        {"call_id":"c","name":"nope"}
+    ],"mode":"async"}"#;
+    let mut command = env.command(&["--json", "invoke", "--batch", "-"]);
+    command.current_dir(env.work());
+    let run = crate::common::Run::of(command, Some(doc));
+    let answer = run.success().json();
+    assert_eq!(answer["mode"], "async");
+    assert_eq!(answer["tool_messages"], json!([]));
+    assert_eq!(answer["results"][0]["job_type"], "builtin/now@v1");
+    assert_eq!(answer["results"][2]["error"]["code"], "UNKNOWN_TOOL");
+    assert!(answer["worker"]["pid"].as_u64().is_some(), "{answer}");
+    let ids = job_ids(&answer);
+    assert_eq!(ids.len(), 2);
+    let mut wait = vec!["job", "wait", "--timeout", "30"];
+    wait.extend(ids.iter().map(String::as_str));
+    let waited = env.json(&wait);
+    let jobs = waited["jobs"].as_array().unwrap();
+    assert!(jobs.iter().all(|j| j["status"] == "succeeded"), "{waited}");
+    assert_eq!(
+        jobs[1]["result"]["output"]["content_text"], "from the workspace\n",
+        "{waited}"
     );
-    assert_eq!(err.error.details, json!({ "pointer": "/mode" }));
-    let message = err.error.message;
-    assert!(message.contains("async"), "{message}");
-    assert!(message.contains("sync"), "says what is offered: {message}");
-    assert!(message.contains("job queue"), "says why: {message}");
+    // The worker is gone once the queue is empty.
+    let pid = answer["worker"]["pid"].as_u64().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.contains(") Z "))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "worker {pid} still runs"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn async_from_the_flag_and_a_second_worker_leaves_the_jobs_to_the_first() {
+    let env = TestEnv::new();
+    env.run(&["tool", "enable", "builtin/exec"]).success();
+    let slow = json!({ "calls": [{
+        "call_id": "slow", "name": "exec",
+        "arguments": { "argv": ["sh", "-c", "sleep 1; echo slow"] },
+    }] });
+    let first = env.json(&["invoke", "--batch", &env.input(&slow), "--async"]);
+    let quick = json!({ "calls": [
+        { "call_id": "q1", "name": "now" },
+        { "call_id": "q2", "name": "now" },
+    ] });
+    let second = env.json(&["invoke", "--batch", &env.input(&quick), "--async"]);
+    let mut ids = job_ids(&first);
+    ids.extend(job_ids(&second));
+    let mut wait = vec!["job", "wait", "--timeout", "30"];
+    wait.extend(ids.iter().map(String::as_str));
+    let waited = env.json(&wait);
+    let jobs = waited["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 3);
+    assert!(jobs.iter().all(|j| j["status"] == "succeeded"), "{waited}");
+    assert_eq!(jobs[0]["result"]["output"]["stdout"], "slow\n");
+    // Without --batch, --async is a usage error.
+    env.run(&["invoke", "now", "--async"]).failure(2);
+}
+
+#[test]
+fn a_worker_killed_mid_job_leaves_it_failed_for_the_next_worker_to_say() {
+    let env = TestEnv::new();
+    env.run(&["tool", "enable", "builtin/exec"]).success();
+    let long = json!({ "calls": [{
+        "call_id": "long", "name": "exec",
+        "arguments": { "argv": ["sh", "-c", "sleep 30"], "timeout_ms": 600000 },
+    }] });
+    let answer = env.json(&["invoke", "--batch", &env.input(&long), "--async"]);
+    let id = job_ids(&answer).remove(0);
+    let pid = answer["worker"]["pid"].as_u64().unwrap().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while env.json(&["job", "get", &id])["status"] != "running" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the job never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        std::process::Command::new("kill")
+            // The worker with what it started (its own process group), as a reboot would.
+            .args(["-KILL", "--", &format!("-{pid}")])
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // The next async batch's worker finds it and marks it failed.
+    let next = json!({ "calls": [{ "call_id": "n", "name": "now" }] });
+    let again = env.json(&["invoke", "--batch", &env.input(&next), "--async"]);
+    let next_id = job_ids(&again).remove(0);
+    // One job did not succeed: exit 7, the jobs printed still.
+    let run = env.run(&["--json", "job", "wait", "--timeout", "30", &id, &next_id]);
+    run.failure(7);
+    let refused: Value = serde_json::from_str(&run.stdout).unwrap();
+    let waited = &refused["error"]["details"];
+    let lost = &waited["jobs"][0];
+    assert_eq!(lost["status"], "failed", "{waited}");
+    assert_eq!(lost["result"]["error"]["code"], "WORKER_LOST", "{waited}");
+    assert_eq!(waited["jobs"][1]["status"], "succeeded");
 }
 
 #[test]

@@ -243,6 +243,7 @@ impl Setup {
             call_id: call_id.into(),
             name: "builtin/now@v1".into(),
             arguments: json!({}),
+            workspace: None,
         };
         let made = store.create(&[call("done"), call("waiting")]).unwrap();
         store.start(&made[0].id).unwrap();
@@ -347,6 +348,11 @@ impl Setup {
             "agent detach" => (vec![attach], owned(&["agent", "detach", AGENT, "--all"]), 0),
             "invoke TOOL" => (vec![], owned(&["invoke", "builtin/now"]), 0),
             "invoke --batch FILE" => (vec![], owned(&["invoke", "--batch", &self.batch]), 0),
+            "invoke --batch FILE --async" => (
+                vec![],
+                owned(&["invoke", "--batch", &self.batch, "--async"]),
+                0,
+            ),
             // The legacy tool names a native function this binary lacks: validate finds
             // the error (exit 3) and still prints its document.
             "validate" => (vec![], owned(&["validate"]), 3),

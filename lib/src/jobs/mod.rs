@@ -11,7 +11,9 @@
 //! opened for work ([`Store::recover`]): never silently lost, never left running forever.
 //! Finished jobs older than `serve.jobRetention` are removed by [`Store::prune`].
 
+pub mod enqueue;
 pub mod runner;
+pub mod worker;
 
 use crate::base::state_db;
 use serde::Serialize;
@@ -84,6 +86,9 @@ pub struct Job {
     pub finished_at: Option<String>,
     /// The call's answer once it is over: `{"ok": true, "output"}` or `{"ok": false, "error"}`.
     pub result: Option<Value>,
+    /// The folder its file tools work in (none: the worker's).
+    #[serde(skip)]
+    pub workspace: Option<PathBuf>,
 }
 
 /// A call to be queued as a job.
@@ -93,6 +98,8 @@ pub struct NewJob {
     pub call_id: String,
     pub name: String,
     pub arguments: Value,
+    /// The folder its file tools work in (none: the worker's).
+    pub workspace: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -105,6 +112,12 @@ pub enum Error {
     },
     #[error("no job has the id '{0}'")]
     NotFound(String),
+    #[error("{}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("job {id} is already {}: only a queued or running job can be cancelled", .status.as_str())]
     Finished { id: String, status: Status },
 }
@@ -134,7 +147,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     result TEXT,
     worker_pid INTEGER,
     cancel_requested INTEGER NOT NULL DEFAULT 0,
-    seq INTEGER NOT NULL
+    seq INTEGER NOT NULL,
+    workspace TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, queue, seq);
 ";
@@ -166,6 +180,15 @@ impl Store {
         let _ = std::fs::create_dir_all(state_dir);
         let conn = state_db::open(&path, true, BUSY, "NORMAL").map_err(db)?;
         conn.execute_batch(SCHEMA).map_err(db)?;
+        // A store made before jobs knew their workspace.
+        let has_workspace = conn
+            .prepare("SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'workspace'")
+            .and_then(|mut statement| statement.exists([]))
+            .map_err(db)?;
+        if !has_workspace {
+            conn.execute_batch("ALTER TABLE jobs ADD COLUMN workspace TEXT")
+                .map_err(db)?;
+        }
         Ok(Self {
             path,
             conn: Mutex::new(conn),
@@ -194,8 +217,8 @@ impl Store {
             for (n, call) in calls.iter().enumerate() {
                 let id = uuid::Uuid::new_v4().to_string();
                 tx.execute(
-                    "INSERT INTO jobs (id, status, queue, call_id, name, arguments, created_at, seq)
-                     VALUES (?1, 'queued', ?2, ?3, ?4, ?5, ?6, ?7)",
+                    "INSERT INTO jobs (id, status, queue, call_id, name, arguments, created_at, seq, workspace)
+                     VALUES (?1, 'queued', ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                     rusqlite::params![
                         id,
                         call.queue,
@@ -203,7 +226,8 @@ impl Store {
                         call.name,
                         call.arguments.to_string(),
                         created,
-                        seq + 1 + n as i64
+                        seq + 1 + n as i64,
+                        call.workspace.as_ref().map(|w| w.to_string_lossy().into_owned()),
                     ],
                 )?;
                 jobs.push(Job {
@@ -217,6 +241,7 @@ impl Store {
                     started_at: None,
                     finished_at: None,
                     result: None,
+                    workspace: call.workspace.clone(),
                 });
             }
             tx.commit()?;
@@ -395,8 +420,7 @@ impl Store {
     }
 }
 
-const COLUMNS: &str =
-    "id, status, queue, call_id, name, arguments, created_at, started_at, finished_at, result";
+const COLUMNS: &str = "id, status, queue, call_id, name, arguments, created_at, started_at, finished_at, result, workspace";
 
 fn job(row: &rusqlite::Row) -> rusqlite::Result<Job> {
     let json = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
@@ -411,15 +435,27 @@ fn job(row: &rusqlite::Row) -> rusqlite::Result<Job> {
         started_at: row.get(7)?,
         finished_at: row.get(8)?,
         result: json(row.get(9)?),
+        workspace: row.get::<_, Option<String>>(10)?.map(PathBuf::from),
     })
 }
 
-/// Whether process `pid` still runs (on Unix, signal 0 reaches it; elsewhere assumed).
+/// Whether process `pid` still runs (on Unix, signal 0 reaches it and, on Linux, it is not a
+/// zombie: a killed worker whose parent has not reaped it yet runs nothing; elsewhere
+/// assumed).
 fn process_alive(pid: u32) -> bool {
     #[cfg(unix)]
     {
         if pid == std::process::id() {
             return true;
+        }
+        #[cfg(target_os = "linux")]
+        if let Ok(stat) =
+            crate::base::capped::read_text(Path::new(&format!("/proc/{pid}/stat")), None)
+            && stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']))
+        {
+            return false;
         }
         let Some(pid) = i32::try_from(pid)
             .ok()
@@ -451,6 +487,7 @@ mod tests {
             call_id: format!("c-{name}"),
             name: name.into(),
             arguments: json!({ "a": 1 }),
+            workspace: None,
         }
     }
 

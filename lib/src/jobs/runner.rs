@@ -191,9 +191,13 @@ impl Runner {
             .resolve_tool(&job.name, VersionChoice::Default)
             .map(|(entry, _)| entry)
             .map_err(|e| batch::not_resolved(&job.name, e))?;
+        let workspace = job
+            .workspace
+            .clone()
+            .unwrap_or_else(|| self.workspace.clone());
         let options = Options {
             cancel: Some(cancel),
-            ..Options::new(&catalog, self.workspace.clone())
+            ..Options::new(&catalog, workspace)
         };
         invoke::call_and_record(&catalog, &entry, job.arguments.clone(), &options)
             .map(|success| success.value)

@@ -12,10 +12,11 @@
 //! (`output`; `{"ok":true,"result":…}` in a message's content).
 
 use super::{ApiError, App, Caller, JsonBody, blocking};
-use crate::catalog::{Catalog, VersionChoice};
+use crate::catalog::Catalog;
 use crate::index::Index;
 use crate::invoke::batch::{self, Mode};
-use crate::jobs::{self, NewJob, Status};
+use crate::jobs::enqueue::{self, Slot};
+use crate::jobs::{self, Status};
 use crate::provider::Provider;
 use crate::provider::export::{self, ExportError, ExportRequest};
 use axum::Json;
@@ -79,12 +80,6 @@ fn registry(root: &std::path::Path) -> Result<Vec<Value>, String> {
     })
 }
 
-/// How one call of a batch stands once it is read: answered at once, or a job.
-enum Slot {
-    Refused(Value),
-    Job { id: String, job_type: String },
-}
-
 /// `POST /v1/agent-tools/invoke-batch`.
 #[utoipa::path(
     post,
@@ -113,34 +108,14 @@ pub(super) async fn invoke_batch(
     let creating_request = request.clone();
     let slots = blocking(BATCH, move || create(&creating, &creating_request)).await?;
     if request.mode == Mode::Async {
-        let results: Vec<Value> = request
-            .calls
-            .iter()
-            .zip(&slots)
-            .map(|(call, slot)| match slot {
-                Slot::Refused(error) => refused(call, error),
-                Slot::Job { id, job_type } => json!({
-                    "call_id": call.call_id,
-                    "name": call.name,
-                    "ok": true,
-                    "job_id": id,
-                    "job_type": job_type,
-                }),
-            })
-            .collect();
-        return Ok(Json(json!({
-            "ok": true,
-            "results": results,
-            "tool_messages": [],
-            "mode": "async",
-        })));
+        return Ok(Json(enqueue::async_answer(&request, &slots)));
     }
     // Wait until every job is over, or wait_ms.
     let deadline = tokio::time::Instant::now() + Duration::from_millis(request.wait_ms);
     let mut open: HashMap<String, ()> = slots
         .iter()
         .filter_map(|slot| match slot {
-            Slot::Job { id, .. } => Some((id.clone(), ())),
+            Slot::Queued(job) => Some((job.id.clone(), ())),
             Slot::Refused(_) => None,
         })
         .collect();
@@ -190,8 +165,10 @@ pub(super) async fn invoke_batch(
         for (call, slot) in request.calls.iter().zip(&slots) {
             let body = match slot {
                 Slot::Refused(error) => json!({ "ok": false, "error": error }),
-                Slot::Job { id, .. } => {
-                    let job = store.get(id).map_err(|e| ApiError::internal(e, BATCH))?;
+                Slot::Queued(job) => {
+                    let job = store
+                        .get(&job.id)
+                        .map_err(|e| ApiError::internal(e, BATCH))?;
                     match (&job.result, job.status.is_final()) {
                         (Some(result), true) => result.clone(),
                         _ => json!({
@@ -234,68 +211,14 @@ pub(super) async fn invoke_batch(
     })))
 }
 
-/// A call answered at once, as `results[]` holds it.
-fn refused(call: &batch::Call, error: &Value) -> Value {
-    json!({
-        "call_id": call.call_id,
-        "name": call.name,
-        "ok": false,
-        "error": error,
-    })
-}
-
-/// Read each call's tool; queue a job for each one that can run.
+/// Read each call's tool; queue a job for each one that can run, on this server's workers.
 fn create(app: &Arc<App>, request: &batch::Request) -> Result<Vec<Slot>, ApiError> {
     let catalog = Catalog::open(&app.settings.root).map_err(|e| ApiError::internal(e, BATCH))?;
-    let mut slots = Vec::with_capacity(request.calls.len());
-    let mut new = Vec::new();
-    for call in &request.calls {
-        let entry = match catalog.resolve_tool(&call.name, VersionChoice::Default) {
-            Ok((entry, _)) => entry,
-            Err(e) => {
-                let failure = batch::not_resolved(&call.name, e);
-                let mut error = batch::error(&failure);
-                if failure.code == crate::base::error_code::ErrorCode::UnknownTool {
-                    error["message"] = format!("Tool '{}' not found in registry", call.name).into();
-                }
-                slots.push(Slot::Refused(error));
-                continue;
-            }
-        };
-        let reference = entry.reference();
-        if !entry.is_effectively_enabled() || entry.unavailable.is_some() {
-            slots.push(Slot::Refused(json!({
-                "code": "JOB_TYPE_DISABLED",
-                "message": match entry.status().as_str() {
-                    "disabled" => format!("Job type '{reference}' is disabled"),
-                    status => format!("Job type '{reference}' is disabled ({status})"),
-                },
-            })));
-            continue;
-        }
-        new.push(NewJob {
-            queue: request.queue.clone(),
-            call_id: call.call_id.clone(),
-            name: reference.clone(),
-            arguments: call.arguments.clone(),
-        });
-        slots.push(Slot::Job {
-            id: String::new(),
-            job_type: reference,
-        });
-    }
-    let created = app
-        .runner
-        .store()
-        .create(&new)
+    let slots = enqueue::enqueue(app.runner.store(), &catalog, request, None)
         .map_err(|e| ApiError::internal(e, BATCH))?;
-    let mut created = created.into_iter();
-    for slot in &mut slots {
-        if let Slot::Job { id, .. } = slot
-            && let Some(made) = created.next()
-        {
-            app.runner.submit(&made);
-            *id = made.id;
+    for slot in &slots {
+        if let Slot::Queued(job) = slot {
+            app.runner.submit(job);
         }
     }
     Ok(slots)

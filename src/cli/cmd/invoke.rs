@@ -69,6 +69,10 @@ pub struct InvokeArgs {
     /// Print each event of a streamed (SSE) response as it comes (one JSON line each with --json)
     #[arg(long, conflicts_with = "batch")]
     pub stream: bool,
+    /// With --batch: queue the calls as jobs and print their ids at once (as mode "async" in the
+    /// document); a background worker runs them and exits when none are left
+    #[arg(long = "async", requires = "batch", conflicts_with = "tool")]
+    pub run_async: bool,
 }
 
 pub fn run(ctx: &Ctx, args: &InvokeArgs) -> Result<Output, CliError> {
@@ -226,13 +230,13 @@ fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliEr
         CliError::invalid(format!("{name}: not valid JSON: {e}"))
             .with_details(serde_json::json!({ "file": name, "line": e.line, "column": e.column }))
     })?;
-    let request =
+    let mut request =
         batch::parse(&doc, args.provider.map(shape_of).transpose()?).map_err(into_error)?;
+    if args.run_async {
+        request.mode = batch::Mode::Async;
+    }
     if request.mode == batch::Mode::Async {
-        return Err(CliError::invalid(
-            "mode 'async' needs a job queue: `toolctl serve` keeps one (POST the batch to /v1/agent-tools/invoke-batch, then GET /v1/jobs/ID); `invoke --batch` runs the calls and answers with their results (mode 'sync')",
-        )
-        .with_details(serde_json::json!({ "pointer": "/mode" })));
+        return run_async(ctx, args, &request);
     }
     let catalog = std::sync::Arc::new(ctx.catalog()?);
     let workspace = args.workspace.clone().unwrap_or_else(|| ctx.cwd.clone());
@@ -271,4 +275,83 @@ fn run_batch(ctx: &Ctx, args: &InvokeArgs, source: &str) -> Result<Output, CliEr
         "mode": "sync",
     });
     Ok(Output::new(json, Human::Text(table.trim_fmt())))
+}
+
+/// An async batch: each call that can run queued as a job in `.toolctl/jobs.db`, and a
+/// background worker started to run them (`toolctl job work`, which exits when the queue is
+/// empty, or at once when another worker runs; its messages go to `.toolctl/jobs-worker.log`).
+fn run_async(ctx: &Ctx, args: &InvokeArgs, request: &batch::Request) -> Result<Output, CliError> {
+    use toolctl_lib::jobs::{Store, enqueue};
+    let catalog = ctx.catalog()?;
+    let workspace = args.workspace.clone().unwrap_or_else(|| ctx.cwd.clone());
+    // The worker runs elsewhere: the folder as an absolute path.
+    let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
+    let state = toolctl_lib::catalog::state::dir(catalog.root());
+    let internal = |e: &dyn std::fmt::Display| CliError::new(ErrorCode::Internal, e.to_string());
+    let store = Store::open(&state).map_err(|e| internal(&e))?;
+    let slots = enqueue::enqueue(&store, &catalog, request, Some(workspace.clone()))
+        .map_err(|e| internal(&e))?;
+    let mut json = enqueue::async_answer(request, &slots);
+    let mut table = output::table(["CALL", "TOOL", "JOB"]);
+    for (call, slot) in request.calls.iter().zip(&slots) {
+        let job = match slot {
+            enqueue::Slot::Queued(job) => job.id.clone(),
+            enqueue::Slot::Refused(error) => clip(
+                &format!(
+                    "{}: {}",
+                    error["code"].as_str().unwrap_or_default(),
+                    error["message"].as_str().unwrap_or_default()
+                ),
+                80,
+            ),
+        };
+        table.add_row([call.call_id.clone(), call.name.clone(), job]);
+    }
+    let queued = slots
+        .iter()
+        .filter(|slot| matches!(slot, enqueue::Slot::Queued(_)))
+        .count();
+    let mut output_note = None;
+    if queued > 0 {
+        let pid = start_worker(catalog.root(), &workspace, &state)?;
+        json["worker"] = serde_json::json!({ "pid": pid });
+        output_note = Some(format!(
+            "queued {queued} job(s); a background worker (pid {pid}) runs them and exits when none are left: `toolctl job wait ID…` waits for them"
+        ));
+    }
+    Ok(Output::new(json, Human::Text(table.trim_fmt())).with_note(output_note))
+}
+
+/// Start `toolctl job work` in the background, detached from this terminal (its own process
+/// group: a Ctrl-C here does not stop it); its pid.
+fn start_worker(
+    root: &std::path::Path,
+    workspace: &std::path::Path,
+    state: &std::path::Path,
+) -> Result<u32, CliError> {
+    let failed = |e: std::io::Error| {
+        CliError::new(
+            ErrorCode::Internal,
+            format!("cannot start the background worker: {e}"),
+        )
+    };
+    let program = std::env::current_exe().map_err(failed)?;
+    let log = std::fs::File::options()
+        .create(true)
+        .append(true)
+        .open(state.join("jobs-worker.log"))
+        .map_err(failed)?;
+    let mut command = std::process::Command::new(program);
+    command
+        .arg("--catalog")
+        .arg(root)
+        .args(["job", "work", "--workspace"])
+        .arg(workspace)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log);
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let child = command.spawn().map_err(failed)?;
+    Ok(child.id())
 }

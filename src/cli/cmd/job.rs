@@ -1,17 +1,19 @@
-//! `toolctl job`: the jobs `toolctl serve` runs (async batches, sync calls past `wait_ms`),
-//! read from `.toolctl/jobs.db`.
+//! `toolctl job`: the jobs `toolctl serve` runs (async batches, sync calls past `wait_ms`) and
+//! those `invoke --batch --async` queues, read from `.toolctl/jobs.db`; `job work` is the
+//! background worker `invoke --batch --async` starts.
 
 use crate::cli::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::output::{self, Human, Output};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use toolctl_lib::base::error_code::ErrorCode;
 use toolctl_lib::catalog::state;
 use toolctl_lib::jobs::{self, Cancelled, Job, Status, Store};
 
-/// See, wait for, cancel and prune the jobs `toolctl serve` runs
+/// See, wait for, cancel and prune the jobs `toolctl serve` and `invoke --batch --async` run
 #[derive(Debug, Subcommand)]
 pub enum JobCommand {
     /// List jobs, newest first
@@ -24,6 +26,17 @@ pub enum JobCommand {
     Cancel(IdArg),
     /// Remove jobs that finished long ago (serve.jobRetention, 7d unless set)
     Prune(PruneArgs),
+    /// Run the queued jobs until none are left, then exit (what `invoke --batch --async`
+    /// starts in the background; it exits at once when another worker runs)
+    #[command(hide = true)]
+    Work(WorkArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WorkArgs {
+    /// The folder file tools work in, for jobs that do not name one
+    #[arg(long, value_name = "DIR")]
+    pub workspace: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -112,6 +125,19 @@ pub fn run(ctx: &Ctx, command: &JobCommand) -> Result<Output, CliError> {
             Ok(Output::new(
                 json!({ "removed": removed }),
                 Human::Text(format!("Removed {removed} finished job(s)")),
+            ))
+        }
+        JobCommand::Work(args) => {
+            let workers = catalog
+                .config()
+                .serve
+                .workers
+                .unwrap_or(toolctl_lib::serve::DEFAULT_WORKERS);
+            let ran = jobs::worker::drain(catalog.root(), args.workspace.clone(), workers)
+                .map_err(job_error)?;
+            Ok(Output::new(
+                json!({ "ran": ran }),
+                Human::Text(format!("Ran {ran} job(s)")),
             ))
         }
     }
@@ -204,6 +230,8 @@ fn job_error(error: jobs::Error) -> CliError {
         jobs::Error::NotFound(_) => CliError::new(ErrorCode::NotFound, message)
             .with_hint("`toolctl job list` shows the jobs kept"),
         jobs::Error::Finished { .. } => CliError::new(ErrorCode::Conflict, message),
-        jobs::Error::Db { .. } => CliError::new(ErrorCode::Internal, message),
+        jobs::Error::Db { .. } | jobs::Error::Io { .. } => {
+            CliError::new(ErrorCode::Internal, message)
+        }
     }
 }
