@@ -155,7 +155,15 @@ impl Runner {
         }
         self.tell(id, Status::Running);
         let cancel = Cancel::new();
-        locked(&self.running).insert(id.to_owned(), cancel.clone());
+        {
+            let mut running = locked(&self.running);
+            running.insert(id.to_owned(), cancel.clone());
+            // [`Runner::stop`] sets `stopping` before it cancels what it finds here: a job
+            // that started meanwhile is cancelled by one of the two.
+            if self.stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                cancel.cancel();
+            }
+        }
         // A cancel asked for by another process (`toolctl job cancel`) is seen in the store.
         let (done, finished) = mpsc::channel::<()>();
         let watcher = {

@@ -95,6 +95,15 @@ static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// removing the cgroups the watcher leaves those to it instead of ending the process.
 static HANDLED_ELSEWHERE: AtomicBool = AtomicBool::new(false);
 
+/// Set by the signal watcher before it kills the cgroups under way: a program that ended now
+/// was stopped with toolctl, it did not finish.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+/// toolctl got SIGINT, SIGTERM or SIGHUP and killed the cgroups of the calls under way.
+pub(crate) fn stopping() -> bool {
+    STOPPING.load(Ordering::SeqCst)
+}
+
 /// To be called first by toolctl's `main`: when toolctl was started as a launcher, run the
 /// program and return the exit code of a failed exec (a launcher that execs never returns);
 /// else `None`, and the binary is marked as able to launch.
@@ -606,6 +615,7 @@ fn watch_signals() {
             .name("exec-cgroups".into())
             .spawn(move || {
                 for signal in signals.forever() {
+                    STOPPING.store(true, Ordering::SeqCst);
                     let dirs = LIVE.lock().map(|live| live.clone()).unwrap_or_default();
                     for dir in &dirs {
                         remove(dir);

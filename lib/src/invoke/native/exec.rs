@@ -99,21 +99,29 @@ pub(super) fn exec(args: &Args, options: &Options) -> Result<Value, Failure> {
     let stdout = child.stdout.take().map(capture);
     let stderr = child.stderr.take().map(capture);
 
+    let stopped = || {
+        Failure::new(
+            ErrorCode::Timeout,
+            format!("'{program}' was stopped: the call was cancelled"),
+        )
+        .ran()
+    };
     let started = Instant::now();
     let mut timed_out = false;
     let status = loop {
         match child.try_wait() {
+            // Killed with its cgroup because toolctl is stopping: stopped, not finished.
+            Ok(Some(_)) if super::cgroup::stopping() => {
+                sweep();
+                return Err(stopped());
+            }
             Ok(Some(status)) => break Some(status),
             // Nobody waits for the value any more (`mcp serve`'s client cancelled the call,
             // left, or the server is stopping): the program goes now, with what it started.
             Ok(None) if options.cancelled() => {
                 sweep();
                 let _ = child.wait();
-                return Err(Failure::new(
-                    ErrorCode::Timeout,
-                    format!("'{program}' was stopped: the call was cancelled"),
-                )
-                .ran());
+                return Err(stopped());
             }
             Ok(None) if started.elapsed() >= timeout => {
                 timed_out = true;
