@@ -422,10 +422,22 @@ fn keys_give_roles_a_read_key_may_only_read_and_no_key_or_a_wrong_one_is_refused
     );
     assert_eq!(ran.status, 200);
     assert_eq!(ran.body["results"][0]["ok"], true);
-    // Neither key's value is ever said.
+    // Neither key's value is ever said, nor a refused one; four refusals in a moment are one
+    // line (the others counted for the next).
     let said = served.stderr();
     assert!(
-        !said.contains(READ_KEY) && !said.contains(ADMIN_KEY),
+        !said.contains(READ_KEY)
+            && !said.contains(ADMIN_KEY)
+            && !said.contains("not-a-key-of-this-server"),
+        "{said}"
+    );
+    let refusals: Vec<&str> = said
+        .lines()
+        .filter(|line| line.contains("refused a request from 127.0.0.1:"))
+        .collect();
+    assert_eq!(refusals.len(), 1, "{said}");
+    assert!(
+        refusals[0].ends_with("to /v1/agent-tools: no API key"),
         "{said}"
     );
 }

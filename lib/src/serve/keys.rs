@@ -106,6 +106,14 @@ impl Refusal {
             Self::Unknown => "The API key in the x-api-key header is not one of this server's.",
         }
     }
+
+    /// The refusal in a log line's words (never the key sent).
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::Missing => "no API key",
+            Self::Unknown => "an unknown API key",
+        }
+    }
 }
 
 /// The caller `sent` (the `x-api-key` value) names among `keys`. Every key is compared, each

@@ -97,6 +97,33 @@ struct App {
     hosts: Vec<String>,
     /// `/mcp`: what `mcp serve --http` serves.
     mcp: crate::mcp::serve::Endpoint,
+    log: Arc<dyn Log>,
+    /// Requests refused for their key, and connections closed at the cap: told throttled, so
+    /// a client that keeps knocking cannot fill the log.
+    refused: guard::Throttled,
+    full: guard::Throttled,
+}
+
+impl App {
+    /// Tell `line` about `peer` unless a warning of its `kind` was told a moment ago.
+    fn warn(&self, kind: &guard::Throttled, peer: SocketAddr, line: impl FnOnce() -> String) {
+        if let Some(line) = kind.note(peer, line) {
+            self.log.warn(&line);
+        }
+    }
+
+    /// Once a second, what the warnings left untold when their clients stopped.
+    async fn tell_overdue(self: Arc<Self>) {
+        let mut ticks = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            ticks.tick().await;
+            for kind in [&self.refused, &self.full] {
+                if let Some(line) = kind.overdue() {
+                    self.log.warn(&line);
+                }
+            }
+        }
+    }
 }
 
 /// The address a request came from (for the MCP endpoint's warnings).
@@ -174,21 +201,28 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
         log.status(&format!("MCP at http://{bound}/mcp: {}", mcp.describe()));
         let app = Arc::new(App {
             hosts,
+            full: guard::Throttled::new(format!(
+                "connections closed at once, all {} being open",
+                settings.max_connections
+            )),
             settings,
             runner,
             mcp,
+            log: log.clone(),
+            refused: guard::Throttled::new("requests refused for their API key (401)"),
         });
+        tokio::spawn(Arc::clone(&app).tell_overdue());
         let router = routes(app.clone());
         log.status(&format!("listening on http://{bound}/ ({guarded})"));
-        let full_log = log.clone();
+        let full = Arc::clone(&app);
         let signal = guard::accept_connections(
             listener,
             accept,
             &log,
             move |peer| {
-                full_log.warn(&format!(
-                    "closed a connection from {peer}: all connections are open"
-                ));
+                full.warn(&full.full, peer, || {
+                    format!("closed a connection from {peer}: all connections are open")
+                });
             },
             move |peer| {
                 let router = router.clone();
@@ -498,12 +532,22 @@ impl FromRequestParts<Arc<App>> for Caller {
                 role: caller.role,
                 path,
             }),
-            Err(refusal) => Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "UNAUTHORIZED",
-                refusal.message(),
-                &path,
-            )),
+            Err(refusal) => {
+                if let Some(Peer(peer)) = parts.extensions.get::<Peer>().copied() {
+                    app.warn(&app.refused, peer, || {
+                        format!(
+                            "refused a request from {peer} to {path}: {}",
+                            refusal.reason()
+                        )
+                    });
+                }
+                Err(ApiError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "UNAUTHORIZED",
+                    refusal.message(),
+                    &path,
+                ))
+            }
         }
     }
 }
