@@ -1353,3 +1353,39 @@ print(json.dumps(out))
     assert_eq!(status, 200, "{found}");
     assert_eq!(found["query"], "current weather");
 }
+
+#[test]
+fn a_running_server_runs_the_jobs_the_shell_queues_and_no_worker_starts() {
+    let env = TestEnv::new();
+    let served = serve(&env, &[]);
+    let elsewhere = env.work().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("note.txt"), "from the shell's folder\n").unwrap();
+    let batch = json!({ "calls": [
+        { "call_id": "r", "name": "readfile", "arguments": { "path": "note.txt" } },
+    ] });
+    let mut command = env.command(&["--json", "invoke", "--batch", &env.input(&batch), "--async"]);
+    command.current_dir(&elsewhere);
+    let run = crate::common::Run::of(command, None);
+    let answer = run.success().json();
+    assert_eq!(
+        answer["worker"],
+        json!({ "started": false, "pid": null }),
+        "{answer}"
+    );
+    let id = answer["results"][0]["job_id"].as_str().unwrap().to_owned();
+    let waited = env.json(&["job", "wait", "--timeout", "30", &id]);
+    let job = &waited["jobs"][0];
+    assert_eq!(job["status"], "succeeded", "{waited}");
+    assert_eq!(
+        job["result"]["output"]["content_text"], "from the shell's folder\n",
+        "the job works in the folder of the command that queued it"
+    );
+    // The server ran it: it is in the server's list, and no worker log was begun.
+    let listed = get(&served, "/v1/jobs", None);
+    assert_eq!(listed.body["jobs"][0]["id"], id.as_str());
+    assert!(
+        !env.catalog().join(".toolctl/jobs-worker.log").exists(),
+        "a worker was started"
+    );
+}

@@ -15,6 +15,14 @@ use std::sync::{Arc, Mutex, mpsc};
 /// How often a running job's store entry is read for a cancel from another process.
 const CANCEL_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// Queues that get workers of their own; the jobs of any queue named after these share one
+/// more pool, so however many queue names callers use, at most `(MAX_QUEUES + 1) × workers`
+/// threads run jobs.
+pub const MAX_QUEUES: usize = 32;
+
+/// The pool of the queues past [`MAX_QUEUES`] (no queue may be named so).
+const OVERFLOW: &str = "*";
+
 /// A job's new status.
 #[derive(Debug, Clone)]
 pub struct Change {
@@ -95,13 +103,18 @@ impl Runner {
     /// Queue `job` on its queue's workers (started with the queue's first job).
     pub fn submit(self: &Arc<Self>, job: &Job) {
         let mut queues = locked(&self.queues);
-        let sender = queues.entry(job.queue.clone()).or_insert_with(|| {
+        let pool = if queues.contains_key(&job.queue) || queues.len() < MAX_QUEUES {
+            job.queue.as_str()
+        } else {
+            OVERFLOW
+        };
+        let sender = queues.entry(pool.to_owned()).or_insert_with(|| {
             let (sender, receiver) = mpsc::channel::<String>();
             let receiver = Arc::new(Mutex::new(receiver));
             for n in 0..self.workers {
                 let (runner, receiver) = (Arc::clone(self), Arc::clone(&receiver));
                 let _ = std::thread::Builder::new()
-                    .name(format!("job-{}-{n}", job.queue))
+                    .name(format!("job-{pool}-{n}"))
                     .spawn(move || {
                         loop {
                             let next = locked(&receiver).recv();
@@ -219,4 +232,42 @@ pub fn resume(runner: &Arc<Runner>) -> super::Result<usize> {
         runner.submit(job);
     }
     Ok(queued.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::NewJob;
+
+    #[test]
+    fn queues_past_the_cap_share_one_pool_and_every_job_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("catalog");
+        std::fs::create_dir_all(&root).unwrap();
+        let store = Arc::new(Store::open(&dir.path().join("state")).unwrap());
+        let calls: Vec<NewJob> = (0..MAX_QUEUES + 8)
+            .map(|n| NewJob {
+                queue: format!("q{n}"),
+                call_id: format!("c{n}"),
+                name: "now".into(),
+                arguments: json!({}),
+                workspace: None,
+            })
+            .collect();
+        let jobs = store.create(&calls).unwrap();
+        let runner = Runner::new(Arc::clone(&store), root, dir.path().to_path_buf(), 1);
+        for job in &jobs {
+            runner.submit(job);
+        }
+        assert_eq!(locked(&runner.queues).len(), MAX_QUEUES + 1);
+        assert!(locked(&runner.queues).contains_key(OVERFLOW));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !jobs
+            .iter()
+            .all(|job| store.get(&job.id).unwrap().status.is_final())
+        {
+            assert!(std::time::Instant::now() < deadline, "jobs left unrun");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
 }

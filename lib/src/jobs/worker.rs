@@ -1,7 +1,8 @@
 //! The background worker `invoke --batch --async` starts from the shell: one process per
 //! catalog at a time (it holds `.toolctl/jobs-worker.lock`), running the jobs queued from the
 //! shell (those that name their workspace; a server runs its own) and exiting once none are
-//! left.
+//! left. A running server holds the same lock and runs those jobs too ([`Follower`]): the
+//! shell then starts no worker ([`held`]).
 //!
 //! No job is left behind by a worker that is about to exit while another process queues one:
 //! the worker lets the lock go, then looks at the queue once more, and takes the lock back
@@ -15,6 +16,7 @@ use crate::catalog::lock::{self, LockGuard};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// The lock file under `.toolctl/` held by the running worker.
@@ -61,6 +63,76 @@ pub fn drain(root: &Path, workspace: PathBuf, workers: usize) -> super::Result<u
         if from_shell(&store)?.is_empty() {
             return Ok(ran);
         }
+    }
+}
+
+/// Some process of this catalog (a worker or a server) holds the worker lock in `state`, and
+/// runs the jobs the shell queues.
+pub fn held(state: &Path) -> super::Result<bool> {
+    Ok(take(&state.join(LOCK_FILE))?.is_none())
+}
+
+/// A server's thread running the jobs the shell queues, while the server runs: it holds the
+/// worker lock (or waits for the worker that holds it to exit) and gives each new job to the
+/// server's runner.
+#[derive(Debug)]
+pub struct Follower {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Follower {
+    /// Start following the shell's jobs in `state` on `runner`; the lock is taken before this
+    /// returns when no worker holds it.
+    pub fn start(runner: Arc<Runner>, state: &Path) -> super::Result<Self> {
+        let lock_path = state.join(LOCK_FILE);
+        let first = take(&lock_path)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("jobs-follower".into())
+            .spawn(move || follow(&runner, &lock_path, first, &stopped))
+            .map_err(|e| super::Error::Io {
+                path: state.to_path_buf(),
+                source: e,
+            })?;
+        Ok(Self {
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Stop taking jobs, and let the lock go (as dropping it does).
+    pub fn stop(self) {}
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn follow(runner: &Arc<Runner>, lock_path: &Path, mut lock: Option<LockGuard>, stop: &AtomicBool) {
+    let mut submitted = HashSet::new();
+    while !stop.load(Ordering::SeqCst) {
+        if lock.is_none() {
+            lock = take(lock_path).ok().flatten();
+        }
+        if lock.is_some() {
+            // A job a failed read misses is seen at the next tick.
+            if let Ok(queued) = from_shell(runner.store()) {
+                submitted.retain(|id| queued.iter().any(|job| &job.id == id));
+                for job in queued {
+                    if submitted.insert(job.id.clone()) {
+                        runner.submit(&job);
+                    }
+                }
+            }
+        }
+        std::thread::sleep(TICK);
     }
 }
 

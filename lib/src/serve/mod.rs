@@ -155,6 +155,11 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
     if resumed > 0 {
         log.status(&format!("resumed {resumed} queued job(s)"));
     }
+    // The jobs the shell queues meanwhile (`invoke --batch --async`) run here too.
+    let follower = jobs::worker::Follower::start(
+        Arc::clone(&runner),
+        &crate::catalog::state::dir(&settings.root),
+    )?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -242,6 +247,7 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
     })?;
     // A running `exec` program is killed with what it started, and each job records its end;
     // queued jobs wait for the next start.
+    follower.stop();
     stopping.stop(Duration::from_secs(2));
     runtime.shutdown_timeout(Duration::from_secs(2));
     app.mcp.close();

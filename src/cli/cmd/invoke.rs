@@ -313,11 +313,19 @@ fn run_async(ctx: &Ctx, args: &InvokeArgs, request: &batch::Request) -> Result<O
         .count();
     let mut output_note = None;
     if queued > 0 {
-        let pid = start_worker(catalog.root(), &workspace, &state)?;
-        json["worker"] = serde_json::json!({ "pid": pid });
-        output_note = Some(format!(
-            "queued {queued} job(s); a background worker (pid {pid}) runs them and exits when none are left: `toolctl job wait ID…` waits for them"
-        ));
+        // A server or worker that holds the lock sees these jobs before it lets it go.
+        if toolctl_lib::jobs::worker::held(&state).map_err(|e| internal(&e))? {
+            json["worker"] = serde_json::json!({ "started": false, "pid": null });
+            output_note = Some(format!(
+                "queued {queued} job(s); the server or worker running on this catalog runs them: `toolctl job wait ID…` waits for them"
+            ));
+        } else {
+            let pid = start_worker(catalog.root(), &workspace, &state)?;
+            json["worker"] = serde_json::json!({ "started": true, "pid": pid });
+            output_note = Some(format!(
+                "queued {queued} job(s); a background worker (pid {pid}) runs them and exits when none are left: `toolctl job wait ID…` waits for them"
+            ));
+        }
     }
     Ok(Output::new(json, Human::Text(table.trim_fmt())).with_note(output_note))
 }
