@@ -3,11 +3,11 @@
 
 - format 6: as format 7 without the `output` column (what a tool returns, its outputSchema's
   names and descriptions);
-- format 5 (issue 18's first BM25F round): the name column held the slug and the display name
+- format 5 (the first BM25F ranking): the name column held the slug and the display name
   as written, each followed by its camelCase words (`getWeather get Weather`), no `ident`
   column; argument values also held `default` and `examples` (not emulated: the generator
   writes few);
-- format 4 (0940fe4, before issue 18): as format 5, with one `args` column for argument
+- format 4 (0940fe4, before BM25F): as format 5, with one `args` column for argument
   names and descriptions and no argument values.
 
     gen-catalog --tools 10000 --out C --seed 42 && toolctl --catalog C index rebuild

@@ -814,8 +814,8 @@ struct Query {
 /// - bm25:    0.863, 0.952, 0.952, 0.902
 /// - hybrid:  0.685, 0.782, 0.806, 0.730 (with the bag-of-words stand-in, see the module comment)
 ///
-/// Measured again with IDF in `keyword`, BM25F, helper tools, coverage and sibling tools (issue
-/// 18), and the floors raised where they rose (bm25's R@3 fell 0.008 with coverage: kept):
+/// Measured again with IDF in `keyword`, BM25F, helper tools, coverage and sibling tools,
+/// and the floors raised where they rose (bm25's R@3 fell 0.008 with coverage: kept):
 /// - keyword: 0.790, 0.879, 0.887, 0.833
 /// - bm25:    0.879, 0.944, 0.952, 0.909
 /// - hybrid:  0.790, 0.927, 0.952, 0.857
