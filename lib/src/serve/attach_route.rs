@@ -3,7 +3,7 @@
 //! request the contract refuses is `400` naming each field at its JSON pointer; an agent that
 //! does not exist is `400` too (the request named it); anything else that fails is `500`.
 
-use super::{ApiError, App, Caller, JsonBody, blocking};
+use super::{ApiError, App, Caller, JsonBody, blocking_call};
 use crate::attach::contract::{self, Scoring};
 use crate::attach::letta::{self, LettaError};
 use crate::attach::on_letta::Remote;
@@ -52,7 +52,7 @@ pub(super) async fn attach(
                 .join("; "),
         )
     })?;
-    blocking(PATH, move || run(&app, asked)).await
+    blocking_call(PATH, move || run(&app, asked)).await
 }
 
 fn run(app: &App, asked: ContractRequest) -> Result<Json<Value>, ApiError> {

@@ -18,7 +18,7 @@
 //! and bundles of soft-deleted bundles) as the commands do, and search takes `bundleIDs` and
 //! `tags`.
 
-use super::{ApiError, App, Caller, JsonBody, blocking};
+use super::{ApiError, App, Caller, JsonBody, blocking, blocking_call};
 use crate::base::error_code::ErrorCode;
 use crate::catalog::view::{BundleView, ToolView};
 use crate::catalog::{self, BundleFilter, Catalog, ToolFilter, VersionChoice, page};
@@ -559,7 +559,7 @@ pub(super) async fn get_tool(
 ) -> Result<Json<Value>, ApiError> {
     let route = VersionPath::ROUTE;
     let reference = at.reference()?;
-    blocking(route, move || {
+    blocking_call(route, move || {
         let catalog = open(&app, route)?;
         let (entry, _problems) = catalog
             .resolve_tool(&reference, VersionChoice::Default)

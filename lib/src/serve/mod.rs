@@ -673,8 +673,28 @@ impl FromRequest<Arc<App>> for JsonBody {
     }
 }
 
-/// Run `work` (SQLite, files, tools) on tokio's blocking threads.
+/// Run `work` (SQLite, files) on tokio's blocking threads, at most [`quick_at_once`] at a time:
+/// 200 clients reading at once then queue for a few threads, rather than each holding a thread,
+/// its catalog and its index connection (which took the server past a GiB and made every
+/// answer slower).
 async fn blocking<T: Send + 'static>(
+    path: &str,
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    static QUICK: std::sync::LazyLock<tokio::sync::Semaphore> =
+        std::sync::LazyLock::new(|| tokio::sync::Semaphore::new(quick_at_once()));
+    let _permit = QUICK.acquire().await;
+    blocking_call(path, work).await
+}
+
+/// How much quick work runs at once: four a core.
+fn quick_at_once() -> usize {
+    4 * std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
+}
+
+/// Run `work` that may wait on a tool or a backend (an invoke, an attach) on tokio's blocking
+/// threads, without waiting for quick work's turn (it could hold it for its whole timeout).
+async fn blocking_call<T: Send + 'static>(
     path: &str,
     work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
