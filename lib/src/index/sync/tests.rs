@@ -1,6 +1,6 @@
 //! Tests of [`sync`](super).
 
-use super::{Constraints, MAX_SCOPES, Scope, scopes_of, stamp_is, write_stamp};
+use super::{Facts, MAX_SCOPES, Scope, scopes_of, stamp_is, write_stamp};
 use proptest::prelude::*;
 
 fn scopes(paths: &[&str]) -> Option<Vec<Scope>> {
@@ -73,7 +73,7 @@ fn a_changed_path_is_checked_with_its_folder() {
     assert!(scopes_of(&many[1..]).is_some());
 }
 
-fn written(facts: Option<Constraints>, racy_from: i128) -> String {
+fn written(facts: Option<Facts>, racy_from: i128) -> String {
     let mut out = String::from("left over");
     write_stamp(facts, racy_from, &mut out);
     out
