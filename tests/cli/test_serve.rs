@@ -1389,3 +1389,57 @@ fn a_running_server_runs_the_jobs_the_shell_queues_and_no_worker_starts() {
         "a worker was started"
     );
 }
+
+#[test]
+fn the_registry_follows_every_change_of_the_catalog_between_requests() {
+    let env = TestEnv::fixture();
+    let served = serve(&env, &[]);
+    let names = |answer: &Answer| -> Vec<String> {
+        answer.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = get(&served, "/v1/agent-tools", None);
+    assert_eq!(first.body, get(&served, "/v1/agent-tools", None).body);
+    assert!(!names(&first).contains(&"exec".to_owned()));
+    // A change through the command line (enabling a built-in tool)...
+    env.run(&["tool", "enable", "builtin/exec"]).success();
+    let enabled = get(&served, "/v1/agent-tools", None);
+    assert!(
+        names(&enabled).contains(&"exec".to_owned()),
+        "{:?}",
+        names(&enabled)
+    );
+    assert_eq!(
+        enabled.body["tools"],
+        env.json(&["export", "--provider", "openai"])
+    );
+    // ... and edits of the tools' files in place, which only the change check sees.
+    for bundle in std::fs::read_dir(env.catalog().join("bundles")).unwrap() {
+        let tools = bundle.unwrap().path().join("tools");
+        for slug in std::fs::read_dir(&tools).into_iter().flatten() {
+            for version in std::fs::read_dir(slug.unwrap().path()).unwrap() {
+                let path = version.unwrap().path().join("tool.json");
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                let mut doc: Value = serde_json::from_str(&text).unwrap();
+                doc["description"] = json!("A description edited in place by hand.");
+                std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+            }
+        }
+    }
+    let edited = get(&served, "/v1/agent-tools", None);
+    assert_eq!(
+        edited.body["tools"],
+        env.json(&["export", "--provider", "openai"])
+    );
+    assert!(
+        edited.body.to_string().contains("edited in place by hand"),
+        "{}",
+        edited.body
+    );
+}

@@ -21,8 +21,9 @@ use crate::provider::Provider;
 use crate::provider::export::{self, ExportError, ExportRequest};
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,20 +43,41 @@ const BATCH: &str = "/v1/agent-tools/invoke-batch";
 pub(super) async fn list(
     State(app): State<Arc<App>>,
     _caller: Caller,
-) -> Result<Json<Value>, ApiError> {
-    let root = app.settings.root.clone();
-    blocking(LIST, move || {
-        let tools = registry(&root).map_err(|e| ApiError::internal(e, LIST))?;
-        let count = tools.len();
-        Ok(Json(json!({ "ok": true, "tools": tools, "count": count })))
+) -> Result<Response, ApiError> {
+    let cached = Arc::clone(&app);
+    let body = blocking(LIST, move || {
+        registry(&cached.settings.root, &cached.registry).map_err(|e| ApiError::internal(e, LIST))
     })
-    .await
+    .await?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-/// The tools a model is shown: `export --provider openai` of the whole catalog, tools
-/// OpenAI cannot take left out.
-fn registry(root: &std::path::Path) -> Result<Vec<Value>, String> {
+/// The last registry answered, under the catalog state it was made from.
+#[derive(Debug, Default)]
+pub(super) struct Registry {
+    /// The index's generation and the hash of `toolctl.json`; the answer's body.
+    last: std::sync::Mutex<Option<(String, axum::body::Bytes)>>,
+}
+
+/// The body of `GET /v1/agent-tools`: `export --provider openai` of the whole catalog, tools
+/// OpenAI cannot take left out, as `{ok, tools, count}`. Each request checks the catalog for
+/// changes (as every command does); the export is made again only when the index changed
+/// since the last one (its generation) or `toolctl.json` did, else the last body is answered.
+fn registry(root: &std::path::Path, cache: &Registry) -> Result<axum::body::Bytes, String> {
     let catalog = Catalog::open(root).map_err(|e| e.to_string())?;
+    let config = crate::base::capped::read_text(
+        &catalog.root().join(crate::catalog::config::CONFIG_FILE),
+        Some(catalog.root()),
+    )
+    .map(|text| {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(text.as_bytes());
+        digest
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    })
+    .unwrap_or_default();
     let request = ExportRequest {
         provider: Provider::Openai,
         bundles: Vec::new(),
@@ -66,18 +88,38 @@ fn registry(root: &std::path::Path) -> Result<Vec<Value>, String> {
         lenient: true,
         force: true,
     };
-    let exported = Index::read(&catalog, &mut |_, _| {}, |index| {
-        match export::export(&catalog, index, &request) {
-            Err(ExportError::Index(e)) => Err(e),
-            other => Ok(other),
+    let body = Index::read(&catalog, &mut |_, _| {}, |index| {
+        let generation = index.generation()?;
+        let key = format!("{generation}:{config}");
+        if !generation.is_empty()
+            && let Some((last, body)) = cache
+                .last
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+            && *last == key
+        {
+            return Ok(Ok(body.clone()));
         }
+        let exported = match export::export(&catalog, index, &request) {
+            Err(ExportError::Index(e)) => return Err(e),
+            Err(e) => return Ok(Err(e.to_string())),
+            Ok(exported) => exported,
+        };
+        let tools = match exported.list {
+            Value::Array(tools) => tools,
+            _ => Vec::new(),
+        };
+        let count = tools.len();
+        let body = axum::body::Bytes::from(
+            serde_json::to_vec(&json!({ "ok": true, "tools": tools, "count": count }))
+                .unwrap_or_default(),
+        );
+        *cache.last.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, body.clone()));
+        Ok(Ok(body))
     })
-    .map_err(|e| e.to_string())?
-    .map_err(|e| e.to_string())?;
-    Ok(match exported.list {
-        Value::Array(tools) => tools,
-        _ => Vec::new(),
-    })
+    .map_err(|e| e.to_string())??;
+    Ok(body)
 }
 
 /// `POST /v1/agent-tools/invoke-batch`.

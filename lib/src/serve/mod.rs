@@ -98,6 +98,8 @@ struct App {
     /// `/mcp`: what `mcp serve --http` serves.
     mcp: crate::mcp::serve::Endpoint,
     log: Arc<dyn Log>,
+    /// The last `GET /v1/agent-tools` answer, for as long as the catalog stays the same.
+    registry: agent_tools::Registry,
     /// Requests refused for their key, and connections closed at the cap: told throttled, so
     /// a client that keeps knocking cannot fill the log.
     refused: guard::Throttled,
@@ -214,6 +216,7 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
             runner,
             mcp,
             log: log.clone(),
+            registry: agent_tools::Registry::default(),
             refused: guard::Throttled::new("requests refused for their API key (401)"),
         });
         tokio::spawn(Arc::clone(&app).tell_overdue());
