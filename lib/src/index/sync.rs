@@ -189,11 +189,7 @@ impl Index {
             tx.execute_batch(&super::lookup_indexes(false))
                 .map_err(|e| db(&self.path, e))?;
         }
-        let before = tx.total_changes();
         sync_all(&tx, catalog, &mut report, progress).map_err(|e| into_error(&self.path, e))?;
-        if tx.total_changes() != before {
-            new_generation(&tx).map_err(|e| db(&self.path, e))?;
-        }
         if bulk {
             tx.execute_batch(&super::lookup_indexes(true))
                 .map_err(|e| db(&self.path, e))?;
@@ -221,15 +217,7 @@ impl Index {
             check(&tx, catalog, &scope, &mut report, &mut |_, _| {})
         })();
         work.map_err(|e| into_error(&self.path, e))?;
-        new_generation(&tx).map_err(|e| db(&self.path, e))?;
         tx.commit().map_err(|e| db(&self.path, e))
-    }
-
-    /// A token that changes whenever a sync writes to the index (random, so an index built
-    /// again never gives an old one back): what was derived from the index under a token
-    /// (an export) is still right while the token is the same. Empty before the first write.
-    pub fn generation(&self) -> Result<String> {
-        meta(&self.conn, GENERATION).map_err(|e| db(&self.path, e))
     }
 }
 
@@ -265,13 +253,6 @@ fn into_error(path: &Option<std::path::PathBuf>, e: SyncError) -> Error {
         SyncError::Db(e) => db(path, e),
         SyncError::Catalog(e) => Error::Catalog(e),
     }
-}
-
-/// The `meta` key of [`Index::generation`].
-const GENERATION: &str = "generation";
-
-fn new_generation(tx: &Transaction) -> rusqlite::Result<()> {
-    set_meta(tx, GENERATION, &uuid::Uuid::new_v4().simple().to_string())
 }
 
 fn sync_all(

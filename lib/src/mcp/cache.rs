@@ -29,17 +29,29 @@ pub type Stamp = Vec<Option<(u64, u32, u64)>>;
 
 /// The catalog's stamp now.
 pub fn stamp(root: &Path) -> Stamp {
-    let index = root.join(STATE_DIR).join(INDEX_FILE);
-    let mut wal = index.clone().into_os_string();
+    stamp_of(
+        &root.join(STATE_DIR).join(INDEX_FILE),
+        &root.join(CONFIG_FILE),
+    )
+}
+
+/// The stamp of the index at `index` (with its write-ahead log) and of the configuration file
+/// `config`: it moves whenever either is written.
+pub fn stamp_of(index: &Path, config: &Path) -> Stamp {
+    let mut wal = index.to_path_buf().into_os_string();
     wal.push("-wal");
-    [index, PathBuf::from(wal), root.join(CONFIG_FILE)]
-        .iter()
-        .map(|path| {
-            let meta = std::fs::metadata(path).ok()?;
-            let since = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?;
-            Some((since.as_secs(), since.subsec_nanos(), meta.len()))
-        })
-        .collect()
+    [
+        index.to_path_buf(),
+        PathBuf::from(wal),
+        config.to_path_buf(),
+    ]
+    .iter()
+    .map(|path| {
+        let meta = std::fs::metadata(path).ok()?;
+        let since = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?;
+        Some((since.as_secs(), since.subsec_nanos(), meta.len()))
+    })
+    .collect()
 }
 
 /// A list read back, or about to be kept.

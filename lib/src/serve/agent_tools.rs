@@ -52,32 +52,19 @@ pub(super) async fn list(
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-/// The last registry answered, under the catalog state it was made from.
+/// The last registry answered, under the stamp of the catalog state it was made from.
 #[derive(Debug, Default)]
 pub(super) struct Registry {
-    /// The index's generation and the hash of `toolctl.json`; the answer's body.
-    last: std::sync::Mutex<Option<(String, axum::body::Bytes)>>,
+    last: std::sync::Mutex<Option<(crate::mcp::cache::Stamp, axum::body::Bytes)>>,
 }
 
 /// The body of `GET /v1/agent-tools`: `export --provider openai` of the whole catalog, tools
 /// OpenAI cannot take left out, as `{ok, tools, count}`. Each request checks the catalog for
-/// changes (as every command does); the export is made again only when the index changed
-/// since the last one (its generation) or `toolctl.json` did, else the last body is answered.
+/// changes (as every command does); the export is made again only when the index file or
+/// `toolctl.json` was written since the last one (their stamps, as `mcp serve` tells a change),
+/// else the last body is answered. An index in memory is exported every time.
 fn registry(root: &std::path::Path, cache: &Registry) -> Result<axum::body::Bytes, String> {
     let catalog = Catalog::open(root).map_err(|e| e.to_string())?;
-    let config = crate::base::capped::read_text(
-        &catalog.root().join(crate::catalog::config::CONFIG_FILE),
-        Some(catalog.root()),
-    )
-    .map(|text| {
-        use sha2::Digest;
-        let digest = sha2::Sha256::digest(text.as_bytes());
-        digest
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    })
-    .unwrap_or_default();
     let request = ExportRequest {
         provider: Provider::Openai,
         bundles: Vec::new(),
@@ -89,15 +76,17 @@ fn registry(root: &std::path::Path, cache: &Registry) -> Result<axum::body::Byte
         force: true,
     };
     let body = Index::read(&catalog, &mut |_, _| {}, |index| {
-        let generation = index.generation()?;
-        let key = format!("{generation}:{config}");
-        if !generation.is_empty()
-            && let Some((last, body)) = cache
-                .last
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_ref()
-            && *last == key
+        // Taken after the change check and before the export: a write in between makes the
+        // next request export again.
+        let stamp = index.stored_at().map(|file| {
+            crate::mcp::cache::stamp_of(
+                file,
+                &catalog.root().join(crate::catalog::config::CONFIG_FILE),
+            )
+        });
+        let mut last = cache.last.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some(stamp), Some((at, body))) = (&stamp, last.as_ref())
+            && stamp == at
         {
             return Ok(Ok(body.clone()));
         }
@@ -115,7 +104,7 @@ fn registry(root: &std::path::Path, cache: &Registry) -> Result<axum::body::Byte
             serde_json::to_vec(&json!({ "ok": true, "tools": tools, "count": count }))
                 .unwrap_or_default(),
         );
-        *cache.last.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, body.clone()));
+        *last = stamp.map(|stamp| (stamp, body.clone()));
         Ok(Ok(body))
     })
     .map_err(|e| e.to_string())??;
