@@ -101,11 +101,9 @@ impl Follower {
             thread: Some(thread),
         })
     }
-
-    /// Stop taking jobs, and let the lock go (as dropping it does).
-    pub fn stop(self) {}
 }
 
+/// Dropping the follower stops it taking jobs and lets the lock go.
 impl Drop for Follower {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);

@@ -250,7 +250,7 @@ pub fn serve(settings: Settings, log: Arc<dyn Log>) -> Result<(), Error> {
     })?;
     // A running `exec` program is killed with what it started, and each job records its end;
     // queued jobs wait for the next start.
-    follower.stop();
+    drop(follower);
     stopping.stop(Duration::from_secs(2));
     runtime.shutdown_timeout(Duration::from_secs(2));
     app.mcp.close();
