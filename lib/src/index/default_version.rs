@@ -254,6 +254,17 @@ impl Index {
         self.collect(&sql, [dir], |r| Ok((r.get(0)?, r.get(1)?)))
     }
 
+    /// The rows among `ids` whose tool says what it returns (an `outputSchema` with
+    /// properties), in no order.
+    pub fn with_output(&self, ids: &[i64]) -> Result<Vec<i64>> {
+        self.collect(
+            "SELECT rowid FROM tool_fts
+             WHERE rowid IN (SELECT value FROM json_each(?1)) AND output != ''",
+            [json_list(ids)],
+            |r| r.get(0),
+        )
+    }
+
     /// Every tool slug of a live bundle, as (bundle slug, tool slug).
     pub fn all_slugs(&self) -> Result<Vec<(String, String)>> {
         let sql = format!(

@@ -26,6 +26,12 @@
 //! `Search_Hotels_By_Coordinates`, not `Search_Hotels` too; but NESTFUL's `hotel_id` "can be
 //! retrieved from (Search Hotels) or (Search Hotels By Coordinates)" names both.
 //!
+//! **What returns an argument.** A required argument no description names a tool for may
+//! come from a sibling ([`producers`]: a tool of the same bundle and family word,
+//! [`siblings::family_word`]) whose `outputSchema` has a property of the argument's name that
+//! it does not need itself. Only the first pick brings them, after its named ones, within
+//! [`PER_CONSUMER`].
+//!
 //! **Which tools.** Only required arguments (an optional one can be left out, so its tool is
 //! not needed), only tools of the consumer's own bundle folder (a name means a tool of the API
 //! that uses it; another bundle's `search-flight-location` is another API's), and only tools
@@ -37,7 +43,7 @@
 //! slugs of their bundles, an indexed read of those bundles alone (shared with the siblings,
 //! [`Bundles`]): never a pass over the catalog.
 
-use super::{Bundles, Matches};
+use super::{Bundles, Matches, siblings};
 use crate::catalog::Catalog;
 use crate::index::text::words;
 use crate::index::{self, Index, Registration};
@@ -58,10 +64,11 @@ pub struct Need {
     pub consumer: i64,
     /// The consumer's ranking key (its score), which the helper takes.
     pub key: f64,
-    /// The required argument whose description names the helper.
+    /// The required argument whose value the helper gives.
     pub argument: String,
-    /// The words that name it, space separated.
-    pub phrase: String,
+    /// The words of the argument's description that name it, space separated; `None` when
+    /// it is a sibling that returns the argument ([`producers`]).
+    pub phrase: Option<String>,
 }
 
 /// The phrases by which the tool with slug `by` names the tool with slug `name`: `name`'s
@@ -94,17 +101,40 @@ pub fn required_arguments(arg_schema: &Value) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-/// The `argSchema` of the tool stored at `path` (as the index names it), if it can be read.
-/// Read as JSON only: loading a tool ([`Catalog::tool_at`]) checks it whole, compiling its
-/// JSON Schemas, which costs more than the pick (the index checked it when it listed it).
-fn arg_schema(catalog: &Catalog, path: &str) -> Option<Value> {
+/// The names of the required arguments of a tool's `argSchema`, in the schema's order.
+pub fn required_names(arg_schema: &Value) -> Vec<&str> {
+    arg_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// Whether a tool of `argSchema` `arg_schema` and `outputSchema` `output_schema` returns a
+/// value named `argument` without needing one: a property of its output, not a required
+/// argument of its own.
+pub fn returns(arg_schema: &Value, output_schema: &Value, argument: &str) -> bool {
+    let out = output_schema
+        .get("properties")
+        .is_some_and(|p| p.get(argument).is_some());
+    out && !required_names(arg_schema).contains(&argument)
+}
+
+/// The `argSchema` and `outputSchema` (`null` when absent) of the tool stored at `path` (as
+/// the index names it), if it can be read. Read as JSON only: loading a tool
+/// ([`Catalog::tool_at`]) checks it whole, compiling its JSON Schemas, which costs more than
+/// the pick (the index checked it when it listed it).
+fn schemas(catalog: &Catalog, path: &str) -> Option<(Value, Value)> {
     if path.starts_with("builtin:") {
-        return catalog.tool_at(path).ok()??.tool.arg_schema;
+        let tool = catalog.tool_at(path).ok()??.tool;
+        let or_null = |v: Option<Value>| v.unwrap_or(Value::Null);
+        return Some((or_null(tool.arg_schema), or_null(tool.output_schema)));
     }
     let root = catalog.root();
     let text = crate::catalog::read_tool_text(&root.join(path), root).ok()??;
     let mut doc: Value = serde_json::from_str(&text).ok()?;
-    doc.get_mut("argSchema").map(Value::take)
+    let mut take = |key: &str| doc.get_mut(key).map_or(Value::Null, Value::take);
+    Some((take("argSchema"), take("outputSchema")))
 }
 
 /// A tool named by a consumer's argument.
@@ -112,7 +142,8 @@ fn arg_schema(catalog: &Catalog, path: &str) -> Option<Value> {
 pub struct Named {
     pub slug: String,
     pub argument: String,
-    pub phrase: String,
+    /// `None`: the tool returns the argument rather than being named by it.
+    pub phrase: Option<String>,
 }
 
 /// A place where an argument's description names a tool.
@@ -180,7 +211,7 @@ pub fn named_slugs<'a>(
             Named {
                 slug: slugs[place.slug].to_owned(),
                 argument: argument.clone(),
-                phrase: text[place.start..place.start + place.len].join(" "),
+                phrase: Some(text[place.start..place.start + place.len].join(" ")),
             }
         })
         .collect()
@@ -220,7 +251,12 @@ pub fn add(
         let Some(row) = index.rows_by_id(&[consumer], false)?.pop() else {
             continue;
         };
-        for (helper, named) in helpers_of(catalog, index, matches, bundles, &row, allow_unsafe)? {
+        // Only the first pick brings the siblings that return what it needs: a request's
+        // best tool is the one it most surely needs; those after it are often another API's
+        // tool for the same job, whose siblings would push the right ones out.
+        let first = at == 0;
+        let helpers = helpers_of(catalog, index, matches, bundles, &row, first, allow_unsafe)?;
+        for (helper, named) in helpers {
             let at = ranked
                 .iter()
                 .position(|(r, _)| r.id == consumer)
@@ -263,57 +299,148 @@ pub fn add(
     Ok(needs)
 }
 
-/// The helpers of the tool at index row `row`: at most [`PER_CONSUMER`] of the tools its
-/// required arguments name, those the scorer ranks higher first, then in registration order,
-/// each with what names it.
+/// The helpers of the tool at index row `row`: at most [`PER_CONSUMER`] tools, first those its
+/// required arguments name (ranked higher by the scorer first, then in registration order),
+/// then, `with_producers`, the siblings that return an argument no description names a tool
+/// for ([`producers`]), each with why.
 fn helpers_of(
     catalog: &Catalog,
     index: &Index,
     matches: &mut Matches,
     bundles: &mut Bundles<'_>,
     row: &index::ToolRow,
+    with_producers: bool,
     allow_unsafe: bool,
 ) -> index::Result<Vec<(Registration, Named)>> {
     // A file that cannot be read now brings no helper; the pick itself stands.
-    let arguments = arg_schema(catalog, &row.path)
-        .as_ref()
-        .map(required_arguments)
-        .unwrap_or_default();
-    if arguments.is_empty() {
+    let Some((arg_schema, _)) = schemas(catalog, &row.path) else {
+        return Ok(Vec::new());
+    };
+    let required = required_names(&arg_schema);
+    if required.is_empty() {
         return Ok(Vec::new());
     }
-    let tools = bundles.slugs(index, &row.bundle_dir)?;
+    let arguments = required_arguments(&arg_schema);
+    let tools = bundles.slugs(index, &row.bundle_dir)?.to_vec();
     let mut slugs: Vec<&str> = tools.iter().map(|(_, slug)| slug.as_str()).collect();
     slugs.sort_unstable();
     slugs.dedup();
     let named = named_slugs(&arguments, &row.slug, slugs);
-    if named.is_empty() {
+    let mut found = Vec::new();
+    if !named.is_empty() {
+        let mut why: HashMap<String, Named> =
+            named.into_iter().map(|n| (n.slug.clone(), n)).collect();
+        let ids: Vec<i64> = tools
+            .iter()
+            .filter(|(_, slug)| why.contains_key(slug.as_str()))
+            .map(|(id, _)| *id)
+            .collect();
+        let slug_of: HashMap<i64, &str> = tools.iter().map(|(id, s)| (*id, s.as_str())).collect();
+        let mut helpers = bundles.candidates(index, &ids, allow_unsafe)?;
+        let helper_ids: Vec<i64> = helpers.iter().map(|r| r.id).collect();
+        matches.settle(index, &helper_ids)?;
+        // Ranked higher by the scorer first, then registration order (`helpers` is in it).
+        helpers.sort_by(|a, b| matches.score(b.id).total_cmp(&matches.score(a.id)));
+        helpers.truncate(PER_CONSUMER);
+        found.extend(helpers.into_iter().filter_map(|helper| {
+            let named = why.remove(*slug_of.get(&helper.id)?)?;
+            Some((helper, named))
+        }));
+    }
+    if with_producers && found.len() < PER_CONSUMER {
+        let given: Vec<&str> = found.iter().map(|(_, n)| n.argument.as_str()).collect();
+        let open: Vec<&str> = required
+            .into_iter()
+            .filter(|a| !given.contains(a))
+            .collect();
+        let taken: Vec<i64> = found.iter().map(|(r, _)| r.id).collect();
+        let more = producers(
+            catalog,
+            index,
+            matches,
+            bundles,
+            row,
+            &tools,
+            &open,
+            allow_unsafe,
+        )?;
+        let room = PER_CONSUMER - found.len();
+        found.extend(
+            more.into_iter()
+                .filter(|(r, _)| !taken.contains(&r.id))
+                .take(room),
+        );
+    }
+    Ok(found)
+}
+
+/// The most siblings whose `tool.json` one consumer reads for [`producers`].
+pub const PRODUCER_READS: usize = 8;
+
+/// The siblings of the tool at `row` ([`siblings::family_word`]: its bundle's tools named
+/// alike) that return one of its required arguments `open` without taking it (an
+/// `outputSchema` property of that name that is not a required argument of their own): sgd's
+/// `Music.PlaySong` needs a `song_name`, which `Music.LookupSong` returns. The request names
+/// the song to play, rarely the search that finds its exact name. Of the siblings the index
+/// knows return something, at most [`PRODUCER_READS`] are read, those the scorer ranks higher
+/// first; each found one comes with the first of `open` it returns, in that order.
+#[allow(clippy::too_many_arguments)]
+fn producers(
+    catalog: &Catalog,
+    index: &Index,
+    matches: &mut Matches,
+    bundles: &Bundles<'_>,
+    row: &index::ToolRow,
+    tools: &[(i64, String)],
+    open: &[&str],
+    allow_unsafe: bool,
+) -> index::Result<Vec<(Registration, Named)>> {
+    let Some(word) = siblings::family_word(&row.slug) else {
+        return Ok(Vec::new());
+    };
+    if open.is_empty() {
         return Ok(Vec::new());
     }
-    let mut why: HashMap<String, Named> = named.into_iter().map(|n| (n.slug.clone(), n)).collect();
-    let slug_of: HashMap<i64, String> = tools
+    let kin: Vec<i64> = tools
         .iter()
-        .filter(|(_, slug)| why.contains_key(slug.as_str()))
-        .map(|(id, slug)| (*id, slug.clone()))
-        .collect();
-    let ids: Vec<i64> = tools
-        .iter()
-        .map(|(id, _)| *id)
-        .filter(|id| slug_of.contains_key(id))
-        .collect();
-    let mut helpers = bundles.candidates(index, &ids, allow_unsafe)?;
-    let helper_ids: Vec<i64> = helpers.iter().map(|r| r.id).collect();
-    matches.settle(index, &helper_ids)?;
-    // Ranked higher by the scorer first, then registration order (`helpers` is in it).
-    helpers.sort_by(|a, b| matches.score(b.id).total_cmp(&matches.score(a.id)));
-    helpers.truncate(PER_CONSUMER);
-    Ok(helpers
-        .into_iter()
-        .filter_map(|helper| {
-            let named = why.remove(slug_of.get(&helper.id)?)?;
-            Some((helper, named))
+        .filter(|(id, slug)| {
+            *id != row.id
+                && *slug != row.slug
+                && siblings::family_word(slug).as_ref() == Some(&word)
         })
-        .collect())
+        .map(|(id, _)| *id)
+        .collect();
+    // Only those that say what they return are read.
+    let kin = index.with_output(&kin)?;
+    let mut kin = bundles.candidates(index, &kin, allow_unsafe)?;
+    let kin_ids: Vec<i64> = kin.iter().map(|r| r.id).collect();
+    matches.settle(index, &kin_ids)?;
+    kin.sort_by(|a, b| matches.score(b.id).total_cmp(&matches.score(a.id)));
+    kin.truncate(PRODUCER_READS);
+    let ids: Vec<i64> = kin.iter().map(|r| r.id).collect();
+    let rows: HashMap<i64, index::ToolRow> = index
+        .rows_by_id(&ids, false)?
+        .into_iter()
+        .map(|r| (r.id, r))
+        .collect();
+    let mut found = Vec::new();
+    for helper in kin {
+        let Some(tool) = rows.get(&helper.id) else {
+            continue;
+        };
+        let Some((args, output)) = schemas(catalog, &tool.path) else {
+            continue;
+        };
+        if let Some(argument) = open.iter().find(|a| returns(&args, &output, a)) {
+            let named = Named {
+                slug: tool.slug.clone(),
+                argument: (*argument).to_owned(),
+                phrase: None,
+            };
+            found.push((helper, named));
+        }
+    }
+    Ok(found)
 }
 
 #[cfg(test)]
@@ -370,8 +497,28 @@ mod tests {
         let arguments = vec![("fromId".to_owned(), text(description))];
         named_slugs(&arguments, "Search-Flights", slugs.iter().copied())
             .into_iter()
-            .map(|n| (n.slug, n.phrase))
+            .map(|n| (n.slug, n.phrase.expect("a named helper has its phrase")))
             .collect()
+    }
+
+    #[test]
+    fn a_tool_returns_an_argument_its_output_has_and_it_does_not_need() {
+        let output = json!({ "type": "object", "properties": { "song_name": {}, "artist": {} } });
+        let lookup = json!({ "type": "object", "properties": { "artist": {} } });
+        let play = json!({ "properties": { "song_name": {} }, "required": ["song_name"] });
+        assert!(returns(&lookup, &output, "song_name"));
+        assert!(
+            returns(&lookup, &output, "artist"),
+            "an optional argument may be returned"
+        );
+        assert!(!returns(&play, &output, "song_name"), "it needs one itself");
+        assert!(!returns(&lookup, &output, "album"), "not in its output");
+        assert!(
+            !returns(&lookup, &Value::Null, "song_name"),
+            "no outputSchema"
+        );
+        assert_eq!(required_names(&play), ["song_name"]);
+        assert!(required_names(&json!({ "required": "song_name" })).is_empty());
     }
 
     #[test]

@@ -1039,10 +1039,16 @@ pub fn cover_ranked(
 
 /// The reason of a helper tool ([`helpers`]): `consumer` names the tool that needs it.
 pub fn helper_reason(consumer: &str, need: &helpers::Need) -> String {
-    format!(
-        "needed by {consumer}: its argument {} names it",
-        need.argument
-    )
+    match need.phrase {
+        Some(_) => format!(
+            "needed by {consumer}: its argument {} names it",
+            need.argument
+        ),
+        None => format!(
+            "needed by {consumer}: returns its argument {}",
+            need.argument
+        ),
+    }
 }
 
 /// The reason of a sibling tool [`siblings`] lifted: `anchor` names the tool that lifted it,

@@ -392,3 +392,112 @@ fn a_helper_brings_its_own_helpers_right_after_it_each_once() {
         "no tool twice: {got:?}"
     );
 }
+
+/// Bundle `music`: `music-play-song` needs a `song_name`, which `music-lookup-song` returns and
+/// does not take; `music-queue-song` returns one too but needs one itself, and
+/// `music-lookup-album` returns none. Bundle `radio`, registered first, has its own
+/// `music-lookup-song`.
+fn music() -> TestEnv {
+    let env = TestEnv::new();
+    without_builtins(&env);
+    env.edit_config(|config| config["allowedHosts"] = json!(["api.example.com"]));
+    let tool = |slug: &str, n: u32, description: &str, args: Value, returns: &[&str]| {
+        let properties: serde_json::Map<String, Value> = returns
+            .iter()
+            .map(|name| ((*name).to_owned(), json!({ "description": "A field." })))
+            .collect();
+        let output = json!({ "type": "object", "properties": properties });
+        http(
+            slug,
+            n,
+            "GET",
+            json!({ "description": description, "argSchema": args, "outputSchema": output }),
+        )
+    };
+    let song = json!({
+        "type": "object",
+        "properties": { "song_name": { "type": "string", "description": "Name of the song." } },
+        "required": ["song_name"]
+    });
+    let artist = json!({ "type": "object", "properties": { "artist": { "type": "string" } } });
+    env.bundle("radio");
+    env.put_tool(
+        "radio",
+        &tool(
+            "music-lookup-song",
+            1,
+            "Songs on air.",
+            artist.clone(),
+            &["song_name"],
+        ),
+    );
+    env.bundle("music");
+    for doc in [
+        tool(
+            "music-play-song",
+            2,
+            "Play the selected song on a device.",
+            song.clone(),
+            &["song_name"],
+        ),
+        tool(
+            "music-queue-song",
+            3,
+            "Queue a song to play after this one.",
+            song,
+            &["song_name"],
+        ),
+        tool(
+            "music-lookup-album",
+            4,
+            "Albums by an artist.",
+            artist.clone(),
+            &["album"],
+        ),
+        tool(
+            "music-lookup-song",
+            5,
+            "Songs by artist or genre.",
+            artist,
+            &["song_name", "artist"],
+        ),
+    ] {
+        env.put_tool("music", &doc);
+    }
+    env
+}
+
+#[test]
+fn a_sibling_that_returns_a_required_argument_comes_right_after_its_pick() {
+    let env = music();
+    let query = "play the song Bohemian Rhapsody on the TV";
+    let without = picks(&env, &[query, "--max", "2", "--no-helpers"]);
+    assert_eq!(refs(&without)[0], "music/music-play-song@v1");
+    assert_ne!(
+        refs(&without)[1],
+        "music/music-lookup-song@v1",
+        "{without:?}"
+    );
+
+    let got = picks(&env, &[query, "--max", "2", "--debug"]);
+    // Not the tool that needs a song itself, not the one that returns none, not another
+    // bundle's tool of the same name.
+    assert_eq!(
+        refs(&got),
+        ["music/music-play-song@v1", "music/music-lookup-song@v1"],
+        "{got:?}"
+    );
+    assert_eq!(
+        got[1].reason,
+        "needed by music-play-song: returns its argument song_name"
+    );
+    assert_eq!(
+        got[1].score, got[0].score,
+        "a helper takes its pick's score"
+    );
+    let helper = &got[1].provenance.as_ref().unwrap()["helper"];
+    assert_eq!(
+        (&helper["neededBy"], &helper["argument"], &helper["phrase"]),
+        (&json!("music-play-song"), &json!("song_name"), &Value::Null)
+    );
+}
