@@ -205,13 +205,13 @@ pub struct Status {
 }
 
 impl Index {
-    /// The index file of a catalog.
     /// The file this index is kept in; `None` for one in memory (a read-only catalog's, when
     /// no cache folder could hold it).
     pub fn stored_at(&self) -> Option<&Path> {
         self.path.as_deref()
     }
 
+    /// The index file of a catalog.
     pub fn file(catalog: &Catalog) -> PathBuf {
         catalog.root().join(STATE_DIR).join(INDEX_FILE)
     }

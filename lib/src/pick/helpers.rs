@@ -321,7 +321,7 @@ fn helpers_of(
         return Ok(Vec::new());
     }
     let arguments = required_arguments(&arg_schema);
-    let tools = bundles.slugs(index, &row.bundle_dir)?.to_vec();
+    let tools = bundles.slugs(index, &row.bundle_dir)?;
     let mut slugs: Vec<&str> = tools.iter().map(|(_, slug)| slug.as_str()).collect();
     slugs.sort_unstable();
     slugs.dedup();
@@ -330,12 +330,17 @@ fn helpers_of(
     if !named.is_empty() {
         let mut why: HashMap<String, Named> =
             named.into_iter().map(|n| (n.slug.clone(), n)).collect();
-        let ids: Vec<i64> = tools
+        let slug_of: HashMap<i64, &str> = tools
             .iter()
             .filter(|(_, slug)| why.contains_key(slug.as_str()))
-            .map(|(id, _)| *id)
+            .map(|(id, slug)| (*id, slug.as_str()))
             .collect();
-        let slug_of: HashMap<i64, &str> = tools.iter().map(|(id, s)| (*id, s.as_str())).collect();
+        // In the bundle's order, which `candidates` keeps.
+        let ids: Vec<i64> = tools
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|id| slug_of.contains_key(id))
+            .collect();
         let mut helpers = bundles.candidates(index, &ids, allow_unsafe)?;
         let helper_ids: Vec<i64> = helpers.iter().map(|r| r.id).collect();
         matches.settle(index, &helper_ids)?;
@@ -377,8 +382,7 @@ fn helpers_of(
 /// The most siblings whose `tool.json` one consumer reads for [`producers`].
 pub const PRODUCER_READS: usize = 8;
 
-/// The siblings of the tool at `row` ([`siblings::family_word`]: its bundle's tools named
-/// alike) that return one of its required arguments `open` without taking it (an
+/// The siblings of the tool at `row` ([`siblings::kin`]: its bundle's tools named alike) that return one of its required arguments `open` without taking it (an
 /// `outputSchema` property of that name that is not a required argument of their own): sgd's
 /// `Music.PlaySong` needs a `song_name`, which `Music.LookupSong` returns. The request names
 /// the song to play, rarely the search that finds its exact name. Of the siblings the index
@@ -395,21 +399,13 @@ fn producers(
     open: &[&str],
     allow_unsafe: bool,
 ) -> index::Result<Vec<(Registration, Named)>> {
-    let Some(word) = siblings::family_word(&row.slug) else {
-        return Ok(Vec::new());
-    };
     if open.is_empty() {
         return Ok(Vec::new());
     }
-    let kin: Vec<i64> = tools
-        .iter()
-        .filter(|(id, slug)| {
-            *id != row.id
-                && *slug != row.slug
-                && siblings::family_word(slug).as_ref() == Some(&word)
-        })
-        .map(|(id, _)| *id)
-        .collect();
+    let kin = siblings::kin(tools, row);
+    if kin.is_empty() {
+        return Ok(Vec::new());
+    }
     // Only those that say what they return are read.
     let kin = index.with_output(&kin)?;
     let mut kin = bundles.candidates(index, &kin, allow_unsafe)?;

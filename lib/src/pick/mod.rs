@@ -1136,7 +1136,7 @@ impl Related<'_> {
 /// bundle folder, each read once ([`Index::slugs_in_bundle`]), and which of them may be added.
 #[derive(Debug, Default)]
 pub struct Bundles<'a> {
-    slugs: HashMap<String, Vec<(i64, String)>>,
+    slugs: HashMap<String, std::rc::Rc<[(i64, String)]>>,
     /// See [`Related::within`].
     within: Option<&'a index::Filters>,
 }
@@ -1158,12 +1158,17 @@ impl Bundles<'_> {
         Ok(found)
     }
 
-    /// The live tools of the bundle in folder `dir`, every version, as (row, tool slug).
-    pub fn slugs(&mut self, index: &Index, dir: &str) -> index::Result<&[(i64, String)]> {
+    /// The live tools of the bundle in folder `dir`, every version, as (row, tool slug); read
+    /// once a pick, shared (not copied) with each caller.
+    pub fn slugs(
+        &mut self,
+        index: &Index,
+        dir: &str,
+    ) -> index::Result<std::rc::Rc<[(i64, String)]>> {
         Ok(match self.slugs.entry(dir.to_owned()) {
-            std::collections::hash_map::Entry::Occupied(slot) => slot.into_mut(),
+            std::collections::hash_map::Entry::Occupied(slot) => slot.get().clone(),
             std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(index.slugs_in_bundle(dir)?)
+                slot.insert(index.slugs_in_bundle(dir)?.into()).clone()
             }
         })
     }

@@ -109,6 +109,21 @@ pub const VERBS: &[&str] = &[
     "write",
 ];
 
+/// The rows among `tools` (a bundle's, as (row, slug)) of the tool at `row`'s family, other
+/// than its own slug: none when it has no family word.
+pub fn kin(tools: &[(i64, String)], row: &index::ToolRow) -> Vec<i64> {
+    let Some(word) = family_word(&row.slug) else {
+        return Vec::new();
+    };
+    tools
+        .iter()
+        .filter(|(id, slug)| {
+            *id != row.id && *slug != row.slug && family_word(slug).as_ref() == Some(&word)
+        })
+        .map(|(id, _)| *id)
+        .collect()
+}
+
 /// The family word of the tool with slug `slug`: the first word of its name, unless that is
 /// a verb ([`VERBS`]) or it has none.
 pub fn family_word(slug: &str) -> Option<String> {
@@ -160,14 +175,10 @@ pub fn add(
         let (Some(anchor_key), Some(word)) = (anchors.get(&row.id), family_word(&row.slug)) else {
             continue;
         };
-        let ids: Vec<i64> = bundles
-            .slugs(index, &row.bundle_dir)?
-            .iter()
-            .filter(|(id, slug)| {
-                *id != row.id && *slug != row.slug && family_word(slug).as_ref() == Some(&word)
-            })
-            .map(|(id, _)| *id)
-            .collect();
+        let ids = kin(&bundles.slugs(index, &row.bundle_dir)?, &row);
+        if ids.is_empty() {
+            continue;
+        }
         let siblings = bundles.candidates(index, &ids, allow_unsafe)?;
         let sibling_ids: Vec<i64> = siblings.iter().map(|r| r.id).collect();
         matches.settle(index, &sibling_ids)?;

@@ -501,3 +501,29 @@ fn a_sibling_that_returns_a_required_argument_comes_right_after_its_pick() {
         (&json!("music-play-song"), &json!("song_name"), &Value::Null)
     );
 }
+
+#[test]
+fn only_the_first_pick_brings_a_sibling_that_returns_what_it_needs() {
+    let env = music();
+    // A tool of another family ranks first; `music-play-song`, second, brings nothing.
+    env.put_tool(
+        "music",
+        &http(
+            "speaker-play-song",
+            6,
+            "GET",
+            json!({ "description": "Play the song Bohemian Rhapsody on a speaker." }),
+        ),
+    );
+    let query = "play the song Bohemian Rhapsody on a speaker";
+    let got = picks(&env, &[query, "--max", "4"]);
+    assert_eq!(
+        refs(&got)[..2],
+        ["music/speaker-play-song@v1", "music/music-play-song@v1"],
+        "{got:?}"
+    );
+    assert!(
+        got.iter().all(|p| !p.reason.starts_with("needed by")),
+        "{got:?}"
+    );
+}
