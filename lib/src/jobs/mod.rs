@@ -206,11 +206,14 @@ impl Store {
         })
     }
 
-    /// Queue `calls` as jobs, in one transaction (all of them or none), in order.
+    /// Queue `calls` as jobs, in one transaction (all of them or none), in order. The
+    /// transaction takes the write lock before it reads the last `seq`: a read transaction
+    /// that another worker's write overtakes could not be upgraded (SQLite answers "database
+    /// is locked" at once, without waiting).
     pub fn create(&self, calls: &[NewJob]) -> Result<Vec<Job>> {
         let created = now();
         self.with(|conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let seq: i64 =
                 tx.query_row("SELECT COALESCE(MAX(seq), 0) FROM jobs", [], |r| r.get(0))?;
             let mut jobs = Vec::with_capacity(calls.len());
@@ -511,6 +514,30 @@ mod tests {
         let newest = store.list(None, 10).unwrap();
         assert_eq!(newest[0].id, jobs[1].id);
         assert_eq!(store.list(Some(Status::Succeeded), 10).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn jobs_are_queued_while_another_worker_holds_the_write_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let other = Store::open(dir.path()).unwrap();
+        let (locked, wait) = std::sync::mpsc::channel();
+        let holder = std::thread::spawn(move || {
+            other
+                .with(|conn| {
+                    let tx =
+                        conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                    tx.execute("UPDATE jobs SET queue = queue", [])?;
+                    locked.send(()).unwrap();
+                    std::thread::sleep(Duration::from_millis(300));
+                    tx.commit()
+                })
+                .unwrap();
+        });
+        wait.recv().unwrap();
+        let jobs = store.create(&[call("a"), call("b")]).unwrap();
+        holder.join().unwrap();
+        assert_eq!(store.queued().unwrap().len(), jobs.len());
     }
 
     #[test]
