@@ -2,7 +2,14 @@
 
 /// `base` with one more JSON pointer token, escaped per RFC 6901 (`~` → `~0`, `/` → `~1`).
 pub fn join(base: &str, token: &str) -> String {
-    format!("{base}/{}", token.replace('~', "~0").replace('/', "~1"))
+    if token.contains(['~', '/']) {
+        return format!("{base}/{}", token.replace('~', "~0").replace('/', "~1"));
+    }
+    let mut pointer = String::with_capacity(base.len() + 1 + token.len());
+    pointer.push_str(base);
+    pointer.push('/');
+    pointer.push_str(token);
+    pointer
 }
 
 /// One JSON pointer token as the key it stands for (`~1` → `/`, then `~0` → `~`).

@@ -103,7 +103,7 @@ impl Redactor {
         };
         let bytes = value.as_bytes();
         // Hex of its bytes, either case (a digest-like echo, a hex dump).
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let hex = hex::encode(bytes);
         literal(&mut forms, &hex);
         if let Some(last) = forms.last_mut() {
             *last = format!("(?i:{last})");

@@ -149,7 +149,7 @@ impl NameMap {
             }
         }
         for (name, key) in colliding {
-            let digest = hex(&Sha256::digest(format!("{}/{}", key.0, key.1)));
+            let digest = hex::encode(Sha256::digest(format!("{}/{}", key.0, key.1)));
             let unique = (SUFFIX_DIGITS..=digest.len())
                 .map(|digits| {
                     let stem: String = name.chars().take(MAX_NAME - 1 - digits).collect();
@@ -401,10 +401,6 @@ fn collides(name: &str, owners: &[(&str, &str)], is_slug: impl FnOnce(&str) -> b
         [(_, slug)] => name != *slug && is_slug(name),
         _ => true,
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ struct Token {
 pub fn fingerprint<T: Serialize>(filters: &T) -> String {
     let bytes = serde_json::to_vec(filters).unwrap_or_default();
     let digest = Sha256::digest(&bytes);
-    digest[..6].iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(&digest[..6])
 }
 
 pub fn encode(after: &[String], fingerprint: &str) -> String {

@@ -20,7 +20,7 @@ pub fn cache_dir(root: &Path) -> Option<PathBuf> {
     let cache = var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|home| home.join(".cache")))?;
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.into());
     let digest = sha2::Sha256::digest(root.as_os_str().as_encoded_bytes());
-    let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let hash = hex::encode(&digest[..8]);
     Some(cache.join("toolctl").join(hash))
 }
 

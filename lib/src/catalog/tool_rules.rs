@@ -48,7 +48,7 @@ fn check_json_schema(schema: &Value, at: &str, out: &mut Vec<Violation>) {
     if out.len() > before {
         return; // Compiling would fetch them.
     }
-    let Err(compiled) = jsonschema::options().build(schema) else {
+    let Err(compiled) = compile(schema) else {
         return;
     };
     match jsonschema::meta::validator_for(schema) {
@@ -73,17 +73,49 @@ fn check_json_schema(schema: &Value, at: &str, out: &mut Vec<Violation>) {
     }
 }
 
+/// Compile `schema`, or say that an identical one compiled before in this process.
+///
+/// Compiling is most of what checking a tool costs, and a catalog repeats schemas: the
+/// versions of one tool, the tools an import or a template made. The memo holds the SHA-256
+/// of the JSON text of every schema that compiled (a schema's validity depends on nothing
+/// else), up to [`COMPILED_MAX`] of them, then starts again.
+fn compile(schema: &Value) -> Result<(), jsonschema::ValidationError<'static>> {
+    use sha2::Digest as _;
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static COMPILED: Mutex<Option<HashSet<[u8; 32]>>> = Mutex::new(None);
+    let Ok(text) = serde_json::to_vec(schema) else {
+        return jsonschema::options().build(schema).map(drop);
+    };
+    let key: [u8; 32] = sha2::Sha256::digest(&text).into();
+    let known = |memo: &mut Option<HashSet<[u8; 32]>>| memo.get_or_insert_default().contains(&key);
+    if COMPILED.lock().is_ok_and(|mut memo| known(&mut memo)) {
+        return Ok(());
+    }
+    jsonschema::options().build(schema)?;
+    if let Ok(mut memo) = COMPILED.lock() {
+        let memo = memo.get_or_insert_default();
+        if memo.len() >= COMPILED_MAX {
+            memo.clear();
+        }
+        memo.insert(key);
+    }
+    Ok(())
+}
+
+/// How many compiled schemas [`compile`] remembers (32 bytes each).
+const COMPILED_MAX: usize = 100_000;
+
 /// A `$ref` outside the schema would be fetched (or fail) when a call is checked.
 fn remote_refs(schema: &Value, at: &str, out: &mut Vec<Violation>) {
     match schema {
         Value::Object(fields) => {
             for (key, value) in fields {
-                let pointer = pointer_join(at, key);
                 match (key.as_str(), value) {
                     ("$ref" | "$dynamicRef", Value::String(target)) if !target.starts_with('#') => {
                         out.push(
                             Violation::new(
-                                pointer,
+                                pointer_join(at, key),
                                 format!(
                                     "{key} '{target}' points outside the schema; toolctl never fetches schemas: put the definition in $defs and use '#/$defs/…'"
                                 ),
@@ -93,13 +125,18 @@ fn remote_refs(schema: &Value, at: &str, out: &mut Vec<Violation>) {
                     }
                     // Values of these keywords are data, not schemas.
                     ("const" | "enum" | "default" | "examples" | "example", _) => {}
-                    _ => remote_refs(value, &pointer, out),
+                    (_, Value::Object(_) | Value::Array(_)) => {
+                        remote_refs(value, &pointer_join(at, key), out);
+                    }
+                    _ => {}
                 }
             }
         }
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                remote_refs(item, &format!("{at}/{i}"), out);
+                if item.is_object() || item.is_array() {
+                    remote_refs(item, &format!("{at}/{i}"), out);
+                }
             }
         }
         _ => {}
@@ -140,5 +177,40 @@ pub fn extractor(http: &HttpImpl) -> Result<Extract, String> {
 pub fn check_extract(http: &HttpImpl, out: &mut Vec<Violation>) {
     if let Err(message) = extractor(http) {
         out.push(Violation::new("/impl/extractExpr", message).rule("extract"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn problems(doc: &Value) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        check_schemas(doc, &mut out);
+        out.into_iter().map(|v| (v.pointer, v.message)).collect()
+    }
+
+    #[test]
+    fn a_schema_checked_again_gets_the_same_answer() {
+        let good = json!({ "argSchema": {
+            "type": "object",
+            "properties": { "q": { "type": "string", "pattern": "^[a-z]+$" } },
+        } });
+        let bad = json!({ "outputSchema": {
+            "type": "object",
+            "properties": { "q": { "type": "string", "pattern": "([a-z]" } },
+        } });
+        let remote = json!({ "argSchema": { "$ref": "https://example.com/s.json" } });
+        for _ in 0..2 {
+            assert!(problems(&good).is_empty());
+            let found = problems(&bad);
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(found[0].0.starts_with("/outputSchema"), "{found:?}");
+            assert_eq!(problems(&remote)[0].0, "/argSchema/$ref");
+        }
+        // The same schema under another field is the same schema.
+        let moved = json!({ "argSchema": bad["outputSchema"] });
+        assert!(problems(&moved)[0].0.starts_with("/argSchema"));
     }
 }

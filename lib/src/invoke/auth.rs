@@ -140,7 +140,7 @@ fn sign(hmac: &Hmac, request: &mut Request, values: &mut Values) -> Result<(), F
         HmacAlgorithm::Sha512 => digest::<hmac::Hmac<sha2::Sha512>>(key.as_bytes(), &message)?,
     };
     let signature = match hmac.encoding {
-        SignatureEncoding::Hex => mac.iter().map(|b| format!("{b:02x}")).collect(),
+        SignatureEncoding::Hex => hex::encode(&mac),
         SignatureEncoding::Base64 => STANDARD.encode(&mac),
     };
     values.redactor.add(&signature);
@@ -263,11 +263,7 @@ fn oauth2_token(
         let scopes = oauth.scopes.join(" ");
         let audience = oauth.audience.as_deref().unwrap_or_default();
         let text = [url.as_str(), &client_id, &scopes, audience].join("\n");
-        sha2::Sha256::digest(text.as_bytes())
-            .iter()
-            .take(16)
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
+        hex::encode(&sha2::Sha256::digest(text.as_bytes())[..16])
     };
     let dir = options.state_dir.join(TOKEN_DIR);
     let path = dir.join(format!("{key}.json"));
@@ -456,10 +452,6 @@ fn fetch(
 mod tests {
     use super::*;
 
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    }
-
     /// The README's two recipes (their vectors are checked with Python's hmac by the CLI
     /// tests).
     #[test]
@@ -468,7 +460,7 @@ mod tests {
             digest::<hmac::Hmac<sha2::Sha256>>(b"It's a Secret to Everybody", b"Hello, World!")
                 .unwrap();
         assert_eq!(
-            fill("sha256=${signature}", &[("signature", &hex(&mac))]).unwrap(),
+            fill("sha256=${signature}", &[("signature", &hex::encode(&mac))]).unwrap(),
             "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
         );
         let mac = digest::<hmac::Hmac<sha2::Sha256>>(
@@ -479,7 +471,10 @@ mod tests {
         assert_eq!(
             fill(
                 "t=${timestamp},v1=${signature}",
-                &[("signature", &hex(&mac)), ("timestamp", "1700000000")]
+                &[
+                    ("signature", &hex::encode(&mac)),
+                    ("timestamp", "1700000000")
+                ]
             )
             .unwrap(),
             "t=1700000000,v1=248a374f50f943a28b0f6ab50faf9a7e7e29b710fa26df9fb1618b9bf8ea9c9a"

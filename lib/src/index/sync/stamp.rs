@@ -26,10 +26,7 @@ pub(super) fn moved(now: &str, old: &str) -> bool {
 
 /// The SHA-256 of a file's text, as hex.
 pub(super) fn content_hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 /// The change stamp of a file or folder; empty when it does not exist; ending in `~` when its
