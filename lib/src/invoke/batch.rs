@@ -29,7 +29,7 @@ use crate::catalog::{Catalog, ToolEntry};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 pub const MAX_CALLS: usize = 20;
@@ -386,10 +386,11 @@ pub fn run(
 
 /// A batch's [`Resolve`] that resolves each tool name once, however many calls name it: the
 /// calls of one batch name the tools of one moment, and a name's lookup may read every
-/// bundle.json.
+/// bundle.json. Calls naming one tool wait for the first of them to look it up; calls naming
+/// other tools look theirs up at the same time.
 struct ResolveOnce {
     resolve: Arc<Resolve>,
-    found: Mutex<HashMap<String, Result<ToolEntry, Failure>>>,
+    found: Mutex<HashMap<String, Arc<OnceLock<Result<ToolEntry, Failure>>>>>,
 }
 
 impl ResolveOnce {
@@ -401,24 +402,14 @@ impl ResolveOnce {
     }
 
     fn resolve(&self, catalog: &Catalog, name: &str) -> Result<ToolEntry, Failure> {
-        let known = |found: &Mutex<HashMap<String, _>>| {
-            found
+        let cell = Arc::clone(
+            self.found
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .get(name)
-                .cloned()
-        };
-        if let Some(known) = known(&self.found) {
-            return known;
-        }
-        // Looked up unlocked: calls naming other tools look theirs up at the same time.
-        let outcome = (self.resolve)(catalog, name);
-        self.found
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .entry(name.to_owned())
-            .or_insert(outcome)
-            .clone()
+                .entry(name.to_owned())
+                .or_default(),
+        );
+        cell.get_or_init(|| (self.resolve)(catalog, name)).clone()
     }
 }
 
@@ -478,6 +469,8 @@ mod tests {
         let counted = Arc::clone(&lookups);
         let resolve: Arc<Resolve> = Arc::new(move |catalog: &Catalog, name: &str| {
             counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            // A lookup slow enough that the other threads ask meanwhile.
+            std::thread::sleep(Duration::from_millis(50));
             let mut problems = Vec::new();
             catalog
                 .tool_versions(&catalog.builtin_bundle(), name, &mut problems)
@@ -485,10 +478,15 @@ mod tests {
                 .ok_or_else(|| Failure::new(ErrorCode::UnknownTool, format!("no {name}")))
         });
         let once = ResolveOnce::new(resolve);
-        for _ in 0..5 {
-            assert_eq!(once.resolve(&catalog, "now").unwrap().tool.slug, "now");
-            assert!(once.resolve(&catalog, "no-such-tool").is_err());
-        }
+        // All at once, as a batch's calls start: the first lookup of a name is the only one.
+        std::thread::scope(|threads| {
+            for _ in 0..8 {
+                threads.spawn(|| {
+                    assert_eq!(once.resolve(&catalog, "now").unwrap().tool.slug, "now");
+                    assert!(once.resolve(&catalog, "no-such-tool").is_err());
+                });
+            }
+        });
         assert_eq!(lookups.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
