@@ -7,6 +7,14 @@ use jsonschema::ValidationError;
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
+/// The key a compiled schema is remembered by: the SHA-256 of its JSON text. Whether a schema
+/// compiles, and what it accepts, depend on nothing else (no schema is ever fetched).
+pub fn key(schema: &Value) -> Option<[u8; 32]> {
+    use sha2::Digest as _;
+    let text = serde_json::to_vec(schema).ok()?;
+    Some(sha2::Sha256::digest(&text).into())
+}
+
 /// How many characters of a pattern a message shows.
 const SHOWN: usize = 80;
 

@@ -76,18 +76,16 @@ fn check_json_schema(schema: &Value, at: &str, out: &mut Vec<Violation>) {
 /// Compile `schema`, or say that an identical one compiled before in this process.
 ///
 /// Compiling is most of what checking a tool costs, and a catalog repeats schemas: the
-/// versions of one tool, the tools an import or a template made. The memo holds the SHA-256
-/// of the JSON text of every schema that compiled (a schema's validity depends on nothing
-/// else), up to [`COMPILED_MAX`] of them, then starts again.
+/// versions of one tool, the tools an import or a template made. The memo holds the
+/// [`schema_build::key`] of every schema that compiled, up to [`COMPILED_MAX`] of them, then
+/// starts again.
 fn compile(schema: &Value) -> Result<(), jsonschema::ValidationError<'static>> {
-    use sha2::Digest as _;
     use std::collections::HashSet;
     use std::sync::Mutex;
     static COMPILED: Mutex<Option<HashSet<[u8; 32]>>> = Mutex::new(None);
-    let Ok(text) = serde_json::to_vec(schema) else {
+    let Some(key) = schema_build::key(schema) else {
         return jsonschema::options().build(schema).map(drop);
     };
-    let key: [u8; 32] = sha2::Sha256::digest(&text).into();
     let known = |memo: &mut Option<HashSet<[u8; 32]>>| memo.get_or_insert_default().contains(&key);
     if COMPILED.lock().is_ok_and(|mut memo| known(&mut memo)) {
         return Ok(());

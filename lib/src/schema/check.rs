@@ -1,15 +1,19 @@
 //! JSON Schema checks of a call's arguments and of a tool's output (`invoke` runs them and
 //! turns a [`CompileError`] or the listed [`SchemaError`]s into its failures).
 //!
-//! Schemas are compiled once per call with the `jsonschema` crate, built without its remote
+//! Schemas are compiled with the `jsonschema` crate (a process keeps the last
+//! [`COMPILED_KEPT`] it compiled, by [`schema_build::key`], so the calls of a batch or a server
+//! to one tool compile its schemas once), built without its remote
 //! resolving features (`resolve-http`, `resolve-file`): a `$ref` to anything outside the schema
 //! is a compile error, never a fetch. Every error is listed with the JSON pointer of the value
 //! that failed and the keyword that failed it, so a model (or a person) can fix the call.
 
-use crate::base::schema_build::build_error;
+use crate::base::schema_build::{self, build_error};
 use serde_json::Value;
 #[cfg(test)]
 use serde_json::json;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// A schema that does not compile: what is wrong, and where in the schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,15 +37,41 @@ pub struct SchemaError {
 }
 
 /// A compiled schema.
-#[derive(Debug)]
-pub struct Schema(jsonschema::Validator);
+#[derive(Debug, Clone)]
+pub struct Schema(Arc<jsonschema::Validator>);
+
+/// How many compiled schemas a process keeps (then it starts again).
+pub const COMPILED_KEPT: usize = 256;
+
+/// The schemas compiled in this process, by [`schema_build::key`].
+static COMPILED: Mutex<Option<HashMap<[u8; 32], Schema>>> = Mutex::new(None);
 
 impl Schema {
-    /// Compile `schema`; `what` names it in errors ("argSchema", "outputSchema").
+    /// Compile `schema` (or take the same schema compiled before); `what` names it in errors
+    /// ("argSchema", "outputSchema").
     pub fn compile(schema: &Value, what: &str) -> Result<Self, CompileError> {
+        let key = schema_build::key(schema);
+        let kept = |compiled: &mut Option<HashMap<[u8; 32], Schema>>| {
+            key.and_then(|key| compiled.get_or_insert_default().get(&key).cloned())
+        };
+        if let Some(kept) = COMPILED.lock().ok().and_then(|mut c| kept(&mut c)) {
+            return Ok(kept);
+        }
+        let compiled = Self::build(schema, what)?;
+        if let (Some(key), Ok(mut all)) = (key, COMPILED.lock()) {
+            let all = all.get_or_insert_default();
+            if all.len() >= COMPILED_KEPT {
+                all.clear();
+            }
+            all.insert(key, compiled.clone());
+        }
+        Ok(compiled)
+    }
+
+    fn build(schema: &Value, what: &str) -> Result<Self, CompileError> {
         jsonschema::options()
             .build(schema)
-            .map(Self)
+            .map(|validator| Self(Arc::new(validator)))
             .map_err(|e| CompileError {
                 schema: what.to_owned(),
                 message: format!(
@@ -108,6 +138,21 @@ mod tests {
         assert!(found.contains(&("/days", "maximum")), "{found:?}");
         assert!(found.contains(&("", "additionalProperties")), "{found:?}");
         assert!(schema.errors(&json!({ "city": "Oslo" })).is_empty());
+    }
+
+    #[test]
+    fn a_schema_compiled_again_is_the_one_kept_and_a_bad_one_is_refused_each_time() {
+        let schema = json!({ "type": "object", "required": ["kept"] });
+        let first = Schema::compile(&schema, "argSchema").unwrap();
+        let again = Schema::compile(&schema.clone(), "outputSchema").unwrap();
+        assert!(Arc::ptr_eq(&first.0, &again.0));
+        assert_eq!(again.errors(&json!({}))[0].keyword, "required");
+        let bad = json!({ "type": "object", "properties": { "a": { "pattern": "(" } } });
+        for what in ["argSchema", "outputSchema"] {
+            let failure = Schema::compile(&bad, what).unwrap_err();
+            assert_eq!(failure.schema, what);
+            assert!(failure.message.starts_with(&format!("the tool's {what}")));
+        }
     }
 
     #[test]
