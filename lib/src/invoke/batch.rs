@@ -390,8 +390,11 @@ pub fn run(
 /// other tools look theirs up at the same time.
 struct ResolveOnce {
     resolve: Arc<Resolve>,
-    found: Mutex<HashMap<String, Arc<OnceLock<Result<ToolEntry, Failure>>>>>,
+    found: Mutex<HashMap<String, Arc<Lookup>>>,
 }
+
+/// A name's lookup: empty until the first call naming it has looked it up.
+type Lookup = OnceLock<Result<ToolEntry, Failure>>;
 
 impl ResolveOnce {
     fn new(resolve: Arc<Resolve>) -> Self {
