@@ -91,14 +91,14 @@ impl Catalog {
     }
 
     /// The bundle `name` names (slug or ID), soft-deleted ones included. A slug is looked up
-    /// in the index when the index can tell cheaply that its bundles are as on disk
-    /// ([`Index::fresh_bundle_dirs`]); otherwise, and for the built-in bundle and bundleIDs,
-    /// as [`Catalog::named_bundle`] finds it.
+    /// with the index's help ([`Index::bundle_dirs_named`]: only the bundle.json files changed
+    /// since they were indexed are read) when that finds one bundle; otherwise, and for the
+    /// built-in bundle and bundleIDs, as [`Catalog::named_bundle`] finds it.
     fn bundle_by_name(&self, name: &str) -> Result<BundleEntry> {
         let by_slug = name != crate::catalog::builtin::SLUG && Uuid::try_parse(name).is_err();
         if by_slug
             && let Some(index) = Index::open_unchecked(self)
-            && let Some(dirs) = index.fresh_bundle_dirs(self, name)
+            && let Some(dirs) = index.bundle_dirs_named(self, name)
             && let [dir] = dirs.as_slice()
             && let Ok(Some(bundle)) = self.load_bundle(&self.bundles_dir().join(dir), dir)
             && bundle.bundle.slug == name

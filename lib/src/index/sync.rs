@@ -95,13 +95,13 @@ impl Index {
             .and_then(|n| usize::try_from(n).ok())
     }
 
-    /// The folders of the bundles whose slug, bundleID or folder name is `name`, when this
-    /// index's bundles are the catalog's as it is now: the same folders under `bundles/`, each
-    /// `bundle.json` readable and as it was when read (its stamp; one stat a bundle, no file
-    /// read). `None` when that cannot be told so cheaply: a bundle.json changed, unreadable or
-    /// stamped too recently to trust, or a folder added or gone. Finding a bundle by slug then
-    /// costs a stat per bundle rather than reading every bundle.json.
-    pub(crate) fn fresh_bundle_dirs(&self, catalog: &Catalog, name: &str) -> Option<Vec<String>> {
+    /// The folders of the bundles whose slug, bundleID or folder name is `name`, told from the
+    /// index for every `bundle.json` as it was when indexed (its stamp: one stat a bundle, no
+    /// file read) and read for the others (changed, stamped too recently to trust, or in a
+    /// folder the index has not seen). `None` when a bundle cannot be read or the index says it
+    /// could not: the caller then reads them all, and says why. Finding a bundle by slug so
+    /// costs a stat per bundle and a read per bundle changed, not a read per bundle.
+    pub(crate) fn bundle_dirs_named(&self, catalog: &Catalog, name: &str) -> Option<Vec<String>> {
         /// A bundle row: folder, slug, bundleID, bundle.json's stamp, problem.
         type Row = (
             String,
@@ -122,25 +122,40 @@ impl Index {
             .ok()?
             .collect::<rusqlite::Result<_>>()
             .ok()?;
-        let folders = subdirs(&catalog.bundles_dir());
-        if folders.len() != rows.len() {
-            return None;
-        }
+        let mut folders = subdirs(&catalog.bundles_dir());
         // No stamp is racy now: one stored as racy never matches.
         let stamps = StampReader::new(catalog.root(), i128::MAX);
         let mut found = Vec::new();
+        // A bundle read again: whether `name` names it (`None`: it cannot be read).
+        let read = |dir: &str| match catalog.load_bundle(&catalog.bundles_dir().join(dir), dir) {
+            Ok(Some(entry)) => Some(entry.bundle.slug == name || dir == name),
+            Ok(None) => Some(false),
+            Err(_) => None,
+        };
         for (dir, slug, id, stamp, problem) in rows {
-            let file = format!("{BUNDLES_DIR}/{dir}/{BUNDLE_FILE}");
-            if problem.is_some()
-                || !folders.contains(&dir)
-                || !stamp_is(stamps.facts(&file), i128::MAX, &stamp)
-            {
+            if problem.is_some() {
                 return None;
             }
-            if [slug.as_deref(), id.as_deref(), Some(dir.as_str())].contains(&Some(name)) {
+            if !folders.remove(&dir) {
+                continue; // Gone since.
+            }
+            let file = format!("{BUNDLES_DIR}/{dir}/{BUNDLE_FILE}");
+            let named = if stamp_is(stamps.facts(&file), i128::MAX, &stamp) {
+                [slug.as_deref(), id.as_deref(), Some(dir.as_str())].contains(&Some(name))
+            } else {
+                read(&dir)?
+            };
+            if named {
                 found.push(dir);
             }
         }
+        // Folders the index has not seen.
+        for dir in folders {
+            if read(&dir)? {
+                found.push(dir);
+            }
+        }
+        found.sort();
         Some(found)
     }
 }

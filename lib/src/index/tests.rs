@@ -439,39 +439,52 @@ fn age_bundle_files(catalog: &Catalog) {
 }
 
 #[test]
-fn bundles_are_found_by_slug_in_the_index_only_while_every_bundle_file_is_as_indexed() {
+fn bundles_are_found_by_slug_from_the_index_and_the_bundle_files_changed_since() {
     let (_dir, catalog) = fixture();
     age_bundle_files(&catalog);
     let index = open(&catalog);
     let weather = index
-        .fresh_bundle_dirs(&catalog, "weather")
-        .expect("every bundle.json as indexed");
+        .bundle_dirs_named(&catalog, "weather")
+        .expect("every bundle.json readable");
     assert_eq!(weather.len(), 1);
     assert_eq!(
-        index.fresh_bundle_dirs(&catalog, "no-such-bundle"),
+        index.bundle_dirs_named(&catalog, "no-such-bundle"),
         Some(vec![])
     );
     // By bundleID and folder name too.
     assert_eq!(
-        index.fresh_bundle_dirs(&catalog, &weather[0]),
+        index.bundle_dirs_named(&catalog, &weather[0]),
         Some(weather.clone())
     );
 
-    // A bundle.json written since (same bytes: the stamp moved) is not trusted.
+    // A bundle.json written since is read again: its new slug counts, not the indexed one.
     let file = catalog
         .bundles_dir()
         .join(&weather[0])
         .join(crate::catalog::BUNDLE_FILE);
-    let text = std::fs::read(&file).unwrap();
-    std::fs::write(&file, text).unwrap();
-    assert_eq!(index.fresh_bundle_dirs(&catalog, "weather"), None);
-    age_bundle_files(&catalog);
-    let index = open(&catalog);
-    assert!(index.fresh_bundle_dirs(&catalog, "weather").is_some());
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("\"weather\"", "\"forecast\"")).unwrap();
+    assert_eq!(index.bundle_dirs_named(&catalog, "weather"), Some(vec![]));
+    assert_eq!(
+        index.bundle_dirs_named(&catalog, "forecast"),
+        Some(weather.clone())
+    );
+    std::fs::write(&file, &text).unwrap();
+    assert_eq!(
+        index.bundle_dirs_named(&catalog, "weather"),
+        Some(weather.clone())
+    );
 
-    // Nor a bundle folder the index has not seen.
-    std::fs::create_dir(catalog.bundles_dir().join(Uuid::now_v7().to_string())).unwrap();
-    assert_eq!(index.fresh_bundle_dirs(&catalog, "weather"), None);
+    // A folder the index has not seen is read too: an empty one is no bundle; one whose
+    // bundle.json cannot be read leaves the answer to a read of every bundle.
+    let new = catalog.bundles_dir().join(Uuid::now_v7().to_string());
+    std::fs::create_dir(&new).unwrap();
+    assert_eq!(
+        index.bundle_dirs_named(&catalog, "weather"),
+        Some(weather.clone())
+    );
+    std::fs::write(new.join(crate::catalog::BUNDLE_FILE), "not json").unwrap();
+    assert_eq!(index.bundle_dirs_named(&catalog, "weather"), None);
 }
 
 /// Set the mtime of every tool.json of `catalog` to `ago` before now.
