@@ -382,8 +382,9 @@ fn helpers_of(
 /// The most siblings whose `tool.json` one consumer reads for [`producers`].
 pub const PRODUCER_READS: usize = 8;
 
-/// The siblings of the tool at `row` ([`siblings::kin`]: its bundle's tools named alike) that return one of its required arguments `open` without taking it (an
-/// `outputSchema` property of that name that is not a required argument of their own): sgd's
+/// The siblings of the tool at `row` ([`siblings::kin`]: its bundle's tools named alike)
+/// that return one of its required arguments `open` without taking it (an `outputSchema`
+/// property of that name that is not a required argument of their own): sgd's
 /// `Music.PlaySong` needs a `song_name`, which `Music.LookupSong` returns. The request names
 /// the song to play, rarely the search that finds its exact name. Of the siblings the index
 /// knows return something, at most [`PRODUCER_READS`] are read, those the scorer ranks higher

@@ -13,7 +13,7 @@ use serde_json::Value;
 #[cfg(test)]
 use serde_json::json;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A schema that does not compile: what is wrong, and where in the schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,29 +43,36 @@ pub struct Schema(Arc<jsonschema::Validator>);
 /// How many compiled schemas a process keeps (then it starts again).
 pub const COMPILED_KEPT: usize = 256;
 
+/// A schema's compile in this process: empty until the first to need it has compiled it;
+/// `None` when it does not compile.
+type Kept = OnceLock<Option<Schema>>;
+
 /// The schemas compiled in this process, by [`schema_build::key`].
-static COMPILED: Mutex<Option<HashMap<[u8; 32], Schema>>> = Mutex::new(None);
+static COMPILED: Mutex<Option<HashMap<[u8; 32], Arc<Kept>>>> = Mutex::new(None);
 
 impl Schema {
     /// Compile `schema` (or take the same schema compiled before); `what` names it in errors
-    /// ("argSchema", "outputSchema").
+    /// ("argSchema", "outputSchema"). Calls that need one schema at once (a batch's calls to
+    /// one tool) wait for the first of them to compile it.
     pub fn compile(schema: &Value, what: &str) -> Result<Self, CompileError> {
-        let key = schema_build::key(schema);
-        let kept = |compiled: &mut Option<HashMap<[u8; 32], Schema>>| {
-            key.and_then(|key| compiled.get_or_insert_default().get(&key).cloned())
+        let Some(key) = schema_build::key(schema) else {
+            return Self::build(schema, what);
         };
-        if let Some(kept) = COMPILED.lock().ok().and_then(|mut c| kept(&mut c)) {
-            return Ok(kept);
-        }
-        let compiled = Self::build(schema, what)?;
-        if let (Some(key), Ok(mut all)) = (key, COMPILED.lock()) {
+        let cell = {
+            let mut all = COMPILED
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let all = all.get_or_insert_default();
-            if all.len() >= COMPILED_KEPT {
+            if all.len() >= COMPILED_KEPT && !all.contains_key(&key) {
                 all.clear();
             }
-            all.insert(key, compiled.clone());
+            Arc::clone(all.entry(key).or_default())
+        };
+        match cell.get_or_init(|| Self::build(schema, what).ok()) {
+            Some(kept) => Ok(kept.clone()),
+            // Compiled again for its error, which names `what`: rare, and never kept.
+            None => Self::build(schema, what),
         }
-        Ok(compiled)
     }
 
     fn build(schema: &Value, what: &str) -> Result<Self, CompileError> {
@@ -153,6 +160,15 @@ mod tests {
             assert_eq!(failure.schema, what);
             assert!(failure.message.starts_with(&format!("the tool's {what}")));
         }
+        // Needed at once by many calls, a schema is compiled by the first of them only.
+        let shared = json!({ "type": "object", "required": ["compiled_once"] });
+        let all: Vec<Schema> = std::thread::scope(|threads| {
+            let started: Vec<_> = (0..8)
+                .map(|_| threads.spawn(|| Schema::compile(&shared, "argSchema").unwrap()))
+                .collect();
+            started.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        assert!(all.iter().all(|s| Arc::ptr_eq(&s.0, &all[0].0)));
     }
 
     #[test]
